@@ -1,0 +1,32 @@
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_LOGS = REPO / "sample_logs"
+
+
+def real_logs_dir() -> Path | None:
+    """../shared/real_logs beside the checkout (CI has it); None when absent."""
+    env = os.environ.get("TUILOSS_REAL_LOGS")
+    candidate = Path(env) if env else REPO.parent / "shared" / "real_logs"
+    return candidate if candidate.is_dir() else None
+
+
+@pytest.fixture
+def real_logs() -> Path:
+    folder = real_logs_dir()
+    if folder is None:
+        pytest.skip("../shared/real_logs is not present")
+    return folder
+
+
+@pytest.fixture
+def sample_logs(tmp_path) -> Path:
+    """A private copy of the bundled sample logs."""
+    import shutil
+
+    target = tmp_path / "sample_logs"
+    shutil.copytree(SAMPLE_LOGS, target)
+    return target

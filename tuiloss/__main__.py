@@ -1,0 +1,3 @@
+from tuiloss.cli import main
+
+raise SystemExit(main())

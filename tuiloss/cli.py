@@ -1,0 +1,167 @@
+"""Command line: ``tuiloss watch``, ``tuiloss report``, ``tuiloss demo``.
+
+Exit codes: 0 success, 1 an unexpected internal error, 2 usage or unreadable path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+
+from tuiloss import __version__
+from tuiloss.config import Config
+
+FORMAT_CHOICES = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tuiloss",
+        description="Training loss curves of every run, live in the terminal, with the spikes, "
+        "drifts and plateaus called out.",
+    )
+    parser.add_argument("--version", action="version", version=f"tuiloss {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders (searched recursively)")
+        sub.add_argument("--metric", help="the metric to chart and analyse (default: found automatically)")
+        sub.add_argument("--format", choices=FORMAT_CHOICES, help="read every file as this format")
+        sub.add_argument("--pattern", metavar="REGEX", help="regex with named groups (step, and one per metric) for text logs")
+        sub.add_argument("-v", "--verbose", action="store_true", help="list the files passed over and why")
+
+    watch = commands.add_parser("watch", help="open the live viewer")
+    common(watch)
+    watch.add_argument("--poll", nargs="?", const=1.0, type=float, metavar="SECONDS",
+                       help="poll instead of inotify (default 1 s); chosen by itself on network filesystems")
+    watch.add_argument("--ascii", action="store_true", help="draw with plain ASCII instead of braille")
+    watch.add_argument("--bell", action="store_true", help="ring the terminal bell on a new anomaly")
+    watch.add_argument("--smooth", type=float, default=0.0, metavar="W", help="EMA smoothing weight 0..0.99")
+    watch.add_argument("--linear-x", action="store_true", help="start with a linear step axis")
+    watch.add_argument("--log-y", action="store_true", help="start with a logarithmic loss axis")
+
+    report = commands.add_parser("report", help="print the findings as text or JSON")
+    common(report)
+    report.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    report.add_argument("--markdown", action="store_true", help="markdown instead of plain text")
+
+    demo = commands.add_parser("demo", help="replay the reference experiment live in the viewer")
+    demo.add_argument("--seconds", type=float, default=30.0, help="how long the replay of 100K steps takes")
+    demo.add_argument("--ascii", action="store_true", help="draw with plain ASCII instead of braille")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if getattr(args, "pattern", None):
+        try:
+            re.compile(args.pattern)
+        except re.error as exc:
+            print(f"tuiloss: --pattern is not a valid regex: {exc}", file=sys.stderr)
+            return 2
+    try:
+        if args.command == "report":
+            return _report(args)
+        if args.command == "watch":
+            return _watch(args)
+        if args.command == "demo":
+            return _demo(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the last line of defence: a message, never a traceback
+        if os.environ.get("TUILOSS_DEBUG"):
+            raise
+        print(f"tuiloss: internal error: {type(exc).__name__}: {exc} (set TUILOSS_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 1
+    return 2
+
+
+def _check_paths(paths: list[str]) -> str | None:
+    for path in paths:
+        if not os.path.exists(path):
+            return f"tuiloss: {path}: no such file or folder"
+        if not os.access(path, os.R_OK):
+            return f"tuiloss: {path}: permission denied"
+    return None
+
+
+def _report(args) -> int:
+    problem = _check_paths(args.paths)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    from tuiloss.core.engine import Options, load
+    from tuiloss.core.report import build_report, render_markdown, render_text
+
+    options = Options(format=args.format, pattern=args.pattern, metric=args.metric)
+    store, engine, notices = load(args.paths, options)
+    root = args.paths[0] if len(args.paths) == 1 else None
+    report = build_report(store, root=root, metric=args.metric)
+    for notice in notices:
+        print(f"tuiloss: {notice.message}", file=sys.stderr)
+    ignored = sorted(engine.ignored.items())
+    if args.json:
+        report["ignored"] = [{"path": p, "reason": why} for p, why in ignored]
+        json.dump(report, sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+    elif args.markdown:
+        sys.stdout.write(render_markdown(report))
+    else:
+        sys.stdout.write(render_text(report, verbose=args.verbose, ignored=ignored))
+    return 0
+
+
+def _watch(args) -> int:
+    problem = _check_paths(args.paths)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    config = Config(
+        paths=tuple(args.paths),
+        format=args.format,
+        pattern=args.pattern,
+        metric=args.metric,
+        poll=args.poll,
+        ascii=args.ascii or bool(os.environ.get("TUILOSS_ASCII")),
+        bell=args.bell,
+        smoothing=max(0.0, min(args.smooth, 0.99)),
+        log_x=not args.linear_x,
+        log_y=args.log_y,
+        verbose=args.verbose,
+    )
+    from tuiloss.ui.app import make_app
+
+    make_app(config).run()
+    return 0
+
+
+def _demo(args) -> int:
+    import tempfile
+    import threading
+
+    from tuiloss.sample import replay
+    from tuiloss.ui.app import make_app
+
+    with tempfile.TemporaryDirectory(prefix="tuiloss-demo-") as folder:
+        stop = threading.Event()
+        writer = threading.Thread(
+            target=replay, args=(folder,), kwargs={"seconds": args.seconds, "should_stop": stop.is_set}, daemon=True
+        )
+        app = make_app(Config(paths=(folder,), ascii=args.ascii))
+        writer.start()
+        try:
+            app.run()
+        finally:
+            stop.set()
+            writer.join(timeout=5)
+    return 0

@@ -1,0 +1,376 @@
+"""From paths to runs: which files are logs, which format, which config, which label."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tuiloss.core.model import Notice
+
+SNIFF_BYTES = 64 * 1024
+
+CONFIG_NAMES = (
+    "hparams.yaml",
+    "hparams.yml",
+    "config.yaml",
+    "config.yml",
+    "config.json",
+    "args.json",
+    "training_args.json",
+    "params.yaml",
+    "hyperparameters.yaml",
+)
+NOT_LOG_SUFFIXES = frozenset(
+    ".pt .pth .ckpt .bin .safetensors .pkl .pickle .npy .npz .h5 .hdf5 .onnx .pb .tflite "
+    ".png .jpg .jpeg .gif .svg .webp .bmp .tif .tiff .mp4 .wav .mp3 .flac "
+    ".zip .tar .gz .tgz .bz2 .xz .zst .7z .whl .so .o .a .pyc .exe .dll "
+    ".py .sh .md .rst .yaml .yml .toml .ini .cfg .html .css .js .ipynb .lock .model .vocab "
+    ".parquet .arrow .feather .db .sqlite .pdf".split()
+)
+TEXT_LOG_SUFFIXES = frozenset(".log .out .err .stdout .stderr".split())
+SKIP_DIRS = frozenset({".git", "__pycache__", ".ipynb_checkpoints", ".hg", ".svn", "node_modules", ".venv", "venv", ".tuiloss"})
+RUN_NAME_KEYS = ("run_name", "mlflow.runName", "name", "label", "experiment_name")
+FORMATS = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents")
+_FOLDER_PAIR = re.compile(r"([A-Za-z][\w.\-]*?)=([^_=/]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """A run found on disk, before any of it is read."""
+
+    id: str  # absolute path of the file or owned folder
+    path: str
+    source: str  # path relative to the root it was found under
+    format: str
+    config: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass
+class Discovery:
+    runs: list[RunSpec] = field(default_factory=list)
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    configs: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+
+
+def discover(
+    roots: list[str], *, format: str | None = None, known: set[str] | frozenset = frozenset()
+) -> Discovery:
+    """Find every run under ``roots`` (files or folders, recursively).
+
+    ``known`` holds run ids already found; they are not reported again.
+    """
+    found = Discovery()
+    seen_dirs: set[tuple[int, int]] = set()
+    for root in roots:
+        root_path = os.path.abspath(root)
+        if os.path.isfile(root_path):
+            base = os.path.dirname(root_path)
+            _consider_file(root_path, base, found, format, known)
+        elif os.path.isdir(root_path):
+            _walk(root_path, root_path, found, format, known, seen_dirs)
+        elif not os.path.exists(root_path):
+            found.notices.append(Notice("error", f"{root}: no such file or folder"))
+        else:
+            found.notices.append(Notice("error", f"{root}: not a file or folder"))
+    return found
+
+
+def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) -> None:
+    try:
+        st = os.stat(folder)
+    except OSError as exc:
+        found.notices.append(Notice("error", f"{folder}: {exc.strerror or exc}"))
+        return
+    key = (st.st_dev, st.st_ino)
+    if key in seen_dirs:
+        found.notices.append(Notice("warning", f"{folder}: folder already visited (symlink loop?); skipped"))
+        return
+    seen_dirs.add(key)
+    from tuiloss.core.formats import mlflow, tfevents
+
+    if format in (None, "mlflow") and mlflow.is_mlflow_run_dir(folder):
+        _add(found, folder, root, "mlflow", known)
+        return
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except PermissionError:
+        found.notices.append(Notice("error", f"{folder}: permission denied"))
+        return
+    except OSError as exc:
+        found.notices.append(Notice("error", f"{folder}: {exc.strerror or exc}"))
+        return
+    has_events = False
+    subdirs = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+            is_file = entry.is_file()
+        except OSError:
+            continue
+        if is_dir:
+            if entry.name not in SKIP_DIRS:
+                subdirs.append(entry.path)
+        elif is_file:
+            if tfevents.is_tfevents_file(entry.path):
+                has_events = True
+                continue
+            _consider_file(entry.path, root, found, format, known)
+        else:
+            found.ignored.append((entry.path, "not a regular file"))
+    if has_events and format in (None, "tfevents"):
+        _add(found, folder, root, "tfevents", known)
+    for sub in subdirs:
+        _walk(sub, root, found, format, known, seen_dirs)
+
+
+def _consider_file(path: str, root: str, found: Discovery, format, known) -> None:
+    name = os.path.basename(path)
+    if name.lower() in CONFIG_NAMES:
+        found.configs.append(path)
+        return
+    if format is not None and format not in ("mlflow", "tfevents"):
+        _add(found, path, root, format, known)
+        return
+    kind, why = sniff(path)
+    if kind is None:
+        found.ignored.append((path, why))
+    else:
+        _add(found, path, root, kind, known)
+
+
+def _add(found: Discovery, path: str, root: str, kind: str, known) -> None:
+    if path in known:
+        return
+    rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
+    if rel == ".":
+        rel = os.path.basename(path)
+    found.runs.append(RunSpec(path, path, rel, kind, read_config(path, root, kind)))
+
+
+def sniff(path: str) -> tuple[str | None, str]:
+    """The format of a file from its name and first bytes, or None and why not."""
+    name = os.path.basename(path).lower()
+    suffix = os.path.splitext(name)[1]
+    if name == "trainer_state.json":
+        return "hf_trainer", ""
+    if suffix in NOT_LOG_SUFFIXES:
+        return None, f"not a log ({suffix} file)"
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except PermissionError:
+        return None, "permission denied"
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
+    if b"\x00" in head[:8192]:
+        return None, "binary file"
+    first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
+    if suffix in (".csv", ".tsv"):
+        return "csv", ""
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl", ""
+    if first.startswith(b"{") and _is_json_object(first):
+        if suffix == ".json" and head.count(b"\n") < 2 and len(head) < SNIFF_BYTES:
+            return None, "a JSON document, not JSON lines"
+        return "jsonl", ""
+    if suffix == ".json":
+        return None, "a JSON document, not JSON lines"
+    if _looks_like_csv(head):
+        return "csv", ""
+    if suffix in TEXT_LOG_SUFFIXES:
+        return "text", ""
+    from tuiloss.core.formats.text import detect_family
+
+    text = head.decode("utf-8", "replace")
+    family = detect_family(text)
+    if family is not None and not family.generic:
+        return "text", ""
+    if family is not None and suffix in ("", ".txt"):
+        return "text", ""
+    if not head:
+        return None, "empty file"
+    return None, "no training metrics recognised"
+
+
+def _is_json_object(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
+def _looks_like_csv(head: bytes) -> bool:
+    lines = [line for line in head.split(b"\n")[:6] if line.strip()]
+    if len(lines) < 2:
+        header = lines[0] if lines else b""
+        fields = [f.strip().lower() for f in header.decode("utf-8", "replace").split(",")]
+        return len(fields) >= 2 and any(f in ("step", "epoch", "global_step") for f in fields)
+    for sep in (b",", b"\t"):
+        counts = {line.count(sep) for line in lines[:-1] or lines}
+        if len(counts) == 1 and counts.pop() >= 1:
+            second = lines[1].split(sep)
+            if any(_is_number(cell) for cell in second):
+                return True
+    return False
+
+
+def _is_number(cell: bytes) -> bool:
+    try:
+        float(cell.strip())
+        return True
+    except ValueError:
+        return False
+
+
+# -- config ----------------------------------------------------------------------
+
+
+def read_config(path: str, root: str, kind: str) -> dict:
+    """Hyperparameters found beside a log, in its folder names and in its own files."""
+    config: dict = {}
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    chain = []
+    current = folder
+    root = os.path.abspath(root)
+    while True:
+        chain.append(current)
+        if current == root or len(chain) > 16:
+            break
+        parent = os.path.dirname(current)
+        if parent == current or not parent.startswith(root):
+            break
+        current = parent
+    rel = os.path.relpath(path, root)
+    for part in Path(rel).parts:
+        for key, value in _FOLDER_PAIR.findall(part):
+            config[key] = _scalar(value)
+    for directory in reversed(chain):
+        for name in CONFIG_NAMES:
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
+                config.update(load_config_file(candidate))
+    if kind == "mlflow":
+        from tuiloss.core.formats.mlflow import mlflow_config
+
+        config.update(mlflow_config(path))
+    return config
+
+
+def load_config_file(path: str) -> dict:
+    """A flat dict of scalars from a YAML or JSON file; empty when unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(4 * 1024 * 1024)
+    except OSError:
+        return {}
+    try:
+        if path.endswith(".json"):
+            loaded = json.loads(data)
+        else:
+            import yaml
+
+            loaded = yaml.safe_load(data)
+    except Exception:  # a malformed config never stops the run from loading
+        return {}
+    return flatten_config(loaded) if isinstance(loaded, dict) else {}
+
+
+def flatten_config(config: dict, prefix: str = "", depth: int = 0) -> dict:
+    out: dict = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and depth < 4:
+            out.update(flatten_config(value, name + ".", depth + 1))
+        elif isinstance(value, (str, int, float, bool)) or value is None:
+            out[name] = value
+        elif isinstance(value, (list, tuple)) and len(value) <= 8:
+            out[name] = ", ".join(map(str, value))
+    return out
+
+
+def _scalar(text: str):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+# -- labels ----------------------------------------------------------------------
+
+
+def make_labels(specs: list[tuple[str, str, dict]]) -> dict[str, str]:
+    """Labels that tell runs apart: ``(id, source, config)`` -> ``{id: label}``.
+
+    A run name from the config wins. Otherwise the shortest path suffix that is
+    unique among the runs, followed by the config keys whose values differ, the
+    way a legend reads ``Pre-Norm | Gradient Clip=10 | Run 1``.
+    """
+    labels: dict[str, str] = {}
+    names = {run_id: _run_name(config) for run_id, _, config in specs}
+    paths = _distinct_suffixes({run_id: source for run_id, source, _ in specs})
+    differing = differing_keys([config for _, _, config in specs])
+    for run_id, source, config in specs:
+        name = names[run_id]
+        if name:
+            clash = [other for other, n in names.items() if n == name and other != run_id]
+            labels[run_id] = f"{name} ({paths[run_id]})" if clash else name
+            continue
+        base = paths[run_id]
+        extras = [
+            f"{key}={config[key]}"
+            for key in differing
+            if key in config and f"{key}={config[key]}" not in base
+        ][:3]
+        labels[run_id] = " | ".join([base, *extras])
+    return labels
+
+
+def _run_name(config: dict) -> str | None:
+    for key in RUN_NAME_KEYS:
+        value = config.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def differing_keys(configs: list[dict]) -> list[str]:
+    """Config keys whose values are not the same in every run, in first-seen order."""
+    if len(configs) < 2:
+        return []
+    keys: list[str] = []
+    for config in configs:
+        for key in config:
+            if key not in keys and key not in RUN_NAME_KEYS:
+                keys.append(key)
+    out = []
+    for key in keys:
+        values = {repr(config.get(key)) for config in configs}
+        if len(values) > 1:
+            out.append(key)
+    return out
+
+
+def _distinct_suffixes(sources: dict[str, str]) -> dict[str, str]:
+    parts = {run_id: Path(source).parts or (source,) for run_id, source in sources.items()}
+    out = {}
+    for run_id, mine in parts.items():
+        for k in range(1, len(mine) + 1):
+            suffix = mine[-k:]
+            if all(other[-k:] != suffix for other_id, other in parts.items() if other_id != run_id):
+                break
+        out[run_id] = "/".join(suffix)
+    # A file name every run shares (metrics.csv) says nothing: show its folder instead.
+    last_names = {p[-1] for p in parts.values()}
+    if len(parts) > 1 and len(last_names) == 1:
+        for run_id, mine in parts.items():
+            label = out[run_id]
+            if "/" in label:
+                out[run_id] = label.rsplit("/", 1)[0]
+    return out

@@ -1,0 +1,180 @@
+"""The headless watch engine: discovery plus incremental reading of every run.
+
+The UI runs :meth:`Engine.read` on an ingest thread and hands the resulting
+:class:`Update` objects to :func:`apply_updates` on its own thread. ``tuiloss
+report`` and the tests use :func:`load`, which does both until nothing is left.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from tuiloss.core.discover import Discovery, RunSpec, discover, make_labels
+from tuiloss.core.formats import make_source
+from tuiloss.core.model import Batch, Notice, SegmentEvent
+from tuiloss.core.store import Run, Store
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How to read: forced format, user pattern, primary metric."""
+
+    format: str | None = None
+    pattern: str | None = None
+    metric: str | None = None
+
+
+@dataclass(slots=True)
+class Update:
+    """What one read produced for one run, in order."""
+
+    run_id: str
+    items: list = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ReadResult:
+    new_runs: list[RunSpec] = field(default_factory=list)
+    updates: list[Update] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    ignored: list[tuple[str, str]] = field(default_factory=list)
+    more: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.new_runs or self.updates or self.notices)
+
+
+class Engine:
+    """Finds runs under ``roots`` and reads what is new in them."""
+
+    def __init__(self, roots: list[str], options: Options = Options()) -> None:
+        self.roots = [os.path.abspath(root) for root in roots]
+        self.options = options
+        self.specs: dict[str, RunSpec] = {}
+        self.sources: dict[str, object] = {}
+        self.ignored: dict[str, str] = {}
+        self.configs: list[str] = []
+        self._by_path: dict[str, str] = {}
+        self._reported_notices: set[str] = set()
+
+    # -- discovery -------------------------------------------------------------
+
+    def scan(self) -> ReadResult:
+        """Look for runs not seen before."""
+        found: Discovery = discover(self.roots, format=self.options.format, known=self.specs.keys())
+        result = ReadResult(ignored=[item for item in found.ignored if item[0] not in self.ignored])
+        for path, why in result.ignored:
+            self.ignored[path] = why
+        self.configs = found.configs
+        for notice in found.notices:
+            if notice.message not in self._reported_notices:
+                self._reported_notices.add(notice.message)
+                result.notices.append(notice)
+        for spec in found.runs:
+            self.specs[spec.id] = spec
+            self.sources[spec.id] = make_source(spec, pattern=self.options.pattern)
+            self._by_path[spec.path] = spec.id
+            result.new_runs.append(spec)
+        return result
+
+    def run_for_path(self, path: str) -> str | None:
+        """The run a changed path belongs to (a file, or a file inside a run folder)."""
+        path = os.path.abspath(path)
+        while True:
+            run_id = self._by_path.get(path)
+            if run_id is not None:
+                return run_id
+            parent = os.path.dirname(path)
+            if parent == path:
+                return None
+            path = parent
+
+    def watched_files(self) -> list[str]:
+        return [p for source in self.sources.values() for p in source.paths()]
+
+    # -- reading ---------------------------------------------------------------
+
+    def read(self, run_ids=None, *, check_all: bool = False) -> ReadResult:
+        """Read what is new in ``run_ids`` (default: every run whose files changed)."""
+        result = ReadResult()
+        targets = self.sources.keys() if run_ids is None else run_ids
+        for run_id in list(targets):
+            source = self.sources.get(run_id)
+            if source is None:
+                continue
+            if run_ids is None and not check_all and not source.changed():
+                continue
+            try:
+                items, more = source.read()
+            except Exception as exc:  # a reader bug must not take the viewer down
+                items, more = [Notice("error", f"{self.specs[run_id].source}: reader failed: {exc!r}")], False
+            if items:
+                result.updates.append(Update(run_id, items))
+            result.more = result.more or more
+        return result
+
+
+def new_run(spec: RunSpec, options: Options = Options()) -> Run:
+    return Run(
+        id=spec.id,
+        label=spec.source,
+        source=spec.source,
+        format=spec.format,
+        config=dict(spec.config),
+        metric_override=options.metric,
+    )
+
+
+def apply_result(store: Store, result: ReadResult, options: Options = Options(), now: float | None = None) -> int:
+    """Store what a read produced; return how many points were added."""
+    if result.new_runs:
+        for spec in result.new_runs:
+            store.add(new_run(spec, options))
+        relabel(store)
+    return apply_updates(store, result.updates, now)
+
+
+def apply_updates(store: Store, updates: list[Update], now: float | None = None) -> int:
+    added = 0
+    for update in updates:
+        run = store.runs.get(update.run_id)
+        if run is None:
+            continue
+        for item in update.items:
+            if isinstance(item, Batch):
+                added += run.apply(item, now)
+            elif isinstance(item, SegmentEvent):
+                if item.reason == "deleted":
+                    run.deleted = True
+                else:
+                    run.deleted = False
+                    run.mark(item)
+            elif isinstance(item, Notice):
+                run.notices.append(item)
+                del run.notices[:-50]
+    return added
+
+
+def relabel(store: Store) -> None:
+    labels = make_labels([(run.id, run.source, run.config) for run in store])
+    for run in store:
+        run.label = labels.get(run.id, run.source)
+
+
+def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine, list[Notice]]:
+    """Read every run under ``paths`` to its current end."""
+    engine = Engine(paths, options)
+    store = Store()
+    scanned = engine.scan()
+    notices = list(scanned.notices)
+    apply_result(store, scanned, options)
+    while True:
+        result = engine.read(check_all=True)
+        apply_result(store, result, options, now=time.time())
+        notices.extend(result.notices)
+        if not result.more:
+            break
+    return store, engine, notices

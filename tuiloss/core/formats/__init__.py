@@ -1,0 +1,40 @@
+"""One module per log family; :func:`make_source` picks the reader for a run."""
+
+from __future__ import annotations
+
+from tuiloss.core.discover import RunSpec
+
+
+def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str | None = None):
+    """The :class:`~tuiloss.core.sources.Source` that reads ``spec``."""
+    from tuiloss.core.sources import DocumentSource, LineSource
+
+    if pattern is not None and spec.format in ("text", "pattern"):
+        from tuiloss.core.formats.text import PatternParser
+
+        return LineSource(spec.path, PatternParser(pattern))
+    if spec.format == "csv":
+        from tuiloss.core.formats.csv import CsvParser
+
+        return LineSource(spec.path, CsvParser())
+    if spec.format == "jsonl":
+        from tuiloss.core.formats.jsonl import JsonlParser
+
+        return LineSource(spec.path, JsonlParser())
+    if spec.format == "text":
+        from tuiloss.core.formats.text import TextParser
+
+        return LineSource(spec.path, TextParser(text_family))
+    if spec.format == "hf_trainer":
+        from tuiloss.core.formats.hf_trainer import TrainerStateParser
+
+        return DocumentSource(spec.path, TrainerStateParser())
+    if spec.format == "mlflow":
+        from tuiloss.core.formats.mlflow import MlflowRunSource
+
+        return MlflowRunSource(spec.path)
+    if spec.format == "tfevents":
+        from tuiloss.core.formats.tfevents import TfeventsRunSource
+
+        return TfeventsRunSource(spec.path)
+    raise ValueError(f"unknown format {spec.format!r}")

@@ -1,0 +1,79 @@
+"""Hugging Face Trainer ``trainer_state.json``: rewritten whole at every checkpoint.
+
+Each re-read takes only the ``log_history`` entries not seen before. If the new
+history does not start with the entries already taken (training restarted from an
+earlier checkpoint), the differing tail is read again as a new segment.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tuiloss.core.formats.jsonl import _flatten, _number
+from tuiloss.core.model import Batch
+
+try:
+    import orjson
+
+    _loads = orjson.loads
+except ImportError:  # pragma: no cover
+    _loads = json.loads
+
+_SKIP_KEYS = {"step", "epoch_end"}
+
+
+class TrainerStateParser:
+    format = "hf_trainer"
+
+    def __init__(self) -> None:
+        self._taken: list[tuple] = []  # fingerprints of log_history entries already read
+
+    def parse(self, data: bytes) -> tuple[Batch | None, bool]:
+        try:
+            state = _loads(data)
+        except ValueError:
+            try:
+                state = json.loads(data.decode("utf-8", "replace"))
+            except ValueError:
+                return None, False  # half-written; the next change completes it
+        batch = Batch()
+        history = state.get("log_history") if isinstance(state, dict) else None
+        if not isinstance(history, list):
+            batch.skip("no log_history in trainer_state.json")
+            return batch, False
+        prints = [_fingerprint(entry) for entry in history]
+        common = 0
+        for old, new in zip(self._taken, prints):
+            if old != new:
+                break
+            common += 1
+        rewritten = common < len(self._taken)
+        columns: dict[str, tuple[list[float], list[float]]] = {}
+        for index in range(common, len(history)):
+            entry = history[index]
+            if not isinstance(entry, dict):
+                batch.skip("log_history entry is not an object", index + 1)
+                continue
+            step = _number(entry.get("step"))
+            if step is None:
+                batch.skip("missing step", index + 1)
+                continue
+            for name, raw in _flatten(entry).items():
+                if name in _SKIP_KEYS:
+                    continue
+                value = _number(raw)
+                if value is None:
+                    continue
+                target = columns.setdefault(name, ([], []))
+                target[0].append(step)
+                target[1].append(value)
+        for name, (steps, values) in columns.items():
+            batch.add(name, steps, values)
+        self._taken = prints
+        return batch, rewritten
+
+
+def _fingerprint(entry) -> tuple:
+    if isinstance(entry, dict):
+        return tuple(sorted((str(k), repr(v)) for k, v in entry.items()))
+    return (repr(entry),)

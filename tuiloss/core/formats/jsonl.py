@@ -1,0 +1,151 @@
+"""JSON lines: one object per line (detectron2 metrics.json, mmengine scalars.json, generic).
+
+Numeric fields become metrics; nested objects flatten to ``a/b``. Python's json
+module writes ``NaN`` and ``Infinity``, which strict parsers reject: such lines
+are read with the standard library so those values are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from tuiloss.core.formats.base import STEP_KEYS
+from tuiloss.core.model import Batch
+
+try:
+    import orjson
+
+    _loads = orjson.loads
+    _FastError = orjson.JSONDecodeError
+except ImportError:  # pragma: no cover - orjson is a dependency
+    _loads = json.loads
+    _FastError = ValueError
+
+_STEP_KEYS = frozenset(STEP_KEYS)
+# mmengine writes validation lines whose "step" is the epoch: keep them apart.
+_MODE_KEYS = ("mode", "split", "phase")
+
+
+class JsonlParser:
+    """Incremental parser of JSON-lines logs."""
+
+    format = "jsonl"
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.step_key: str | None = None
+
+    def restart(self) -> None:
+        self.rows = 0
+        self.step_key = None
+
+    def feed(self, data: bytes, first_line: int) -> Batch:
+        batch = Batch()
+        columns: dict[str, tuple[list[float], list[float]]] = {}
+        records = _load_all(data)
+        if records is None:
+            records = _load_each(data, first_line, batch)
+        else:
+            records = enumerate(records, start=first_line)
+        for line_no, record in records:
+            if not isinstance(record, dict):
+                batch.skip("not a JSON object", line_no, str(record)[:80])
+                continue
+            self._add_record(record, line_no, columns, batch)
+        for name, (steps, values) in columns.items():
+            batch.add(name, steps, values)
+        return batch
+
+    def _add_record(self, record: dict, line_no: int, columns: dict, batch: Batch) -> None:
+        flat = _flatten(record)
+        step = None
+        key = self.step_key if self.step_key in flat else _first_step_key(flat)
+        if key is not None:
+            self.step_key = self.step_key or key
+            step = _number(flat.get(key))
+            if step is None or not math.isfinite(step):
+                batch.skip("missing step", line_no)
+                return
+        else:
+            step = float(self.rows)
+        self.rows += 1
+        prefix = _mode_prefix(record)
+        added = False
+        for name, raw in flat.items():
+            if name == key or name in _MODE_KEYS:
+                continue
+            value = _number(raw)
+            if value is None:
+                continue
+            target = columns.get(prefix + name)
+            if target is None:
+                target = columns[prefix + name] = ([], [])
+            target[0].append(step)
+            target[1].append(value)
+            added = True
+        if not added:
+            batch.skip("no numeric field", line_no)
+
+
+def _load_all(data: bytes):
+    """Parse every line in one call when the whole chunk is clean (the common case)."""
+    body = data.strip()
+    if not body:
+        return []
+    try:
+        return _loads(b"[" + body.replace(b"\n", b",") + b"]")
+    except (_FastError, ValueError, TypeError):
+        return None
+
+
+def _load_each(data: bytes, first_line: int, batch: Batch):
+    for line_no, line in enumerate(data.split(b"\n"), start=first_line):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            yield line_no, _loads(line)
+            continue
+        except (_FastError, ValueError):
+            pass
+        try:
+            yield line_no, json.loads(line.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            batch.skip("invalid JSON", line_no, line[:120].decode("utf-8", "replace"))
+
+
+def _flatten(record: dict, prefix: str = "", out: dict | None = None, depth: int = 0) -> dict:
+    out = {} if out is None else out
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and depth < 8:
+            _flatten(value, name + "/", out, depth + 1)
+        else:
+            out[name] = value
+    return out
+
+
+def _first_step_key(flat: dict) -> str | None:
+    for key in STEP_KEYS:
+        if key in flat:
+            return key
+    return None
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and value.strip().lower() in ("nan", "inf", "-inf", "infinity", "-infinity"):
+        return float(value.strip())
+    return None
+
+
+def _mode_prefix(record: dict) -> str:
+    for key in _MODE_KEYS:
+        mode = record.get(key)
+        if isinstance(mode, str) and mode.lower() in ("val", "valid", "validation", "eval", "test"):
+            return "val/"
+    return ""

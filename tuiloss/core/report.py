@@ -1,0 +1,304 @@
+"""Findings per run and across runs, rendered as text, markdown or JSON.
+
+``tuiloss report`` and the viewer's insights panel both come from
+:func:`build_report`; the renderers only format what it returns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from tuiloss import __version__
+from tuiloss.core.store import Run, Store, is_eval_metric
+
+
+def fmt_step(step: float | None) -> str:
+    """``25000`` -> ``25.0K``, ``1_200_000`` -> ``1.2M``, ``850`` -> ``850``."""
+    if step is None or not math.isfinite(step):
+        return "-"
+    magnitude = abs(step)
+    if magnitude >= 1e9:
+        return f"{step / 1e9:.1f}G"
+    if magnitude >= 1e6:
+        return f"{step / 1e6:.1f}M"
+    if magnitude >= 1e3:
+        return f"{step / 1e3:.1f}K"
+    if step == int(step):
+        return str(int(step))
+    return f"{step:.3g}"
+
+
+def fmt_value(value: float | None) -> str:
+    """Three significant digits, keeping NaN and Inf readable."""
+    if value is None:
+        return "-"
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 1e5 or magnitude < 1e-3:
+        return f"{value:.3g}"
+    digits = max(0, 2 - int(math.floor(math.log10(magnitude))))
+    return f"{value:.{digits}f}"
+
+
+def json_number(value):
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    if value == int(value) and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
+@dataclass
+class MetricFacts:
+    name: str
+    points: int
+    first_step: float | None
+    last_step: float | None
+    first: float | None
+    final: float | None
+    min: float | None
+    min_step: float | None
+    convergence_step: float | None = None
+    anomalies: list = field(default_factory=list)  # analysis.Anomaly
+    plateaus: list = field(default_factory=list)  # analysis.Plateau
+
+
+def analyze_metric(run: Run, name: str, analyzer=None) -> MetricFacts:
+    """The facts of one metric of a run (the analysis issue's detectors included)."""
+    series = run.series[name]
+    steps, values = series.visible()
+    finite = values[~(values != values)] if len(values) else values
+    import numpy as np
+
+    finite_mask = np.isfinite(values)
+    facts = MetricFacts(
+        name=name,
+        points=len(series),
+        first_step=float(steps[0]) if len(steps) else None,
+        last_step=float(steps[-1]) if len(steps) else None,
+        first=float(values[0]) if len(values) else None,
+        final=float(values[-1]) if len(values) else None,
+        min=float(values[finite_mask].min()) if finite_mask.any() else None,
+        min_step=float(steps[finite_mask][values[finite_mask].argmin()]) if finite_mask.any() else None,
+    )
+    del finite
+    analysis = _analysis_module()
+    if analysis is None:
+        return facts
+    if analyzer is not None:
+        result = analyzer.update(steps, values, series.segments)
+    else:
+        result = analysis.analyze_series(steps, values, series.segments, is_eval=is_eval_metric(name))
+    facts.convergence_step = result.convergence_step
+    facts.anomalies = list(result.anomalies)
+    facts.plateaus = list(result.plateaus)
+    return facts
+
+
+def _analysis_module():
+    try:
+        from tuiloss.core import analysis
+    except ImportError:
+        return None
+    return analysis if hasattr(analysis, "analyze_series") else None
+
+
+def build_report(store: Store, root: str | None = None, metric: str | None = None, runs=None) -> dict:
+    """The report as a JSON-ready dict (see README for the schema)."""
+    chosen = list(store) if runs is None else list(runs)
+    run_dicts = []
+    facts_by_run: dict[str, MetricFacts] = {}
+    for run in chosen:
+        primary = metric if metric in run.series else run.primary_metric
+        metrics = {}
+        for name in sorted(run.series, key=lambda m: (m != primary, m)):
+            facts = analyze_metric(run, name) if name == primary or is_eval_metric(name) and "loss" in name.lower() else None
+            if facts is None:
+                facts = _plain_facts(run, name)
+            if name == primary:
+                facts_by_run[run.id] = facts
+            metrics[name] = _metric_dict(facts)
+        run_dicts.append(
+            {
+                "id": run.id,
+                "label": run.label,
+                "source": run.source,
+                "format": run.format,
+                "config": {k: _json_config(v) for k, v in run.config.items()},
+                "primary_metric": primary,
+                "state": "deleted" if run.deleted else "present",
+                "skipped": {"lines": run.skipped_lines, "reasons": dict(run.skipped), "unmatched": run.unmatched},
+                "notices": [{"level": n.level, "message": n.message} for n in run.notices],
+                "segments": _segments(run, primary),
+                "metrics": metrics,
+            }
+        )
+    return {
+        "version": __version__,
+        "root": root,
+        "runs": run_dicts,
+        "observations": _observations(chosen, facts_by_run),
+    }
+
+
+def _plain_facts(run: Run, name: str) -> MetricFacts:
+    import numpy as np
+
+    steps, values = run.series[name].visible()
+    finite_mask = np.isfinite(values)
+    return MetricFacts(
+        name=name,
+        points=len(run.series[name]),
+        first_step=float(steps[0]) if len(steps) else None,
+        last_step=float(steps[-1]) if len(steps) else None,
+        first=float(values[0]) if len(values) else None,
+        final=float(values[-1]) if len(values) else None,
+        min=float(values[finite_mask].min()) if finite_mask.any() else None,
+        min_step=float(steps[finite_mask][values[finite_mask].argmin()]) if finite_mask.any() else None,
+    )
+
+
+def _metric_dict(facts: MetricFacts) -> dict:
+    return {
+        "points": facts.points,
+        "first_step": json_number(facts.first_step),
+        "last_step": json_number(facts.last_step),
+        "first": json_number(facts.first),
+        "final": json_number(facts.final),
+        "min": json_number(facts.min),
+        "min_step": json_number(facts.min_step),
+        "convergence_step": json_number(facts.convergence_step),
+        "anomalies": [a.to_dict() for a in facts.anomalies],
+        "plateaus": [p.to_dict() for p in facts.plateaus],
+    }
+
+
+def _segments(run: Run, primary: str | None) -> list[dict]:
+    series = run.series.get(primary) if primary else None
+    if series is None:
+        return []
+    steps = series.steps.view
+    out = []
+    for seg, end in series.segment_bounds():
+        out.append(
+            {
+                "start_step": json_number(seg.start_step),
+                "end_step": json_number(steps[end - 1]) if end > seg.start else None,
+                "reason": seg.reason,
+                "points": end - seg.start,
+            }
+        )
+    return out
+
+
+def _json_config(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _observations(runs: list[Run], facts: dict[str, MetricFacts]) -> list[dict]:
+    analysis = _analysis_module()
+    if analysis is None or not hasattr(analysis, "compare_runs"):
+        return []
+    inputs = []
+    for run in runs:
+        if run.id not in facts:
+            continue
+        series = run.series[facts[run.id].name]
+        steps, values = series.visible()
+        inputs.append(analysis.RunFacts.from_facts(run, facts[run.id], steps, values) if hasattr(analysis.RunFacts, "from_facts") else None)
+    inputs = [i for i in inputs if i is not None]
+    return [o.to_dict() for o in analysis.compare_runs(inputs)]
+
+
+# -- text ---------------------------------------------------------------------------
+
+
+def render_text(report: dict, *, verbose: bool = False, ignored: list | None = None) -> str:
+    runs = report["runs"]
+    lines = []
+    points = sum(r["metrics"][r["primary_metric"]]["points"] for r in runs if r["primary_metric"])
+    skipped = sum(r["skipped"]["lines"] for r in runs)
+    root = f" in {report['root']}" if report.get("root") else ""
+    lines.append(f"tuiloss {report['version']}: {len(runs)} run{'s' if len(runs) != 1 else ''}{root}, "
+                 f"{points:,} points of the primary metric, {skipped:,} line{'s' if skipped != 1 else ''} skipped")
+    lines.append("")
+    header = ("#", "run", "format", "metric", "points", "steps", "first", "last", "min", "skipped")
+    rows = []
+    for index, run in enumerate(runs, 1):
+        name = run["primary_metric"]
+        m = run["metrics"].get(name) if name else None
+        if m is None:
+            rows.append((str(index), run["label"], run["format"], "-", "0", "-", "-", "-", "-", str(run["skipped"]["lines"])))
+            continue
+        rows.append((
+            str(index),
+            run["label"],
+            run["format"],
+            name,
+            f"{m['points']:,}",
+            f"{fmt_step(m['first_step'])}-{fmt_step(m['last_step'])}",
+            fmt_value(m["first"]),
+            fmt_value(m["final"]) if m["final"] is not None or not m["points"] else "NaN",
+            fmt_value(m["min"]),
+            str(run["skipped"]["lines"]),
+        ))
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    right = {0, 4, 6, 7, 8, 9}
+    def fmt_row(row):
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+    lines.append(fmt_row(header))
+    for row in rows:
+        lines.append(fmt_row(row))
+    findings = []
+    for index, run in enumerate(runs, 1):
+        name = run["primary_metric"]
+        if not name:
+            continue
+        m = run["metrics"][name]
+        notes = []
+        for anomaly in m["anomalies"]:
+            notes.append(f"  ! {anomaly['kind']}: {anomaly['message']}")
+        for plateau in m["plateaus"]:
+            notes.append(
+                f"  - plateau {fmt_step(plateau['start_step'])}-{fmt_step(plateau['end_step'])} at "
+                f"{fmt_value(plateau['mean'])} ({fmt_value(plateau['low'])}-{fmt_value(plateau['high'])})"
+            )
+        if m["convergence_step"] is not None:
+            notes.append(f"  - converged at {fmt_step(m['convergence_step'])}; final {fmt_value(m['final'])}")
+        elif m["points"]:
+            notes.append(f"  - not converged; final {fmt_value(m['final'])}")
+        for seg in run["segments"][1:]:
+            notes.append(f"  - new segment at {fmt_step(seg['start_step'])}: {seg['reason']}")
+        if run["skipped"]["lines"]:
+            reasons = ", ".join(f"{count:,} {why}" for why, count in run["skipped"]["reasons"].items())
+            notes.append(f"  - skipped {run['skipped']['lines']:,} lines: {reasons}")
+        for notice in run["notices"]:
+            notes.append(f"  - {notice['level']}: {notice['message']}")
+        if notes:
+            findings.append(f"{index}. {run['label']} ({name})")
+            findings.extend(notes)
+    if findings:
+        lines += ["", "Findings", *findings]
+    if report["observations"]:
+        lines += ["", "Across runs"]
+        lines += [f"  - {o['message']}" for o in report["observations"]]
+    if ignored:
+        lines.append("")
+        lines.append(f"Passed over {len(ignored):,} file{'s' if len(ignored) != 1 else ''} that are not logs"
+                     + ("" if verbose else " (--verbose lists them)"))
+        if verbose:
+            lines += [f"  {path}: {why}" for path, why in ignored]
+    return "\n".join(lines) + "\n"
+def render_markdown(report):
+    return "```\n" + render_text(report) + "```\n"

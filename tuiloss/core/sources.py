@@ -1,0 +1,203 @@
+"""A run's files on disk, read incrementally.
+
+A source turns what changed on disk into an ordered list of items: parsed
+:class:`Batch` objects, :class:`SegmentEvent` discontinuities and
+:class:`Notice` messages. Sources do no storage and touch no UI; the engine
+hands their items to the store.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol, Union
+
+from tuiloss.core.formats.base import DocumentParser, LineParser
+from tuiloss.core.model import Batch, Notice, SegmentEvent
+from tuiloss.core.tail import TailError, Tailer
+
+Item = Union[Batch, SegmentEvent, Notice]
+
+MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
+MAX_DOCUMENT = 512 * 1024 * 1024
+
+
+class Source(Protocol):
+    """The interface the engine drives."""
+
+    def paths(self) -> list[str]:
+        """Files this source reads (for the watcher)."""
+
+    def changed(self) -> bool:
+        """Cheap check: could :meth:`read` return something?"""
+
+    def read(self) -> tuple[list[Item], bool]:
+        """Read what is new. Returns the items and whether more is pending."""
+
+
+class LineSource:
+    """An append-only text log, parsed line by line."""
+
+    def __init__(self, path: str, parser: LineParser, max_read: int | None = None) -> None:
+        self.path = path
+        self.parser = parser
+        self.tailer = Tailer(path, max_read=max_read) if max_read else Tailer(path)
+        self.line_no = 1  # number of the next line
+        self._skipping_long = False
+        self._error: str | None = None
+
+    def paths(self) -> list[str]:
+        return [self.path]
+
+    def changed(self) -> bool:
+        return self.tailer.changed()
+
+    def read(self) -> tuple[list[Item], bool]:
+        items: list[Item] = []
+        try:
+            chunk = self.tailer.read()
+        except TailError as exc:
+            message = str(exc)
+            if message != self._error:
+                self._error = message
+                items.append(Notice("error", f"cannot read {self.path}: {message}"))
+            return items, False
+        if self._error is not None:
+            self._error = None
+            items.append(Notice("info", f"{self.path} is readable again"))
+        if chunk.event is not None:
+            items.append(chunk.event)
+            if chunk.event.reason == "deleted":
+                items.append(Notice("warning", f"{self.path} was deleted; its points are kept"))
+                return items, False
+            self.parser.restart()
+            self.line_no = 1
+            self._skipping_long = False
+        data = chunk.data
+        if not data:
+            return items, chunk.more
+        batch = Batch()
+        consumed = 0
+        if self._skipping_long:
+            newline = data.find(b"\n")
+            if newline < 0:
+                self.tailer.consume(len(data))
+                return items, chunk.more
+            consumed = newline + 1
+            self._skipping_long = False
+            self.line_no += 1
+        end = data.rfind(b"\n") + 1
+        if chunk.final and end < len(data):
+            data, end = data + b"\n", len(data) + 1
+        if end <= consumed:
+            # No complete line: a partial line waits, unless it is too long to hold.
+            if len(data) - consumed >= MAX_LINE:
+                batch.skip("line longer than 1 MiB", self.line_no)
+                self._skipping_long = True
+                self.tailer.consume(len(chunk.data))
+                items.append(batch)
+            else:
+                self.tailer.consume(consumed)
+            return items, chunk.more
+        body = data[consumed:end]
+        parsed = self._parse(body, self.line_no, batch)
+        items.append(parsed)
+        self.line_no += body.count(b"\n")
+        self.tailer.consume(min(end, len(chunk.data)))
+        return items, chunk.more
+
+    def _parse(self, body: bytes, first_line: int, batch: Batch) -> Batch:
+        if b"\x00" in body or _has_long_line(body):
+            body = _drop_bad_lines(body, first_line, batch)
+        parsed = self.parser.feed(body, first_line)
+        if batch.skipped:
+            parsed.skipped.update(batch.skipped)
+            parsed.examples[:0] = batch.examples
+        return parsed
+
+
+def _has_long_line(body: bytes) -> bool:
+    if len(body) < MAX_LINE:
+        return False
+    start = 0
+    while start < len(body):
+        newline = body.find(b"\n", start)
+        if newline - start > MAX_LINE:
+            return True
+        start = newline + 1
+    return False
+
+
+def _drop_bad_lines(body: bytes, first_line: int, batch: Batch) -> bytes:
+    """Blank out lines holding NUL bytes or over 1 MiB, counting them.
+
+    Lines are replaced by empty lines, not removed, so line numbers stay right.
+    """
+    kept = []
+    for number, line in enumerate(body.split(b"\n")[:-1], start=first_line):
+        if b"\x00" in line:
+            batch.skip("binary data", number)
+            kept.append(b"")
+        elif len(line) > MAX_LINE:
+            batch.skip("line longer than 1 MiB", number)
+            kept.append(b"")
+        else:
+            kept.append(line)
+    kept.append(b"")
+    return b"\n".join(kept)
+
+
+class DocumentSource:
+    """A file rewritten whole at each save; re-read when it changes."""
+
+    def __init__(self, path: str, parser: DocumentParser) -> None:
+        self.path = path
+        self.parser = parser
+        self._seen: tuple[int, int, int] | None = None
+        self._error: str | None = None
+        self._deleted = False
+
+    def paths(self) -> list[str]:
+        return [self.path]
+
+    def changed(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return not self._deleted
+        return (st.st_ino, st.st_size, st.st_mtime_ns) != self._seen
+
+    def read(self) -> tuple[list[Item], bool]:
+        items: list[Item] = []
+        try:
+            with open(self.path, "rb") as handle:
+                st = os.fstat(handle.fileno())
+                key = (st.st_ino, st.st_size, st.st_mtime_ns)
+                if key == self._seen:
+                    return items, False
+                if st.st_size > MAX_DOCUMENT:
+                    items.append(Notice("error", f"{self.path} is larger than 512 MiB; not read"))
+                    self._seen = key
+                    return items, False
+                data = handle.read()
+        except FileNotFoundError:
+            if not self._deleted:
+                self._deleted = True
+                items.append(SegmentEvent("deleted", "the file is gone"))
+                items.append(Notice("warning", f"{self.path} was deleted; its points are kept"))
+            return items, False
+        except OSError as exc:
+            message = exc.strerror or str(exc)
+            if message != self._error:
+                self._error = message
+                items.append(Notice("error", f"cannot read {self.path}: {message}"))
+            return items, False
+        self._deleted = False
+        self._error = None
+        batch, rewritten = self.parser.parse(data)
+        if batch is None:  # half-written: try again on the next change
+            return items, False
+        self._seen = key
+        if rewritten:
+            items.append(SegmentEvent("replaced", "history was rewritten"))
+        items.append(batch)
+        return items, False

@@ -1,0 +1,304 @@
+"""In-memory storage of every point read: per (run, metric) growable numpy series."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from tuiloss.core.model import Batch, Notice, SegmentEvent, Skipped
+
+_GROWTH = 1.5
+_MIN_CAPACITY = 64
+
+
+class GrowableArray:
+    """A float64 array with amortised O(1) append of single values or arrays."""
+
+    __slots__ = ("_data", "_size")
+
+    def __init__(self, capacity: int = _MIN_CAPACITY) -> None:
+        self._data = np.empty(max(capacity, 1), dtype=np.float64)
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def extend(self, values: np.ndarray) -> None:
+        needed = self._size + len(values)
+        if needed > len(self._data):
+            capacity = max(needed, int(len(self._data) * _GROWTH) + 1)
+            grown = np.empty(capacity, dtype=np.float64)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : needed] = values
+        self._size = needed
+
+    @property
+    def view(self) -> np.ndarray:
+        """The filled part, as a read-only view (no copy)."""
+        out = self._data[: self._size]
+        out.flags.writeable = False
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A stretch of a series between two discontinuities."""
+
+    start: int  # index of the first point
+    start_step: float
+    reason: str  # see model.SEGMENT_REASONS
+
+
+class Series:
+    """Every point of one metric of one run, in arrival order, split into segments.
+
+    A new segment starts when the step counter goes back (``reset``) or when the
+    file behind the run was truncated, replaced or rotated. Nothing is dropped;
+    :meth:`visible` hides the parts of older segments that a newer one overlaps.
+    """
+
+    __slots__ = ("steps", "values", "segments", "_pending", "_visible_cache")
+
+    def __init__(self) -> None:
+        self.steps = GrowableArray()
+        self.values = GrowableArray()
+        self.segments: list[Segment] = []
+        self._pending: str | None = None
+        self._visible_cache: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def mark(self, reason: str) -> None:
+        """The next point starts a new segment for ``reason`` (truncated, replaced, ...)."""
+        if len(self):
+            self._pending = reason
+
+    def extend(self, steps: np.ndarray, values: np.ndarray) -> list[Segment]:
+        """Append points; return the segments they opened."""
+        if not len(steps):
+            return []
+        base = len(self)
+        opened: list[Segment] = []
+        if base == 0:
+            opened.append(Segment(0, float(steps[0]), "start"))
+        elif self._pending is not None:
+            opened.append(Segment(base, float(steps[0]), self._pending))
+        else:
+            last = self.steps.view[-1]
+            if steps[0] < last:
+                opened.append(Segment(base, float(steps[0]), "reset"))
+        self._pending = None
+        if len(steps) > 1:
+            for i in np.flatnonzero(steps[1:] < steps[:-1]) + 1:
+                opened.append(Segment(base + int(i), float(steps[i]), "reset"))
+        self.steps.extend(steps)
+        self.values.extend(values)
+        self.segments.extend(opened)
+        return opened
+
+    def segment_bounds(self) -> Iterator[tuple[Segment, int]]:
+        """Each segment with the index one past its last point."""
+        for k, seg in enumerate(self.segments):
+            end = self.segments[k + 1].start if k + 1 < len(self.segments) else len(self)
+            yield seg, end
+
+    def visible(self) -> tuple[np.ndarray, np.ndarray]:
+        """Steps and values as the chart shows them: the newest segment wins overlaps.
+
+        Returned in step order. With a single segment this is the stored data itself.
+        """
+        n = len(self)
+        if self._visible_cache is not None and self._visible_cache[0] == n:
+            return self._visible_cache[1]
+        steps, values = self.steps.view, self.values.view
+        if len(self.segments) > 1:
+            keep_s: list[np.ndarray] = []
+            keep_v: list[np.ndarray] = []
+            cut = math.inf
+            for seg, end in reversed(list(self.segment_bounds())):
+                s, v = steps[seg.start : end], values[seg.start : end]
+                if cut != math.inf:
+                    mask = s < cut
+                    s, v = s[mask], v[mask]
+                keep_s.append(s)
+                keep_v.append(v)
+                cut = min(cut, seg.start_step)
+            steps = np.concatenate(keep_s[::-1])
+            values = np.concatenate(keep_v[::-1])
+            order = np.argsort(steps, kind="stable")
+            steps, values = steps[order], values[order]
+        self._visible_cache = (n, (steps, values))
+        return steps, values
+
+    @property
+    def nbytes(self) -> int:
+        return self.steps.nbytes + self.values.nbytes
+
+
+# Metric names tried, in order, when choosing a run's primary metric.
+PRIMARY_CANDIDATES = (
+    "loss",
+    "train_loss",
+    "train/loss",
+    "train/loss_step",
+    "train_loss_step",
+    "lm loss",
+    "trl",
+    "total_loss",
+    "train/total_loss",
+    "train/CrossEntropyLoss",
+    "training_loss",
+    "loss_step",
+    "train_loss_epoch",
+    "interval_loss",
+    "train/box_loss",
+)
+
+EVAL_PREFIXES = ("val", "eval", "valid", "validation", "test", "tel")
+
+
+def is_eval_metric(name: str) -> bool:
+    low = name.lower().replace("/", "_").replace(" ", "_").replace("-", "_")
+    return any(low == p or low.startswith(p + "_") for p in EVAL_PREFIXES) or low in {"val loss", "tel"}
+
+
+def choose_primary(metrics: list[str]) -> str | None:
+    """The metric a person means by "the loss" of a run."""
+    if not metrics:
+        return None
+    by_lower = {m.lower(): m for m in metrics}
+    for name in PRIMARY_CANDIDATES:
+        if name.lower() in by_lower:
+            return by_lower[name.lower()]
+    losses = [m for m in metrics if "loss" in m.lower() and not is_eval_metric(m)]
+    if losses:
+        return min(losses, key=len)
+    losses = [m for m in metrics if "loss" in m.lower()]
+    if losses:
+        return min(losses, key=len)
+    return sorted(metrics)[0]
+
+
+def eval_counterpart(primary: str, metrics: list[str]) -> str | None:
+    """The evaluation series matching ``primary`` (val_loss for loss, ...), if any."""
+    base = primary.lower()
+    for strip in ("train/", "train_", "training_", "train "):
+        if base.startswith(strip):
+            base = base[len(strip) :]
+    for suffix in ("_step", "_epoch"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    wanted = []
+    for prefix in ("val", "eval", "valid", "validation", "test"):
+        for sep in ("_", "/", " "):
+            wanted.append(f"{prefix}{sep}{base}")
+            wanted.append(f"{prefix}{sep}{base}_epoch")
+    if base == "lm loss":
+        wanted.append("validation lm loss")
+    if primary.lower() == "trl":
+        wanted.append("tel")
+    by_lower = {m.lower(): m for m in metrics}
+    for name in wanted:
+        if name in by_lower:
+            return by_lower[name]
+    return None
+
+
+@dataclass
+class Run:
+    """One log source: its series, where it came from, and what was skipped."""
+
+    id: str
+    label: str
+    source: str
+    format: str
+    config: dict = field(default_factory=dict)
+    series: dict[str, Series] = field(default_factory=dict)
+    skipped: Counter = field(default_factory=Counter)
+    skipped_examples: list[Skipped] = field(default_factory=list)
+    unmatched: int = 0
+    notices: list[Notice] = field(default_factory=list)
+    deleted: bool = False
+    metric_override: str | None = None
+    last_point_time: float | None = None
+    points: int = 0
+
+    @property
+    def skipped_lines(self) -> int:
+        return sum(self.skipped.values())
+
+    @property
+    def primary_metric(self) -> str | None:
+        if self.metric_override is not None:
+            return self.metric_override
+        return choose_primary(list(self.series))
+
+    @property
+    def eval_metric(self) -> str | None:
+        primary = self.primary_metric
+        return eval_counterpart(primary, list(self.series)) if primary else None
+
+    @property
+    def segments(self) -> list[Segment]:
+        primary = self.primary_metric
+        series = self.series.get(primary) if primary else None
+        return series.segments if series is not None else []
+
+    def apply(self, batch: Batch, now: float | None = None) -> int:
+        """Store a parsed batch; return how many points it added."""
+        added = 0
+        for metric, (steps, values) in batch.series.items():
+            series = self.series.get(metric)
+            if series is None:
+                series = self.series[metric] = Series()
+            series.extend(steps, values)
+            added += len(steps)
+        self.skipped.update(batch.skipped)
+        room = Batch.MAX_EXAMPLES - len(self.skipped_examples)
+        if room > 0:
+            self.skipped_examples.extend(batch.examples[:room])
+        self.unmatched += batch.unmatched
+        if added:
+            self.points += added
+            if now is not None:
+                self.last_point_time = now
+        return added
+
+    def mark(self, event: SegmentEvent) -> None:
+        for series in self.series.values():
+            series.mark(event.reason)
+
+
+class Store:
+    """All runs, by id, in discovery order."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, Run] = {}
+
+    def __iter__(self) -> Iterator[Run]:
+        return iter(self.runs.values())
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def add(self, run: Run) -> Run:
+        self.runs.setdefault(run.id, run)
+        return self.runs[run.id]
+
+    @property
+    def points(self) -> int:
+        return sum(run.points for run in self.runs.values())
+
+    @property
+    def skipped_lines(self) -> int:
+        return sum(run.skipped_lines for run in self.runs.values())
