@@ -13,7 +13,7 @@ from typing import Protocol, Union
 
 from tuiloss.core.formats.base import DocumentParser, LineParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
-from tuiloss.core.tail import TailError, Tailer
+from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer
 
 Item = Union[Batch, SegmentEvent, Notice]
 
@@ -40,7 +40,8 @@ class LineSource:
     def __init__(self, path: str, parser: LineParser, max_read: int | None = None) -> None:
         self.path = path
         self.parser = parser
-        self.tailer = Tailer(path, max_read=max_read) if max_read else Tailer(path)
+        # A read must be able to hold a whole line of the longest length we accept.
+        self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE))
         self.line_no = 1  # number of the next line
         self._skipping_long = False
         self._error: str | None = None
@@ -110,6 +111,8 @@ class LineSource:
             body = _drop_bad_lines(body, first_line, batch)
         parsed = self.parser.feed(body, first_line)
         if batch.skipped:
+            dropped = sum(batch.skipped.values())
+            parsed.unmatched = max(parsed.unmatched - dropped, 0)
             parsed.skipped.update(batch.skipped)
             parsed.examples[:0] = batch.examples
         return parsed

@@ -307,7 +307,7 @@ class TextParser:
         self.matched = 0
         if self.family is not None:
             self.family.parse(self, text, first_line, batch)
-        batch.unmatched = max(lines - self.matched - sum(batch.skipped.values()), 0)
+        batch.unmatched = max(lines - self.matched, 0)
         for name, (steps, values) in self.state.columns.items():
             batch.add(name, steps, values)
         self.state.columns = {}

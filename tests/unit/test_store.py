@@ -1,0 +1,81 @@
+"""Storage keeps every point, NaN included, and splits series into segments."""
+
+import numpy as np
+
+from tuiloss.core.model import Batch, SegmentEvent
+from tuiloss.core.store import GrowableArray, Run, Series, choose_primary, eval_counterpart
+
+
+def test_growable_array_appends_in_amortised_chunks():
+    array = GrowableArray(capacity=2)
+    for i in range(1000):
+        array.extend(np.array([float(i)]))
+    assert len(array) == 1000
+    assert array.view[-1] == 999.0
+    assert array.nbytes < 1000 * 8 * 2  # growth factor keeps slack bounded
+
+
+def test_nan_and_inf_are_values_not_gaps():
+    series = Series()
+    series.extend(np.array([1.0, 2.0, 3.0]), np.array([0.5, np.nan, np.inf]))
+    steps, values = series.visible()
+    assert list(steps) == [1, 2, 3]
+    assert np.isnan(values[1]) and np.isinf(values[2])
+
+
+def test_step_going_back_opens_a_reset_segment_and_newest_wins_overlap():
+    series = Series()
+    series.extend(np.array([1.0, 2.0, 3.0, 4.0]), np.array([10.0, 20.0, 30.0, 40.0]))
+    series.extend(np.array([3.0, 4.0, 5.0]), np.array([31.0, 41.0, 51.0]))
+    assert [(s.start, s.start_step, s.reason) for s in series.segments] == [
+        (0, 1.0, "start"),
+        (4, 3.0, "reset"),
+    ]
+    assert len(series) == 7  # nothing thrown away
+    steps, values = series.visible()
+    assert list(steps) == [1, 2, 3, 4, 5]
+    assert list(values) == [10, 20, 31, 41, 51]
+
+
+def test_reset_inside_one_batch_is_found():
+    series = Series()
+    series.extend(np.array([1.0, 2.0, 1.0, 2.0]), np.array([1.0, 1.0, 2.0, 2.0]))
+    assert [s.reason for s in series.segments] == ["start", "reset"]
+    assert series.segments[1].start == 2
+
+
+def test_equal_steps_are_not_a_reset():
+    series = Series()
+    series.extend(np.array([5.0, 5.0, 6.0]), np.array([1.0, 2.0, 3.0]))
+    assert [s.reason for s in series.segments] == ["start"]
+
+
+def test_marked_event_starts_next_segment_even_when_steps_continue():
+    run = Run("r", "r", "r", "csv")
+    batch = Batch()
+    batch.add("loss", [1, 2], [1.0, 0.9])
+    run.apply(batch)
+    run.mark(SegmentEvent("truncated"))
+    batch = Batch()
+    batch.add("loss", [3, 4], [0.8, 0.7])
+    run.apply(batch)
+    assert [s.reason for s in run.segments] == ["start", "truncated"]
+    assert run.points == 4
+
+
+def test_primary_metric_choice():
+    assert choose_primary(["lr", "loss", "val_loss"]) == "loss"
+    assert choose_primary(["train_loss_epoch", "train_loss_step", "epoch"]) == "train_loss_step"
+    assert choose_primary(["lm loss", "learning rate"]) == "lm loss"
+    assert choose_primary(["val_loss", "acc"]) == "val_loss"
+    assert choose_primary(["acc", "lr"]) == "acc"
+    assert choose_primary([]) is None
+
+
+def test_eval_counterpart():
+    assert eval_counterpart("loss", ["loss", "val_loss"]) == "val_loss"
+    assert eval_counterpart("train_loss", ["train_loss", "val_loss"]) == "val_loss"
+    assert eval_counterpart("loss", ["loss", "eval_loss"]) == "eval_loss"
+    assert eval_counterpart("lm loss", ["lm loss", "validation lm loss"]) == "validation lm loss"
+    assert eval_counterpart("trl", ["trl", "tel"]) == "tel"
+    assert eval_counterpart("loss", ["loss", "lr"]) is None
