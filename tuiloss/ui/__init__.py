@@ -1,0 +1,1 @@
+"""The live terminal viewer (Textual). Nothing in tuiloss.core imports this package."""

@@ -1,0 +1,442 @@
+"""What the chart draws, computed from the series without any UI.
+
+Plain numpy and dataclasses: the step window (zoom), the log transform (log10
+values on a linear axis, never plotext's own log scale), tick positions and
+labels, and the :class:`ChartSpec` that the
+:class:`~tuiloss.ui.widgets.loss_chart.LossChart` widget turns into plotext calls.
+Downsampling and smoothing come from :mod:`tuiloss.core.analysis`: each curve
+arrives as per-column min/max/last (:class:`~tuiloss.core.analysis.ColumnData`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from tuiloss.core.analysis import ColumnData, ema, minmax_columns  # noqa: F401  (ema re-exported)
+from tuiloss.core.report import fmt_value
+
+#: Smoothing weights ``s`` cycles through (TensorBoard-style EMA).
+SMOOTHING_STEPS = (0.0, 0.6, 0.9, 0.99)
+#: Which anomaly kinds get a mark on the curve, and with which glyph (unicode, ascii).
+ANOMALY_GLYPHS = {
+    "spike": ("▲", "^"),
+    "divergence": ("↑", "!"),
+    "drift": ("↗", "/"),
+    "nan": ("×", "X"),
+    "reset": ("↺", "R"),
+    "stall": ("‖", "="),
+}
+
+
+def step_label(step: float) -> str:
+    """Short tick label: ``1``, ``10``, ``100``, ``1K``, ``2.5K``, ``100K``, ``1M``."""
+    if not math.isfinite(step):
+        return "-"
+    magnitude = abs(step)
+    for bound, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if magnitude >= bound:
+            scaled = step / bound
+            text = f"{scaled:.0f}" if abs(scaled - round(scaled)) < 1e-6 else f"{scaled:.3g}"
+            return text + suffix
+    if abs(step - round(step)) < 1e-9:
+        return str(int(round(step)))
+    return f"{step:.3g}"
+
+
+def nice_step(span: float, count: int) -> float:
+    """A 1/2/5 x 10^k spacing giving about ``count`` intervals over ``span``."""
+    if span <= 0 or not math.isfinite(span):
+        return 1.0
+    raw = span / max(count, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    for mult in (1, 2, 2.5, 5, 10):
+        if raw <= mult * power:
+            return mult * power
+    return 10 * power
+
+
+def linear_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round tick positions inside ``[lo, hi]``."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo] if math.isfinite(lo) else []
+    spacing = nice_step(hi - lo, count)
+    first = math.ceil(lo / spacing - 1e-9) * spacing
+    ticks = []
+    value = first
+    while value <= hi + spacing * 1e-9 and len(ticks) < 50:
+        ticks.append(round(value, 12))
+        value += spacing
+    return ticks
+
+
+def log_ticks(lo: float, hi: float, max_ticks: int = 8) -> list[float]:
+    """Tick values (not logs) for a log10 axis spanning ``10**lo .. 10**hi``.
+
+    Whole decades when the range holds at least two; otherwise 1-2-5 (and then
+    every digit) inside each decade so a zoomed axis still has labels.
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
+        return []
+    for mults in ((1,), (1, 2, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        ticks = []
+        for decade in range(math.floor(lo) - 1, math.ceil(hi) + 1):
+            for mult in mults:
+                value = mult * 10.0**decade
+                if lo - 1e-9 <= math.log10(value) <= hi + 1e-9:
+                    ticks.append(value)
+        if len(ticks) >= 2:
+            if len(ticks) > max_ticks and mults != (1,):
+                stride = math.ceil(len(ticks) / max_ticks)
+                ticks = ticks[::stride]
+            return ticks
+    return ticks
+
+
+# -- the chart's specification ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ChartView:
+    """How the user asked to see the chart (keys change these)."""
+
+    log_x: bool = True
+    log_y: bool = False
+    smoothing: float = 0.0
+    zoom: int = 0  # 0 = everything; each level halves the step range, anchored at the latest step
+    show_eval: bool = False
+    cursor: float | None = None  # a step
+    ascii: bool = False
+    no_color: bool = False
+
+
+@dataclass(slots=True)
+class Mark:
+    """A finding to mark on a curve."""
+
+    kind: str
+    step: float
+    value: float | None
+    end_step: float | None = None
+
+
+@dataclass(slots=True)
+class Trace:
+    xs: list[float]
+    ys: list[float]
+    color: tuple[int, int, int] | str
+    marker: str
+    kind: str = "line"  # line | scatter
+
+
+@dataclass(slots=True)
+class Label:
+    text: str
+    x: float
+    y: float
+    color: tuple[int, int, int] | str
+    alignment: str = "center"
+
+
+@dataclass(slots=True)
+class ChartSpec:
+    """Plot instructions: traces drawn in order, text labels, vertical lines, limits, ticks."""
+
+    traces: list[Trace] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+    vlines: list[tuple[float, tuple[int, int, int] | str]] = field(default_factory=list)
+    x_lim: tuple[float, float] = (0.0, 1.0)
+    y_lim: tuple[float, float] = (0.0, 1.0)
+    x_ticks: tuple[list[float], list[str]] = ([], [])
+    y_ticks: tuple[list[float], list[str]] = ([], [])
+    title: str = ""
+    empty: str | None = None  # a message instead of a chart
+    x_log: bool = False  # x positions are log10(step)
+    notes: list[str] = field(default_factory=list)
+
+
+def fade(color: tuple[int, int, int], background: tuple[int, int, int], amount: float = 0.55) -> tuple[int, int, int]:
+    """``color`` mixed toward ``background`` by ``amount`` (the raw curve behind a smoothed one)."""
+    return tuple(int(round(c + (b - c) * amount)) for c, b in zip(color, background))  # type: ignore[return-value]
+
+
+ColumnQuery = Callable[[float, float, int, bool], ColumnData]
+
+
+@dataclass(slots=True)
+class CurveInput:
+    """One run's data for the chart.
+
+    ``raw`` (and ``smoothed``) answer "per-column min/max/last over steps
+    ``[x_lo, x_hi]`` in ``width`` columns, log-spaced or not" -- a
+    :class:`~tuiloss.core.analysis.ColumnIndex` query in the app, so a frame costs
+    O(width) whatever the number of points.
+    """
+
+    key: str
+    color: tuple[int, int, int]
+    marker: str  # ascii marker used with --ascii / NO_COLOR
+    first_step: float
+    last_step: float
+    min_positive: float | None  # smallest positive step, for the log axis
+    raw: ColumnQuery
+    smoothed: ColumnQuery | None = None
+    eval_steps: np.ndarray | None = None
+    eval_values: np.ndarray | None = None
+    marks: list[Mark] = field(default_factory=list)
+    segment_starts: list[tuple[float, str]] = field(default_factory=list)
+    has_nonpositive_steps: bool = False
+
+
+def series_columns(steps: np.ndarray, values: np.ndarray) -> ColumnQuery:
+    """A column query over fixed arrays (one pass per call; tests and small series)."""
+
+    def query(x_lo: float, x_hi: float, width: int, log_x: bool) -> ColumnData:
+        return minmax_columns(steps, values, x_lo, x_hi, width, log_x)
+
+    return query
+
+
+def curve_from_arrays(key: str, steps, values, *, color=(86, 180, 233), marker="*", smoothing: float = 0.0,
+                      log_y: bool = False, **extra) -> CurveInput:
+    """A :class:`CurveInput` straight from arrays (no incremental index)."""
+    steps = np.asarray(steps, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    positive = steps[steps > 0]
+    smoothed = series_columns(steps, ema(values, smoothing, log=log_y)) if smoothing > 0 else None
+    return CurveInput(
+        key=key,
+        color=color,
+        marker=marker,
+        first_step=float(steps[0]) if len(steps) else math.nan,
+        last_step=float(steps[-1]) if len(steps) else math.nan,
+        min_positive=float(positive[0]) if len(positive) else None,
+        raw=series_columns(steps, values),
+        smoothed=smoothed,
+        has_nonpositive_steps=bool(len(steps) and steps[0] <= 0),
+        **extra,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The x axis: positions ``lo..hi`` (log10 steps when ``log``), and the steps they span."""
+
+    lo: float
+    hi: float
+    log: bool
+    step_lo: float
+    step_hi: float
+
+    def to_x(self, step: float) -> float:
+        if not self.log:
+            return step
+        return math.log10(step) if step > 0 else self.lo
+
+    def to_step(self, x: float) -> float:
+        return 10.0**x if self.log else x
+
+
+def x_window(curves: list[CurveInput], view: ChartView) -> Window | None:
+    """The step window shown: all data, or the zoomed part ending at the latest step."""
+    firsts = [c.first_step for c in curves if math.isfinite(c.first_step)]
+    lasts = [c.last_step for c in curves if math.isfinite(c.last_step)]
+    if view.show_eval:
+        for c in curves:
+            if c.eval_steps is not None and len(c.eval_steps):
+                firsts.append(float(c.eval_steps[0]))
+                lasts.append(float(c.eval_steps[-1]))
+    if not firsts:
+        return None
+    first, last = min(firsts), max(lasts)
+    positives = [c.min_positive for c in curves if c.min_positive]
+    log = view.log_x and bool(positives) and last > 0
+    if log:
+        # Start at the first logged step (not the decade below): no empty band on the left.
+        lo = math.log10(min(positives))
+        hi = math.log10(last)
+    else:
+        lo, hi = first, last
+    if hi <= lo:
+        hi = lo + (1.0 if log else max(1.0, abs(lo) * 0.1))
+    if view.zoom > 0:
+        lo = hi - (hi - lo) / 2**view.zoom
+    if log:
+        step_lo = 0.0 if view.zoom == 0 and first <= 0 else 10.0**lo
+        return Window(lo, hi, True, step_lo, 10.0**hi)
+    return Window(lo, hi, False, lo, hi)
+
+
+def _column_points(cols: ColumnData, window: Window, log_y: bool) -> tuple[list[float], list[float]]:
+    """Two points per column (min and max, ending on the side of the column's last value)."""
+    ok = np.isfinite(cols.min) & np.isfinite(cols.max)
+    if log_y:
+        ok &= cols.min > 0
+    if not ok.any():
+        return [], []
+    x = cols.x[ok]
+    lows, highs, last = cols.min[ok], cols.max[ok], cols.last[ok]
+    if window.log:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = np.where(x > 0, np.log10(x), window.lo)
+    lows, highs, last = (value_axis(a, log_y) for a in (lows, highs, last))
+    ends_high = np.abs(last - highs) <= np.abs(last - lows)
+    first = np.where(ends_high, lows, highs)
+    second = np.where(ends_high, highs, lows)
+    xs = np.repeat(x, 2)
+    ys = np.empty(2 * len(x))
+    ys[0::2] = first
+    ys[1::2] = second
+    keep = np.ones(len(xs), dtype=bool)
+    keep[1::2] = first != second
+    keep &= np.isfinite(ys)
+    return xs[keep].tolist(), ys[keep].tolist()
+
+
+def value_axis(values, log: bool):
+    values = np.asarray(values, dtype=np.float64)
+    if not log:
+        return values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(values > 0, np.log10(values), np.nan)
+
+
+def build_chart(
+    curves: list[CurveInput],
+    view: ChartView,
+    width: int,
+    *,
+    height: int = 20,
+    metric: str = "",
+    background: tuple[int, int, int] = (30, 30, 30),
+) -> ChartSpec:
+    """Everything the chart widget needs to draw, for a plot ``width`` x ``height`` cells."""
+    spec = ChartSpec()
+    window = x_window(curves, view)
+    if window is None:
+        spec.empty = "waiting for points…" if curves else "no runs to show"
+        spec.title = metric
+        return spec
+    lo, hi = window.lo, window.hi
+    spec.x_lim = (lo, hi)
+    spec.x_log = window.log
+    columns = max(8, 2 * width)  # braille has two dots per cell
+    fine = not view.ascii and not view.no_color
+    glyph_index = 0 if fine else 1
+    y_seen: list[np.ndarray] = []
+    nan_marks: list[tuple[float, tuple[int, int, int]]] = []
+    raw_traces: list[Trace] = []
+    eval_traces: list[Trace] = []
+    main_traces: list[Trace] = []
+    for curve in curves:
+        marker = "braille" if fine else curve.marker
+        raw_cols = curve.raw(window.step_lo, window.step_hi, columns, window.log)
+        rx, ry = _column_points(raw_cols, window, view.log_y)
+        if ry:
+            y_seen.append(np.asarray(ry))
+        bad = np.flatnonzero(raw_cols.nonfinite)
+        for k in bad[:200]:
+            nan_marks.append((window.to_x(float(raw_cols.x[k])), curve.color))
+        if curve.smoothed is not None and view.smoothing > 0:
+            if rx:
+                raw_traces.append(Trace(rx, ry, fade(curve.color, background) if fine else curve.color,
+                                        "braille" if fine else "."))
+            sx, sy = _column_points(curve.smoothed(window.step_lo, window.step_hi, columns, window.log),
+                                    window, view.log_y)
+            if sx:
+                main_traces.append(Trace(sx, sy, curve.color, marker))
+        elif rx:
+            main_traces.append(Trace(rx, ry, curve.color, marker))
+        if view.show_eval and curve.eval_steps is not None and len(curve.eval_steps):
+            ex = np.asarray([window.to_x(float(s)) for s in curve.eval_steps])
+            ey = value_axis(curve.eval_values, view.log_y)
+            keep = (ex >= lo) & (ex <= hi) & np.isfinite(ey)
+            if keep.any():
+                y_seen.append(ey[keep])
+                eval_traces.append(Trace(ex[keep].tolist(), ey[keep].tolist(), curve.color,
+                                         "●" if fine else "o", kind="scatter"))
+    allv = np.concatenate(y_seen) if y_seen else np.zeros(0)
+    allv = allv[np.isfinite(allv)]
+    y_lo, y_hi = (float(allv.min()), float(allv.max())) if len(allv) else (0.0, 1.0)
+    if y_hi - y_lo < 1e-12:
+        pad = abs(y_hi) * 0.05 or 0.5
+        y_lo, y_hi = y_lo - pad, y_hi + pad
+    pad = (y_hi - y_lo) * 0.05
+    y_lo, y_hi = y_lo - pad, y_hi + pad
+    if not view.log_y and len(allv) and y_lo < 0 <= float(allv.min()):
+        y_lo = 0.0
+    spec.y_lim = (y_lo, y_hi)
+    spec.traces = raw_traces + eval_traces + main_traces
+
+    # Findings marked on the curves.
+    for curve in curves:
+        for mark in curve.marks:
+            glyph = ANOMALY_GLYPHS.get(mark.kind, ("*", "*"))[glyph_index]
+            x = window.to_x(mark.step)
+            if not lo <= x <= hi or mark.kind == "nan":
+                continue  # NaN/Inf points are marked from the columns below
+            if mark.value is None or not math.isfinite(mark.value):
+                continue
+            y = float(value_axis([mark.value], view.log_y)[0])
+            if not math.isfinite(y):
+                continue
+            y = min(max(y, y_lo), y_hi)
+            if mark.kind == "spike":
+                spec.labels.append(Label(f"{glyph}{fmt_value(mark.value)}", x, y, curve.color, "left"))
+            elif mark.kind == "drift" and mark.end_step is not None:
+                x2 = min(window.to_x(mark.end_step), hi)
+                y_bar = min(y + (y_hi - y_lo) * 0.08, y_hi)
+                spec.traces.append(Trace([x, x2], [y_bar, y_bar], curve.color, "braille" if fine else "-"))
+                spec.labels.append(Label(f"{glyph}drift", x, min(y_bar + (y_hi - y_lo) * 0.05, y_hi),
+                                         curve.color, "left"))
+            else:
+                spec.labels.append(Label(glyph, x, y, curve.color))
+        for step, _reason in curve.segment_starts:
+            x = window.to_x(step)
+            if lo <= x <= hi:
+                spec.vlines.append((x, curve.color))
+                spec.labels.append(Label(ANOMALY_GLYPHS["reset"][glyph_index], x, y_hi, curve.color))
+    for x, color in nan_marks:
+        if lo <= x <= hi:
+            spec.labels.append(Label(ANOMALY_GLYPHS["nan"][glyph_index], x, y_hi, color))
+    if nan_marks:
+        spec.notes.append(f"{ANOMALY_GLYPHS['nan'][glyph_index]} NaN/Inf (top)")
+    if window.log and view.zoom == 0 and any(c.has_nonpositive_steps for c in curves):
+        spec.notes.append("step 0 at left edge")
+
+    if view.cursor is not None:
+        cx = window.to_x(view.cursor)
+        if lo <= cx <= hi:
+            spec.vlines.append((cx, "white" if fine else "default"))
+
+    # Ticks, labelled in steps and values, never in logs.
+    plot_columns = max(width, 10)
+    if window.log:
+        values = log_ticks(lo, hi, max_ticks=max(2, plot_columns // 8))
+        spec.x_ticks = ([math.log10(v) for v in values], [step_label(v) for v in values])
+    else:
+        values = linear_ticks(lo, hi, max(2, min(8, plot_columns // 12)))
+        spec.x_ticks = (values, [step_label(v) for v in values])
+    if view.log_y:
+        values = log_ticks(y_lo, y_hi, max_ticks=max(3, height // 3))
+        spec.y_ticks = ([math.log10(v) for v in values], [fmt_value(v) for v in values])
+    else:
+        values = linear_ticks(y_lo, y_hi, max(2, min(10, height // 3)))
+        spec.y_ticks = (values, [fmt_value(v) for v in values])
+
+    parts = [metric or "loss", "log step" if window.log else "step"]
+    if view.log_y:
+        parts.append("log y")
+    if view.smoothing > 0:
+        parts.append(f"EMA {view.smoothing:g}")
+    if view.zoom:
+        parts.append(f"zoom {step_label(window.to_step(lo))}-{step_label(window.to_step(hi))}")
+    if view.show_eval:
+        parts.append(("●" if fine else "o") + " eval")
+    if view.cursor is not None:
+        parts.append(f"cursor {step_label(round(view.cursor))}")
+    spec.title = " · ".join(parts + spec.notes)
+    return spec

@@ -1,0 +1,57 @@
+"""The ``e`` key: a markdown report and a text capture of the chart, outside the watched tree."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    report: str
+    chart: str
+    note: str = ""
+
+
+def inside(path: str, roots: list[str]) -> bool:
+    """Whether ``path`` is one of ``roots`` or lies under one (symlinks resolved)."""
+    real = os.path.realpath(path)
+    for root in roots:
+        base = os.path.realpath(root)
+        if not os.path.isdir(base):
+            base = os.path.dirname(base)
+        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def choose_folder(requested: str | None, roots: list[str], cwd: str | None = None) -> tuple[str, str]:
+    """Where to write: ``requested`` or the current folder, unless that is inside the watched
+    tree (the export would show up as a new log), then a temporary folder. Returns (folder, note)."""
+    folder = os.path.abspath(requested or cwd or os.getcwd())
+    if not inside(folder, roots):
+        return folder, ""
+    fallback = os.path.join(tempfile.gettempdir(), "tuiloss-exports")
+    return fallback, f"{folder} is inside the watched folder; wrote to {fallback} instead"
+
+
+def write_export(folder: str, stamp: str, markdown: str, chart: str) -> tuple[str, str]:
+    os.makedirs(folder, exist_ok=True)
+    report_path = _free(os.path.join(folder, f"tuiloss-report-{stamp}.md"))
+    chart_path = _free(os.path.join(folder, f"tuiloss-chart-{stamp}.txt"))
+    with open(report_path, "w", encoding="utf-8") as handle:
+        handle.write(markdown)
+    with open(chart_path, "w", encoding="utf-8") as handle:
+        handle.write(chart if chart.endswith("\n") else chart + "\n")
+    return report_path, chart_path
+
+
+def _free(path: str) -> str:
+    if not os.path.exists(path):
+        return path
+    stem, ext = os.path.splitext(path)
+    n = 2
+    while os.path.exists(f"{stem}-{n}{ext}"):
+        n += 1
+    return f"{stem}-{n}{ext}"

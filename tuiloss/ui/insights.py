@@ -1,0 +1,200 @@
+"""The insights panel's content: the same findings as ``tuiloss report``.
+
+:class:`InsightsWorker` runs :func:`tuiloss.core.report.build_report` on its own
+thread over frozen snapshots of the visible runs (:mod:`tuiloss.ui.snapshot`),
+coalescing requests so only the latest is analysed. :func:`render_insights`
+turns the report dict into Rich text. No Textual import here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from rich.text import Text
+
+from tuiloss.core.report import build_report, fmt_step, fmt_value
+from tuiloss.ui.chartdata import ANOMALY_GLYPHS
+from tuiloss.ui.text import safe_label
+
+
+@dataclass(frozen=True, slots=True)
+class InsightsRequest:
+    generation: int
+    runs: list  # snapshot Runs
+    metric: str | None
+    root: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class InsightsReady:
+    generation: int
+    report: dict
+    seconds: float
+
+
+def anomaly_key(run_id: str, anomaly: dict) -> tuple:
+    """Identity of a finding across re-analyses (its onset may be refined, so not the step)."""
+    return (run_id, anomaly.get("kind"), _bucket(anomaly.get("step")))
+
+
+def _bucket(step) -> int | None:
+    if step is None:
+        return None
+    # Re-analysis with more data can move an onset a little; same stretch, same finding.
+    return int(round(float(step) / 1000.0))
+
+
+def primary_facts(run: dict) -> dict | None:
+    name = run.get("primary_metric")
+    return run["metrics"].get(name) if name else None
+
+
+def anomaly_counts(report: dict) -> dict[str, int]:
+    counts = {}
+    for run in report.get("runs", []):
+        facts = primary_facts(run)
+        counts[run["id"]] = len(facts["anomalies"]) if facts else 0
+    return counts
+
+
+class InsightsWorker:
+    """One analysis thread; the newest request replaces any waiting one."""
+
+    def __init__(self, post: Callable[[InsightsReady], None]) -> None:
+        self.post = post
+        self._pending: InsightsRequest | None = None
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self.busy = False
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="tuiloss-insights", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def request(self, request: InsightsRequest) -> None:
+        with self._cond:
+            self._pending = request
+            self._cond.notify_all()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending is None and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                request, self._pending = self._pending, None
+                self.busy = True
+            began = time.perf_counter()
+            try:
+                report = analyse(request)
+            except Exception as exc:  # an analysis bug must not take the viewer down
+                report = {"runs": [], "observations": [], "error": f"{type(exc).__name__}: {exc}"}
+            finally:
+                self.busy = False
+            self.post(InsightsReady(request.generation, report, time.perf_counter() - began))
+
+
+def analyse(request: InsightsRequest) -> dict:
+    from tuiloss.ui.snapshot import snapshot_store
+
+    store = snapshot_store(request.runs)
+    return build_report(store, root=request.root, metric=request.metric)
+
+
+# -- rendering ------------------------------------------------------------------------------
+
+
+def render_insights(
+    report: dict,
+    *,
+    colors: dict[str, str],
+    numbers: dict[str, int],
+    swatches: dict[str, str],
+    new: set[tuple] = frozenset(),  # type: ignore[assignment]
+    ascii: bool = False,
+    width: int = 40,
+) -> Text:
+    """The panel text: per visible run its findings, then the observations across runs."""
+    out = Text(no_wrap=False, overflow="fold")
+    glyph = 1 if ascii else 0
+    label_width = max(12, width - 6)
+    if report.get("error"):
+        out.append(f"analysis failed: {safe_label(report['error'], 200)}\n", style="bold red")
+    runs = report.get("runs", [])
+    if not runs:
+        out.append("No runs shown.\n", style="dim")
+    for run in runs:
+        run_id = run["id"]
+        color = colors.get(run_id, "")
+        out.append(f"{numbers.get(run_id, '?')} ", style="bold")
+        out.append(swatches.get(run_id, "■") + " ", style=color)
+        out.append(safe_label(run["label"], label_width), style="bold")
+        out.append("\n")
+        facts = primary_facts(run)
+        if facts is None or not facts["points"]:
+            out.append("  no points yet\n", style="dim")
+            continue
+        for anomaly in facts["anomalies"]:
+            mark = ANOMALY_GLYPHS.get(anomaly["kind"], ("!", "!"))[glyph]
+            style = "bold reverse" if anomaly_key(run_id, anomaly) in new else ""
+            line = Text("  ")
+            line.append(f"{mark} {anomaly['kind']}", style=f"bold {color}".strip())
+            line.append(": " + safe_label(anomaly.get("message") or _describe(anomaly), 400))
+            if style:
+                line.stylize(style, 2)
+            out.append_text(line)
+            out.append("\n")
+        for plateau in facts["plateaus"]:
+            out.append("  ")
+            out.append("─ plateau" if not ascii else "- plateau", style="bold")
+            out.append(
+                f" {fmt_step(plateau['start_step'])}-{fmt_step(plateau['end_step'])}: "
+                f"{fmt_value(plateau['mean'])} ({fmt_value(plateau['low'])}-{fmt_value(plateau['high'])})\n"
+            )
+        conv = facts.get("convergence_step")
+        out.append("  ")
+        if conv is not None:
+            out.append("✓ converged" if not ascii else "+ converged", style="bold")
+            out.append(f" at {fmt_step(conv)}")
+        else:
+            out.append("… not converged" if not ascii else "~ not converged", style="bold")
+        out.append(f" · final {fmt_value(facts['final'])}")
+        if facts.get("min") is not None:
+            out.append(f" · min {fmt_value(facts['min'])}")
+        out.append("\n")
+        for seg in run.get("segments", [])[1:]:
+            out.append(f"  {ANOMALY_GLYPHS['reset'][glyph]} new segment at {fmt_step(seg['start_step'])}: "
+                       f"{safe_label(seg['reason'], 20)}\n", style="yellow")
+        skipped = run.get("skipped", {})
+        if skipped.get("lines"):
+            out.append(f"  skipped {skipped['lines']:,} lines\n", style="dim")
+        if run.get("state") == "deleted":
+            out.append("  log deleted; its points are kept\n", style="yellow")
+    observations = report.get("observations") or []
+    if observations:
+        out.append("Across runs\n", style="bold underline")
+        for obs in observations:
+            out.append(("  • " if not ascii else "  - ") + safe_label(obs.get("message", ""), 400) + "\n")
+    out.rstrip()
+    return out
+
+
+def _describe(anomaly: dict) -> str:
+    parts = [f"at {fmt_step(anomaly.get('step'))}"]
+    if anomaly.get("value") is not None:
+        parts.append(f"value {fmt_value(anomaly['value'])}")
+    if anomaly.get("end_step") is not None:
+        parts.append(f"until {fmt_step(anomaly['end_step'])}")
+    return ", ".join(parts)

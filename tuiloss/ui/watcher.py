@@ -1,0 +1,246 @@
+"""File-system watching: the only module that imports watchdog.
+
+The watchdog handler does nothing but remember which paths changed and set an
+event. The ingest worker (:mod:`tuiloss.ui.ingest`) waits on that event, with a
+timeout that doubles as a safety poll, and does the reading itself.
+
+Polling is used instead of inotify when asked (``--poll``), when a watched path
+lies on a file system whose remote writes inotify cannot see (NFS, SMB, Lustre,
+GPFS, BeeGFS, FUSE...), or when inotify cannot be set up (watch limit reached).
+In polling mode no observer runs at all: the worker's timeout is the poll, and
+each source's cheap ``changed()`` check finds what grew.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+#: File systems where inotify misses writes made by other machines.
+REMOTE_FILESYSTEMS = frozenset(
+    {
+        "nfs", "nfs4", "cifs", "smb", "smb2", "smb3", "smbfs", "lustre", "gpfs", "beegfs",
+        "fuse", "fuseblk", "9p", "afs", "ceph", "glusterfs", "panfs", "wekafs", "davfs",
+        "sshfs", "s3fs", "virtiofs", "vboxsf", "ncpfs", "pvfs2", "orangefs", "cvfs",
+    }
+)
+#: Events a reader's own activity causes; they mean nothing new was written.
+IGNORED_EVENTS = frozenset({"opened", "closed_no_write"})
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    point: str
+    fstype: str
+
+
+def parse_mounts(text: str) -> list[Mount]:
+    """Mount points and types from ``/proc/mounts`` text (octal escapes decoded)."""
+    mounts = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].encode().decode("unicode_escape") if "\\" in fields[1] else fields[1]
+        mounts.append(Mount(point, fields[2]))
+    return mounts
+
+
+def filesystem_type(path: str, mounts: list[Mount]) -> str | None:
+    """The type of the file system ``path`` lives on (the longest mount point that contains it)."""
+    path = os.path.realpath(path)
+    best: Mount | None = None
+    for mount in mounts:
+        point = mount.point.rstrip("/") or "/"
+        if path == point or path.startswith(point + "/") or point == "/":
+            if best is None or len(point) >= len(best.point.rstrip("/") or "/"):
+                best = mount
+    return best.fstype if best else None
+
+
+def is_remote(fstype: str | None) -> bool:
+    """Whether inotify would miss writes made on another machine."""
+    if not fstype:
+        return False
+    base = fstype.lower()
+    return base in REMOTE_FILESYSTEMS or base.startswith("fuse.") or base.split(".")[0] in REMOTE_FILESYSTEMS
+
+
+def read_mounts() -> list[Mount]:
+    try:
+        with open("/proc/mounts", encoding="utf-8", errors="replace") as handle:
+            return parse_mounts(handle.read())
+    except OSError:
+        return []
+
+
+def watch_dirs(roots: list[str]) -> list[tuple[str, bool]]:
+    """Folders to watch and whether recursively: each folder root, the parent of each file root."""
+    dirs: dict[str, bool] = {}
+    for root in roots:
+        root = os.path.abspath(root)
+        if os.path.isdir(root):
+            dirs[root] = True
+        else:
+            parent = os.path.dirname(root)
+            dirs.setdefault(parent, False)
+    # A folder inside another recursively watched one needs no watch of its own.
+    out = []
+    for folder, recursive in sorted(dirs.items()):
+        if any(other != folder and rec and folder.startswith(other.rstrip("/") + "/") for other, rec in dirs.items()):
+            continue
+        out.append((folder, recursive))
+    return out
+
+
+@dataclass(slots=True)
+class Changes:
+    """What the watcher saw since the last :meth:`Watcher.take`."""
+
+    paths: set[str] = field(default_factory=set)
+    structure: bool = False  # something was created, moved or deleted: look for new runs
+
+
+class Watcher:
+    """Watches folders and wakes the ingest worker when something changed.
+
+    Args:
+        roots: the paths the user gave (files or folders).
+        poll: seconds between polls when polling is forced; ``None`` chooses.
+        mounts: mount table (tests pass their own); read from /proc/mounts by default.
+    """
+
+    def __init__(self, roots: list[str], poll: float | None = None, mounts: list[Mount] | None = None) -> None:
+        self.roots = [os.path.abspath(r) for r in roots]
+        self.poll = poll
+        self.mode = "starting"
+        self.reason = ""
+        self.interval = poll if poll else 1.0
+        self._mounts = mounts
+        self._observer = None
+        self._lock = threading.Lock()
+        self._changes = Changes()
+        self._event = threading.Event()
+
+    # -- choosing and starting ----------------------------------------------------------
+
+    def choose(self) -> tuple[str, str]:
+        """(mode, reason) without starting anything."""
+        if self.poll is not None:
+            return "polling", f"--poll {self.poll:g}s"
+        mounts = self._mounts if self._mounts is not None else read_mounts()
+        for root in self.roots:
+            fstype = filesystem_type(root, mounts)
+            if is_remote(fstype):
+                return "polling", f"{fstype} file system"
+        return "inotify", ""
+
+    def start(self) -> None:
+        """Start watching (may take a while on big trees: call it off the UI thread)."""
+        mode, reason = self.choose()
+        if mode == "inotify":
+            try:
+                self._start_observer()
+            except OSError as exc:
+                mode = "polling"
+                reason = _inotify_failure(exc)
+                self._stop_observer()
+            except Exception as exc:  # no usable native observer on this platform
+                mode, reason = "polling", f"no file events: {exc}"
+                self._stop_observer()
+        self.mode, self.reason = mode, reason
+        if mode == "polling" and self.poll is None:
+            self.interval = 2.0
+
+    def _start_observer(self) -> None:
+        from watchdog.observers import Observer
+
+        observer = Observer()
+        handler = _Handler(self)
+        for folder, recursive in watch_dirs(self.roots):
+            if os.path.isdir(folder):
+                observer.schedule(handler, folder, recursive=recursive)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+        name = type(observer).__name__.lower()
+        for known in ("inotify", "fsevents", "kqueue", "windowsapi", "readdirectorychanges"):
+            if known in name:
+                self.mode = "inotify" if known == "inotify" else known
+                break
+
+    def _stop_observer(self) -> None:
+        observer, self._observer = self._observer, None
+        if observer is None:
+            return
+        try:
+            observer.stop()
+            observer.join(timeout=2)
+        except Exception:
+            pass  # stopping a half-started observer may fail; it is a daemon thread anyway
+
+    def stop(self) -> None:
+        self._stop_observer()
+        self.wake()
+
+    # -- what the worker uses -------------------------------------------------------------
+
+    @property
+    def uses_events(self) -> bool:
+        return self._observer is not None
+
+    def mark(self, path: str, structure: bool = False) -> None:
+        """Remember a changed path (called from the observer thread)."""
+        with self._lock:
+            self._changes.paths.add(path)
+            self._changes.structure = self._changes.structure or structure
+        self._event.set()
+
+    def wake(self) -> None:
+        self._event.set()
+
+    def wait(self, timeout: float) -> bool:
+        """Block until something changed or ``timeout`` passed; True if woken."""
+        woken = self._event.wait(timeout)
+        self._event.clear()
+        return woken
+
+    def take(self) -> Changes:
+        with self._lock:
+            changes, self._changes = self._changes, Changes()
+        return changes
+
+
+def _inotify_failure(exc: OSError) -> str:
+    import errno
+
+    if exc.errno == errno.ENOSPC:
+        return "inotify watch limit reached"
+    if exc.errno == errno.EMFILE:
+        return "inotify instance limit reached"
+    return f"inotify unavailable: {exc.strerror or exc}"
+
+
+class _Handler(FileSystemEventHandler):
+    """watchdog event handler: marks paths, nothing else."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        super().__init__()
+        self.watcher = watcher
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        kind = event.event_type
+        if kind in IGNORED_EVENTS:
+            return
+        structure = kind in ("created", "moved", "deleted")
+        self.watcher.mark(_text(event.src_path), structure)
+        dest = getattr(event, "dest_path", "")
+        if dest:
+            self.watcher.mark(_text(dest), True)
+
+
+def _text(path) -> str:
+    return os.fsdecode(path)

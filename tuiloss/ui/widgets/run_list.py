@@ -1,0 +1,109 @@
+"""The runs list, which is also the chart's legend: swatch, label, value, state, findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+from tuiloss.ui.text import safe_label
+
+STATE_STYLES = {"live": "bold green", "stalled": "yellow", "finished": "dim", "deleted": "red", "waiting": "dim"}
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """What one row shows (already formatted, labels already made safe)."""
+
+    key: str
+    number: str  # "1".."9", "0", or "" past ten
+    swatch: str
+    color: str  # a Rich colour, "" for none
+    label: str
+    value: str
+    state: str
+    anomalies: int
+    visible: bool
+    new_anomaly: bool = False
+
+
+class RunList(DataTable):
+    """One row per run. Up/down move the highlight; the app's keys do the rest.
+
+    Left/right/home/end are left to the app's step cursor, so DataTable's own
+    bindings are not inherited.
+    """
+
+    inherit_bindings = False
+    BINDINGS = [
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False, show_cursor=True)
+        self._rows: list[RunRow] = []
+        self._value_header = "last"
+
+    def on_mount(self) -> None:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        self.add_column("#", key="number", width=2)
+        self.add_column(" ", key="swatch", width=1)
+        self.add_column("run", key="label")
+        self.add_column(self._value_header, key="value", width=8)
+        self.add_column("state", key="state", width=8)
+        self.add_column("!", key="anomalies", width=3)
+
+    @property
+    def highlighted_key(self) -> str | None:
+        if not self._rows or self.cursor_row < 0 or self.cursor_row >= len(self._rows):
+            return None
+        return self._rows[self.cursor_row].key
+
+    @property
+    def rows_shown(self) -> list[RunRow]:
+        return list(self._rows)
+
+    def show(self, rows: list[RunRow], value_header: str = "last", label_width: int = 60) -> None:
+        """Show ``rows``, updating cells in place when the same runs are listed."""
+        if rows == self._rows and value_header == self._value_header:
+            return
+        keep = self.highlighted_key
+        if value_header != self._value_header:
+            self._value_header = value_header
+            self.clear(columns=True)
+            self._add_columns()
+            self._rows = []
+        if [r.key for r in rows] == [r.key for r in self._rows]:
+            for old, new in zip(self._rows, rows):
+                if old != new:
+                    for column, cell in zip(("number", "swatch", "label", "value", "state", "anomalies"),
+                                            _cells(new, label_width)):
+                        self.update_cell(new.key, column, cell, update_width=column == "label")
+        else:
+            self.clear()
+            for row in rows:
+                self.add_row(*_cells(row, label_width), key=row.key)
+            if keep is not None:
+                for index, row in enumerate(rows):
+                    if row.key == keep:
+                        self.move_cursor(row=index)
+                        break
+        self._rows = list(rows)
+
+
+def _cells(row: RunRow, label_width: int) -> tuple[Text, ...]:
+    dim = "" if row.visible else "dim"
+    swatch = Text(row.swatch if row.visible else "·", style=row.color if row.visible else "dim")
+    label = Text(safe_label(row.label, label_width), style=dim)
+    value = Text(row.value, style=dim, justify="right")
+    state = Text(row.state, style=STATE_STYLES.get(row.state, ""))
+    count = Text(str(row.anomalies) if row.anomalies else "", justify="right",
+                 style="bold reverse" if row.new_anomaly else ("bold" if row.anomalies else ""))
+    return Text(row.number, style="bold"), swatch, label, value, state, count

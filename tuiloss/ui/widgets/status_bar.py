@@ -1,0 +1,78 @@
+"""One line at the bottom: what is watched, how, and how fresh it is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tuiloss.ui.text import safe_label
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    runs: int = 0
+    shown: int = 0
+    points: int = 0
+    files: int = 0
+    mode: str = "starting"
+    reason: str = ""
+    since_last: float | None = None  # seconds since the last new point
+    skipped: int = 0
+    paused: bool = False
+    loading: float | None = None  # progress 0..1 while loading; None when done
+    filter: str | None = None
+    error: str | None = None
+
+
+def age(seconds: float | None) -> str:
+    if seconds is None:
+        return "no points yet"
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{seconds:.0f}s ago"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m ago"
+    if seconds < 86400:
+        return f"{seconds / 3600:.1f}h ago"
+    return f"{seconds / 86400:.1f}d ago"
+
+
+def status_text(status: Status) -> Text:
+    out = Text(no_wrap=True, overflow="ellipsis")
+    if status.paused:
+        out.append(" PAUSED ", style="bold reverse yellow")
+        out.append(" ")
+    if status.loading is not None:
+        out.append(f"loading {status.loading:.0%} ", style="bold cyan")
+    runs = f"{status.runs} run{'s' if status.runs != 1 else ''}"
+    if status.shown != status.runs:
+        runs = f"{status.shown}/{status.runs} runs"
+    out.append(runs, style="bold")
+    out.append(f" · {status.points:,} points · {status.files} file{'s' if status.files != 1 else ''} · ")
+    mode = status.mode
+    out.append(mode, style="bold" if mode == "inotify" else "bold yellow")
+    if status.reason:
+        out.append(f" ({safe_label(status.reason, 40)})")
+    out.append(f" · last point {age(status.since_last)}")
+    if status.skipped:
+        out.append(f" · {status.skipped:,} skipped", style="yellow")
+    if status.filter:
+        out.append(f" · filter /{safe_label(status.filter, 30)}/", style="cyan")
+    if status.error:
+        out.append(f" · {safe_label(status.error, 60)}", style="bold red")
+    return out
+
+
+class StatusBar(Static):
+    """Shows a :class:`Status`."""
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__("", id=id)
+        self.status = Status()
+
+    def show(self, status: Status) -> None:
+        if status != self.status:
+            self.status = status
+            self.update(status_text(status))
