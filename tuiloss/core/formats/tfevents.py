@@ -469,7 +469,10 @@ class TfeventsRunSource:
             return items, False
         more = False
         for path in sorted(self._files, key=file_order):
-            more = self._read_file(self._files[path], items)
+            file = self._files[path]
+            if not file.changed():
+                continue
+            more = self._read_file(file, items)
             if more:
                 break  # later files continue this one: finish it first
         return items, more
@@ -539,8 +542,6 @@ class TfeventsRunSource:
         """Read what is new in one file into ``items``; True when more is pending."""
         decoder = self._decoder
         assert decoder is not None
-        if (file.stopped is not None or file.waiting is not None) and not file.changed():
-            return False
         file.waiting = None
         try:
             chunk = file.tailer.read()
