@@ -512,7 +512,7 @@ def test_without_a_crc_library_records_are_read_unchecked(tmp_path, monkeypatch)
 
 def test_importing_the_core_loads_no_tensorboard():
     code = (
-        "import sys, tuiloss.core.formats.tfevents;"
+        "import sys, tuiloss.core.formats.tfevents, tuiloss.core.formats.mlflow;"
         "print([m for m in ('tensorboard', 'tensorboardX', 'google.protobuf') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
