@@ -66,7 +66,7 @@ _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
 _MASK_DELTA = 0xA282EAD8
 _MASK32 = 0xFFFFFFFF
-_REUSE = 1024
+_REUSE = 1024  # records parsed into one Event message before a fresh one is made
 
 # A folder listing is trusted only once this many seconds have passed since the
 # folder's mtime: a file created in the same mtime tick would not change it.
