@@ -91,10 +91,14 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
         return
     seen_dirs.add(key)
     from tuiloss.core.formats import mlflow, tfevents
+    from tuiloss.core.formats.hf_trainer import is_trainer_output_dir
 
     if format in (None, "mlflow") and mlflow.is_mlflow_run_dir(folder):
         _add(found, folder, root, "mlflow", known)
         return
+    trainer_output = format in (None, "hf_trainer") and is_trainer_output_dir(folder)
+    if trainer_output:
+        _add(found, folder, root, "hf_trainer", known)
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -113,11 +117,15 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
         except OSError:
             continue
         if is_dir:
+            if trainer_output and entry.name.startswith("checkpoint-"):
+                continue  # read through the output folder's run
             if entry.name not in SKIP_DIRS:
                 subdirs.append(entry.path)
         elif is_file:
             if tfevents.is_tfevents_file(entry.path):
                 has_events = True
+                continue
+            if trainer_output and entry.name == "trainer_state.json":
                 continue
             _consider_file(entry.path, root, found, format, known)
         else:

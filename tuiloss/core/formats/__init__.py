@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from tuiloss.core.discover import RunSpec
 
 
@@ -26,8 +28,10 @@ def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str |
 
         return LineSource(spec.path, TextParser(text_family))
     if spec.format == "hf_trainer":
-        from tuiloss.core.formats.hf_trainer import TrainerStateParser
+        from tuiloss.core.formats.hf_trainer import TrainerOutputSource, TrainerStateParser
 
+        if os.path.isdir(spec.path):
+            return TrainerOutputSource(spec.path)
         return DocumentSource(spec.path, TrainerStateParser())
     if spec.format == "mlflow":
         from tuiloss.core.formats.mlflow import MlflowRunSource

@@ -8,6 +8,8 @@ earlier checkpoint), the differing tail is read again as a new segment.
 from __future__ import annotations
 
 import json
+import os
+import re
 
 from tuiloss.core.formats.jsonl import _flatten, _number
 from tuiloss.core.model import Batch
@@ -77,3 +79,72 @@ def _fingerprint(entry) -> tuple:
     if isinstance(entry, dict):
         return tuple(sorted((str(k), repr(v)) for k, v in entry.items()))
     return (repr(entry),)
+
+
+_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+
+
+def checkpoint_states(folder: str) -> list[tuple[int, str]]:
+    """``(step, path)`` of each ``checkpoint-N/trainer_state.json`` under an output folder."""
+    found = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                match = _CHECKPOINT.match(entry.name)
+                if match and entry.is_dir():
+                    path = os.path.join(entry.path, "trainer_state.json")
+                    if os.path.isfile(path):
+                        found.append((int(match[1]), path))
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def is_trainer_output_dir(folder: str) -> bool:
+    """A Trainer ``output_dir``: checkpoint folders holding ``trainer_state.json``."""
+    return bool(checkpoint_states(folder))
+
+
+class TrainerOutputSource:
+    """A Trainer output folder: follows the newest checkpoint's ``trainer_state.json``.
+
+    Every checkpoint holds the whole history up to its step, so one run reads the
+    newest one (or ``output_dir/trainer_state.json`` written at the end of training);
+    the parser takes only entries it has not seen. Old checkpoints being deleted
+    (``save_total_limit``) is normal and not reported.
+    """
+
+    def __init__(self, folder: str) -> None:
+        from tuiloss.core.sources import DocumentSource
+
+        self.folder = folder
+        self.parser = TrainerStateParser()
+        self._source: DocumentSource | None = None
+        self._make = DocumentSource
+
+    def _newest(self) -> str | None:
+        candidates = [(step, path) for step, path in checkpoint_states(self.folder)]
+        final = os.path.join(self.folder, "trainer_state.json")
+        if os.path.isfile(final):
+            candidates.append((float("inf"), final))
+        return max(candidates)[1] if candidates else None
+
+    def paths(self) -> list[str]:
+        return [self._source.path] if self._source is not None else []
+
+    def changed(self) -> bool:
+        newest = self._newest()
+        if self._source is None or newest != self._source.path:
+            return newest is not None
+        return self._source.changed()
+
+    def read(self):
+        newest = self._newest()
+        if newest is None:
+            return [], False
+        if self._source is None or newest != self._source.path:
+            self._source = self._make(newest, self.parser)
+        items, more = self._source.read()
+        # A checkpoint folder pruned under us is not the run being deleted.
+        items = [item for item in items if getattr(item, "reason", None) != "deleted" and "was deleted" not in getattr(item, "message", "")]
+        return items, more

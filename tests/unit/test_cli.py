@@ -1,0 +1,82 @@
+"""`tuiloss report`: the table, the JSON schema, exit codes, messages instead of tracebacks."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tuiloss.cli import main
+from tuiloss.sample import LOG_EVERY, TOTAL_STEPS
+
+LABELS = {
+    "Pre-Norm | Gradient Clip=10 | Run 1": ("csv", "train_loss"),
+    "Pre-Norm | Gradient Clip=1 | Run 2": ("jsonl", "loss"),
+    "Post-Norm | DeepNorm | Gradient Clip=1": ("text", "loss"),
+    "Pre-Norm | Attn. Relax | Gradient Clip=1": ("hf_trainer", "loss"),
+}
+
+
+def run_json(capsys, *args):
+    assert main(["report", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_sample_logs_report_has_the_four_runs_with_exact_counts(capsys, sample_logs):
+    report = run_json(capsys, str(sample_logs))
+    runs = {run["label"]: run for run in report["runs"]}
+    assert set(runs) == set(LABELS)
+    for label, (fmt, metric) in LABELS.items():
+        run = runs[label]
+        assert run["format"] == fmt and run["primary_metric"] == metric
+        facts = run["metrics"][metric]
+        assert facts["points"] == TOTAL_STEPS // LOG_EVERY
+        assert run["skipped"]["lines"] == 0
+        assert [s["reason"] for s in run["segments"]] == ["start"]
+        assert not run["source"].startswith("/")
+    assert runs["Pre-Norm | Gradient Clip=10 | Run 1"]["config"]["gradient_clip"] == 10
+
+
+def test_text_report_lists_labels_and_counts(capsys, sample_logs):
+    assert main(["report", str(sample_logs)]) == 0
+    out = capsys.readouterr().out
+    for label in LABELS:
+        assert label in out
+    assert "1,000" in out
+
+
+def test_json_has_no_nan_tokens(capsys, tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"step": 1, "loss": NaN}\n{"step": 2, "loss": Infinity}\n')
+    report = run_json(capsys, str(tmp_path))
+    facts = report["runs"][0]["metrics"]["loss"]
+    assert facts["points"] == 2 and facts["final"] is None
+
+
+def test_metric_override(capsys, sample_logs):
+    report = run_json(capsys, str(sample_logs), "--metric", "grad_norm")
+    assert {run["primary_metric"] for run in report["runs"]} >= {"grad_norm"}
+
+
+def test_missing_path_is_exit_2_with_a_message(capsys, tmp_path):
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_bad_pattern_is_exit_2(capsys, tmp_path):
+    assert main(["report", str(tmp_path), "--pattern", "(unclosed"]) == 2
+    assert "not a valid regex" in capsys.readouterr().err
+
+
+def test_verbose_lists_passed_over_files(capsys, tmp_path):
+    (tmp_path / "model.pt").write_bytes(b"\x00")
+    (tmp_path / "a.jsonl").write_text('{"step": 1, "loss": 1}\n')
+    assert main(["report", str(tmp_path), "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "model.pt" in out and "not a log" in out
+
+
+def test_python_dash_m_and_usage_errors():
+    result = subprocess.run([sys.executable, "-m", "tuiloss", "--help"], capture_output=True, text=True)
+    assert result.returncode == 0 and "watch" in result.stdout
+    result = subprocess.run([sys.executable, "-m", "tuiloss", "report"], capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr

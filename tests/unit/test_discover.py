@@ -1,0 +1,108 @@
+"""Discovery: which files are runs, what they are called, what is passed over."""
+
+import json
+import os
+
+import pytest
+
+from tuiloss.core.discover import discover, make_labels, sniff
+from tuiloss.core.engine import load
+
+
+def write(path, data: bytes | str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def test_sniffing_by_name_and_first_bytes(tmp_path):
+    cases = {
+        "metrics.csv": ("step,loss\n1,2\n", "csv"),
+        "training.log": ("epoch,loss,val_loss\n0,0.5,0.6\n1,0.4,0.5\n", "csv"),  # Keras CSVLogger
+        "metrics.json": ('{"iteration": 1, "total_loss": 2}\n{"iteration": 2, "total_loss": 1}\n', "jsonl"),
+        "run.jsonl": ('{"step": 1, "loss": 2}\n', "jsonl"),
+        "train.out": ("iter 1: loss 2.0, time 1ms\n", "text"),
+        "stdout": ("banner\niter 1: loss 2.0, time 1ms\n", "text"),
+        "trainer_state.json": ('{"log_history": []}', "hf_trainer"),
+    }
+    for name, (content, expected) in cases.items():
+        assert sniff(str(write(tmp_path / name, content)))[0] == expected, name
+
+
+def test_non_logs_are_passed_over_with_a_reason(tmp_path):
+    write(tmp_path / "model.safetensors", b"\x00" * 10)
+    write(tmp_path / "weights.bin", b"\x00\x01")
+    write(tmp_path / "notes.json", '{"a": 1}')
+    write(tmp_path / "blob", b"\x00\x01\x02" * 100)
+    write(tmp_path / "README.md", "# hi\n")
+    write(tmp_path / "run.log", "iter 1: loss 2.0, time 1ms\n")
+    found = discover([str(tmp_path)])
+    assert [os.path.basename(r.path) for r in found.runs] == ["run.log"]
+    reasons = {os.path.basename(p): why for p, why in found.ignored}
+    assert reasons["blob"] == "binary file"
+    assert "not a log" in reasons["model.safetensors"]
+    assert "JSON document" in reasons["notes.json"]
+
+
+def test_config_files_feed_runs_and_folder_pairs_become_config(tmp_path):
+    write(tmp_path / "lr=3e-4_seed=1" / "metrics.csv", "step,loss\n1,2\n")
+    write(tmp_path / "lr=1e-3_seed=1" / "metrics.csv", "step,loss\n1,2\n")
+    write(tmp_path / "lr=1e-3_seed=1" / "hparams.yaml", "batch_size: 64\noptimizer:\n  name: adamw\n")
+    found = discover([str(tmp_path)])
+    configs = {os.path.basename(os.path.dirname(r.path)): r.config for r in found.runs}
+    assert configs["lr=3e-4_seed=1"] == {"lr": 3e-4, "seed": 1}
+    assert configs["lr=1e-3_seed=1"] == {"lr": 1e-3, "seed": 1, "batch_size": 64, "optimizer.name": "adamw"}
+
+
+def test_labels_use_shortest_distinguishing_suffix_and_differing_keys():
+    labels = make_labels([
+        ("a", "exp/version_0/metrics.csv", {"lr": 0.1, "seed": 1}),
+        ("b", "exp/version_1/metrics.csv", {"lr": 0.2, "seed": 1}),
+    ])
+    assert labels == {"a": "version_0 | lr=0.1", "b": "version_1 | lr=0.2"}
+
+
+def test_run_name_in_config_wins():
+    labels = make_labels([
+        ("a", "x/metrics.csv", {"run_name": "Pre-Norm | Gradient Clip=10 | Run 1"}),
+        ("b", "y/metrics.csv", {"run_name": "Pre-Norm | Gradient Clip=1 | Run 2"}),
+    ])
+    assert labels["a"] == "Pre-Norm | Gradient Clip=10 | Run 1"
+
+
+def test_yaml_config_is_read_safely(tmp_path):
+    write(tmp_path / "r" / "config.yaml", "x: !!python/object/apply:os.system ['echo pwned']\nlr: 0.1\n")
+    write(tmp_path / "r" / "log.jsonl", '{"step": 1, "loss": 1}\n')
+    (run,) = discover([str(tmp_path)]).runs
+    assert run.config == {}  # unsafe YAML is refused as a whole, never executed
+
+
+def test_symlink_loop_is_reported_not_followed_forever(tmp_path):
+    write(tmp_path / "a" / "log.jsonl", '{"step": 1, "loss": 1}\n')
+    os.symlink(tmp_path, tmp_path / "a" / "loop")
+    found = discover([str(tmp_path)])
+    assert len(found.runs) == 1
+    assert any("symlink loop" in n.message for n in found.notices)
+
+
+def test_missing_path_is_a_notice(tmp_path):
+    found = discover([str(tmp_path / "nope")])
+    assert not found.runs and "no such file" in found.notices[0].message
+
+
+def test_trainer_output_folder_is_one_run_following_the_newest_checkpoint(tmp_path):
+    out = tmp_path / "out"
+    history = [{"loss": 1.0 - i / 10, "step": (i + 1) * 10} for i in range(5)]
+    write(out / "checkpoint-20" / "trainer_state.json", json.dumps({"log_history": history[:2]}))
+    write(out / "checkpoint-50" / "trainer_state.json", json.dumps({"log_history": history}))
+    store, _, _ = load([str(tmp_path)])
+    (run,) = list(store)
+    assert run.format == "hf_trainer"
+    assert run.series["loss"].visible()[0].tolist() == [10, 20, 30, 40, 50]
+
+
+def test_empty_and_unreadable_files_do_not_stop_loading(tmp_path, monkeypatch):
+    write(tmp_path / "empty.log", b"")
+    write(tmp_path / "good.jsonl", '{"step": 1, "loss": 1}\n')
+    store, _, _ = load([str(tmp_path)])
+    assert {run.source: run.points for run in store} == {"empty.log": 0, "good.jsonl": 1}

@@ -1,0 +1,47 @@
+"""The core is headless and safe: no UI imports, no eval, no pickle, no sockets."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "tuiloss"
+
+
+def test_core_imports_no_ui_library():
+    code = (
+        "import sys, tuiloss.core.engine, tuiloss.core.report, tuiloss.core.discover, tuiloss.sample\n"
+        "from tuiloss.core.formats import csv, jsonl, text, hf_trainer\n"
+        "import tuiloss.core.analysis\n"
+        "bad = [m for m in ('textual', 'plotext', 'watchdog', 'rich') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_help_does_not_import_heavy_modules():
+    code = (
+        "import sys\nfrom tuiloss.cli import build_parser\nbuild_parser()\n"
+        "bad = [m for m in ('pandas', 'tensorboard', 'textual', 'numpy') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_nothing_evaluates_or_unpickles_log_content():
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                owner = getattr(getattr(node.func, "value", None), "id", None)
+                if name in ("eval", "exec", "literal_eval") or owner in ("pickle", "marshal", "dill"):
+                    offenders.append(f"{path.name}:{node.lineno} {name}")
+                if owner == "yaml" and name in ("load", "unsafe_load", "full_load"):
+                    offenders.append(f"{path.name}:{node.lineno} yaml.{name}")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                if any(n.split(".")[0] in ("pickle", "socket", "urllib", "http", "requests") for n in names):
+                    offenders.append(f"{path.name}:{node.lineno} imports {names}")
+    assert not offenders, offenders
