@@ -242,7 +242,7 @@ class TuilossApp(App[None]):
         worker = get_current_worker()
         self.ingestor.run(should_stop=lambda: worker.is_cancelled)
 
-    def _shutdown(self) -> None:
+    def _stop_threads(self) -> None:
         if self._stopped:
             return
         self._stopped = True
@@ -250,10 +250,10 @@ class TuilossApp(App[None]):
         self.insights_worker.stop()
 
     def on_unmount(self) -> None:
-        self._shutdown()
+        self._stop_threads()
 
     async def action_quit(self) -> None:
-        self._shutdown()
+        self._stop_threads()
         self.exit()
 
     # -- data in ------------------------------------------------------------------------------

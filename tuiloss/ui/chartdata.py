@@ -48,15 +48,13 @@ def step_label(step: float) -> str:
 
 
 def nice_step(span: float, count: int) -> float:
-    """A 1/2/5 x 10^k spacing giving about ``count`` intervals over ``span``."""
+    """A 1/2/5 x 10^k spacing giving close to ``count`` intervals over ``span``."""
     if span <= 0 or not math.isfinite(span):
         return 1.0
     raw = span / max(count, 1)
     power = 10 ** math.floor(math.log10(raw))
-    for mult in (1, 2, 2.5, 5, 10):
-        if raw <= mult * power:
-            return mult * power
-    return 10 * power
+    candidates = [mult * power for mult in (1, 2, 5, 10)]
+    return min(candidates, key=lambda step: abs(span / step - count))
 
 
 def linear_ticks(lo: float, hi: float, count: int = 5) -> list[float]:

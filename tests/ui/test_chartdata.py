@@ -1,0 +1,128 @@
+import math
+
+import numpy as np
+
+from tuiloss.ui.chartdata import (
+    ChartView,
+    Mark,
+    build_chart,
+    curve_from_arrays,
+    linear_ticks,
+    log_ticks,
+    step_label,
+    x_window,
+)
+
+
+def test_step_labels():
+    assert [step_label(v) for v in (1, 10, 100, 1e3, 1e4, 1e5, 1e6)] == ["1", "10", "100", "1K", "10K", "100K", "1M"]
+    assert step_label(2500) == "2.5K"
+    assert step_label(0.5) == "0.5"
+
+
+def test_log_ticks_are_decades_when_the_range_spans_them():
+    assert log_ticks(0, 5) == [1, 10, 100, 1e3, 1e4, 1e5]
+    ticks = log_ticks(math.log10(20_000), math.log10(100_000))
+    assert len(ticks) >= 2 and all(2e4 <= t <= 1e5 for t in ticks)
+
+
+def test_linear_ticks_are_round():
+    assert linear_ticks(0, 100_000, 5) == [0, 20_000, 40_000, 60_000, 80_000, 100_000]
+    assert linear_ticks(0.17, 1.45, 6) == [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4]
+
+
+def _curve(steps, values, **kw):
+    return curve_from_arrays("run", steps, values, **kw)
+
+
+def test_log_axis_is_plotted_as_log10_values_with_step_labels():
+    steps = np.arange(100, 100_001, 100, dtype=float)
+    spec = build_chart([_curve(steps, 1 / np.sqrt(steps))], ChartView(), 80)
+    assert spec.x_log
+    assert spec.x_lim == (2.0, 5.0)
+    assert spec.x_ticks[1] == ["100", "1K", "10K", "100K"]
+    assert spec.x_ticks[0] == [2.0, 3.0, 4.0, 5.0]
+    xs = [x for trace in spec.traces for x in trace.xs]
+    assert min(xs) >= 2.0 and max(xs) <= 5.0
+
+
+def test_linear_axis_on_request():
+    steps = np.arange(0, 1001, dtype=float)
+    spec = build_chart([_curve(steps, np.ones_like(steps))], ChartView(log_x=False), 60)
+    assert not spec.x_log and spec.x_lim == (0.0, 1000.0)
+
+
+def test_step_zero_is_drawn_at_the_left_edge_on_a_log_axis():
+    steps = np.arange(0, 1001, 10, dtype=float)
+    spec = build_chart([_curve(steps, np.linspace(2, 1, len(steps)))], ChartView(), 60)
+    assert spec.x_log and "step 0 at left edge" in spec.title
+    xs = [x for t in spec.traces for x in t.xs]
+    assert all(math.isfinite(x) for x in xs)
+
+
+def test_a_one_point_spike_survives_downsampling():
+    steps = np.arange(1, 1_000_001, dtype=float)
+    values = np.full(len(steps), 0.2)
+    values[500_000] = 5.0
+    spec = build_chart([_curve(steps, values)], ChartView(log_x=False), 40)
+    ys = [y for t in spec.traces for y in t.ys]
+    assert max(ys) == 5.0
+    assert sum(len(t.xs) for t in spec.traces) <= 4 * 80 + 4
+
+
+def test_nan_is_marked_at_the_top():
+    steps = np.arange(1, 101, dtype=float)
+    values = np.linspace(1, 0.5, 100)
+    values[50] = np.nan
+    spec = build_chart([_curve(steps, values)], ChartView(), 40)
+    assert any(label.text == "×" for label in spec.labels)
+    assert "NaN" in spec.title
+
+
+def test_ascii_mode_uses_no_braille():
+    steps = np.arange(1, 101, dtype=float)
+    spec = build_chart([_curve(steps, np.linspace(1, 0.5, 100), marker="+", smoothing=0.6)],
+                       ChartView(ascii=True, smoothing=0.6), 40)
+    assert all(t.marker != "braille" for t in spec.traces)
+    assert {t.marker for t in spec.traces} == {".", "+"}
+
+
+def test_smoothing_keeps_the_raw_curve_behind():
+    steps = np.arange(1, 101, dtype=float)
+    curve = _curve(steps, np.linspace(1, 0.5, 100), smoothing=0.9)
+    spec = build_chart([curve], ChartView(smoothing=0.9), 40)
+    assert len(spec.traces) == 2  # raw first (faint), smoothed on top
+    assert spec.traces[0].color != spec.traces[1].color
+
+
+def test_log_y_plots_log10_values():
+    steps = np.arange(1, 101, dtype=float)
+    spec = build_chart([_curve(steps, np.geomspace(10, 0.1, 100))], ChartView(log_y=True), 40)
+    ys = [y for t in spec.traces for y in t.ys]
+    assert -1.01 <= min(ys) and max(ys) <= 1.01
+    assert "log y" in spec.title
+    assert all(label in ("0.1", "0.2", "0.5", "1", "1.00", "2", "2.00", "5", "5.00", "10", "10.0", "0.100", "0.200", "0.500")
+               for label in spec.y_ticks[1])
+
+
+def test_zoom_halves_the_range_ending_at_the_latest_step():
+    steps = np.arange(0, 100_001, 100, dtype=float)
+    curve = _curve(steps, np.ones_like(steps))
+    window = x_window([curve], ChartView(log_x=False, zoom=1))
+    assert (window.lo, window.hi) == (50_000.0, 100_000.0)
+    window = x_window([curve], ChartView(log_x=False, zoom=2))
+    assert window.lo == 75_000.0
+
+
+def test_spike_and_drift_marks():
+    steps = np.arange(100, 100_001, 100, dtype=float)
+    values = np.full(len(steps), 0.2)
+    curve = _curve(steps, values, marks=[Mark("spike", 25_000, 1.4, 30_000), Mark("drift", 40_000, 0.21, 60_000)])
+    spec = build_chart([curve], ChartView(log_x=False), 80)
+    texts = [label.text for label in spec.labels]
+    assert "▲1.40" in texts
+    assert "↗drift" in texts
+
+
+def test_empty_chart_says_so():
+    assert build_chart([], ChartView(), 40).empty == "no runs to show"

@@ -1,0 +1,126 @@
+import threading
+import time
+
+from tuiloss.core.engine import Engine, Options
+from tuiloss.ui.ingest import Ingested, Ingestor, LoadFinished, WatchStarted
+from tuiloss.ui.watcher import Watcher
+
+
+class Collector:
+    def __init__(self):
+        self.items = []
+        self.ingestor = None
+
+    def __call__(self, item):
+        self.items.append(item)
+        if isinstance(item, Ingested) and self.ingestor is not None:
+            self.ingestor.ack()
+
+    def points(self):
+        total = 0
+        for item in self.items:
+            if isinstance(item, Ingested):
+                for update in item.result.updates:
+                    for batch in update.items:
+                        total += getattr(batch, "points", 0)
+        return total
+
+    def wait(self, predicate, timeout=10):
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.01)
+
+
+def start(tmp_path, poll=None):
+    engine = Engine([str(tmp_path)], Options())
+    collector = Collector()
+    ingestor = Ingestor(engine, Watcher([str(tmp_path)], poll, mounts=[]), collector)
+    collector.ingestor = ingestor
+    thread = threading.Thread(target=ingestor.run, daemon=True)
+    thread.start()
+    return ingestor, collector, thread
+
+
+def test_loads_then_follows_appends_and_new_files(tmp_path):
+    log = tmp_path / "run1" / "train.log"
+    log.parent.mkdir()
+    log.write_text("".join(f"iter {i}: loss {1 / (i + 1):.4f}\n" for i in range(100)))
+    ingestor, collector, thread = start(tmp_path)
+    try:
+        collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
+        assert isinstance(collector.items[0], WatchStarted) and collector.items[0].mode == "inotify"
+        assert collector.points() == 100
+        with open(log, "a") as handle:
+            handle.write("iter 100: loss 0.0099\n")
+        began = time.monotonic()
+        collector.wait(lambda: collector.points() == 101)
+        assert time.monotonic() - began < 0.25
+        other = tmp_path / "run2" / "metrics.jsonl"
+        other.parent.mkdir()
+        other.write_text('{"step": 1, "loss": 2.0}\n')
+        collector.wait(lambda: any(i.result.new_runs for i in collector.items[2:] if isinstance(i, Ingested)))
+        collector.wait(lambda: collector.points() == 102)
+    finally:
+        ingestor.stop()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def test_polling_mode_sees_appends(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("iter 1: loss 1.0\n")
+    ingestor, collector, thread = start(tmp_path, poll=0.1)
+    try:
+        collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
+        assert collector.items[0].mode == "polling"
+        with open(log, "a") as handle:
+            handle.write("iter 2: loss 0.5\n")
+        collector.wait(lambda: collector.points() == 2, timeout=5)
+    finally:
+        ingestor.stop()
+        thread.join(timeout=5)
+
+
+def test_pause_holds_reads_until_resumed(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("iter 1: loss 1.0\n")
+    ingestor, collector, thread = start(tmp_path)
+    try:
+        collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
+        ingestor.pause()
+        with open(log, "a") as handle:
+            handle.write("iter 2: loss 0.5\n")
+        time.sleep(0.4)  # nothing may arrive while paused
+        assert collector.points() == 1
+        ingestor.resume()
+        collector.wait(lambda: collector.points() == 2)
+    finally:
+        ingestor.stop()
+        thread.join(timeout=5)
+
+
+def test_back_pressure_waits_for_acks(tmp_path):
+    for k in range(5):
+        (tmp_path / f"r{k}.log").write_text("iter 1: loss 1.0\n")
+    engine = Engine([str(tmp_path)], Options())
+    items = []
+    ingestor = Ingestor(engine, Watcher([str(tmp_path)], None, mounts=[]), items.append, max_inflight=1)
+    thread = threading.Thread(target=ingestor.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not any(isinstance(i, Ingested) for i in items):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(0.3)
+        assert sum(isinstance(i, Ingested) for i in items) == 1  # waits: nothing acknowledged
+        ingestor.ack()
+        deadline = time.monotonic() + 5
+        while sum(isinstance(i, Ingested) for i in items) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        ingestor.stop()
+        thread.join(timeout=5)
+    assert not thread.is_alive()

@@ -1,0 +1,85 @@
+import numpy as np
+
+from tuiloss.core.store import Run, Series
+from tuiloss.ui.export import choose_folder, inside, write_export
+from tuiloss.ui.insights import anomaly_key, render_insights
+from tuiloss.ui.runstate import Activity, run_state
+from tuiloss.ui.snapshot import snapshot_run, snapshot_series
+from tuiloss.ui.widgets.status_bar import Status, age, status_text
+
+
+def test_run_states():
+    assert run_state(True, Activity(100.0), 100.0) == "deleted"
+    assert run_state(False, Activity(100.0), 130.0) == "live"
+    assert run_state(False, Activity(100.0), 100.0 + 600) == "stalled"
+    assert run_state(False, Activity(100.0), 100.0 + 7200) == "finished"
+    assert run_state(False, None, 0.0, has_points=False) == "waiting"
+    slow = Activity()
+    for t in (0, 600, 1200, 1800):
+        slow.grew(float(t))
+    assert slow.interval == 600
+    assert run_state(False, slow, 1800 + 3000) == "live"  # within 10 usual intervals
+
+
+def test_snapshots_do_not_see_later_appends():
+    series = Series()
+    series.extend(np.arange(10.0), np.arange(10.0))
+    frozen = snapshot_series(series)
+    series.extend(np.arange(10.0, 10_000.0), np.arange(10.0, 10_000.0))  # reallocates
+    series.extend(np.array([5.0]), np.array([99.0]))  # a reset: new segment
+    steps, values = frozen.visible()
+    assert len(frozen) == 10 and list(steps) == list(range(10)) and len(frozen.segments) == 1
+    assert len(series.segments) == 2
+    run = Run(id="r", label="r", source="r", format="text", series={"loss": series})
+    copy = snapshot_run(run)
+    assert copy.series["loss"] is not series and len(copy.series["loss"]) == len(series)
+
+
+def test_export_never_writes_inside_the_watched_tree(tmp_path):
+    logs = tmp_path / "logs"
+    (logs / "run").mkdir(parents=True)
+    assert inside(str(logs / "run"), [str(logs)])
+    assert not inside(str(tmp_path), [str(logs)])
+    folder, note = choose_folder(None, [str(logs)], cwd=str(logs / "run"))
+    assert not inside(folder, [str(logs)]) and "inside the watched folder" in note
+    folder, note = choose_folder(str(tmp_path / "out"), [str(logs)])
+    assert folder == str(tmp_path / "out") and not note
+    report, chart = write_export(folder, "20330518-000000", "# r\n", "chart")
+    assert open(report).read() == "# r\n" and open(chart).read() == "chart\n"
+    again = write_export(folder, "20330518-000000", "# r\n", "chart")
+    assert again[0] != report
+
+
+def test_status_line():
+    text = status_text(Status(runs=4, shown=4, points=4000, files=4, mode="polling", reason="nfs4 file system",
+                              since_last=3, skipped=12, paused=True)).plain
+    assert "PAUSED" in text and "4 runs" in text and "4,000 points" in text and "4 files" in text
+    assert "polling (nfs4 file system)" in text and "3s ago" in text and "12 skipped" in text
+    assert age(None) == "no points yet" and age(7200) == "2.0h ago"
+
+
+def _report(label="[bold]x\x1b[31m", message="spiked to 1.40 at 25.0K"):
+    anomaly = {"kind": "spike", "step": 25000, "end_step": 30000, "value": 1.4, "baseline": 0.2, "message": message}
+    return {
+        "runs": [{
+            "id": "r1", "label": label, "primary_metric": "loss", "segments": [], "skipped": {"lines": 0},
+            "metrics": {"loss": {"points": 10, "final": 0.2, "min": 0.19, "convergence_step": 18000,
+                                 "anomalies": [anomaly],
+                                 "plateaus": [{"start_step": 60000, "end_step": 100000, "mean": 0.23,
+                                               "low": 0.22, "high": 0.24, "std": 0.005}]}},
+        }],
+        "observations": [{"message": "A converged fastest"}],
+    }
+
+
+def test_insights_text_shows_the_findings_and_is_safe():
+    report = _report()
+    text = render_insights(report, colors={"r1": "red"}, numbers={"r1": "1"}, swatches={"r1": "■"},
+                           new={anomaly_key("r1", report["runs"][0]["metrics"]["loss"]["anomalies"][0])})
+    plain = text.plain
+    assert "spike: spiked to 1.40 at 25.0K" in plain
+    assert "plateau 60.0K-100.0K: 0.230 (0.220-0.240)" in plain
+    assert "converged at 18.0K" in plain and "final 0.200" in plain
+    assert "A converged fastest" in plain
+    assert "[bold]x" in plain and "\x1b" not in plain
+    assert any("reverse" in str(span.style) for span in text.spans)  # the new anomaly is highlighted

@@ -1,0 +1,35 @@
+"""Shared helpers of the viewer's tests: waiting with deadlines, frozen clocks."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+#: A fixed wall clock for screens that show ages (2033-05-18).
+FROZEN_NOW = 2_000_000_000.0
+#: The sample logs' files are dated two hours before that.
+FROZEN_MTIME = FROZEN_NOW - 7200
+
+
+async def wait_for(pilot, predicate, timeout: float = 10.0, what: str = "condition") -> float:
+    """Let the app run until ``predicate()`` holds; return the seconds it took."""
+    began = time.monotonic()
+    deadline = began + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await pilot.pause(0.02)
+    return time.monotonic() - began
+
+
+async def wait_loaded(pilot, app, timeout: float = 20.0) -> None:
+    """Until the first load is applied and the insights of it are shown."""
+    await wait_for(pilot, lambda: app.loaded and app.report is not None
+                   and app.report_generation >= (app._baseline_generation or 1), timeout, "the first load")
+    await pilot.pause(0.15)  # let the throttled redraw run
+
+
+def freeze_mtimes(folder: Path, when: float = FROZEN_MTIME) -> None:
+    for path in folder.rglob("*"):
+        os.utime(path, (when, when))
