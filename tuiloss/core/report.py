@@ -68,36 +68,24 @@ class MetricFacts:
     min: float | None
     min_step: float | None
     convergence_step: float | None = None
+    analyzed: bool = False
     anomalies: list = field(default_factory=list)  # analysis.Anomaly
     plateaus: list = field(default_factory=list)  # analysis.Plateau
 
 
 def analyze_metric(run: Run, name: str, analyzer=None) -> MetricFacts:
-    """The facts of one metric of a run (the analysis issue's detectors included)."""
+    """The facts of one metric of a run, the analysis issue's detectors included."""
     series = run.series[name]
-    steps, values = series.visible()
-    finite = values[~(values != values)] if len(values) else values
-    import numpy as np
-
-    finite_mask = np.isfinite(values)
-    facts = MetricFacts(
-        name=name,
-        points=len(series),
-        first_step=float(steps[0]) if len(steps) else None,
-        last_step=float(steps[-1]) if len(steps) else None,
-        first=float(values[0]) if len(values) else None,
-        final=float(values[-1]) if len(values) else None,
-        min=float(values[finite_mask].min()) if finite_mask.any() else None,
-        min_step=float(steps[finite_mask][values[finite_mask].argmin()]) if finite_mask.any() else None,
-    )
-    del finite
+    facts = _plain_facts(run, name)
     analysis = _analysis_module()
     if analysis is None:
         return facts
+    steps, values = series.visible()
     if analyzer is not None:
         result = analyzer.update(steps, values, series.segments)
     else:
         result = analysis.analyze_series(steps, values, series.segments, is_eval=is_eval_metric(name))
+    facts.analyzed = True
     facts.convergence_step = result.convergence_step
     facts.anomalies = list(result.anomalies)
     facts.plateaus = list(result.plateaus)
@@ -177,6 +165,7 @@ def _metric_dict(facts: MetricFacts) -> dict:
         "min": json_number(facts.min),
         "min_step": json_number(facts.min_step),
         "convergence_step": json_number(facts.convergence_step),
+        "analyzed": facts.analyzed,
         "anomalies": [a.to_dict() for a in facts.anomalies],
         "plateaus": [p.to_dict() for p in facts.plateaus],
     }
@@ -276,7 +265,7 @@ def render_text(report: dict, *, verbose: bool = False, ignored: list | None = N
             )
         if m["convergence_step"] is not None:
             notes.append(f"  - converged at {fmt_step(m['convergence_step'])}; final {fmt_value(m['final'])}")
-        elif m["points"]:
+        elif m["points"] and m.get("analyzed"):
             notes.append(f"  - not converged; final {fmt_value(m['final'])}")
         for seg in run["segments"][1:]:
             notes.append(f"  - new segment at {fmt_step(seg['start_step'])}: {seg['reason']}")
