@@ -1,16 +1,29 @@
-"""Analysis of loss curves: smoothing and downsampling for the chart, findings for the report."""
+"""Analysis of loss curves: smoothing and downsampling for the chart, findings for the report.
 
+Everything here is headless (numpy only) and never raises on odd data.
+"""
+
+from tuiloss.core.analysis.anomalies import Anomaly, find_nans, find_resets, stall_anomaly
 from tuiloss.core.analysis.downsample import ColumnData, ColumnIndex, column_edges, minmax_columns
+from tuiloss.core.analysis.plateaus import Plateau
 from tuiloss.core.analysis.smoothing import ema, rolling_median
+from tuiloss.core.analysis.summary import SeriesAnalysis, analyze_series
 from tuiloss.core.analysis.text import format_step, format_value
 
 __all__ = [
+    "Anomaly",
     "ColumnData",
     "ColumnIndex",
+    "Plateau",
+    "SeriesAnalysis",
+    "analyze_series",
     "column_edges",
     "ema",
+    "find_nans",
+    "find_resets",
     "format_step",
     "format_value",
     "minmax_columns",
     "rolling_median",
+    "stall_anomaly",
 ]

@@ -115,22 +115,21 @@ def robust_sigma(values: np.ndarray) -> float:
     return float(MAD_SCALE * np.median(np.abs(values - np.median(values))))
 
 
-def lag1_autocorrelation(values: np.ndarray) -> float:
-    """Lag-1 autocorrelation of the noise around a slow trend, from first differences.
+def lag1_autocorrelation(values: np.ndarray, half: int = 4) -> float:
+    """Lag-1 autocorrelation of the noise around a slow trend.
 
-    For an AR(1) noise with coefficient phi, the first differences have a lag-1
-    autocorrelation of ``-(1 - phi) / 2``; inverting that is insensitive to trends.
-    Returned clipped to ``[0, 0.9]``.
+    The trend is a running median of ``2*half+1`` points; the correlation is taken on
+    what is left. Returned clipped to ``[0, 0.9]`` (0 for fewer than 8 points).
     """
-    d = np.diff(values[np.isfinite(values)])
-    if len(d) < 8:
+    values = values[np.isfinite(values)]
+    if len(values) < 8:
         return 0.0
-    d = d - d.mean()
-    denom = float(np.dot(d, d))
+    r = values - running_median(values, half)
+    r = r - r.mean()
+    denom = float(np.dot(r, r))
     if denom <= 0:
         return 0.0
-    r1 = float(np.dot(d[1:], d[:-1])) / denom
-    return float(np.clip(1.0 + 2.0 * r1, 0.0, 0.9))
+    return float(np.clip(np.dot(r[1:], r[:-1]) / denom, 0.0, 0.9))
 
 
 class KendallTable:

@@ -1,0 +1,235 @@
+"""Plateaus (stretches where the smoothed loss barely moves per decade of steps) and convergence.
+
+Both read the block medians (see :mod:`blocks`); the statistics of a plateau come from
+at most ``MAX_SAMPLE`` of its raw points, taken at a fixed stride, so the cost is bounded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tuiloss.core.analysis.anomalies import json_number
+from tuiloss.core.analysis.blocks import Blocks
+from tuiloss.core.analysis.stats import running_median
+
+#: Largest change of the smoothed loss (natural log, i.e. ~relative) per decade of steps.
+PLATEAU_RATE = 0.1
+#: Shortest plateau: blocks, and fraction of the run's blocks; and it must span at least
+#: ``PLATEAU_MIN_DECADES`` of steps unless it covers ``PLATEAU_LONG_FRACTION`` of the run.
+PLATEAU_MIN_BLOCKS = 8
+PLATEAU_MIN_FRACTION = 0.1
+PLATEAU_MIN_DECADES = 0.1
+PLATEAU_LONG_FRACTION = 0.25
+#: Values logged with one significant digit (fewer than this many quanta) are flat
+#: when they move by at most ``QUANTUM_SPAN`` quanta.
+QUANTUM_LEVEL = 10
+QUANTUM_SPAN = 3
+#: Convergence: band around the final level (log space), and the most the final 20% of
+#: the run may still move per decade of steps for the run to count as settled.
+CONVERGENCE_BAND = math.log(1.1)
+SETTLE_RATE = 0.4
+MAX_SAMPLE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Plateau:
+    """A stretch where the loss stays level.
+
+    Attributes:
+        start_step: first step of the stretch.
+        end_step: last step of the stretch.
+        mean: mean of the values in it (spikes left out).
+        low: 5th percentile of the values.
+        high: 95th percentile of the values.
+        std: standard deviation of the values.
+    """
+
+    start_step: float
+    end_step: float
+    mean: float
+    low: float
+    high: float
+    std: float
+
+    def to_dict(self) -> dict:
+        """JSON-safe fields."""
+        return {
+            "start_step": json_number(self.start_step),
+            "end_step": json_number(self.end_step),
+            "mean": json_number(self.mean),
+            "low": json_number(self.low),
+            "high": json_number(self.high),
+            "std": json_number(self.std),
+        }
+
+
+def decade_positions(steps: np.ndarray) -> np.ndarray:
+    """``log10(step)``, with steps below the first positive spacing clamped to it."""
+    steps = np.asarray(steps, dtype=np.float64)
+    positive = steps[steps > 0]
+    if not len(positive):
+        return np.arange(len(steps), dtype=np.float64) * 1e-3
+    gaps = np.diff(positive)
+    gaps = gaps[gaps > 0]
+    smallest = min(float(positive[0]), float(np.min(gaps)) if len(gaps) else float(positive[0]))
+    return np.log10(np.maximum(steps, smallest))
+
+
+class _RangeTable:
+    """O(1) min/max over any ``[a, b]`` of a short array (sparse table)."""
+
+    def __init__(self, z: np.ndarray) -> None:
+        self.mins = [z]
+        self.maxs = [z]
+        k = 1
+        while 2 * k <= len(z):
+            prev_min, prev_max = self.mins[-1], self.maxs[-1]
+            self.mins.append(np.minimum(prev_min[:-k], prev_min[k:]))
+            self.maxs.append(np.maximum(prev_max[:-k], prev_max[k:]))
+            k *= 2
+
+    def minmax(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``min(z[a..b])`` and ``max(z[a..b])`` for arrays of inclusive bounds."""
+        length = b - a + 1
+        level = np.floor(np.log2(np.maximum(length, 1))).astype(int)
+        lo_out = np.empty(len(a))
+        hi_out = np.empty(len(a))
+        for lv in np.unique(level):
+            sel = level == lv
+            span = 1 << int(lv)
+            lo, hi = a[sel], b[sel] - span + 1
+            lo_out[sel] = np.minimum(self.mins[lv][lo], self.mins[lv][hi])
+            hi_out[sel] = np.maximum(self.maxs[lv][lo], self.maxs[lv][hi])
+        return lo_out, hi_out
+
+
+def smooth_levels(blocks: Blocks, masked: np.ndarray) -> np.ndarray:
+    """Block medians with masked blocks bridged linearly, then a short running median."""
+    level = blocks.level.copy()
+    if masked.any() and (~masked).sum() >= 2:
+        good = np.flatnonzero(~masked)
+        level[masked] = np.interp(np.flatnonzero(masked), good, level[good])
+    half = max(1, int(round(0.02 * len(level))))
+    return running_median(level, half)
+
+
+def find_plateaus(
+    blocks: Blocks, zs: np.ndarray, log: bool, quantum: float
+) -> list[tuple[int, int]]:
+    """Stretches of blocks ``(a, b)`` (inclusive) where the smoothed level ``zs`` is flat.
+
+    A stretch is flat when the spread of ``zs`` over it, less an allowance for noise,
+    is at most ``PLATEAU_RATE`` per decade of steps it spans; and the same holds for its
+    first half and first quarter (so a long flat tail does not excuse a slow descent
+    before it). Values logged with a single significant digit are flat when they move
+    by at most a few quanta. Plateaus are found greedily from the end of the run.
+    """
+    nb = len(zs)
+    shortest = max(PLATEAU_MIN_BLOCKS, int(math.ceil(PLATEAU_MIN_FRACTION * nb)))
+    if nb < shortest:
+        return []
+    x = decade_positions(blocks.first_step)
+    table = _RangeTable(zs)
+    noise = _noise(zs)
+    if log:
+        scale = np.ones(nb)
+    else:
+        spread_all = float(np.max(zs) - np.min(zs))
+        scale = np.maximum(np.abs(zs), 0.01 * spread_all + 1e-12)
+    coarse = quantum > 0 and log
+    out: list[tuple[int, int]] = []
+    j = nb - 1
+    step = max(1, nb // 64)
+    while j + 1 >= shortest:
+        a = np.arange(0, j - shortest + 2)
+        ok = _flat(table, zs, x, scale, noise, a, np.full(len(a), j), log, coarse, quantum)
+        for part in (2, 4):
+            sub_b = a + (j - a) // part
+            ok &= _flat(table, zs, x, scale, noise, a, sub_b, log, coarse, quantum)
+        hits = np.flatnonzero(ok)
+        if len(hits):
+            start = int(a[hits[0]])
+            long_enough = x[j] - x[start] >= PLATEAU_MIN_DECADES or j - start + 1 >= PLATEAU_LONG_FRACTION * nb
+            if long_enough:
+                out.append((start, j))
+                j = start - 1
+                continue
+        j -= step
+    out.reverse()
+    return out
+
+
+def _noise(zs: np.ndarray) -> float:
+    d = np.diff(zs)
+    if len(d) < 4:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
+
+
+def _flat(table, zs, x, scale, noise, a, b, log, coarse, quantum) -> np.ndarray:
+    low, high = table.minmax(a, b)
+    spread = high - low
+    span = np.maximum(x[b] - x[a], 0.0)
+    ok = (spread - 2 * noise) <= PLATEAU_RATE * span * scale[b]
+    if coarse:
+        top = np.exp(high)
+        small = top <= QUANTUM_LEVEL * quantum
+        ok |= small & (top - np.exp(low) <= QUANTUM_SPAN * quantum * (1 + 1e-9))
+    return ok
+
+
+def plateau_stats(values: np.ndarray, lo: int, hi: int, skip: list[tuple[int, int]]) -> tuple[float, float, float, float]:
+    """Mean, 5th and 95th percentile and std of ``values[lo:hi]`` without the ``skip`` ranges.
+
+    Reads at most ``MAX_SAMPLE`` points, evenly strided, so the cost is bounded.
+    """
+    count = hi - lo
+    stride = max(1, -(-count // MAX_SAMPLE))
+    idx = np.arange(lo, hi, stride)
+    if skip:
+        keep = np.ones(len(idx), bool)
+        for a, b in skip:
+            keep &= ~((idx >= a) & (idx < b))
+        if keep.sum() >= 3:
+            idx = idx[keep]
+    sample = values[idx]
+    low, high = np.percentile(sample, [5, 95])
+    return float(np.mean(sample)), float(low), float(high), float(np.std(sample))
+
+
+def find_convergence(blocks: Blocks, log: bool, quantum: float) -> int | None:
+    """Block from which the smoothed loss stays within a band of its final level, or None.
+
+    Spikes are not left out: a long excursion means the run had not settled yet. The
+    run must have settled: over its last 20% the smoothed loss may move at most
+    ``SETTLE_RATE`` per decade of steps (beyond noise). The band is 10% (in log space)
+    or three noise sigmas of the smoothed loss, whichever is wider.
+    """
+    nb = len(blocks)
+    if nb < 10:
+        return None
+    zc = running_median(blocks.level, max(2, int(round(0.025 * nb))))
+    x = decade_positions(blocks.first_step)
+    tail = max(3, nb // 20)
+    final = float(np.median(zc[-tail:]))
+    noise = _noise(zc)
+    k80 = int(0.8 * nb)
+    around = float(np.median(zc[max(0, k80 - tail // 2) : k80 + tail // 2 + 1]))
+    span = max(float(x[-1] - x[k80]), 1e-9)
+    scale = 1.0 if log else max(abs(final), 1e-12)
+    if abs(final - around) - 2 * noise > SETTLE_RATE * span * scale:
+        return None
+    if log:
+        band = max(CONVERGENCE_BAND, 3 * noise)
+        if quantum > 0:
+            band = max(band, math.log1p(QUANTUM_SPAN * quantum / math.exp(final)))
+    else:
+        band = max(0.1 * abs(final), 3 * noise)
+    outside = np.flatnonzero(np.abs(zc - final) > band)
+    first = 0 if not len(outside) else int(outside[-1]) + 1
+    if first >= nb:
+        return None
+    return first

@@ -1,0 +1,311 @@
+"""The per-point work of the analysis, done once per point and kept between updates.
+
+A :class:`Scan` holds the finite points of a series (in a log or linear space), the
+local spike candidates, the non-finite stretches and the block summary. :meth:`Scan.extend`
+processes only what is new, plus a fixed-size tail whose results depend on points not
+yet seen; everything before that tail is final. The batch analysis builds a scan from
+nothing in one call, the live analysis extends it, and both then run the same bounded
+:func:`summary.finish` on it, so they agree exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tuiloss.core.analysis.blocks import block_size, compute_blocks
+from tuiloss.core.analysis.stats import MAD_SCALE, running_median
+
+#: Half-width of the local running median (points).
+LOCAL_HALF = 10
+#: Points per noise chunk, and chunks on each side whose median gives the local noise.
+NOISE_CHUNK = 64
+NOISE_SPREAD = 2
+#: A point is a local spike candidate this many noise sigmas above its running median...
+LOCAL_SIGMAS = 6.0
+#: ...and at least this far in log space (5%), or this fraction of the level on a linear scale.
+LOCAL_FLOOR = math.log(1.05)
+#: A rise of up to this many quanta of the logged precision is never a spike.
+QUANTA = 2.5
+_MAX_DECIMALS = 12
+
+
+class Grow:
+    """A growable 1-D array (amortised O(1) append)."""
+
+    __slots__ = ("data", "size")
+
+    def __init__(self, dtype=np.float64) -> None:
+        self.data = np.empty(64, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: np.ndarray) -> None:
+        need = self.size + len(values)
+        if need > len(self.data):
+            grown = np.empty(max(need, 2 * len(self.data)), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size : need] = values
+        self.size = need
+
+    def truncate(self, size: int) -> None:
+        self.size = min(self.size, max(0, size))
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.data[: self.size]
+
+
+def decimals(values: np.ndarray) -> int:
+    """Most decimal places any value needs (``_MAX_DECIMALS + 1`` for full-precision floats)."""
+    values = np.abs(values[np.isfinite(values)])
+    if not len(values):
+        return 0
+    remaining = values
+    for d in range(_MAX_DECIMALS + 1):
+        scaled = remaining * (10.0**d)
+        close = np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, scaled) + 1e-9
+        remaining = remaining[~close]
+        if not len(remaining):
+            return d
+    return _MAX_DECIMALS + 1
+
+
+class Scan:
+    """Incremental per-point state of one series (see the module notes)."""
+
+    def __init__(self) -> None:
+        self.n = 0  # visible points consumed
+        self.steps = np.empty(0)  # the visible arrays last given
+        self.values = np.empty(0)
+        self.key: object = None
+        self.log = True  # log space until a finite value <= 0 is seen
+        self.decimals = 0
+        self.f_index = Grow(np.int64)  # visible index of each finite point
+        self.f_step = Grow()
+        self.f_value = Grow()
+        self.y = Grow()  # transformed finite values
+        self.nan_runs: list[list[int]] = []  # [start, end) in visible indices; end -1 while open
+        self.min_i = -1  # finite index of the (first) minimum value
+        # local scan: running median and noise; entries before the *_stable marks are final
+        self.med = Grow()
+        self.med_stable = 0
+        self.chunk_noise = Grow()
+        self.chunk_stable = 0
+        self.noise = Grow()  # smoothed chunk noise
+        self.noise_stable = 0
+        self.cand = Grow(np.int64)  # local candidates (finite indices) below cand_stable
+        self.cand_stable = 0
+        self.tail_cand = np.empty(0, np.int64)
+        # blocks
+        self.block_size = 1
+        self.blocks: list[np.ndarray] = []  # complete blocks, see blocks.compute_blocks
+        self.rebuilds = 0
+
+    # -- public ---------------------------------------------------------------
+
+    @property
+    def quantum(self) -> float:
+        """The logged precision (``10**-decimals``), 0 when values carry full precision."""
+        return 0.0 if self.decimals > _MAX_DECIMALS else 10.0 ** (-self.decimals)
+
+    @property
+    def nf(self) -> int:
+        return self.y.size
+
+    def update(self, steps: np.ndarray, values: np.ndarray, key: object = None) -> None:
+        """Catch up with the visible arrays: process new points, or start over if earlier ones changed."""
+        steps = np.asarray(steps, dtype=np.float64)
+        values = np.asarray(values, dtype=np.float64)
+        n = self.n
+        same = (
+            key == self.key
+            and len(steps) >= n
+            and (n == 0 or (steps[n - 1] == self.steps[n - 1] and _same(values[n - 1], self.values[n - 1])))
+            and (n == 0 or steps[0] == self.steps[0])
+        )
+        if not same:
+            self._reset()
+        self.key = key
+        self.steps, self.values = steps, values
+        if len(steps) > self.n:
+            self._consume()
+
+    # -- internals ------------------------------------------------------------
+
+    def _reset(self) -> None:
+        rebuilds = self.rebuilds + (self.n > 0)
+        self.__init__()
+        self.rebuilds = rebuilds
+
+    def _consume(self) -> None:
+        old = self.n
+        steps, values = self.steps, self.values
+        new_values = values[old:]
+        finite = np.isfinite(new_values)
+        self._track_nans(old, ~finite)
+        idx = np.flatnonzero(finite)
+        fv = new_values[idx]
+        self.n = len(values)
+        if not len(fv):
+            return
+        restart = False
+        if self.log and (fv <= 0).any():
+            self.log = False
+            restart = True
+        d = decimals(fv)
+        if d > self.decimals:
+            self.decimals = d
+            restart = restart or self.nf > 0
+        first_new = self.nf
+        self.f_index.extend(idx + old)
+        self.f_step.extend(steps[old:][idx])
+        self.f_value.extend(fv)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.y.extend(np.log(fv) if self.log else fv)
+        if restart:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                all_fv = self.f_value.view
+                self.y = Grow()
+                self.y.extend(np.log(all_fv) if self.log else all_fv)
+            self._clear_local()
+            first_new = 0
+        self._track_min(first_new)
+        self._scan_local()
+        self._scan_blocks()
+
+    def _track_nans(self, offset: int, bad: np.ndarray) -> None:
+        if not len(bad):
+            return
+        open_run = bool(self.nan_runs) and self.nan_runs[-1][1] == -1
+        if open_run and not bad[0]:
+            self.nan_runs[-1][1] = offset
+        edges = np.diff(np.concatenate(([0], bad.view(np.int8), [0])))
+        total = offset + len(bad)
+        for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
+            a, b = int(a) + offset, int(b) + offset
+            end = b if b < total else -1
+            if a == offset and open_run:
+                self.nan_runs[-1][1] = end
+            else:
+                self.nan_runs.append([a, end])
+
+    def _track_min(self, first_new: int) -> None:
+        fv = self.f_value.view
+        if first_new == 0:
+            self.min_i = int(np.argmin(fv))
+            return
+        j = first_new + int(np.argmin(fv[first_new:]))
+        if self.min_i < 0 or fv[j] < fv[self.min_i]:
+            self.min_i = j
+
+    def _clear_local(self) -> None:
+        self.med, self.med_stable = Grow(), 0
+        self.chunk_noise, self.chunk_stable = Grow(), 0
+        self.noise, self.noise_stable = Grow(), 0
+        self.cand, self.cand_stable = Grow(np.int64), 0
+        self.tail_cand = np.empty(0, np.int64)
+        self.blocks = []
+
+    def _scan_local(self) -> None:
+        y = self.y.view
+        nf = len(y)
+        # running median: final where the window lies fully inside the data
+        self.med.truncate(self.med_stable)
+        self.med.extend(running_median(y, LOCAL_HALF, self.med_stable, nf))
+        self.med_stable = max(self.med_stable, nf - LOCAL_HALF)
+        med = self.med.view
+        # raw chunk noise: final once all its medians are
+        c0 = self.chunk_stable
+        self.chunk_noise.truncate(c0)
+        lo = c0 * NOISE_CHUNK
+        resid = y[lo:] - med[lo:]
+        n_chunks = -(-(nf - lo) // NOISE_CHUNK)
+        if n_chunks:
+            full = (nf - lo) // NOISE_CHUNK
+            part = np.empty(n_chunks)
+            if full:
+                part[:full] = MAD_SCALE * np.median(np.abs(resid[: full * NOISE_CHUNK].reshape(full, NOISE_CHUNK)), axis=1)
+            if full < n_chunks:
+                part[full] = MAD_SCALE * np.median(np.abs(resid[full * NOISE_CHUNK :]))
+            self.chunk_noise.extend(part)
+        self.chunk_stable = max(c0, self.med_stable // NOISE_CHUNK)
+        # smoothed noise: median of a chunk and NOISE_SPREAD neighbours each side
+        raw = self.chunk_noise.view
+        s0 = self.noise_stable
+        self.noise.truncate(s0)
+        total = len(raw)
+        if total > s0:
+            out = np.empty(total - s0)
+            for c in range(s0, total):
+                out[c - s0] = np.median(raw[max(0, c - NOISE_SPREAD) : c + NOISE_SPREAD + 1])
+            self.noise.extend(out)
+        self.noise_stable = max(s0, self.chunk_stable - NOISE_SPREAD)
+        # candidates: final where the chunk's smoothed noise is
+        noise = self.noise.view
+        c_lo = self.cand_stable
+        stable_hi = self.noise_stable * NOISE_CHUNK
+        a = c_lo
+        if stable_hi > a:
+            self.cand.extend(self._candidates(y, med, noise, a, stable_hi))
+            self.cand_stable = stable_hi
+        self.tail_cand = self._candidates(y, med, noise, max(self.cand_stable, 0), nf)
+
+    def _candidates(self, y: np.ndarray, med: np.ndarray, noise: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        if hi <= lo:
+            return np.empty(0, np.int64)
+        seg = y[lo:hi]
+        base = self.baseline(med, lo, hi)
+        sigma = noise[np.arange(lo, hi) // NOISE_CHUNK]
+        thr = np.maximum(LOCAL_SIGMAS * sigma, self.floor(base))
+        return lo + np.flatnonzero(seg - base > thr)
+
+    @staticmethod
+    def baseline(med: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """Local level at ``lo..hi``: the lower of the centred running median and the one
+        just before the point (``LOCAL_HALF + 1`` back), so a sharp rise is measured against
+        what preceded it even when it lasts longer than half the window."""
+        base = med[lo:hi].copy()
+        back = LOCAL_HALF + 1
+        a = max(lo, back)
+        if hi > a:
+            base[a - lo :] = np.minimum(base[a - lo :], med[a - back : hi - back])
+        return base
+
+    def floor(self, base: np.ndarray | float) -> np.ndarray | float:
+        """Smallest rise (in the analysis space) that can count as a spike above ``base``."""
+        q = self.quantum
+        if self.log:
+            floor = LOCAL_FLOOR
+            if q > 0:
+                level = np.exp(base)
+                floor = np.maximum(floor, np.log1p(QUANTA * q / level))
+            return floor
+        return np.maximum(0.05 * np.abs(base), QUANTA * q)
+
+    def _scan_blocks(self) -> None:
+        nf = self.nf
+        size = block_size(nf)
+        if size != self.block_size or not self.blocks:
+            self.block_size = size
+            self.blocks = list(compute_blocks(self.y.view, self.f_step.view, size, 0, nf // size))
+            return
+        have = len(self.blocks[0])
+        done = nf // size
+        if done > have:
+            new = compute_blocks(self.y.view, self.f_step.view, size, have, done)
+            self.blocks = [np.concatenate((old, add)) for old, add in zip(self.blocks, new)]
+
+    def noise_at(self, i: int) -> float:
+        noise = self.noise.view
+        if not len(noise):
+            return 0.0
+        return float(noise[min(len(noise) - 1, i // NOISE_CHUNK)])
+
+    def candidates(self) -> np.ndarray:
+        return np.concatenate((self.cand.view, self.tail_cand))
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))

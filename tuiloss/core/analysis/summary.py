@@ -1,0 +1,241 @@
+"""Everything a careful reader sees in one series: anomalies, plateaus, convergence.
+
+:func:`analyze_series` is the batch entry point. It builds a :class:`scan.Scan` (per-point
+work) and calls :func:`finish`, whose cost is bounded by the block count and the number of
+findings, not by the number of points; :class:`live.LiveAnalyzer` extends a scan and calls
+the same :func:`finish`, so both give identical results.
+
+The analysis runs on ``log(value)`` while every finite value is positive (a loss), and on
+the values themselves otherwise, so thresholds are relative (``1.5x``) for losses.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from tuiloss.core.analysis.anomalies import (
+    Anomaly,
+    divergence_message,
+    drift_message,
+    find_nans,
+    find_resets,
+    json_number,
+    spike_message,
+)
+from tuiloss.core.analysis.blocks import Blocks, assemble, partial_block
+from tuiloss.core.analysis.plateaus import (
+    Plateau,
+    find_convergence,
+    find_plateaus,
+    plateau_stats,
+    smooth_levels,
+)
+from tuiloss.core.analysis.scan import Scan
+from tuiloss.core.analysis.spikes import Excursion, block_trend, find_excursions, wide_candidates
+from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
+
+#: ``final`` is the median of the last 1% of finite points, at most this many (odd).
+FINAL_POINTS = 51
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesAnalysis:
+    """Findings for one series (one metric of one run).
+
+    Attributes:
+        points: number of points (finite or not).
+        first_step: first step, None if empty.
+        last_step: last step, None if empty.
+        final: the loss at the end: median of the last 1% of finite points (1 to 51).
+        min: the lowest finite value.
+        min_step: where it was first reached.
+        convergence_step: first step after which the smoothed loss stays within a band of
+            its final level; None if the run never settles (still moving, diverged).
+        anomalies: spikes, NaN stretches, divergence, drift and resets, by step.
+        plateaus: level stretches, by step.
+    """
+
+    points: int
+    first_step: float | None
+    last_step: float | None
+    final: float | None
+    min: float | None
+    min_step: float | None
+    convergence_step: float | None
+    anomalies: tuple[Anomaly, ...]
+    plateaus: tuple[Plateau, ...]
+
+    def to_dict(self) -> dict:
+        """JSON-safe fields, anomalies and plateaus as lists of dicts."""
+        return {
+            "points": self.points,
+            "first_step": json_number(self.first_step),
+            "last_step": json_number(self.last_step),
+            "final": json_number(self.final),
+            "min": json_number(self.min),
+            "min_step": json_number(self.min_step),
+            "convergence_step": json_number(self.convergence_step),
+            "anomalies": [a.to_dict() for a in self.anomalies],
+            "plateaus": [p.to_dict() for p in self.plateaus],
+        }
+
+    def of_kind(self, kind: str) -> tuple[Anomaly, ...]:
+        """The anomalies of one kind."""
+        return tuple(a for a in self.anomalies if a.kind == kind)
+
+
+def analyze_series(
+    steps: np.ndarray, values: np.ndarray, segments: Sequence = (), *, is_eval: bool = False
+) -> SeriesAnalysis:
+    """Analyse one series.
+
+    Args:
+        steps: steps in order (``Series.visible()[0]``); duplicates are allowed.
+        values: values; NaN and Inf are findings, not errors.
+        segments: objects with ``start_step`` and ``reason``; every one but the first
+            ``start`` becomes a ``reset`` anomaly.
+        is_eval: the series is an evaluation metric (sparse): only changes wording.
+
+    Returns:
+        A :class:`SeriesAnalysis`. Never raises on odd data (empty, all NaN, constant,
+        negative values, duplicate steps).
+    """
+    scan = Scan()
+    scan.update(_as_array(steps), _as_array(values))
+    return finish(scan, segments, is_eval=is_eval)
+
+
+def _as_array(a) -> np.ndarray:
+    out = np.asarray(a, dtype=np.float64).ravel()
+    return out
+
+
+def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> SeriesAnalysis:
+    """The bounded part of the analysis, on a scan that is up to date."""
+    steps, values = scan.steps, scan.values
+    n = len(steps)
+    resets = find_resets(segments)
+    if n == 0:
+        return SeriesAnalysis(0, None, None, None, None, None, None, tuple(resets), ())
+    nans = _nan_anomalies(scan)
+    nf = scan.nf
+    first_step, last_step = float(steps[0]), float(steps[-1])
+    if nf == 0:
+        return SeriesAnalysis(n, first_step, last_step, None, None, None, None, tuple(_by_step(resets + nans)), ())
+    y = scan.y.view
+    fs = scan.f_step.view
+    fv = scan.f_value.view
+    blocks = _blocks(scan)
+    tail = min(FINAL_POINTS, max(1, nf // 100))
+    if tail % 2 == 0:
+        tail += 1
+    final = float(np.median(fv[-min(tail, nf) :]))
+    low, low_step = float(fv[scan.min_i]), float(fs[scan.min_i])
+
+    trend = block_trend(blocks)
+    wide = wide_candidates(blocks, trend, scan)
+    excursions = find_excursions(y, blocks, scan, wide)
+    ends_nonfinite = None
+    if scan.nan_runs and scan.nan_runs[-1][1] == -1:
+        ends_nonfinite = int(np.searchsorted(scan.f_index.view, scan.nan_runs[-1][0]))
+    divergence = find_divergence(y, blocks, excursions, ends_nonfinite, scan.log)
+    if divergence is not None:
+        excursions = [ex for ex in excursions if ex.onset < divergence.onset and 0 <= ex.end <= divergence.onset]
+    masked = _mask(blocks, excursions, nf)
+    stop = len(blocks) if divergence is None else divergence.onset // blocks.size
+    drifts = find_drifts(blocks, masked, stop, scan.log)
+
+    zs = smooth_levels(blocks, masked)
+    plateaus = []
+    skip = [(ex.onset, ex.end if ex.end >= 0 else nf) for ex in excursions]
+    for a, b in find_plateaus(blocks, zs, scan.log, scan.quantum):
+        lo, hi = blocks.start(a), min(nf, blocks.start(b + 1))
+        mean, p5, p95, std = plateau_stats(fv, lo, hi, skip)
+        plateaus.append(Plateau(float(fs[lo]), float(fs[hi - 1]), mean, p5, p95, std))
+    convergence = None
+    if divergence is None:
+        k = find_convergence(blocks, scan.log, scan.quantum)
+        if k is not None:
+            convergence = float(blocks.first_step[k])
+
+    found = resets + nans
+    found += [_spike(ex, scan, fs, fv, nf) for ex in excursions]
+    if divergence is not None:
+        found.append(_divergence(divergence, scan, fs, fv, steps))
+    found += [_drift(d, blocks, scan, fs, nf) for d in drifts]
+    return SeriesAnalysis(
+        points=n,
+        first_step=first_step,
+        last_step=last_step,
+        final=final,
+        min=low,
+        min_step=low_step,
+        convergence_step=convergence,
+        anomalies=tuple(_by_step(found)),
+        plateaus=tuple(plateaus),
+    )
+
+
+def _blocks(scan: Scan) -> Blocks:
+    return assemble(scan.block_size, tuple(scan.blocks), partial_block(scan.y.view, scan.f_step.view, scan.block_size))
+
+
+def _nan_anomalies(scan: Scan) -> list[Anomaly]:
+    if not scan.nan_runs:
+        return []
+    # find_nans is exact but reads the whole series; only pass it the stretches.
+    out = []
+    steps, values = scan.steps, scan.values
+    for a, b in scan.nan_runs:
+        end = len(values) if b == -1 else b
+        lo = max(0, a - 1)
+        hi = min(len(values), end + 1)
+        for found in find_nans(steps[lo:hi], values[lo:hi]):
+            out.append(found)
+    return out
+
+
+def _mask(blocks: Blocks, excursions: list[Excursion], nf: int) -> np.ndarray:
+    masked = np.zeros(len(blocks), bool)
+    size = blocks.size
+    for ex in excursions:
+        stop = ex.end if ex.end >= 0 else nf
+        masked[ex.onset // size : (max(ex.onset, stop - 1)) // size + 1] = True
+    return masked
+
+
+def _level(scan: Scan, y: float) -> float:
+    return math.exp(y) if scan.log else y
+
+
+def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int) -> Anomaly:
+    step = float(fs[ex.onset])
+    end_step = float(fs[ex.end]) if ex.end >= 0 else None
+    peak = float(fv[ex.peak])
+    baseline = _level(scan, ex.baseline)
+    return Anomaly("spike", step, end_step, peak, baseline, spike_message(peak, step, baseline, end_step, scan.log))
+
+
+def _divergence(div: Divergence, scan: Scan, fs: np.ndarray, fv: np.ndarray, steps: np.ndarray) -> Anomaly:
+    step = float(fs[div.onset])
+    baseline = _level(scan, div.baseline)
+    peak = float(fv[div.peak])
+    nan_step = float(steps[scan.nan_runs[-1][0]]) if div.to_nonfinite else None
+    return Anomaly("divergence", step, None, peak, baseline, divergence_message(step, baseline, peak, nan_step, scan.log))
+
+
+def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomaly:
+    step = float(blocks.first_step[drift.start])
+    end_step = float(blocks.step[drift.end]) if not drift.ongoing else float(fs[nf - 1])
+    start_level = _level(scan, drift.start_level)
+    end_level = _level(scan, drift.end_level)
+    message = drift_message(step, end_step, start_level, end_level, scan.log, drift.ongoing)
+    return Anomaly("drift", step, end_step, end_level, start_level, message)
+
+
+def _by_step(items: list[Anomaly]) -> list[Anomaly]:
+    return sorted(items, key=lambda a: (a.step if math.isfinite(a.step) else math.inf, a.kind))

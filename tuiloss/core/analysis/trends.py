@@ -1,0 +1,225 @@
+"""Slow changes: divergence (a rise that never comes back) and drift (a significant upward trend).
+
+Both work on the block medians (see :mod:`blocks`), so their cost is bounded whatever
+the length of the run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tuiloss.core.analysis.blocks import Blocks, range_argmax
+from tuiloss.core.analysis.spikes import Excursion
+from tuiloss.core.analysis.stats import KendallTable, kendall_z, lag1_autocorrelation, running_median, theil_sen
+
+#: Divergence: least rise over the lowest level (log space: 1.5x) and how long it must last
+#: (points, and fraction of the run) unless it ends in NaN/Inf.
+DIVERGENCE_RISE = math.log(1.5)
+DIVERGENCE_MIN_POINTS = 10
+DIVERGENCE_MIN_FRACTION = 0.05
+#: Drift: least significance (Mann-Kendall z, corrected for autocorrelation), least rise
+#: (3% in log space), shortest window (blocks, fraction of the series after convergence).
+DRIFT_Z = 4.0
+DRIFT_MIN_RISE = math.log(1.03)
+DRIFT_MIN_BLOCKS = 8
+DRIFT_MIN_FRACTION = 0.1
+#: Where convergence (for drift) begins: within 15% of the lowest level, or 25% of the way down.
+DRIFT_NEAR = math.log(1.15)
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """A rise that lasts to the end of the series (finite-point indices, analysis space)."""
+
+    onset: int
+    peak: int
+    baseline: float
+    to_nonfinite: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """A significant upward trend between two blocks (inclusive), with its smoothed levels."""
+
+    start: int
+    end: int
+    start_level: float
+    end_level: float
+    ongoing: bool
+
+
+def _rise_needed(level: float, log: bool, relative: float) -> float:
+    return relative if log else (math.exp(relative) - 1.0) * max(abs(level), 1e-12)
+
+
+def find_divergence(
+    y: np.ndarray,
+    blocks: Blocks,
+    excursions: list[Excursion],
+    ends_nonfinite_after: int | None,
+    log: bool,
+) -> Divergence | None:
+    """A rise without recovery, to the end of the log or into NaN/Inf.
+
+    Args:
+        y: finite values in the analysis space.
+        blocks: their block summary.
+        excursions: the spikes found (the last may be open: ``end == -1``).
+        ends_nonfinite_after: if the series ends in a non-finite stretch, the number of
+            finite points before that stretch; else None.
+        log: whether ``y`` is a log.
+    """
+    nf = len(y)
+    if nf < 3:
+        return None
+    need = max(DIVERGENCE_MIN_POINTS, int(DIVERGENCE_MIN_FRACTION * nf))
+    found: list[tuple[int, float]] = []
+    if excursions and excursions[-1].end < 0:
+        ex = excursions[-1]
+        if ends_nonfinite_after is not None and ex.onset < ends_nonfinite_after:
+            found.append((ex.onset, ex.baseline))
+        elif nf - ex.onset >= need:
+            found.append((ex.onset, ex.baseline))
+    nb = len(blocks)
+    if nb >= 5:
+        zs = running_median(blocks.level, 2)
+        j_min = int(np.argmin(zs))
+        low = float(zs[j_min])
+        rise = float(zs[-1]) - low
+        tail = float(np.median(y[-min(5, nf) :]))
+        if rise >= _rise_needed(low, log, DIVERGENCE_RISE) and tail >= low + 0.5 * rise:
+            below = np.flatnonzero(zs[j_min:] <= low + 0.1 * rise)
+            j_on = j_min + int(below[-1]) + 1
+            if j_on < nb:
+                onset = blocks.start(j_on)
+                if nf - onset >= need or (ends_nonfinite_after is not None and onset < ends_nonfinite_after):
+                    found.append((onset, low))
+    if not found:
+        return None
+    onset, baseline = min(found)
+    peak = range_argmax(y, blocks, onset, nf)
+    return Divergence(onset, peak, baseline, ends_nonfinite_after is not None and onset < ends_nonfinite_after)
+
+
+def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool) -> list[Drift]:
+    """Upward trends after convergence, bounded in blocks.
+
+    Windows of the block medians (masked blocks, such as spikes, left out) are tested
+    with Mann-Kendall (variance inflated for lag-1 autocorrelation); a window counts if
+    it is significant at ``DRIFT_Z`` and its Theil-Sen rise is at least ``DRIFT_MIN_RISE``.
+    Overlapping windows are merged, kept to the steepest part (windows at least half
+    as steep as the steepest), and trimmed to where the smoothed level goes from 10% to
+    90% of its rise.
+
+    Args:
+        blocks: the block summary.
+        masked: True for blocks to leave out.
+        stop: first block not to look at (a divergence onset), or ``len(blocks)``.
+        log: whether levels are logs.
+    """
+    stop = min(stop, len(blocks))
+    if stop < DRIFT_MIN_BLOCKS * 2:
+        return []
+    level = blocks.level[:stop]
+    zs = running_median(level, 2)
+    j_min = int(np.argmin(zs))
+    peak_before = float(np.max(zs[: j_min + 1]))
+    low = float(zs[j_min])
+    near = low + max(0.25 * (peak_before - low), _rise_needed(low, log, DRIFT_NEAR))
+    j0 = int(np.flatnonzero(zs <= near)[0])
+    keep = np.flatnonzero(~masked[j0:stop]) + j0
+    m = len(keep)
+    if m < DRIFT_MIN_BLOCKS * 2:
+        return []
+    d = level[keep]
+    x = keep.astype(np.float64)
+    phi = lag1_autocorrelation(d)
+    inflation = (1 + phi) / (1 - phi)
+    table = KendallTable(d)
+    shortest = max(DRIFT_MIN_BLOCKS, int(math.ceil(DRIFT_MIN_FRACTION * m)))
+    lengths = []
+    length = shortest
+    while length < m:
+        lengths.append(length)
+        length = max(length + 1, int(length * 1.25))
+    lengths.append(m)
+    windows: list[tuple[int, int, float]] = []
+    for length in lengths:
+        stride = max(1, length // 6)
+        starts = list(range(0, m - length + 1, stride))
+        if starts[-1] != m - length:
+            starts.append(m - length)
+        for a in starts:
+            b = a + length
+            z = kendall_z(table.s(a, b), length, inflation)
+            if z < DRIFT_Z:
+                continue
+            slope = theil_sen(x[a:b], d[a:b])
+            rise = slope * (x[b - 1] - x[a])
+            if rise >= _rise_needed(float(np.median(d[a:b])), log, DRIFT_MIN_RISE):
+                windows.append((a, b, slope))
+    if not windows:
+        return []
+    out = []
+    for a, b in _steep_parts(windows):
+        drift = _trim(d, x, a, b, log)
+        if drift is not None:
+            ja, jb, lo_level, hi_level = drift
+            out.append(Drift(ja, jb, lo_level, hi_level, jb >= stop - 2))
+    return out
+
+
+def _steep_parts(windows: list[tuple[int, int, float]]) -> list[tuple[int, int]]:
+    """Clusters of overlapping windows, each narrowed to windows at least half as steep as its steepest."""
+    windows.sort()
+    clusters: list[list[tuple[int, int, float]]] = []
+    end = -1
+    for w in windows:
+        if clusters and w[0] < end:
+            clusters[-1].append(w)
+            end = max(end, w[1])
+        else:
+            clusters.append([w])
+            end = w[1]
+    parts = []
+    for cluster in clusters:
+        top = max(w[2] for w in cluster)
+        steep = sorted((a, b) for a, b, s in cluster if s >= 0.5 * top)
+        cur_a, cur_b = steep[0]
+        for a, b in steep[1:]:
+            if a < cur_b:
+                cur_b = max(cur_b, b)
+            else:
+                parts.append((cur_a, cur_b))
+                cur_a, cur_b = a, b
+        parts.append((cur_a, cur_b))
+    return parts
+
+
+def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int, int, float, float] | None:
+    """Bound the rise inside windows ``a..b`` (indices into ``d``).
+
+    With ``h`` where the smoothed level has done half of its rise, the level before is
+    the median over ``[a, h]`` and the level after the median over ``[h, b)``; the drift
+    starts at the last point at or below the level before and ends at the first point at
+    or above the level after. For a ramp between flat stretches these are its ends; for
+    a hump they bound its steep part.
+    """
+    zt = running_median(d, 2)
+    top = a + int(np.argmax(zt[a:b]))
+    lo = a + int(np.argmin(zt[a : top + 1]))
+    rise = float(zt[top] - zt[lo])
+    if rise < _rise_needed(float(zt[lo]), log, DRIFT_MIN_RISE):
+        return None
+    h = lo + int(np.flatnonzero(zt[lo : top + 1] >= zt[lo] + 0.5 * rise)[0])
+    before = float(np.median(zt[a : h + 1]))
+    after = float(np.median(zt[h:b]))
+    start = lo + int(np.flatnonzero(zt[lo : h + 1] <= before)[-1])
+    end = h + int(np.flatnonzero(zt[h : top + 1] >= after)[0])
+    hi_level = float(zt[top])
+    if hi_level - before < _rise_needed(before, log, DRIFT_MIN_RISE):
+        return None
+    return int(x[start]), int(x[end]), before, hi_level
