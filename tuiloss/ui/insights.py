@@ -129,7 +129,7 @@ def render_insights(
     """The panel text: per visible run its findings, then the observations across runs."""
     out = Text(no_wrap=False, overflow="fold")
     glyph = 1 if ascii else 0
-    label_width = max(12, width - 6)
+    label_width = max(120, width)  # wraps in the panel; only absurd labels are cut
     if report.get("error"):
         out.append(f"analysis failed: {safe_label(report['error'], 200)}\n", style="bold red")
     runs = report.get("runs", [])

@@ -29,14 +29,13 @@ class RunRow:
     new_anomaly: bool = False
 
 
-class RunList(DataTable):
+class RunList(DataTable, inherit_bindings=False):
     """One row per run. Up/down move the highlight; the app's keys do the rest.
 
     Left/right/home/end are left to the app's step cursor, so DataTable's own
     bindings are not inherited.
     """
 
-    inherit_bindings = False
     BINDINGS = [
         Binding("up", "cursor_up", "Up", show=False),
         Binding("down", "cursor_down", "Down", show=False),

@@ -1,0 +1,71 @@
+"""Live behaviour: appends, new runs and deleted logs reach the screen while watching."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+from tuiloss.ui.app import make_app
+
+from ui_helpers import wait_for, wait_loaded
+
+
+def jsonl_run(app):
+    return next(run for run in app.store if run.format == "jsonl")
+
+
+async def test_an_appended_line_reaches_the_chart_list_and_panel(sample_logs, config_for):
+    app = make_app(config_for(sample_logs))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        run = jsonl_run(app)
+        before = len(run.series["loss"])
+        draws = app.chart.draws
+        written = time.monotonic()
+        with open(sample_logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
+            handle.write('{"step": 100100, "loss": 0.1234}\n')
+        await wait_for(pilot, lambda: len(run.series["loss"]) == before + 1 and app.chart.draws > draws,
+                       5, "the point on the chart")
+        latency = time.monotonic() - written
+        assert latency < 1.0, latency  # on a quiet machine ~30-80 ms; the budget is 250 ms
+        assert app.chart.spec.x_lim[1] == math.log10(100_100)
+        await pilot.pause(0.15)
+        row = next(r for r in app.run_list.rows_shown if r.key == run.id)
+        assert row.value == "0.123" and row.state == "live"
+        await wait_for(pilot, lambda: "final 0.123" in app.insights_panel.text.plain, 5, "the panel")
+        assert app.status_bar.status.since_last is not None and app.status_bar.status.since_last < 5
+
+
+async def test_new_runs_appear_and_deleted_ones_stay_marked(sample_logs, config_for):
+    app = make_app(config_for(sample_logs))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        folder = sample_logs / "prenorm_new"
+        folder.mkdir()
+        with open(folder / "metrics.jsonl", "w") as handle:
+            for step in range(100, 1100, 100):
+                handle.write(f'{{"step": {step}, "loss": {1.0 / step ** 0.2:.4f}}}\n')
+        await wait_for(pilot, lambda: len(app.store) == 5 and app.store.points >= 15_210, 5, "the new run")
+        new = next(run for run in app.store if "prenorm_new" in run.id)
+        assert len(new.series["loss"]) == 10 and app.switched_on[new.id]
+        await pilot.pause(0.2)
+        assert len(app.run_list.rows_shown) == 5
+        os.remove(sample_logs / "postnorm_deepnorm" / "train.log")
+        deleted = next(run for run in app.store if "postnorm" in run.id)
+        await wait_for(pilot, lambda: deleted.deleted, 5, "the deletion")
+        await pilot.pause(0.2)
+        row = next(r for r in app.run_list.rows_shown if r.key == deleted.id)
+        assert row.state == "deleted" and row.value != "-"  # its points are kept
+
+
+async def test_quit_during_a_live_stream_does_not_hang(sample_logs, config_for):
+    app = make_app(config_for(sample_logs))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        with open(sample_logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
+            for step in range(100_100, 110_000, 100):
+                handle.write(f'{{"step": {step}, "loss": 0.2}}\n')
+        began = time.monotonic()
+        await pilot.press("q")
+    assert time.monotonic() - began < 5
