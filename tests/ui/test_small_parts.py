@@ -75,11 +75,20 @@ def _report(label="[bold]x\x1b[31m", message="spiked to 1.40 at 25.0K"):
 def test_insights_text_shows_the_findings_and_is_safe():
     report = _report()
     text = render_insights(report, colors={"r1": "red"}, numbers={"r1": "1"}, swatches={"r1": "■"},
-                           new={anomaly_key("r1", report["runs"][0]["metrics"]["loss"]["anomalies"][0])})
+                           new={anomaly_key("r1", report["runs"][0]["metrics"]["loss"]["anomalies"][0])}, width=80)
     plain = text.plain
-    assert "spike: spiked to 1.40 at 25.0K" in plain
-    assert "plateau 60.0K-100.0K: 0.230 (0.220-0.240)" in plain
-    assert "converged at 18.0K" in plain and "final 0.200" in plain
+    assert "▲ NEW spiked to 1.40 at 25.0K" in plain
+    assert "plateau 60.0K-100.0K at 0.230 (0.220-0.240)" in plain
+    assert "converged at 18.0K; final 0.200" in plain
     assert "A converged fastest" in plain
     assert "[bold]x" in plain and "\x1b" not in plain
     assert any("reverse" in str(span.style) for span in text.spans)  # the new anomaly is highlighted
+
+
+def test_insights_wrap_with_a_hanging_indent():
+    report = _report(label="Pre-Norm | Attn. Relax | Gradient Clip=1", message="word " * 30)
+    text = render_insights(report, colors={}, numbers={"r1": "2"}, swatches={"r1": "■"}, width=30)
+    lines = text.plain.splitlines()
+    assert all(len(line) <= 30 for line in lines)
+    spike = [i for i, line in enumerate(lines) if line.startswith("  ▲")][0]
+    assert lines[spike + 1].startswith("    word")

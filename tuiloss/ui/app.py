@@ -237,6 +237,7 @@ class TuilossApp(App[None]):
 
     def on_resize(self) -> None:
         self.screen.set_class(self.size.width < NARROW, "narrow")
+        self.schedule_redraw()
 
     def _ingest(self) -> None:
         worker = get_current_worker()
@@ -372,7 +373,7 @@ class TuilossApp(App[None]):
         shown = {run.id for run in self.shown_runs()}
         report = dict(self.report)
         report["runs"] = [r for r in self.report.get("runs", []) if r["id"] in shown]
-        width = self.insights_panel.size.width or 44
+        width = max(20, self.insights_panel.size.width - 1) if self.insights_panel.size.width else 40
         text = render_insights(
             report,
             colors={rid: _rich(c) for rid, c in self.run_colors.items()},
@@ -573,7 +574,7 @@ class TuilossApp(App[None]):
             )
         header = f"@{step_label(round(self.view.cursor))}" if self.view.cursor is not None else "last"
         run_list = self.run_list
-        label_width = max(10, run_list.size.width - 36)
+        label_width = max(10, run_list.size.width - 35)
         run_list.show(rows, value_header=header, label_width=label_width)
         listed, total = len(rows), len(self.store)
         run_list.border_title = f"runs ({listed}/{total} match /{safe_label(self.filter.pattern, 20)}/)" if self.filter else "runs"

@@ -8,6 +8,7 @@ turns the report dict into Rich text. No Textual import here.
 
 from __future__ import annotations
 
+import textwrap
 import threading
 import time
 from dataclasses import dataclass
@@ -120,73 +121,78 @@ def render_insights(
     report: dict,
     *,
     colors: dict[str, str],
-    numbers: dict[str, int],
+    numbers: dict[str, str],
     swatches: dict[str, str],
     new: set[tuple] = frozenset(),  # type: ignore[assignment]
     ascii: bool = False,
     width: int = 40,
 ) -> Text:
-    """The panel text: per visible run its findings, then the observations across runs."""
-    out = Text(no_wrap=False, overflow="fold")
+    """The panel text: per visible run its findings, then the observations across runs.
+
+    Lines are wrapped to ``width`` with a hanging indent, so each finding reads as a block.
+    """
+    out = Text()
     glyph = 1 if ascii else 0
-    label_width = max(120, width)  # wraps in the panel; only absurd labels are cut
+    width = max(20, width)
+
+    def item(mark: str, mark_style: str, body: str, style: str = "", indent: int = 2) -> None:
+        lines = textwrap.wrap(body, max(10, width - indent - len(mark) - 1)) or [""]
+        pad = " " * (indent + len(mark) + 1)
+        out.append(" " * indent)
+        out.append(mark, style=mark_style)
+        out.append(" " + lines[0], style=style)
+        for line in lines[1:]:
+            out.append("\n" + pad + line, style=style)
+        out.append("\n")
+
     if report.get("error"):
-        out.append(f"analysis failed: {safe_label(report['error'], 200)}\n", style="bold red")
+        item("!", "bold red", f"analysis failed: {safe_label(report['error'], 200)}", indent=0)
     runs = report.get("runs", [])
     if not runs:
         out.append("No runs shown.\n", style="dim")
     for run in runs:
         run_id = run["id"]
         color = colors.get(run_id, "")
-        out.append(f"{numbers.get(run_id, '?')} ", style="bold")
-        out.append(swatches.get(run_id, "■") + " ", style=color)
-        out.append(safe_label(run["label"], label_width), style="bold")
+        head = f"{numbers.get(run_id, '?')} {swatches.get(run_id, '■')}"
+        title = textwrap.wrap(safe_label(run["label"], 200), max(10, width - len(head) - 1)) or [""]
+        out.append(head[:-1], style="bold")
+        out.append(head[-1], style=color)
+        out.append(" " + title[0], style="bold")
+        for line in title[1:]:
+            out.append("\n" + " " * (len(head) + 1) + line, style="bold")
         out.append("\n")
         facts = primary_facts(run)
         if facts is None or not facts["points"]:
-            out.append("  no points yet\n", style="dim")
+            item("…", "dim", "no points yet", "dim")
             continue
         for anomaly in facts["anomalies"]:
             mark = ANOMALY_GLYPHS.get(anomaly["kind"], ("!", "!"))[glyph]
-            style = "bold reverse" if anomaly_key(run_id, anomaly) in new else ""
-            line = Text("  ")
-            line.append(f"{mark} {anomaly['kind']}", style=f"bold {color}".strip())
-            line.append(": " + safe_label(anomaly.get("message") or _describe(anomaly), 400))
-            if style:
-                line.stylize(style, 2)
-            out.append_text(line)
-            out.append("\n")
+            fresh = anomaly_key(run_id, anomaly) in new
+            body = safe_label(anomaly.get("message") or f"{anomaly['kind']} {_describe(anomaly)}", 400)
+            item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
         for plateau in facts["plateaus"]:
-            out.append("  ")
-            out.append("─ plateau" if not ascii else "- plateau", style="bold")
-            out.append(
-                f" {fmt_step(plateau['start_step'])}-{fmt_step(plateau['end_step'])}: "
-                f"{fmt_value(plateau['mean'])} ({fmt_value(plateau['low'])}-{fmt_value(plateau['high'])})\n"
-            )
+            item("─" if not ascii else "-", "bold",
+                 f"plateau {fmt_step(plateau['start_step'])}-{fmt_step(plateau['end_step'])} at "
+                 f"{fmt_value(plateau['mean'])} ({fmt_value(plateau['low'])}-{fmt_value(plateau['high'])})")
         conv = facts.get("convergence_step")
-        out.append("  ")
-        if conv is not None:
-            out.append("✓ converged" if not ascii else "+ converged", style="bold")
-            out.append(f" at {fmt_step(conv)}")
-        else:
-            out.append("… not converged" if not ascii else "~ not converged", style="bold")
-        out.append(f" · final {fmt_value(facts['final'])}")
+        summary = f"converged at {fmt_step(conv)}" if conv is not None else "not converged"
+        summary += f"; final {fmt_value(facts['final'])}"
         if facts.get("min") is not None:
-            out.append(f" · min {fmt_value(facts['min'])}")
-        out.append("\n")
+            summary += f", min {fmt_value(facts['min'])}"
+        item(("✓" if not ascii else "+") if conv is not None else ("…" if not ascii else "~"), "bold", summary)
         for seg in run.get("segments", [])[1:]:
-            out.append(f"  {ANOMALY_GLYPHS['reset'][glyph]} new segment at {fmt_step(seg['start_step'])}: "
-                       f"{safe_label(seg['reason'], 20)}\n", style="yellow")
+            item(ANOMALY_GLYPHS["reset"][glyph], "yellow",
+                 f"new segment at {fmt_step(seg['start_step'])}: {safe_label(seg['reason'], 20)}", "yellow")
         skipped = run.get("skipped", {})
         if skipped.get("lines"):
-            out.append(f"  skipped {skipped['lines']:,} lines\n", style="dim")
+            item("·", "dim", f"skipped {skipped['lines']:,} lines", "dim")
         if run.get("state") == "deleted":
-            out.append("  log deleted; its points are kept\n", style="yellow")
+            item("!", "yellow", "log deleted; its points are kept", "yellow")
     observations = report.get("observations") or []
     if observations:
         out.append("Across runs\n", style="bold underline")
         for obs in observations:
-            out.append(("  • " if not ascii else "  - ") + safe_label(obs.get("message", ""), 400) + "\n")
+            item("•" if not ascii else "-", "bold", safe_label(obs.get("message", ""), 400))
     out.rstrip()
     return out
 
