@@ -33,3 +33,33 @@ async def wait_loaded(pilot, app, timeout: float = 20.0) -> None:
 def freeze_mtimes(folder: Path, when: float = FROZEN_MTIME) -> None:
     for path in folder.rglob("*"):
         os.utime(path, (when, when))
+
+
+class StaticWatcher:
+    """A watcher that reports a fixed mode and never sees changes (for stable screenshots)."""
+
+    def __init__(self, roots, poll=None, mode="inotify", reason=""):
+        import threading
+
+        self.mode, self.reason, self.interval = mode, reason, 1.0
+        self.uses_events = True
+        self._event = threading.Event()
+
+    def start(self):
+        pass
+
+    def stop(self):
+        self._event.set()
+
+    def wake(self):
+        self._event.set()
+
+    def wait(self, timeout):
+        woken = self._event.wait(timeout)
+        self._event.clear()
+        return woken
+
+    def take(self):
+        from tuiloss.ui.watcher import Changes
+
+        return Changes()

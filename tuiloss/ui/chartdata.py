@@ -374,22 +374,24 @@ def build_chart(
         for mark in curve.marks:
             glyph = ANOMALY_GLYPHS.get(mark.kind, ("*", "*"))[glyph_index]
             x = window.to_x(mark.step)
-            if not lo <= x <= hi or mark.kind == "nan":
-                continue  # NaN/Inf points are marked from the columns below
-            if mark.value is None or not math.isfinite(mark.value):
-                continue
+            if mark.kind == "nan" or mark.value is None or not math.isfinite(mark.value):
+                continue  # NaN/Inf points are marked from the columns
             y = float(value_axis([mark.value], view.log_y)[0])
             if not math.isfinite(y):
                 continue
             y = min(max(y, y_lo), y_hi)
-            if mark.kind == "spike":
-                spec.labels.append(Label(f"{glyph}{fmt_value(mark.value)}", x, y, curve.color, "left"))
-            elif mark.kind == "drift" and mark.end_step is not None:
-                x2 = min(window.to_x(mark.end_step), hi)
+            if mark.kind == "drift" and mark.end_step is not None:
+                x1, x2 = max(x, lo), min(window.to_x(mark.end_step), hi)
+                if x1 >= x2:
+                    continue
                 y_bar = min(y + (y_hi - y_lo) * 0.08, y_hi)
-                spec.traces.append(Trace([x, x2], [y_bar, y_bar], curve.color, "braille" if fine else "-"))
-                spec.labels.append(Label(f"{glyph}drift", x, min(y_bar + (y_hi - y_lo) * 0.05, y_hi),
+                spec.traces.append(Trace([x1, x2], [y_bar, y_bar], curve.color, "braille" if fine else "-"))
+                spec.labels.append(Label(f"{glyph}drift", x1, min(y_bar + (y_hi - y_lo) * 0.05, y_hi),
                                          curve.color, "left"))
+            elif not lo <= x <= hi:
+                continue
+            elif mark.kind == "spike":
+                spec.labels.append(Label(f"{glyph}{fmt_value(mark.value)}", x, y, curve.color, "left"))
             else:
                 spec.labels.append(Label(glyph, x, y, curve.color))
         for step, _reason in curve.segment_starts:
