@@ -21,11 +21,19 @@ from tuiloss.core.analysis.stats import MAD_SCALE, running_median
 LOCAL_HALF = 10
 #: Points per noise chunk, and chunks on each side whose median gives the local noise.
 NOISE_CHUNK = 64
-NOISE_SPREAD = 2
+NOISE_SPREAD = 4
 #: A point is a local spike candidate this many noise sigmas above its running median...
 LOCAL_SIGMAS = 6.0
 #: ...and at least this far in log space (5%), or this fraction of the level on a linear scale.
 LOCAL_FLOOR = math.log(1.05)
+#: No point before this one can be a spike: there is no history to compare it with.
+FIRST_CANDIDATE = 2 * LOCAL_HALF + 1
+#: The trailing median of point i is the running median centred at i - BACK.
+BACK = LOCAL_HALF + 1
+#: Each scale groups this many points of the one below; a scale exists once its parent
+#: has this many groups' worth of points.
+SCALE_FACTOR = 8
+MIN_TRACK_POINTS = 64
 #: A rise of up to this many quanta of the logged precision is never a spike.
 QUANTA = 2.5
 _MAX_DECIMALS = 12
@@ -88,16 +96,8 @@ class Scan:
         self.y = Grow()  # transformed finite values
         self.nan_runs: list[list[int]] = []  # [start, end) in visible indices; end -1 while open
         self.min_i = -1  # finite index of the (first) minimum value
-        # local scan: running median and noise; entries before the *_stable marks are final
-        self.med = Grow()
-        self.med_stable = 0
-        self.chunk_noise = Grow()
-        self.chunk_stable = 0
-        self.noise = Grow()  # smoothed chunk noise
-        self.noise_stable = 0
-        self.cand = Grow(np.int64)  # local candidates (finite indices) below cand_stable
-        self.cand_stable = 0
-        self.tail_cand = np.empty(0, np.int64)
+        # local spike detection at scales 1, 8, 64, ... points (see LocalTrack)
+        self.tracks: list[LocalTrack] = []
         # blocks
         self.block_size = 1
         self.blocks: list[np.ndarray] = []  # complete blocks, see blocks.compute_blocks
@@ -201,77 +201,25 @@ class Scan:
             self.min_i = j
 
     def _clear_local(self) -> None:
-        self.med, self.med_stable = Grow(), 0
-        self.chunk_noise, self.chunk_stable = Grow(), 0
-        self.noise, self.noise_stable = Grow(), 0
-        self.cand, self.cand_stable = Grow(np.int64), 0
-        self.tail_cand = np.empty(0, np.int64)
+        self.tracks = []
         self.blocks = []
 
     def _scan_local(self) -> None:
-        y = self.y.view
-        nf = len(y)
-        # running median: final where the window lies fully inside the data
-        self.med.truncate(self.med_stable)
-        self.med.extend(running_median(y, LOCAL_HALF, self.med_stable, nf))
-        self.med_stable = max(self.med_stable, nf - LOCAL_HALF)
-        med = self.med.view
-        # raw chunk noise: final once all its medians are
-        c0 = self.chunk_stable
-        self.chunk_noise.truncate(c0)
-        lo = c0 * NOISE_CHUNK
-        resid = y[lo:] - med[lo:]
-        n_chunks = -(-(nf - lo) // NOISE_CHUNK)
-        if n_chunks:
-            full = (nf - lo) // NOISE_CHUNK
-            part = np.empty(n_chunks)
-            if full:
-                part[:full] = MAD_SCALE * np.median(np.abs(resid[: full * NOISE_CHUNK].reshape(full, NOISE_CHUNK)), axis=1)
-            if full < n_chunks:
-                part[full] = MAD_SCALE * np.median(np.abs(resid[full * NOISE_CHUNK :]))
-            self.chunk_noise.extend(part)
-        self.chunk_stable = max(c0, self.med_stable // NOISE_CHUNK)
-        # smoothed noise: median of a chunk and NOISE_SPREAD neighbours each side
-        raw = self.chunk_noise.view
-        s0 = self.noise_stable
-        self.noise.truncate(s0)
-        total = len(raw)
-        if total > s0:
-            out = np.empty(total - s0)
-            for c in range(s0, total):
-                out[c - s0] = np.median(raw[max(0, c - NOISE_SPREAD) : c + NOISE_SPREAD + 1])
-            self.noise.extend(out)
-        self.noise_stable = max(s0, self.chunk_stable - NOISE_SPREAD)
-        # candidates: final where the chunk's smoothed noise is
-        noise = self.noise.view
-        c_lo = self.cand_stable
-        stable_hi = self.noise_stable * NOISE_CHUNK
-        a = c_lo
-        if stable_hi > a:
-            self.cand.extend(self._candidates(y, med, noise, a, stable_hi))
-            self.cand_stable = stable_hi
-        self.tail_cand = self._candidates(y, med, noise, max(self.cand_stable, 0), nf)
-
-    def _candidates(self, y: np.ndarray, med: np.ndarray, noise: np.ndarray, lo: int, hi: int) -> np.ndarray:
-        if hi <= lo:
-            return np.empty(0, np.int64)
-        seg = y[lo:hi]
-        base = self.baseline(med, lo, hi)
-        sigma = noise[np.arange(lo, hi) // NOISE_CHUNK]
-        thr = np.maximum(LOCAL_SIGMAS * sigma, self.floor(base))
-        return lo + np.flatnonzero(seg - base > thr)
-
-    @staticmethod
-    def baseline(med: np.ndarray, lo: int, hi: int) -> np.ndarray:
-        """Local level at ``lo..hi``: the lower of the centred running median and the one
-        just before the point (``LOCAL_HALF + 1`` back), so a sharp rise is measured against
-        what preceded it even when it lasts longer than half the window."""
-        base = med[lo:hi].copy()
-        back = LOCAL_HALF + 1
-        a = max(lo, back)
-        if hi > a:
-            base[a - lo :] = np.minimum(base[a - lo :], med[a - back : hi - back])
-        return base
+        if not self.tracks:
+            self.tracks.append(LocalTrack(1))
+        values = self.y.view
+        level = 0
+        while level < len(self.tracks):
+            track = self.tracks[level]
+            if level == 0:
+                track.values = values
+            else:
+                track.absorb(self.tracks[level - 1].values)
+            track.scan(self)
+            parent = track.values
+            if level + 1 == len(self.tracks) and len(parent) >= SCALE_FACTOR * MIN_TRACK_POINTS:
+                self.tracks.append(LocalTrack(track.scale * SCALE_FACTOR))
+            level += 1
 
     def floor(self, base: np.ndarray | float) -> np.ndarray | float:
         """Smallest rise (in the analysis space) that can count as a spike above ``base``."""
@@ -298,14 +246,170 @@ class Scan:
             self.blocks = [np.concatenate((old, add)) for old, add in zip(self.blocks, new)]
 
     def noise_at(self, i: int) -> float:
-        noise = self.noise.view
+        """Local noise sigma (of the centred residual) at finite point ``i``."""
+        if not self.tracks:
+            return 0.0
+        noise = self.tracks[0].noise[0].view
         if not len(noise):
             return 0.0
         return float(noise[min(len(noise) - 1, i // NOISE_CHUNK)])
 
-    def candidates(self) -> np.ndarray:
-        return np.concatenate((self.cand.view, self.tail_cand))
+    def candidates(self) -> list[tuple[int, int, float]]:
+        """Local candidates of every scale: ``(scale, index at that scale, baseline)``."""
+        out = []
+        for track in self.tracks:
+            idx = np.concatenate((track.cand.view, track.tail_cand))
+            if not len(idx):
+                continue
+            med = track.med.view
+            base = med[idx]
+            back = idx - BACK
+            ok = back >= 0
+            base[ok] = np.minimum(base[ok], med[back[ok]])
+            out.extend((track.scale, int(i), float(b)) for i, b in zip(idx, base))
+        return out
+
+
+class LocalTrack:
+    """Local spike detection on one scale: the finite values, or medians of groups of them.
+
+    Scale ``k`` reads medians of consecutive groups of ``k`` points (each group of the
+    next scale is ``SCALE_FACTOR`` groups of this one), so a spike that builds up over
+    ``k * LOCAL_HALF`` points looks sharp at scale ``k``. Only complete groups are used,
+    so every value of a scale is final once it exists.
+    """
+
+    __slots__ = (
+        "scale",
+        "values",
+        "own",
+        "med",
+        "med_stable",
+        "chunk_noise",
+        "chunk_stable",
+        "noise",
+        "noise_stable",
+        "cand",
+        "cand_stable",
+        "tail_cand",
+    )
+
+    def __init__(self, scale: int) -> None:
+        self.scale = scale
+        self.values = np.empty(0)
+        self.own = Grow()  # group medians (scales above 1)
+        self.med = Grow()  # running median; entries before med_stable are final
+        self.med_stable = 0
+        self.chunk_noise = (Grow(), Grow())  # per chunk: centred and trailing residual noise
+        self.chunk_stable = 0
+        self.noise = (Grow(), Grow())  # the same, smoothed over neighbouring chunks
+        self.noise_stable = 0
+        self.cand = Grow(np.int64)  # candidates below cand_stable (indices at this scale)
+        self.cand_stable = 0
+        self.tail_cand = np.empty(0, np.int64)
+
+    def absorb(self, parent: np.ndarray) -> None:
+        """Append the medians of the parent's newly completed groups."""
+        have = self.own.size
+        done = len(parent) // SCALE_FACTOR
+        if done > have:
+            groups = parent[have * SCALE_FACTOR : done * SCALE_FACTOR].reshape(-1, SCALE_FACTOR)
+            self.own.extend(np.median(groups, axis=1))
+        self.values = self.own.view
+
+    def scan(self, owner: Scan) -> None:
+        y = self.values
+        nf = len(y)
+        # running median: final where the window lies fully inside the data
+        self.med.truncate(self.med_stable)
+        self.med.extend(running_median(y, LOCAL_HALF, self.med_stable, nf))
+        self.med_stable = max(self.med_stable, nf - LOCAL_HALF)
+        med = self.med.view
+        # chunk noise of both residuals: final once all medians of the chunk are
+        c0 = self.chunk_stable
+        centred, trailing = _residuals(y, med, c0 * NOISE_CHUNK, nf)
+        for track, resid in zip(self.chunk_noise, (centred, trailing)):
+            track.truncate(c0)
+            track.extend(_chunk_mad(resid))
+        self.chunk_stable = max(c0, self.med_stable // NOISE_CHUNK)
+        # smoothed noise: median of a chunk and NOISE_SPREAD neighbours each side
+        s0 = self.noise_stable
+        for raw, smooth in zip(self.chunk_noise, self.noise):
+            smooth.truncate(s0)
+            smooth.extend(_smooth(raw.view, s0))
+        self.noise_stable = max(s0, self.chunk_stable - NOISE_SPREAD)
+        # candidates: final where the chunk's smoothed noise is
+        stable_hi = self.noise_stable * NOISE_CHUNK
+        if stable_hi > self.cand_stable:
+            self.cand.extend(self._candidates(owner, y, med, self.cand_stable, stable_hi))
+            self.cand_stable = stable_hi
+        self.tail_cand = self._candidates(owner, y, med, self.cand_stable, nf)
+
+    def _candidates(self, owner: Scan, y: np.ndarray, med: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """Points well above the centred median, or above the median just before them.
+
+        Each residual is compared with its own noise (the trailing one also carries the
+        slow wander of the curve), so neither raises false alarms on correlated noise.
+        """
+        lo = max(lo, FIRST_CANDIDATE)
+        if hi <= lo:
+            return np.empty(0, np.int64)
+        centred, trailing = _residuals(y, med, lo, hi)
+        chunk = np.arange(lo, hi) // NOISE_CHUNK
+        s_c = self.noise[0].view[chunk]
+        s_t = self.noise[1].view[chunk]
+        hit = centred > np.maximum(LOCAL_SIGMAS * s_c, owner.floor(med[lo:hi]))
+        with np.errstate(invalid="ignore"):
+            hit |= trailing > np.maximum(LOCAL_SIGMAS * s_t, owner.floor(med[lo - BACK : hi - BACK]))
+        return lo + np.flatnonzero(hit)
 
 
 def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _residuals(y: np.ndarray, med: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Residuals of ``y[lo:hi]`` from the centred median and from the median ``BACK`` points
+    earlier (so a sharp rise is measured against what preceded it even when it lasts longer
+    than half the window). NaN where a median came from a shrunken window at the start."""
+    idx = np.arange(lo, hi)
+    centred = y[lo:hi] - med[lo:hi]
+    centred[idx < LOCAL_HALF] = np.nan
+    trailing = np.full(hi - lo, np.nan)
+    ok = idx >= BACK + LOCAL_HALF
+    trailing[ok] = y[idx[ok]] - med[idx[ok] - BACK]
+    return centred, trailing
+
+
+def _chunk_mad(resid: np.ndarray) -> np.ndarray:
+    """Robust sigma of each ``NOISE_CHUNK`` of residuals (last chunk may be partial; NaN ignored)."""
+    n = len(resid)
+    if not n:
+        return np.empty(0)
+    full = n // NOISE_CHUNK
+    out = np.empty(full + (1 if n % NOISE_CHUNK else 0))
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            if full:
+                block = np.abs(resid[: full * NOISE_CHUNK].reshape(full, NOISE_CHUNK))
+                if np.isnan(block).any():
+                    out[:full] = MAD_SCALE * np.nanmedian(block, axis=1)
+                else:
+                    out[:full] = MAD_SCALE * np.median(block, axis=1)
+            if n % NOISE_CHUNK:
+                out[full] = MAD_SCALE * np.nanmedian(np.abs(resid[full * NOISE_CHUNK :]))
+    return out
+
+
+def _smooth(raw: np.ndarray, start: int) -> np.ndarray:
+    """Median of chunk noises ``c - NOISE_SPREAD .. c + NOISE_SPREAD`` for ``c >= start`` (NaN ignored, 0 if none)."""
+    total = len(raw)
+    out = np.empty(max(0, total - start))
+    for c in range(start, total):
+        window = raw[max(0, c - NOISE_SPREAD) : c + NOISE_SPREAD + 1]
+        window = window[np.isfinite(window)]
+        out[c - start] = np.median(window) if len(window) else 0.0
+    return out

@@ -3,8 +3,9 @@
 Two detectors propose candidates and one procedure turns each into an excursion:
 
 * local (per point, in :mod:`scan`): a point more than ``LOCAL_SIGMAS`` robust sigmas
-  (and at least 5%) above its running median. Finds one-point spikes, sharp onsets of
-  long spikes and the tops of short ramps.
+  (and at least 5%) above its running median, or the median just before it. Finds
+  one-point spikes, sharp onsets of long spikes and the tops of short ramps; run again on
+  medians of groups of 8, 64, ... points, it finds spikes that build up more slowly.
 * wide (per block, here): a block median well above a long running median of the block
   medians. Finds spikes that build up slowly over many points (up to ~5-10% of the run).
 
@@ -31,6 +32,9 @@ BAND_SIGMAS = 3.0
 WIDE_WINDOW = 0.1
 WIDE_SIGMAS = 6.0
 WIDE_FLOOR = math.log(1.3)
+#: An excursion longer than this fraction of the run is a change of level, not a spike.
+MAX_SPIKE_FRACTION = 0.1
+MAX_SPIKE_MIN_POINTS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,30 +84,30 @@ def wide_candidates(blocks: Blocks, trend: np.ndarray, scan: Scan) -> list[tuple
 
 def find_excursions(y: np.ndarray, blocks: Blocks, scan: Scan, wide: list[tuple[int, float]]) -> list[Excursion]:
     """Turn local and wide candidates into non-overlapping excursions, in order."""
-    local = scan.candidates()
     nf = len(y)
     if not nf:
         return []
-    med = scan.med.view
     items: list[tuple[int, float]] = []
-    if len(local):
-        base = med[local]
-        back = local - (LOCAL_HALF + 1)
-        ok = back >= 0
-        base[ok] = np.minimum(base[ok], med[back[ok]])
-        items.extend(zip(local.tolist(), base.tolist()))
+    for scale, i, base in scan.candidates():
+        if scale == 1:
+            items.append((i, base))
+        else:  # the highest point of the group stands for it
+            items.append((range_argmax(y, blocks, i * scale, (i + 1) * scale), base))
     items.extend(wide)
     items.sort(key=lambda item: item[0])
     out: list[Excursion] = []
     cursor = 0
+    longest = max(MAX_SPIKE_MIN_POINTS, int(MAX_SPIKE_FRACTION * nf))
     for i, base in items:
         if i < cursor:
             continue
         found = _excursion(y, blocks, scan, i, base, cursor)
         if found is None:
             continue
-        out.append(found)
         cursor = found.end if found.end >= 0 else nf
+        if found.end >= 0 and found.end - found.onset > longest:
+            continue  # a hump: up and back down over a long stretch
+        out.append(found)
         if found.end < 0:
             break
     return out

@@ -145,6 +145,8 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     divergence = find_divergence(y, blocks, excursions, ends_nonfinite, scan.log)
     if divergence is not None:
         excursions = [ex for ex in excursions if ex.onset < divergence.onset and 0 <= ex.end <= divergence.onset]
+    elif excursions and excursions[-1].end < 0 and nf - excursions[-1].onset > max(20, 0.1 * nf):
+        excursions = excursions[:-1]  # a lasting change of level, not a spike still in progress
     masked = _mask(blocks, excursions, nf)
     stop = len(blocks) if divergence is None else divergence.onset // blocks.size
     drifts = find_drifts(blocks, masked, stop, scan.log)

@@ -81,7 +81,9 @@ def find_divergence(
         ex = excursions[-1]
         if ends_nonfinite_after is not None and ex.onset < ends_nonfinite_after:
             found.append((ex.onset, ex.baseline))
-        elif nf - ex.onset >= need:
+        elif nf - ex.onset >= need and float(np.median(y[-min(5, nf) :])) - ex.baseline >= _rise_needed(
+            ex.baseline, log, DIVERGENCE_RISE
+        ):
             found.append((ex.onset, ex.baseline))
     nb = len(blocks)
     if nb >= 5:
@@ -209,7 +211,9 @@ def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int,
     a hump they bound its steep part.
     """
     zt = running_median(d, 2)
-    top = a + int(np.argmax(zt[a:b]))
+    part = zt[a:b]
+    prior_min = np.minimum.accumulate(part)
+    top = a + int(np.argmax(part - prior_min))  # largest rise from an earlier low
     lo = a + int(np.argmin(zt[a : top + 1]))
     rise = float(zt[top] - zt[lo])
     if rise < _rise_needed(float(zt[lo]), log, DRIFT_MIN_RISE):
@@ -218,7 +222,10 @@ def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int,
     before = float(np.median(zt[a : h + 1]))
     after = float(np.median(zt[h:b]))
     start = lo + int(np.flatnonzero(zt[lo : h + 1] <= before)[-1])
-    end = h + int(np.flatnonzero(zt[h : top + 1] >= after)[0])
+    if top >= len(zt) - 3:
+        end = top  # still rising at the end of the data
+    else:
+        end = h + int(np.flatnonzero(zt[h : top + 1] >= after)[0])
     hi_level = float(zt[top])
     if hi_level - before < _rise_needed(before, log, DRIFT_MIN_RISE):
         return None

@@ -1,0 +1,71 @@
+"""Analyse labelled cases, from arrays or through log files and the project's loader."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from benchmarks.detection.generate import Case, write_case
+from benchmarks.detection.score import Score, score_case
+from tuiloss.core.analysis import analyze_series
+from tuiloss.core.store import Series
+
+FORMATS = ("csv", "jsonl", "nanogpt")
+
+
+def analyze_arrays(case: Case):
+    """Store the case's points the way ingest does (segments on resets) and analyse them."""
+    series = Series()
+    series.extend(np.asarray(case.steps, dtype=np.float64), np.asarray(case.values, dtype=np.float64))
+    steps, values = series.visible()
+    return analyze_series(steps, values, series.segments)
+
+
+def analyze_files(cases: list[Case], folder: str | None = None) -> dict[str, object]:
+    """Write every case as a log file (formats in turn), load them all, analyse each run."""
+    from tuiloss.core.engine import load
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = folder or tmp
+        for k, case in enumerate(cases):
+            write_case(case, root, FORMATS[k % len(FORMATS)])
+        store = load([root])[0]
+        out = {}
+        for run in store:
+            name = _case_name(run.source, cases)
+            if name is None or run.primary_metric is None:
+                continue
+            series = run.series[run.primary_metric]
+            steps, values = series.visible()
+            out[name] = analyze_series(steps, values, series.segments)
+        return out
+
+
+def _case_name(source: str, cases: list[Case]) -> str | None:
+    parts = set(source.replace("\\", "/").split("/"))
+    for case in cases:
+        if case.name in parts:
+            return case.name
+    return None
+
+
+def evaluate(cases: list[Case], *, files: bool = True) -> tuple[Score, float, int]:
+    """Score all cases; returns the score, seconds spent analysing, and cases not loaded."""
+    score = Score()
+    start = time.perf_counter()
+    if files:
+        results = analyze_files(cases)
+    else:
+        results = {case.name: analyze_arrays(case) for case in cases}
+    elapsed = time.perf_counter() - start
+    missing = 0
+    for case in cases:
+        result = results.get(case.name)
+        if result is None:
+            missing += 1
+            continue
+        score_case(case, result, score)
+    return score, elapsed, missing
