@@ -9,11 +9,12 @@ hands their items to the store.
 from __future__ import annotations
 
 import os
+import stat as stat_module
 from typing import Protocol, Union
 
 from tuiloss.core.formats.base import DocumentParser, LineParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
-from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer
+from tuiloss.core.tail import OPEN_FLAGS, DEFAULT_MAX_READ, TailError, Tailer
 
 Item = Union[Batch, SegmentEvent, Notice]
 
@@ -156,6 +157,7 @@ class DocumentSource:
         self.path = path
         self.parser = parser
         self._seen: tuple[int, int, int] | None = None
+        self._unparsed: tuple[int, int, int] | None = None  # a version that was not valid (yet)
         self._error: str | None = None
         self._deleted = False
 
@@ -167,21 +169,13 @@ class DocumentSource:
             st = os.stat(self.path)
         except OSError:
             return not self._deleted
-        return (st.st_ino, st.st_size, st.st_mtime_ns) != self._seen
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        return key != self._seen and key != self._unparsed
 
     def read(self) -> tuple[list[Item], bool]:
         items: list[Item] = []
         try:
-            with open(self.path, "rb") as handle:
-                st = os.fstat(handle.fileno())
-                key = (st.st_ino, st.st_size, st.st_mtime_ns)
-                if key == self._seen:
-                    return items, False
-                if st.st_size > MAX_DOCUMENT:
-                    items.append(Notice("error", f"{self.path} is larger than 512 MiB; not read"))
-                    self._seen = key
-                    return items, False
-                data = handle.read()
+            fd = os.open(self.path, OPEN_FLAGS)
         except FileNotFoundError:
             if not self._deleted:
                 self._deleted = True
@@ -189,18 +183,36 @@ class DocumentSource:
                 items.append(Notice("warning", f"{self.path} was deleted; its points are kept"))
             return items, False
         except OSError as exc:
-            message = exc.strerror or str(exc)
-            if message != self._error:
-                self._error = message
-                items.append(Notice("error", f"cannot read {self.path}: {message}"))
-            return items, False
+            return self._failed(items, exc.strerror or str(exc)), False
+        try:
+            with os.fdopen(fd, "rb") as handle:
+                st = os.fstat(handle.fileno())
+                key = (st.st_ino, st.st_size, st.st_mtime_ns)
+                if not stat_module.S_ISREG(st.st_mode):
+                    return self._failed(items, "not a regular file"), False
+                if key == self._seen or key == self._unparsed:
+                    return items, False
+                if st.st_size > MAX_DOCUMENT:
+                    items.append(Notice("error", f"{self.path} is larger than 512 MiB; not read"))
+                    self._seen = key
+                    return items, False
+                data = handle.read(MAX_DOCUMENT + 1)
+        except OSError as exc:
+            return self._failed(items, exc.strerror or str(exc)), False
         self._deleted = False
         self._error = None
         batch, rewritten = self.parser.parse(data)
-        if batch is None:  # half-written: try again on the next change
+        if batch is None:  # half-written: try again when it changes
+            self._unparsed = key
             return items, False
         self._seen = key
         if rewritten:
             items.append(SegmentEvent("replaced", "history was rewritten"))
         items.append(batch)
         return items, False
+
+    def _failed(self, items: list[Item], message: str) -> list[Item]:
+        if message != self._error:
+            self._error = message
+            items.append(Notice("error", f"cannot read {self.path}: {message}"))
+        return items

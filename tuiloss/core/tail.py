@@ -4,6 +4,11 @@ The tailer trusts no watch event: on every read it compares the file's identity
 (device and inode), its size and its first bytes with what it saw before, and
 reports truncation, replacement, rotation, deletion and re-creation itself.
 Only whole units (lines, records) are consumed; a partial tail waits.
+
+Every decision about a read is taken from the open file itself (``fstat`` and
+``pread`` on one descriptor), so a file replaced while a read is under way is
+either the old file or the new one, never a mix. The descriptor is closed before
+:meth:`Tailer.read` returns: a tree of thousands of logs holds no open files.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from tuiloss.core.model import SegmentEvent
 HEAD_BYTES = 64
 DEFAULT_MAX_READ = 32 * 1024 * 1024
 
+#: Flags of every open: non-blocking, so a FIFO put where a log was cannot hang the reader.
+OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
 
 @dataclass(frozen=True, slots=True)
 class TailRead:
@@ -25,7 +33,9 @@ class TailRead:
     ``data`` starts at byte ``offset`` of the file. ``event`` is set when the file
     changed identity since the last read (the data then starts at 0). ``final``
     means no more bytes will follow these (a rotated-away file being drained), so a
-    last unterminated line is complete. ``more`` means the read was capped.
+    last unterminated line is complete. ``more`` means read again at once: the
+    read was capped, or the tail of a rotated-away file was returned and the new
+    file waits.
     """
 
     data: bytes
@@ -52,8 +62,11 @@ class Tailer:
         self._last_stat: tuple[int, int, int] | None = None
         self._missing = False
         self._pending_event: SegmentEvent | None = None
-        self._drain_path: str | None = None  # rotated-away file still holding unread bytes
+        # A rotated-away file still holding unread bytes: path, identity, offset.
+        self._drain_path: str | None = None
+        self._drain_ident: tuple[int, int] | None = None
         self._drain_offset = 0
+        self._drain_offered: int | None = None  # offset of the last drain chunk handed out
         self._reading_drain = False
 
     @property
@@ -62,12 +75,14 @@ class Tailer:
 
     def changed(self) -> bool:
         """Cheap check (one stat): could a read return something new?"""
-        if self._drain_path is not None or self._pending_event is not None:
+        if self._drain_path is not None:
             return True
         try:
             st = os.stat(self.path)
         except OSError:
             return not self._missing
+        if self._pending_event is not None:
+            return True
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         return key != self._last_stat or st.st_size > self.offset
 
@@ -79,40 +94,21 @@ class Tailer:
             if drained is not None:
                 return drained
         try:
-            st = os.stat(self.path)
+            fd = os.open(self.path, OPEN_FLAGS)
         except FileNotFoundError:
-            return self._gone()
+            return self._path_gone()
+        except NotADirectoryError:
+            return self._path_gone()  # a folder on the way became a file
         except PermissionError as exc:
             raise TailError(f"permission denied: {exc.filename or self.path}") from None
         except OSError as exc:
-            raise TailError(f"cannot read: {exc.strerror or exc}") from None
-        if not stat_module.S_ISREG(st.st_mode):
-            raise TailError("not a regular file")
-        event, self._pending_event = self._pending_event, None
-        ident = (st.st_dev, st.st_ino)
-        if self._missing:
-            self._missing = False
-            if self._ident is not None:
-                event = SegmentEvent("recreated", "the file was deleted and created again")
-                self._restart(ident)
-        if self._ident is None:
-            self._ident = ident
-        elif ident != self._ident:
-            moved_to = self._find_moved(self._ident)
-            if moved_to is not None:
-                self._drain_path, self._drain_offset = moved_to, self.offset
-                self._pending_event = SegmentEvent(
-                    "rotated", f"moved to {os.path.basename(moved_to)}"
-                )
-                self._restart(ident)
-                return self.read()
-            event = SegmentEvent("replaced", "a new file took its place")
-            self._restart(ident)
-        elif st.st_size < self.offset:
-            event = SegmentEvent("truncated", f"shrank from {self.offset} to {st.st_size} bytes")
-            self._restart(ident)
-        self._last_stat = (st.st_ino, st.st_size, st.st_mtime_ns)
-        return self._read_tail(st.st_size, event)
+            raise TailError(f"cannot open: {exc.strerror or exc}") from None
+        try:
+            return self._read_open(fd)
+        except OSError as exc:
+            raise TailError(f"read failed: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
 
     def consume(self, n: int) -> None:
         """Advance past ``n`` bytes of the last read's data."""
@@ -127,77 +123,138 @@ class Tailer:
 
     # -- internals -------------------------------------------------------------
 
-    def _restart(self, ident: tuple[int, int]) -> None:
+    def _read_open(self, fd: int) -> TailRead:
+        st = os.fstat(fd)
+        if not stat_module.S_ISREG(st.st_mode):
+            raise TailError("not a regular file")
+        ident = (st.st_dev, st.st_ino)
+        event, self._pending_event = self._pending_event, None
+        if self._missing:
+            self._missing = False
+            if self._ident is not None or event is not None:
+                event = event or SegmentEvent("recreated", "the file was deleted and created again")
+            self._restart(ident)
+        elif self._ident is None:
+            self._ident = ident
+        elif ident != self._ident:
+            moved_to = self._find_moved(self._ident)
+            if moved_to is not None:
+                rotated = SegmentEvent("rotated", f"moved to {os.path.basename(moved_to)}")
+                self._start_drain(moved_to, self._ident)
+                self._restart(ident)
+                drained = self._drain()
+                if drained is not None:
+                    self._pending_event = rotated
+                    return drained
+                event = rotated
+            else:
+                event = SegmentEvent("replaced", "a new file took its place")
+                self._restart(ident)
+        elif st.st_size < self.offset:
+            event = SegmentEvent("truncated", f"shrank from {self.offset} to {st.st_size} bytes")
+            self._restart(ident)
+        elif self._head and os.pread(fd, len(self._head), 0) != self._head:
+            event = SegmentEvent("replaced", "the file was overwritten in place")
+            self._restart(ident)
+        self._last_stat = (st.st_ino, st.st_size, st.st_mtime_ns)
+        size = st.st_size
+        want = min(max(size - self.offset, 0), self.max_read)
+        data = os.pread(fd, want, self.offset) if want else b""
+        if len(self._head) < HEAD_BYTES:
+            self._head_source = os.pread(fd, HEAD_BYTES, 0)
+        return TailRead(data, self.offset, event, more=size - self.offset > len(data))
+
+    def _restart(self, ident: tuple[int, int] | None) -> None:
         self._ident = ident
         self.offset = 0
         self._head = b""
         self._head_source = b""
 
-    def _gone(self) -> TailRead:
+    def _path_gone(self) -> TailRead:
+        """Nothing at the path: drain the file if it was only moved, then say it is gone."""
         if self._missing:
             return TailRead(b"", self.offset)
+        if self._ident is not None and self._drain_path is None:
+            moved_to = self._find_moved(self._ident)
+            if moved_to is not None:
+                # Rotated, and the new file is not there yet: read the old one to its end.
+                self._start_drain(moved_to, self._ident)
+                self._pending_event = SegmentEvent("rotated", f"moved to {os.path.basename(moved_to)}")
+                self._restart(None)
+                drained = self._drain()
+                if drained is not None:
+                    return drained
         self._missing = True
         self._last_stat = None
         return TailRead(b"", self.offset, SegmentEvent("deleted", "the file is gone"))
 
-    def _read_tail(self, size: int, event: SegmentEvent | None) -> TailRead:
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except FileNotFoundError:
-            return self._gone()
-        except PermissionError:
-            raise TailError("permission denied") from None
-        except OSError as exc:
-            raise TailError(f"cannot open: {exc.strerror or exc}") from None
-        try:
-            if event is None and self._head:
-                if os.pread(fd, len(self._head), 0) != self._head:
-                    event = SegmentEvent("replaced", "the file was overwritten in place")
-                    self.offset = 0
-                    self._head = b""
-            size = max(size, os.fstat(fd).st_size)
-            want = min(max(size - self.offset, 0), self.max_read)
-            data = os.pread(fd, want, self.offset) if want else b""
-            if len(self._head) < HEAD_BYTES:
-                self._head_source = os.pread(fd, HEAD_BYTES, 0)
-        except OSError as exc:
-            raise TailError(f"read failed: {exc.strerror or exc}") from None
-        finally:
-            os.close(fd)
-        return TailRead(data, self.offset, event, more=size - self.offset > len(data))
-
     def _find_moved(self, ident: tuple[int, int]) -> str | None:
-        """Where the file we were reading went, if it was moved within its folder."""
+        """Where the file we were reading went, if it was moved within its folder.
+
+        A match must have the same device, inode and first bytes: a freed inode
+        number is soon given to another file, whose bytes are not this log's.
+        """
         folder = os.path.dirname(self.path) or "."
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
                     try:
-                        if entry.inode() == ident[1] and entry.is_file(follow_symlinks=False):
-                            if entry.stat(follow_symlinks=False).st_dev == ident[0]:
-                                return entry.path
+                        if entry.inode() != ident[1] or entry.path == self.path:
+                            continue
+                        if not entry.is_file(follow_symlinks=False):
+                            continue
+                        if entry.stat(follow_symlinks=False).st_dev != ident[0]:
+                            continue
+                        if self._head and _first_bytes(entry.path, len(self._head)) != self._head:
+                            continue
+                        return entry.path
                     except OSError:
                         continue
         except OSError:
             return None
         return None
 
+    def _start_drain(self, path: str, ident: tuple[int, int]) -> None:
+        self._drain_path, self._drain_ident = path, ident
+        self._drain_offset = self.offset
+        self._drain_offered = None
+
     def _drain(self) -> TailRead | None:
         """Unread bytes of the rotated-away file, or None once it is exhausted."""
         path = self._drain_path
         assert path is not None
+        if self._drain_offered == self._drain_offset:
+            # The last chunk was not used at all: it never will be. Stop draining.
+            self._drain_path = None
+            return None
         data = b""
-        more = False
+        capped = False
         try:
-            with open(path, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                handle.seek(self._drain_offset)
-                data = handle.read(min(max(size - self._drain_offset, 0), self.max_read))
-                more = size - self._drain_offset > len(data)
+            fd = os.open(path, OPEN_FLAGS)
         except OSError:
-            data = b""
+            fd = None
+        if fd is not None:
+            try:
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) == self._drain_ident and stat_module.S_ISREG(st.st_mode):
+                    want = min(max(st.st_size - self._drain_offset, 0), self.max_read)
+                    data = os.pread(fd, want, self._drain_offset) if want else b""
+                    capped = st.st_size - self._drain_offset > len(data)
+            except OSError:
+                data = b""
+            finally:
+                os.close(fd)
         if not data:
             self._drain_path = None
             return None
         self._reading_drain = True
-        return TailRead(data, self._drain_offset, None, final=not more, more=more)
+        self._drain_offered = self._drain_offset
+        return TailRead(data, self._drain_offset, None, final=not capped, more=True)
+
+
+def _first_bytes(path: str, n: int) -> bytes:
+    fd = os.open(path, OPEN_FLAGS)
+    try:
+        return os.pread(fd, n, 0)
+    finally:
+        os.close(fd)

@@ -1,0 +1,147 @@
+"""The tailer under races and identity tricks the chaos test can only hit by luck.
+
+Each test pins one interleaving of a writer and the tailer that lost or
+invented lines before the tailer was hardened.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tuiloss.core import tail as tail_module
+from tuiloss.core.formats.text import TextParser
+from tuiloss.core.model import Batch, SegmentEvent
+from tuiloss.core.sources import LineSource
+from tuiloss.core.tail import Tailer
+
+
+def read_lines(tailer: Tailer):
+    """One read: the complete lines it returned (consumed), and its event."""
+    chunk = tailer.read()
+    used = len(chunk.data) if chunk.final else chunk.data.rfind(b"\n") + 1
+    tailer.consume(used)
+    return chunk.data[:used], chunk.event
+
+
+def read_until_quiet(tailer: Tailer, limit: int = 20):
+    data, events = b"", []
+    for _ in range(limit):
+        got, event = read_lines(tailer)
+        if event is not None:
+            events.append(event.reason)
+        data += got
+        if not got and event is None:
+            return data, events
+    raise AssertionError("the tailer kept returning data")
+
+
+def test_rotation_seen_before_the_new_file_exists_drains_the_old_one(tmp_path):
+    """Renamed away, not yet recreated: the unread tail is in the renamed file, not lost."""
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\n")
+    tailer = Tailer(log)
+    assert read_lines(tailer)[0] == b"one\n"
+    with open(log, "ab") as handle:
+        handle.write(b"two\n")  # never read before the rename
+    log.rename(tmp_path / "a.log.1")
+    data, events = read_until_quiet(tailer)  # the tailer looks in the gap
+    assert data == b"two\n"
+    log.write_bytes(b"three\n")
+    data, more_events = read_until_quiet(tailer)
+    assert data == b"three\n"
+    assert set(events + more_events) & {"rotated", "recreated"}
+
+
+def test_rotation_in_the_gap_through_a_line_source(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_bytes(b"iter 1: loss 1.0\n")
+    source = LineSource(str(log), TextParser())
+    source.read()
+    with open(log, "ab") as handle:
+        handle.write(b"iter 2: loss 0.5\n")
+    log.rename(tmp_path / "train.log.1")
+    items = []
+    for _ in range(5):
+        got, more = source.read()
+        items += got
+        if not more:
+            break
+    log.write_bytes(b"iter 3: loss 0.25\n")
+    for _ in range(5):
+        got, more = source.read()
+        items += got
+        if not more:
+            break
+    steps = [s for i in items if isinstance(i, Batch) for s in i.series.get("loss", ([], []))[0].tolist()]
+    assert steps == [2.0, 3.0]
+    assert any(isinstance(i, SegmentEvent) and i.reason in ("rotated", "recreated") for i in items)
+
+
+def test_reused_inode_with_other_content_is_not_drained_as_a_rotation(tmp_path):
+    """The old inode number now names a different file (ext4 reuses freed inodes)."""
+    log = tmp_path / "a.log"
+    log.write_bytes(b"iter 1: loss 1.0\niter 2: loss 0.9\n")
+    tailer = Tailer(log)
+    read_lines(tailer)
+    other = tmp_path / "other.log"
+    log.rename(other)
+    # Same inode, other content: what a reused inode number looks like to the tailer.
+    other.write_bytes(b"step,acc\n" + b"".join(b"%d,0.5\n" % i for i in range(50)))
+    log.write_bytes(b"iter 1: loss 2.0\n")
+    data, events = read_until_quiet(tailer)
+    assert data == b"iter 1: loss 2.0\n", "bytes of an unrelated file were read as this log's"
+    assert events == ["replaced"]
+
+
+def test_file_replaced_between_the_check_and_the_read_is_read_once(tmp_path, monkeypatch):
+    """An atomic replacement landing while a read is under way is seen exactly once."""
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\ntwo\n")
+    tailer = Tailer(log)
+    read_lines(tailer)
+    fresh = tmp_path / "fresh.tmp"
+    fresh.write_bytes(b"XXXX\nfive\nsix\n")
+    real_open = os.open
+    fired = []
+
+    def open_after_replacing(path, *args, **kwargs):
+        if not fired and os.fspath(path) == str(log):
+            fired.append(True)
+            os.replace(fresh, log)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(tail_module.os, "open", open_after_replacing)
+    data, events = read_until_quiet(tailer)
+    assert fired
+    assert data == b"XXXX\nfive\nsix\n"
+    assert events == ["replaced"]
+
+
+def test_a_drain_that_is_never_consumed_does_not_loop(tmp_path):
+    """A reader that cannot use a rotated file's tail must not be handed it forever."""
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\n")
+    tailer = Tailer(log)
+    read_lines(tailer)
+    with open(log, "ab") as handle:
+        handle.write(b"two\n")
+    log.rename(tmp_path / "a.log.1")
+    log.write_bytes(b"three\n")
+    for _ in range(10):
+        chunk = tailer.read()  # never consumed
+        if chunk.event is not None or not chunk.more:
+            break
+    else:
+        raise AssertionError("the rotated file's tail was offered forever")
+
+
+def test_fifo_at_the_path_is_an_error_not_a_hang(tmp_path):
+    log = tmp_path / "a.log"
+    os.mkfifo(log)
+    tailer = Tailer(log)
+    try:
+        tailer.read()
+    except tail_module.TailError as exc:
+        assert "regular file" in str(exc)
+    else:
+        raise AssertionError("a FIFO was read as a log")
