@@ -147,7 +147,7 @@ async def test_insights_toggle_pause_help_and_quit(app):
         await wait_loaded(pilot, app)
         panel = app.insights_panel
         assert panel.display and not panel.has_class("hidden")
-        assert "Post-Norm | DeepNorm | Gradient Clip=1" in panel.text.plain
+        assert "Post-Norm | DeepNorm | Gradient Clip=1" in " ".join(panel.text.plain.split())
         await pilot.press("i")
         assert panel.has_class("hidden")
         await pilot.press("i")

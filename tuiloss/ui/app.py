@@ -574,7 +574,7 @@ class TuilossApp(App[None]):
             )
         header = f"@{step_label(round(self.view.cursor))}" if self.view.cursor is not None else "last"
         run_list = self.run_list
-        label_width = max(10, run_list.size.width - 35)
+        label_width = max(10, run_list.size.width - 33)
         run_list.show(rows, value_header=header, label_width=label_width)
         listed, total = len(rows), len(self.store)
         run_list.border_title = f"runs ({listed}/{total} match /{safe_label(self.filter.pattern, 20)}/)" if self.filter else "runs"

@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -58,10 +58,13 @@ class HelpScreen(ModalScreen[None]):
         table.add_row("", "")
         for mark, what in MARKS:
             table.add_row(mark, what)
-        with Vertical(id="help-box"):
+        with VerticalScroll(id="help-box"):
             yield Static(Text("tuiloss keys", style="bold"), id="help-title")
             yield Static(table)
-            yield Static(Text("escape or ? closes", style="dim"))
+            yield Static(Text("escape or ? closes; up/down scroll", style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one("#help-box").focus()
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -55,9 +55,9 @@ class RunList(DataTable, inherit_bindings=False):
         self.add_column("#", key="number", width=2)
         self.add_column(" ", key="swatch", width=1)
         self.add_column("run", key="label")
-        self.add_column(self._value_header, key="value", width=8)
+        self.add_column(self._value_header, key="value", width=7)
         self.add_column("state", key="state", width=8)
-        self.add_column("!", key="anomalies", width=3)
+        self.add_column("!", key="anomalies", width=2)
 
     @property
     def highlighted_key(self) -> str | None:

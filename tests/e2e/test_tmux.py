@@ -1,0 +1,127 @@
+"""End to end: install the package into a fresh venv, run ``tuiloss watch`` in tmux, drive it by keys.
+
+Slow (a pip install); marked ``e2e``. Skipped when tmux is missing. Every wait polls the
+screen with a deadline; a crash stays readable because the pane remains on exit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TMUX = shutil.which("tmux")
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
+]
+
+
+@pytest.fixture(scope="module")
+def tuiloss_command(tmp_path_factory) -> Path:
+    """``tuiloss`` installed from this checkout into a fresh virtual environment."""
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    build = tmp_path_factory.mktemp("build")
+    source = build / "tuiloss"
+    # Copy the sources (not the checkout's build artefacts) so the install is from a clean tree.
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".ci-venv", "venv", "build", "*.egg-info", "__pycache__", ".pytest_cache", "__snapshots__"))
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(source)],
+                   check=True, timeout=600)
+    command = venv / "bin" / "tuiloss"
+    assert command.exists()
+    return command
+
+
+class Tmux:
+    def __init__(self, socket: str) -> None:
+        self.base = [TMUX, "-L", socket, "-f", os.devnull]
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        # A COLUMNS/LINES inherited from the test runner would override the pane's real size.
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX", "NO_COLOR")}
+        done = subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=30, env=env)
+        if check and done.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr}")
+        return done.stdout
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "e2e")
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"{text!r} never appeared on the screen:\n{screen}")
+
+    def pane(self) -> tuple[bool, str]:
+        dead, status = self("display-message", "-p", "-t", "e2e", "#{pane_dead} #{pane_dead_status}").split(" ", 1)
+        return dead == "1", status.strip()
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    session = Tmux(f"tuiloss-e2e-{os.getpid()}-{tmp_path.name}")
+    yield session
+    session("kill-server", check=False)
+
+
+def test_watch_in_tmux(tuiloss_command, tmux, tmp_path):
+    logs = tmp_path / "logs"
+    shutil.copytree(REPO / "sample_logs", logs)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    command = f"cd {workdir} && exec env -u COLUMNS -u LINES {tuiloss_command} watch {logs}"
+    # remain-on-exit is set before the program starts, in the same tmux command, so a crash stays readable.
+    tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+         "new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command)
+    try:
+        tmux.wait_for("4 runs", 60)
+        screen = tmux.wait_for("100K", 30)
+        for text in ("Post-Norm | DeepNorm | Gradient Clip=1", "Pre-Norm | Gradient Clip=10 | Run 1", "inotify"):
+            assert text in screen
+        tmux.wait_for("spiked to 1.39 at 25.0K", 30)
+
+        # A line appended to a log shows up as that run's last value.
+        with open(logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
+            handle.write('{"step": 100100, "loss": 0.4321}\n')
+        tmux.wait_for("0.432", 10)
+
+        # Keys: linear steps, help, hide a run, quit.
+        tmux("send-keys", "-t", "e2e", "x")
+        tmux.wait_for("loss / train_loss · step", 5)
+        tmux("send-keys", "-t", "e2e", "?")
+        tmux.wait_for("tuiloss keys", 5)
+        tmux("send-keys", "-t", "e2e", "Escape")
+        deadline = time.monotonic() + 5
+        while "tuiloss keys" in tmux.screen():
+            assert time.monotonic() < deadline, "help did not close"
+            time.sleep(0.05)
+        tmux("send-keys", "-t", "e2e", "n")
+        tmux.wait_for("no runs to show", 5)
+        tmux("send-keys", "-t", "e2e", "q")
+        deadline = time.monotonic() + 10
+        while not tmux.pane()[0]:
+            assert time.monotonic() < deadline, f"tuiloss did not exit:\n{tmux.screen()}"
+            time.sleep(0.05)
+        dead, status = tmux.pane()
+        assert status == "0", f"exit status {status}:\n{tmux.screen()}"
+        assert "Traceback" not in tmux.screen()
+        assert not any(p.name.startswith("tuiloss-") for p in logs.rglob("*"))
+    except AssertionError:
+        print(tmux.screen())
+        raise
