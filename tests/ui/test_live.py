@@ -69,3 +69,25 @@ async def test_quit_during_a_live_stream_does_not_hang(sample_logs, config_for):
         began = time.monotonic()
         await pilot.press("q")
     assert time.monotonic() - began < 5
+
+
+async def test_a_new_anomaly_is_highlighted_notified_and_rung(sample_logs, config_for):
+    app = make_app(config_for(sample_logs, bell=True))
+    rings = []
+    app.bell = lambda: rings.append(1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        assert not app.new_anomalies and not list(app._notifications)  # history is not news
+        with open(sample_logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
+            handle.write('{"step": 100100, "loss": 1.5}\n')
+        await wait_for(pilot, lambda: app.new_anomalies, 10, "the new spike")
+        await pilot.pause(0.2)
+        notes = [n.message for n in app._notifications]
+        assert any("Pre-Norm | Gradient Clip=1 | Run 2" in m and "1.50" in m for m in notes), notes
+        assert rings == [1]
+        assert "NEW" in app.insights_panel.text.plain
+        row = next(r for r in app.run_list.rows_shown if r.label == "Pre-Norm | Gradient Clip=1 | Run 2")
+        assert row.new_anomaly
+        assert any(label.text.endswith("1.50") for label in app.chart.spec.labels)
+        await pilot.press("escape")  # acknowledged
+        assert not app.new_anomalies
