@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--smooth", type=float, default=0.0, metavar="W", help="EMA smoothing weight 0..0.99")
     watch.add_argument("--linear-x", action="store_true", help="start with a linear step axis")
     watch.add_argument("--log-y", action="store_true", help="start with a logarithmic loss axis")
+    watch.add_argument("--export-dir", metavar="DIR",
+                       help="where the e key writes its report (default: the current folder, never inside PATH)")
 
     report = commands.add_parser("report", help="print the findings as text or JSON")
     common(report)
@@ -141,7 +143,7 @@ def _watch(args) -> int:
     )
     from tuiloss.ui.app import make_app
 
-    make_app(config).run()
+    make_app(config, export_dir=args.export_dir).run()
     return 0
 
 
