@@ -165,8 +165,8 @@ def make_case(name: str, rng: np.random.Generator, *, family: str, n: int, inter
                 total = rng.uniform(math.log(3), math.log(100))
                 added = total * (k / max(length - 1, 1)) ** rng.uniform(1.0, 2.0)
                 z[at:] = z[at:] + added
-                # label where the rise becomes visible: 10% or three noise sigmas
-                visible = at + int(np.flatnonzero(added >= max(math.log(1.1), 3 * sigma))[0])
+                # label where the rise becomes visible: 10% up
+                visible = at + int(np.flatnonzero(added >= math.log(1.1))[0])
             labels.append(Label("divergence", steps[visible]))
             busy.append((at - 5, n))
             end_of_run = at

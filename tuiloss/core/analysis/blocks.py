@@ -98,11 +98,14 @@ def assemble(size: int, complete: tuple[np.ndarray, ...], partial: tuple[np.ndar
 # -- block-assisted searches over the raw values (exactly what a plain scan would find) --
 
 
-def last_at_most(y: np.ndarray, blocks: Blocks, limit: float, lo: int, hi: int) -> int:
-    """Last index ``j`` in ``[lo, hi)`` with ``y[j] <= limit``, or -1."""
+def last_at_most(y: np.ndarray, blocks: Blocks | None, limit: float, lo: int, hi: int) -> int:
+    """Last index ``j`` in ``[lo, hi)`` with ``y[j] <= limit``, or -1 (``blocks`` as in :func:`first_return`)."""
     hi = min(hi, len(y))
     if hi <= lo:
         return -1
+    if blocks is None:
+        hit = np.flatnonzero(y[lo:hi] <= limit)
+        return lo + int(hit[-1]) if len(hit) else -1
     size = blocks.size
     b_last = (hi - 1) // size
     a = max(lo, b_last * size)
@@ -145,18 +148,24 @@ def first_at_most(y: np.ndarray, blocks: Blocks, limit: float, lo: int) -> int:
     return b * size + int(hit[0]) if len(hit) else -1
 
 
-def first_return(y: np.ndarray, blocks: Blocks, limit: float, lo: int) -> int:
-    """First ``j >= lo`` back in band: ``y[j] <= limit`` and the median of ``y[j:j+3]`` too.
+def first_return(y: np.ndarray, blocks: Blocks | None, limit: float, lo: int, stop: int | None = None) -> int:
+    """First ``j`` in ``[lo, stop)`` back in band: ``y[j] <= limit`` and the median of
+    ``y[j:j+3]`` too (fewer points near the end). Returns -1 if there is none.
 
-    Near the end fewer than three points are used. Returns -1 if there is none.
+    With ``blocks`` (whose minima summarise ``y``) whole blocks above the band are skipped.
     """
     n = len(y)
+    stop = n if stop is None else min(n, stop)
     pos = lo
-    while pos < n:
-        j = first_at_most(y, blocks, limit, pos)
-        if j < 0:
+    while pos < stop:
+        if blocks is None:
+            hit = np.flatnonzero(y[pos:stop] <= limit)
+            j = pos + int(hit[0]) if len(hit) else -1
+        else:
+            j = first_at_most(y, blocks, limit, pos)
+        if j < 0 or j >= stop:
             return -1
-        end = min(n, j + _SLAB)
+        end = min(stop, j + _SLAB)
         ok = _in_band(y, j, end, limit)
         hit = np.flatnonzero(ok)
         if len(hit):

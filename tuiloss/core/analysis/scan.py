@@ -11,6 +11,7 @@ nothing in one call, the live analysis extends it, and both then run the same bo
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -327,10 +328,14 @@ class LocalTrack:
         med = self.med.view
         # chunk noise of both residuals: final once all medians of the chunk are
         c0 = self.chunk_stable
-        centred, trailing = _residuals(y, med, c0 * NOISE_CHUNK, nf)
+        lo = c0 * NOISE_CHUNK
+        centred, trailing = _residuals(y, med, lo, nf)
+        # On a steady slope the median is the middle point itself and the residuals
+        # vanish; second differences still show the noise, so they set a floor.
+        floor = _chunk_mad(_second_differences(y, lo, nf), centre=False) / math.sqrt(6.0)
         for track, resid in zip(self.chunk_noise, (centred, trailing)):
             track.truncate(c0)
-            track.extend(_chunk_mad(resid))
+            track.extend(np.fmax(_chunk_mad(resid), floor))
         self.chunk_stable = max(c0, self.med_stable // NOISE_CHUNK)
         # smoothed noise: median of a chunk and NOISE_SPREAD neighbours each side
         s0 = self.noise_stable
@@ -381,27 +386,32 @@ def _residuals(y: np.ndarray, med: np.ndarray, lo: int, hi: int) -> tuple[np.nda
     return centred, trailing
 
 
-def _chunk_mad(resid: np.ndarray) -> np.ndarray:
-    """Robust sigma of each ``NOISE_CHUNK`` of residuals (last chunk may be partial; NaN ignored)."""
+def _chunk_mad(resid: np.ndarray, centre: bool = True) -> np.ndarray:
+    """Robust sigma of each ``NOISE_CHUNK`` of residuals (last chunk may be partial; NaN ignored).
+
+    The spread is taken about the chunk's median (``centre``), so a residual that is
+    biased (a median lagging behind a falling curve) still measures only the noise.
+    """
     n = len(resid)
     if not n:
         return np.empty(0)
     full = n // NOISE_CHUNK
     out = np.empty(full + (1 if n % NOISE_CHUNK else 0))
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            if full:
-                block = np.abs(resid[: full * NOISE_CHUNK].reshape(full, NOISE_CHUNK))
-                if np.isnan(block).any():
-                    out[:full] = MAD_SCALE * np.nanmedian(block, axis=1)
-                else:
-                    out[:full] = MAD_SCALE * np.median(block, axis=1)
-            if n % NOISE_CHUNK:
-                out[full] = MAD_SCALE * np.nanmedian(np.abs(resid[full * NOISE_CHUNK :]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if full:
+            block = resid[: full * NOISE_CHUNK].reshape(full, NOISE_CHUNK)
+            out[:full] = MAD_SCALE * _mad_rows(block, centre)
+        if n % NOISE_CHUNK:
+            out[full] = MAD_SCALE * _mad_rows(resid[full * NOISE_CHUNK :][None, :], centre)[0]
     return out
+
+
+def _mad_rows(block: np.ndarray, centre: bool) -> np.ndarray:
+    median = np.nanmedian if np.isnan(block).any() else np.median
+    if centre:
+        block = block - median(block, axis=1)[:, None]
+    return median(np.abs(block), axis=1)
 
 
 def _smooth(raw: np.ndarray, start: int) -> np.ndarray:
@@ -412,4 +422,13 @@ def _smooth(raw: np.ndarray, start: int) -> np.ndarray:
         window = raw[max(0, c - NOISE_SPREAD) : c + NOISE_SPREAD + 1]
         window = window[np.isfinite(window)]
         out[c - start] = np.median(window) if len(window) else 0.0
+    return out
+
+
+def _second_differences(y: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """``y[i-1] - 2 y[i] + y[i+1]`` for ``i`` in ``lo..hi`` (NaN where a neighbour is missing)."""
+    out = np.full(hi - lo, np.nan)
+    a, b = max(lo, 1), min(hi, len(y) - 1)
+    if b > a:
+        out[a - lo : b - lo] = y[a - 1 : b - 1] - 2 * y[a:b] + y[a + 1 : b + 1]
     return out

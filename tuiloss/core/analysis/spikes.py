@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks, first_return, last_at_most, range_argmax
-from tuiloss.core.analysis.scan import LOCAL_HALF, LOCAL_SIGMAS, Scan
+from tuiloss.core.analysis.scan import LOCAL_HALF, LOCAL_SIGMAS, NOISE_CHUNK, Scan
 from tuiloss.core.analysis.stats import robust_sigma, running_median
 
 #: Half-width of the band around the pre-spike level, in noise sigmas.
@@ -83,44 +83,122 @@ def wide_candidates(blocks: Blocks, trend: np.ndarray, scan: Scan) -> list[tuple
 
 
 def find_excursions(y: np.ndarray, blocks: Blocks, scan: Scan, wide: list[tuple[int, float]]) -> list[Excursion]:
-    """Turn local and wide candidates into non-overlapping excursions, in order."""
+    """Turn the candidates of every scale into non-overlapping excursions, in order.
+
+    Each scale follows its own candidates on its own values (a slow rise is measured on
+    group medians, where it is clear of the noise); excursions of different scales that
+    overlap are one excursion, bounded by the finest scale unless a coarser one reaches
+    further by more than its group size. An excursion that comes back after more than
+    ``MAX_SPIKE_FRACTION`` of the run is a hump, not a spike; one that has not come back
+    is kept open (a spike in progress, or the start of a divergence).
+    """
     nf = len(y)
-    if not nf:
+    if not nf or not scan.tracks:
         return []
-    items: list[tuple[int, float]] = []
-    for scale, i, base in scan.candidates():
-        if scale == 1:
-            items.append((i, base))
-        else:  # the highest point of the group stands for it
-            items.append((range_argmax(y, blocks, i * scale, (i + 1) * scale), base))
-    items.extend(wide)
-    items.sort(key=lambda item: item[0])
-    out: list[Excursion] = []
-    cursor = 0
     longest = max(MAX_SPIKE_MIN_POINTS, int(MAX_SPIKE_FRACTION * nf))
-    for i, base in items:
-        if i < cursor:
-            continue
-        found = _excursion(y, blocks, scan, i, base, cursor)
-        if found is None:
-            continue
-        cursor = found.end if found.end >= 0 else nf
-        if found.end >= 0 and found.end - found.onset > longest:
+    by_scale: dict[int, list[tuple[int, float]]] = {}
+    for scale, i, base in scan.candidates():
+        by_scale.setdefault(scale, []).append((i, base))
+    top = scan.tracks[-1]
+    for i, base in wide:
+        g = i // top.scale
+        if g < len(top.values):
+            by_scale.setdefault(top.scale, []).append((g, base))
+    found: list[_Found] = []
+    for track in scan.tracks:
+        items = by_scale.get(track.scale)
+        if items:
+            found.extend(_follow(track, sorted(items), y, blocks, scan, longest))
+    merged = _merge(found, nf)
+    out = []
+    for ex in merged:
+        stop = ex.end if ex.end >= 0 else nf
+        if ex.end >= 0 and stop - ex.onset > longest:
             continue  # a hump: up and back down over a long stretch
-        out.append(found)
-        if found.end < 0:
+        out.append(Excursion(ex.onset, range_argmax(y, blocks, ex.onset, stop), ex.end, ex.baseline, ex.limit))
+        if ex.end < 0:
             break
     return out
 
 
-def _excursion(y: np.ndarray, blocks: Blocks, scan: Scan, i: int, base: float, cursor: int) -> Excursion | None:
-    sigma = scan.noise_at(i)
+@dataclass(slots=True)
+class _Found:
+    scale: int
+    onset: int  # raw indices
+    end: int
+    baseline: float
+    limit: float
+
+
+def _follow(track, items, y, blocks, scan, longest) -> list[_Found]:
+    """Excursions of one scale, from its sorted candidates ``(index, baseline)``."""
+    k = track.scale
+    v = track.values if k > 1 else y
+    assist = blocks if k == 1 else None
+    cap = longest // k + 2
+    # the larger of the two residual noises: the trailing one carries slow wander
+    noise = np.fmax(track.noise[0].view, track.noise[1].view)
+    out = []
+    cursor = 0
+    for g, base in items:
+        if g < cursor:
+            continue
+        sigma = float(noise[min(len(noise) - 1, g // NOISE_CHUNK)]) if len(noise) else 0.0
+        ex = _excursion(v, assist, scan, g, base, cursor, sigma, cap)
+        if ex is None:
+            continue
+        onset, end, pre, limit = ex
+        if out and onset <= cursor:
+            # no point back in the band since the last one ended: the same excursion
+            out[-1].end = end * k if end >= 0 else -1
+        else:
+            out.append(_Found(k, onset * k, end * k if end >= 0 else -1, pre, limit))
+        cursor = end if end >= 0 else len(v)
+        if end < 0:
+            break
+    return out
+
+
+def _merge(found: list[_Found], nf: int) -> list[_Found]:
+    """Overlapping excursions of different scales as one, bounded by the finest scale."""
+    if not found:
+        return []
+    found.sort(key=lambda f: f.onset)
+    groups: list[list[_Found]] = []
+    reach = -1
+    for f in found:
+        stop = f.end if f.end >= 0 else nf
+        if groups and f.onset < reach:
+            groups[-1].append(f)
+            reach = max(reach, stop)
+        else:
+            groups.append([f])
+            reach = stop
+    out = []
+    for group in groups:
+        group.sort(key=lambda f: f.scale)
+        best = group[0]
+        onset, end, baseline, limit = best.onset, best.end, best.baseline, best.limit
+        for f in group[1:]:
+            if f.onset < onset - f.scale:
+                onset, baseline, limit = f.onset, f.baseline, f.limit
+            if end >= 0 and (f.end < 0 or f.end > end + f.scale):
+                end = f.end
+        out.append(_Found(best.scale, onset, end, baseline, limit))
+    return out
+
+
+def _excursion(v, assist, scan, i, base, cursor, sigma, cap):
+    """Onset, end, pre-spike level and band top of the excursion around candidate ``i`` of ``v``.
+
+    Returns None when the candidate does not stand out from the level before it.
+    """
 
     def band(level: float) -> float:
         return max(BAND_SIGMAS * sigma, float(scan.floor(level)) / 2)
 
     limit = base + band(base)
-    j = last_at_most(y, blocks, limit, cursor, i)
+    j = last_at_most(v, assist, limit, cursor, i)
     if j < 0:
         if cursor == 0:
             return None  # nothing in the band before it: a start that is high and falling
@@ -130,15 +208,16 @@ def _excursion(y: np.ndarray, blocks: Blocks, scan: Scan, i: int, base: float, c
     pre = base
     for _ in range(2):
         lo = max(cursor, onset - LOCAL_HALF)
-        pre = float(np.median(y[lo:onset])) if onset - lo >= 3 else base
+        pre = float(np.median(v[lo:onset])) if onset - lo >= 3 else base
         limit = pre + band(pre)
-        j = last_at_most(y, blocks, limit, cursor, i)
+        j = last_at_most(v, assist, limit, cursor, i)
         if j < 0 or j + 1 == onset:
             break
         onset = j + 1
-    end = first_return(y, blocks, limit, i + 1)
-    stop = end if end >= 0 else len(y)
-    peak = range_argmax(y, blocks, onset, stop)
-    if y[peak] - pre <= max(LOCAL_SIGMAS * sigma, float(scan.floor(pre))):
+    end = first_return(v, assist, limit, i + 1, i + 1 + cap)
+    if end < 0 and i + 1 + cap < len(v):
+        end = i + 1 + cap  # still above after the longest spike: a hump or a new level
+    stop = end if end >= 0 else len(v)
+    if float(np.max(v[onset:stop])) - pre <= max(LOCAL_SIGMAS * sigma, float(scan.floor(pre))):
         return None
-    return Excursion(onset, peak, end, pre, limit)
+    return onset, end, pre, limit

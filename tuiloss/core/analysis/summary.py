@@ -150,6 +150,9 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     masked = _mask(blocks, excursions, nf)
     stop = len(blocks) if divergence is None else divergence.onset // blocks.size
     drifts = find_drifts(blocks, masked, stop, scan.log)
+    if divergence is not None:
+        # a rise that runs into the divergence is its beginning, not a drift
+        drifts = [d for d in drifts if d.end < stop - max(2, len(blocks) // 50)]
 
     zs = smooth_levels(blocks, masked)
     plateaus = []

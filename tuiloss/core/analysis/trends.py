@@ -13,13 +13,14 @@ import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks, range_argmax
 from tuiloss.core.analysis.spikes import Excursion
-from tuiloss.core.analysis.stats import KendallTable, kendall_z, lag1_autocorrelation, running_median, theil_sen
+from tuiloss.core.analysis.stats import KendallTable, kendall_z, lag1_autocorrelation, robust_sigma, running_median, theil_sen
 
 #: Divergence: least rise over the lowest level (log space: 1.5x) and how long it must last
 #: (points, and fraction of the run) unless it ends in NaN/Inf.
 DIVERGENCE_RISE = math.log(1.5)
 DIVERGENCE_MIN_POINTS = 10
 DIVERGENCE_MIN_FRACTION = 0.05
+NONFINITE_RISE = math.log(1.1)
 #: Drift: least significance (Mann-Kendall z, corrected for autocorrelation), least rise
 #: (3% in log space), shortest window (blocks, fraction of the series after convergence).
 DRIFT_Z = 4.0
@@ -87,13 +88,22 @@ def find_divergence(
             found.append((ex.onset, ex.baseline))
     nb = len(blocks)
     if nb >= 5:
-        zs = running_median(blocks.level, 2)
+        half = max(2, int(round(0.02 * nb)))
+        zs = running_median(blocks.level, half)
+        noise = robust_sigma(np.diff(blocks.level)) / math.sqrt(2)
+        smooth_noise = 1.25 * noise / math.sqrt(2 * half + 1)
         j_min = int(np.argmin(zs))
         low = float(zs[j_min])
         rise = float(zs[-1]) - low
+        hold = max(1, -(-need // blocks.size))
+        held = float(np.median(zs[-hold:]))
         tail = float(np.median(y[-min(5, nf) :]))
-        if rise >= _rise_needed(low, log, DIVERGENCE_RISE) and tail >= low + 0.5 * rise:
-            below = np.flatnonzero(zs[j_min:] <= low + 0.1 * rise)
+        # a rise that ends in NaN/Inf needs less to count: the run did not come back
+        needed = DIVERGENCE_RISE if ends_nonfinite_after is None else NONFINITE_RISE
+        big = rise >= max(_rise_needed(low, log, needed), 6 * noise)
+        if big and tail >= low + 0.5 * rise and held >= low + 0.5 * rise:
+            step_up = max(min(0.1 * rise, _rise_needed(low, log, math.log(1.1))), 3 * smooth_noise)
+            below = np.flatnonzero(zs[j_min:] <= low + step_up)
             j_on = j_min + int(below[-1]) + 1
             if j_on < nb:
                 onset = blocks.start(j_on)
