@@ -72,8 +72,14 @@ def _decay(t: np.ndarray, rng, start: float, final: float, fast: bool = False) -
     return np.log(final + (start - final) * (1 + t / t0) ** -alpha)
 
 
-def _base(family: str, t: np.ndarray, rng, fast: bool = False) -> tuple[np.ndarray, list[tuple[float, float]]]:
-    """Log-loss of the family, and the fractions of the run where it is flat (plateau labels)."""
+def _base(
+    family: str, t: np.ndarray, rng, fast: bool = False, late_events: bool = False
+) -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """Log-loss of the family, and the fractions of the run where it is flat (plateau labels).
+
+    ``fast``: converge early (a drift follows); ``late_events``: keep LR steps clear of the
+    second half (a divergence follows there).
+    """
     start = rng.uniform(2.0, 11.0)
     final = start * rng.uniform(0.03, 0.3)
     if family == "warmup":
@@ -86,7 +92,7 @@ def _base(family: str, t: np.ndarray, rng, fast: bool = False) -> tuple[np.ndarr
         return z - rng.uniform(0.05, 0.3) * (1 - np.cos(np.pi * t)) / 2, []
     if family == "step":
         z = _decay(t, rng, start, final)
-        for at in (0.5, 0.75):
+        for at in (0.3, 0.45) if late_events else (0.5, 0.75):
             drop = rng.uniform(0.08, 0.35)
             z = z - drop / (1 + np.exp(-(t - at) / 0.002))
         return z, []
@@ -143,7 +149,7 @@ def make_case(name: str, rng: np.random.Generator, *, family: str, n: int, inter
     """One labelled case (see the module notes)."""
     t = np.arange(n) / n
     steps = (np.arange(n) + 1) * float(interval)
-    z, flat = _base(family, t, rng, fast="drift" in events)
+    z, flat = _base(family, t, rng, fast="drift" in events, late_events="divergence" in events)
     z = z + _noise(n, sigma, rng)
     plain = z.copy()  # noisy curve without events: the level a plateau label records
     labels: list[Label] = []

@@ -22,11 +22,15 @@ DIVERGENCE_MIN_POINTS = 10
 DIVERGENCE_MIN_FRACTION = 0.05
 NONFINITE_RISE = math.log(1.1)
 #: Drift: least significance (Mann-Kendall z, corrected for autocorrelation), least rise
-#: (3% in log space), shortest window (blocks, fraction of the series after convergence).
+#: (4% in log space), shortest window (blocks, fraction of the series after convergence,
+#: raw points).
 DRIFT_Z = 4.0
-DRIFT_MIN_RISE = math.log(1.03)
+DRIFT_MIN_RISE = math.log(1.04)
+#: ...and the rise must be this many times the noise of the block medians.
+DRIFT_NOISE_RISE = 4.0
 DRIFT_MIN_BLOCKS = 8
-DRIFT_MIN_FRACTION = 0.1
+DRIFT_MIN_FRACTION = 0.15
+DRIFT_MIN_POINTS = 60
 #: Where convergence (for drift) begins: within 15% of the lowest level, or 25% of the way down.
 DRIFT_NEAR = math.log(1.15)
 
@@ -151,7 +155,9 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool) -> lis
     phi = lag1_autocorrelation(d)
     inflation = (1 + phi) / (1 - phi)
     table = KendallTable(d)
-    shortest = max(DRIFT_MIN_BLOCKS, int(math.ceil(DRIFT_MIN_FRACTION * m)))
+    shortest = max(DRIFT_MIN_BLOCKS, int(math.ceil(DRIFT_MIN_FRACTION * m)), -(-DRIFT_MIN_POINTS // blocks.size))
+    if shortest > m:
+        return []
     lengths = []
     length = shortest
     while length < m:
@@ -175,12 +181,14 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool) -> lis
                 windows.append((a, b, slope))
     if not windows:
         return []
+    noise = robust_sigma(np.diff(d)) / math.sqrt(2)
     out = []
     for a, b in _steep_parts(windows):
         drift = _trim(d, x, a, b, log)
         if drift is not None:
             ja, jb, lo_level, hi_level = drift
-            out.append(Drift(ja, jb, lo_level, hi_level, jb >= stop - 2))
+            if hi_level - lo_level >= DRIFT_NOISE_RISE * noise:
+                out.append(Drift(ja, jb, lo_level, hi_level, jb >= stop - 2))
     return out
 
 
