@@ -91,3 +91,44 @@ async def test_a_new_anomaly_is_highlighted_notified_and_rung(sample_logs, confi
         assert any(label.text.endswith("1.50") for label in app.chart.spec.labels)
         await pilot.press("escape")  # acknowledged
         assert not app.new_anomalies
+
+
+async def test_hostile_labels_and_metric_names_are_shown_as_plain_text(tmp_path, config_for):
+    import json
+
+    run = tmp_path / "logs" / "evil"
+    run.mkdir(parents=True)
+    name = "\x1b]0;owned\x07[red]Run[/red] \x1b[2J\u202eevil\x9b1m"
+    (run / "config.json").write_text(json.dumps({"run_name": name, "lr": "[b]x\x1b[5m"}))
+    (run / "metrics.jsonl").write_text("".join(
+        json.dumps({"step": s, "loss": 1.0 / s, "\x1b[31mweird[/]": 1.0}) + "\n" for s in range(1, 50)))
+    app = make_app(config_for(tmp_path / "logs"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        label = app.store.runs[next(iter(app.store.runs))].label
+        assert "\x1b" in label  # the store keeps data as read ...
+        shown = [str(app.run_list.get_cell_at((0, 2)))]
+        shown.append(app.insights_panel.text.plain)
+        await pilot.press("m")
+        await pilot.pause(0.1)
+        shown.append(" ".join(str(option.prompt) for option in app.screen.query_one("OptionList")._options))
+        for text in shown:  # ... the screen shows it made safe
+            assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text and "\x9b" not in text
+        assert "[red]Run[/red]" in shown[0]
+
+
+async def test_updates_while_a_modal_screen_is_open(sample_logs, config_for):
+    app = make_app(config_for(sample_logs))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        await pilot.press("question_mark")
+        run = jsonl_run(app)
+        before = len(run.series["loss"])
+        with open(sample_logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
+            handle.write('{"step": 100100, "loss": 0.2}\n')
+        await wait_for(pilot, lambda: len(run.series["loss"]) == before + 1, 5, "the point")
+        await pilot.pause(1.2)  # a redraw, an analysis and a status tick behind the help
+        await pilot.press("escape", "m")
+        await pilot.pause(0.6)
+        await pilot.press("escape")
+        assert app.chart.draws > 0 and app.is_running

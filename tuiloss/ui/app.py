@@ -194,6 +194,7 @@ class TuilossApp(App[None]):
         self.ingestor = Ingestor(self.engine, self.watcher, lambda event: self.post_message(IngestMessage(event)))
         self.insights_worker = InsightsWorker(lambda ready: self.post_message(InsightsMessage(ready)))
         self._stopped = False
+        self._widgets: dict = {}
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -208,25 +209,39 @@ class TuilossApp(App[None]):
         yield StatusBar(id="status")
         yield Footer()
 
+    # Widgets are looked up once on the main screen: the current screen may be a modal.
     @property
     def chart(self) -> LossChart:
-        return self.query_one("#chart", LossChart)
+        return self._widgets["chart"]
 
     @property
     def run_list(self) -> RunList:
-        return self.query_one("#runs", RunList)
+        return self._widgets["runs"]
 
     @property
     def insights_panel(self) -> InsightsPanel:
-        return self.query_one("#insights", InsightsPanel)
+        return self._widgets["insights"]
 
     @property
     def status_bar(self) -> StatusBar:
-        return self.query_one("#status", StatusBar)
+        return self._widgets["status"]
+
+    @property
+    def filter_input(self) -> Input:
+        return self._widgets["filter"]
 
     def on_mount(self) -> None:
+        screen = self.screen
+        self._widgets = {
+            "chart": screen.query_one("#chart", LossChart),
+            "runs": screen.query_one("#runs", RunList),
+            "insights": screen.query_one("#insights", InsightsPanel),
+            "status": screen.query_one("#status", StatusBar),
+            "filter": screen.query_one("#filter", Input),
+        }
         narrow = self.size.width < NARROW
-        self.screen.set_class(narrow, "narrow")
+        self._main_screen = screen
+        screen.set_class(narrow, "narrow")
         self.insights_panel.set_class(narrow, "hidden")
         self.run_list.border_title = "runs"
         self.run_list.focus()
@@ -236,7 +251,8 @@ class TuilossApp(App[None]):
         self._draw_status()
 
     def on_resize(self) -> None:
-        self.screen.set_class(self.size.width < NARROW, "narrow")
+        if self._widgets:
+            self._main_screen.set_class(self.size.width < NARROW, "narrow")
         self.schedule_redraw()
 
     def _ingest(self) -> None:
@@ -425,6 +441,8 @@ class TuilossApp(App[None]):
 
     def _redraw(self) -> None:
         self._redraw_timer = None
+        if self._stopped:
+            return
         self._last_draw = time.monotonic()
         self._draw_chart()
         self._draw_list()
@@ -602,6 +620,8 @@ class TuilossApp(App[None]):
 
     def _tick(self) -> None:
         """Once a second: ages and run states change with time alone."""
+        if self._stopped:
+            return
         self._draw_status()
         self._draw_list()
 
@@ -679,7 +699,7 @@ class TuilossApp(App[None]):
             self._draw_list()
 
     def action_escape(self) -> None:
-        filter_input = self.query_one("#filter", Input)
+        filter_input = self.filter_input
         if not filter_input.has_class("hidden"):
             filter_input.add_class("hidden")
             self.run_list.focus()
@@ -738,7 +758,7 @@ class TuilossApp(App[None]):
         self._toggle([key], True)
 
     def action_filter(self) -> None:
-        filter_input = self.query_one("#filter", Input)
+        filter_input = self.filter_input
         filter_input.remove_class("hidden")
         filter_input.value = self.filter.pattern if self.filter else ""
         filter_input.focus()
