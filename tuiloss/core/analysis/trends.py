@@ -27,7 +27,7 @@ NONFINITE_RISE = math.log(1.1)
 DRIFT_Z = 4.0
 DRIFT_MIN_RISE = math.log(1.04)
 #: ...and the rise must be this many times the noise of the block medians.
-DRIFT_NOISE_RISE = 4.0
+DRIFT_NOISE_RISE = 2.0
 DRIFT_MIN_BLOCKS = 8
 DRIFT_MIN_FRACTION = 0.15
 DRIFT_MIN_POINTS = 60
