@@ -132,3 +132,25 @@ async def test_updates_while_a_modal_screen_is_open(sample_logs, config_for):
         await pilot.pause(0.6)
         await pilot.press("escape")
         assert app.chart.draws > 0 and app.is_running
+
+
+async def test_a_run_that_falls_silent_is_stalled(sample_logs, config_for):
+    now = [time.time()]
+    app = make_app(config_for(sample_logs), clock=lambda: now[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        run = jsonl_run(app)
+        path = sample_logs / "prenorm_clip1" / "metrics.jsonl"
+        for k in range(4):  # a point every 5 s of the (fake) clock
+            before = len(run.series["loss"])
+            with open(path, "a") as handle:
+                handle.write(f'{{"step": {100_100 + 100 * k}, "loss": 0.2}}\n')
+            await wait_for(pilot, lambda: len(run.series["loss"]) == before + 1, 5, "the point")
+            now[0] += 5
+        now[0] += 600  # silent for 10 minutes
+        await wait_for(pilot, lambda: run.id in app.stalls, 5, "the stall")
+        await pilot.pause(0.2)
+        row = next(r for r in app.run_list.rows_shown if r.key == run.id)
+        assert row.state == "stalled"
+        assert "no new point for" in app.insights_panel.text.plain
+        assert any("stall" in n.title for n in app._notifications)

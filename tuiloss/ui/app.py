@@ -28,7 +28,7 @@ from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from tuiloss.config import Config
-from tuiloss.core.analysis import ColumnIndex, ema
+from tuiloss.core.analysis import ColumnIndex, ema, stall_anomaly
 from tuiloss.core.engine import Engine, Options, apply_result
 from tuiloss.core.report import build_report, fmt_step, fmt_value, render_markdown
 from tuiloss.core.store import Run, Store, eval_counterpart
@@ -195,6 +195,8 @@ class TuilossApp(App[None]):
         self.insights_worker = InsightsWorker(lambda ready: self.post_message(InsightsMessage(ready)))
         self._stopped = False
         self._widgets: dict = {}
+        self.stalls: dict[str, dict] = {}
+        self.analysis_seconds = 0.0
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -337,7 +339,9 @@ class TuilossApp(App[None]):
         self._insights_due = True
         if self._insights_timer is not None:
             return
-        wait = 0.0 if now else max(0.0, self._last_insights + INSIGHTS_INTERVAL - time.monotonic())
+        # A slow analysis (millions of points) runs less often, so it never hogs the CPU.
+        interval = max(INSIGHTS_INTERVAL, 2 * self.analysis_seconds)
+        wait = 0.0 if now else max(0.0, self._last_insights + interval - time.monotonic())
         self._insights_timer = self.set_timer(max(wait, 0.01), self._send_insights)
 
     def _send_insights(self) -> None:
@@ -356,6 +360,7 @@ class TuilossApp(App[None]):
             return
         self.report_generation = ready.generation
         self.report = ready.report
+        self.analysis_seconds = ready.seconds
         fresh: list[tuple[str, dict]] = []
         baseline = self._baseline_generation is not None and ready.generation >= self._baseline_generation
         for run in ready.report.get("runs", []):
@@ -388,7 +393,8 @@ class TuilossApp(App[None]):
         numbers = {run.id: n for n, run in self._numbered()}
         shown = {run.id for run in self.shown_runs()}
         report = dict(self.report)
-        report["runs"] = [r for r in self.report.get("runs", []) if r["id"] in shown]
+        report["runs"] = [_with_stall(r, self.stalls.get(r["id"])) for r in self.report.get("runs", [])
+                          if r["id"] in shown]
         width = max(20, self.insights_panel.size.width - 1) if self.insights_panel.size.width else 40
         text = render_insights(
             report,
@@ -564,6 +570,8 @@ class TuilossApp(App[None]):
     def _draw_list(self) -> None:
         now = self.clock()
         counts = anomaly_counts(self.report) if self.report else {}
+        for run_id in self.stalls:
+            counts[run_id] = counts.get(run_id, 0) + 1
         new_runs = {key[0] for key in self.new_anomalies}
         at_cursor = self._cursor_values()
         rows = []
@@ -584,7 +592,8 @@ class TuilossApp(App[None]):
                     color=_rich(self.run_colors.get(run.id, PALETTE[0])),
                     label=run.label,
                     value=value,
-                    state=run_state(run.deleted, self.activity.get(run.id), now, has_points=run.points > 0),
+                    state="stalled" if run.id in self.stalls and not run.deleted
+                    else run_state(run.deleted, self.activity.get(run.id), now, has_points=run.points > 0),
                     anomalies=counts.get(run.id, 0),
                     visible=self.switched_on.get(run.id, True),
                     new_anomaly=run.id in new_runs,
@@ -619,11 +628,41 @@ class TuilossApp(App[None]):
         )
 
     def _tick(self) -> None:
-        """Once a second: ages and run states change with time alone."""
+        """Once a second: ages, run states and stalls change with time alone."""
         if self._stopped:
             return
+        self._check_stalls()
         self._draw_status()
         self._draw_list()
+
+    def _check_stalls(self) -> None:
+        """A run that grew while watched and then fell silent for many usual intervals is stalled."""
+        now = self.clock()
+        stalls = {}
+        for run in self.store:
+            activity = self.activity.get(run.id)
+            if activity is None or len(activity.arrivals) < 3 or run.deleted:
+                continue
+            name = run.primary_metric
+            series = run.series.get(name) if name else None
+            if series is None or not len(series):
+                continue
+            anomaly = stall_anomaly(float(series.visible()[0][-1]), activity.last, list(activity.arrivals), now)
+            if anomaly is not None:
+                stalls[run.id] = anomaly.to_dict()
+        fresh = [(run_id, a) for run_id, a in stalls.items() if anomaly_key(run_id, a) not in self.known_anomalies]
+        for run_id, anomaly in fresh:
+            key = anomaly_key(run_id, anomaly)
+            self.known_anomalies.add(key)
+            self.new_anomalies.add(key)
+            label = self.store.runs[run_id].label
+            self.notify(f"{safe_label(label, 60)}: {safe_label(anomaly.get('message', 'stalled'), 200)}",
+                        title="new stall", severity="warning", timeout=8, markup=False)
+        if fresh and self.config.bell:
+            self.bell()
+        if stalls != self.stalls:
+            self.stalls = stalls
+            self._draw_insights()
 
     # -- actions ------------------------------------------------------------------------------------
 
@@ -834,6 +873,17 @@ class TuilossApp(App[None]):
             steps = f"{fmt_step(float(series.visible()[0][-1]))}" if series is not None and len(series) else "-"
             lines.append(f"{number:>2} {self._swatch(run.id)} {safe_label(run.label, 100)}  last {last} at {steps}")
         return "\n".join(lines)
+
+
+def _with_stall(run: dict, stall: dict | None) -> dict:
+    """A report entry with a live ``stall`` finding added to its primary metric."""
+    if stall is None:
+        return run
+    name = run.get("primary_metric")
+    if not name or name not in run.get("metrics", {}):
+        return run
+    facts = dict(run["metrics"][name], anomalies=[*run["metrics"][name]["anomalies"], stall])
+    return dict(run, metrics={**run["metrics"], name: facts})
 
 
 def _filter_text(run: Run) -> str:
