@@ -154,3 +154,23 @@ async def test_a_run_that_falls_silent_is_stalled(sample_logs, config_for):
         assert row.state == "stalled"
         assert "no new point for" in app.insights_panel.text.plain
         assert any("stall" in n.title for n in app._notifications)
+
+
+async def test_nan_and_step_reset_are_marked_on_the_curve(tmp_path, config_for, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = [f'{{"step": {s}, "loss": {2.0 / s ** 0.3:.4f}}}' for s in range(1, 301)]
+    lines[150] = '{"step": 151, "loss": NaN}'
+    lines += [f'{{"step": {s}, "loss": {2.0 / s ** 0.3:.4f}}}' for s in range(200, 400)]  # resumed run
+    (logs / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    app = make_app(config_for(logs))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        assert app.view.no_color and app.run_list.rows_shown[0].swatch == "*"
+        texts = [label.text for label in app.chart.spec.labels]
+        assert "X" in texts  # NaN, at the top (ascii glyphs without colour)
+        assert "R" in texts and app.chart.spec.vlines  # the reset at step 200
+        assert "NaN" in app.chart.spec.title
+        plain = app.insights_panel.text.plain
+        assert "new segment at 200: reset" in plain
