@@ -97,8 +97,10 @@ class _RangeTable:
         level = np.floor(np.log2(np.maximum(length, 1))).astype(int)
         lo_out = np.empty(len(a))
         hi_out = np.empty(len(a))
-        for lv in np.unique(level):
+        for lv in range(int(level.max()) + 1 if len(level) else 0):
             sel = level == lv
+            if not sel.any():
+                continue
             span = 1 << int(lv)
             lo, hi = a[sel], b[sel] - span + 1
             lo_out[sel] = np.minimum(self.mins[lv][lo], self.mins[lv][hi])
@@ -140,16 +142,22 @@ def find_plateaus(
         spread_all = float(np.max(zs) - np.min(zs))
         scale = np.maximum(np.abs(zs), 0.01 * spread_all + 1e-12)
     coarse = quantum > 0 and log
+    # flatness of every stretch (a, j) long enough, at once
+    jj, aa = np.triu_indices(nb, 0)  # jj <= aa; reuse as (a=jj, j=aa)
+    aa, jj = jj, aa
+    keep = jj - aa + 1 >= shortest
+    aa, jj = aa[keep], jj[keep]
+    ok = _flat(table, zs, x, scale, noise, aa, jj, log, coarse, quantum)
+    for part in (2, 4):
+        ok &= _flat(table, zs, x, scale, noise, aa, aa + (jj - aa) // part, log, coarse, quantum)
+    flat = np.zeros((nb, nb), bool)
+    flat[aa, jj] = ok
     out: list[tuple[int, int]] = []
     j = nb - 1
     step = max(1, nb // 64)
     while j + 1 >= shortest:
+        hits = np.flatnonzero(flat[: j - shortest + 2, j])
         a = np.arange(0, j - shortest + 2)
-        ok = _flat(table, zs, x, scale, noise, a, np.full(len(a), j), log, coarse, quantum)
-        for part in (2, 4):
-            sub_b = a + (j - a) // part
-            ok &= _flat(table, zs, x, scale, noise, a, sub_b, log, coarse, quantum)
-        hits = np.flatnonzero(ok)
         if len(hits):
             start = int(a[hits[0]])
             long_enough = x[j] - x[start] >= PLATEAU_MIN_DECADES or j - start + 1 >= PLATEAU_LONG_FRACTION * nb

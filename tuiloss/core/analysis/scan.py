@@ -408,20 +408,40 @@ def _chunk_mad(resid: np.ndarray, centre: bool = True) -> np.ndarray:
 
 
 def _mad_rows(block: np.ndarray, centre: bool) -> np.ndarray:
-    median = np.nanmedian if np.isnan(block).any() else np.median
-    if centre:
-        block = block - median(block, axis=1)[:, None]
-    return median(np.abs(block), axis=1)
+    """Median absolute deviation of each row (about its median if ``centre``), NaN ignored."""
+    out = np.empty(len(block))
+    holes = np.isnan(block).any(axis=1)
+    full = block[~holes]
+    if len(full):
+        if centre:
+            full = full - np.median(full, axis=1)[:, None]
+        out[~holes] = np.median(np.abs(full), axis=1)
+    for k in np.flatnonzero(holes):
+        row = block[k][~np.isnan(block[k])]
+        if not len(row):
+            out[k] = np.nan
+            continue
+        if centre:
+            row = row - np.median(row)
+        out[k] = np.median(np.abs(row))
+    return out
 
 
 def _smooth(raw: np.ndarray, start: int) -> np.ndarray:
     """Median of chunk noises ``c - NOISE_SPREAD .. c + NOISE_SPREAD`` for ``c >= start`` (NaN ignored, 0 if none)."""
     total = len(raw)
-    out = np.empty(max(0, total - start))
-    for c in range(start, total):
-        window = raw[max(0, c - NOISE_SPREAD) : c + NOISE_SPREAD + 1]
-        window = window[np.isfinite(window)]
-        out[c - start] = np.median(window) if len(window) else 0.0
+    if total <= start:
+        return np.empty(0)
+    spread = NOISE_SPREAD
+    lo = max(0, start - spread)
+    padded = np.concatenate((np.full(spread - (start - lo), np.nan), raw[lo:total], np.full(spread, np.nan)))
+    ordered = np.sort(np.lib.stride_tricks.sliding_window_view(padded, 2 * spread + 1), axis=1)
+    count = np.isfinite(ordered).sum(axis=1)
+    rows = np.arange(len(ordered))
+    low = np.maximum((count - 1) // 2, 0)
+    high = np.maximum(count // 2, 0)
+    out = 0.5 * (ordered[rows, low] + ordered[rows, high])
+    out[count == 0] = 0.0
     return out
 
 

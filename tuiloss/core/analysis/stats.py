@@ -60,9 +60,19 @@ def running_median(y: np.ndarray, half: int, lo: int = 0, hi: int | None = None)
         out[mid_lo - lo : mid_hi - lo] = np.partition(view, half, axis=1)[:, half]
     else:
         mid_lo = mid_hi = hi
+    # The start: windows [0, 2i+1) for i < half, all at once (NaN pads sort last).
+    head = [i for i in range(lo, min(hi, half)) if not (mid_lo <= i < mid_hi) and 2 * i + 1 <= n]
+    if head:
+        top = 2 * head[-1] + 1
+        grid = np.full((len(head), top), np.nan)
+        for row, i in enumerate(head):
+            grid[row, : 2 * i + 1] = y[: 2 * i + 1]
+        grid.sort(axis=1)
+        out[np.array(head) - lo] = grid[np.arange(len(head)), np.array(head)]
+    done = set(head)
     cache: dict[tuple[int, int], float] = {}
     for i in range(lo, hi):
-        if mid_lo <= i < mid_hi:
+        if mid_lo <= i < mid_hi or i in done:
             continue
         a, b = window_bounds(i, n, half)
         value = cache.get((a, b))

@@ -1,0 +1,71 @@
+"""Incremental analysis for watch mode: the same findings as :func:`analyze_series`, updated per append.
+
+Per update, the per-point work covers only the new points plus a fixed tail (a few
+hundred points whose local medians and noise estimates still depend on what comes
+next); the rest of the analysis reads the block summary (at most 256 blocks), the
+candidates found so far and at most a few thousand raw points, so its cost does not
+grow with the length of the run. Two things start over from scratch, rarely: a new
+segment (the step counter went back, the file was replaced), and the first value that
+changes the space of the analysis (a value <= 0 in a loss, or more decimal places).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from tuiloss.core.analysis.scan import Scan
+from tuiloss.core.analysis.summary import SeriesAnalysis, finish
+
+
+class LiveAnalyzer:
+    """Keeps one series' analysis up to date as points arrive.
+
+    ``update(steps, values, segments)`` takes the whole visible series each time (such
+    as ``Series.visible()`` and ``Series.segments``) and returns exactly what
+    ``analyze_series`` would return for it.
+    """
+
+    def __init__(self, *, is_eval: bool = False) -> None:
+        self.is_eval = is_eval
+        self._scan = Scan()
+        self._last: tuple[object, int, SeriesAnalysis] | None = None
+
+    @property
+    def rebuilds(self) -> int:
+        """How many times the analysis had to start over (resets, replaced files)."""
+        return self._scan.rebuilds
+
+    def update(self, steps: np.ndarray, values: np.ndarray, segments: Sequence = ()) -> SeriesAnalysis:
+        """Analyse the series as it is now.
+
+        Args:
+            steps: all visible steps, in order.
+            values: the matching values.
+            segments: the series' segments (objects with ``start_step`` and ``reason``).
+        """
+        steps = np.asarray(steps, dtype=np.float64).ravel()
+        values = np.asarray(values, dtype=np.float64).ravel()
+        key = _segments_key(segments)
+        scan = self._scan
+        if self._last is not None and self._last[0] == key and self._last[1] == len(steps) and scan.n == len(steps):
+            n = len(steps)
+            if n == 0 or (steps[-1] == scan.steps[-1] and _same(values[-1], scan.values[-1])):
+                return self._last[2]
+        scan.update(steps, values, key)
+        result = finish(scan, segments, is_eval=self.is_eval)
+        self._last = (key, len(steps), result)
+        return result
+
+
+def _segments_key(segments: Sequence) -> tuple:
+    """Changes whenever a segment is added (earlier visible points may then be hidden)."""
+    if not segments:
+        return (0,)
+    last = segments[-1]
+    return (len(segments), getattr(last, "start_step", None), getattr(last, "reason", None))
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (a != a and b != b)
