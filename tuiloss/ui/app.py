@@ -245,6 +245,7 @@ class TuilossApp(App[None]):
         self._main_screen = screen
         screen.set_class(narrow, "narrow")
         self.insights_panel.set_class(narrow, "hidden")
+        screen.set_class(not narrow, "with-insights")
         self.run_list.border_title = "runs"
         self.run_list.focus()
         self.insights_worker.start()
@@ -754,7 +755,9 @@ class TuilossApp(App[None]):
     def action_toggle_insights(self) -> None:
         panel = self.insights_panel
         panel.toggle_class("hidden")
-        if not panel.has_class("hidden"):
+        shown = not panel.has_class("hidden")
+        self._main_screen.set_class(shown, "with-insights")
+        if shown:
             self._draw_insights()
         self.schedule_redraw()
 

@@ -30,6 +30,7 @@ KEYS = (
     ("v", "overlay the evaluation series (val_loss, eval_loss...) as dots"),
     ("m", "pick the metric to chart"),
     ("i", "show or hide the insights panel"),
+    ("tab", "focus the runs list or the insights panel (up/down scroll it)"),
     ("p", "pause or resume live updates"),
     ("e", "export a markdown report and a text capture of the chart"),
     ("?", "this help"),

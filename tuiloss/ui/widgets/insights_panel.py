@@ -11,7 +11,7 @@ from textual.widgets import Static
 class InsightsPanel(VerticalScroll):
     """Scrollable findings; the app fills it from the report of the visible runs."""
 
-    can_focus = False
+    can_focus = True  # tab focuses it; up/down/page keys then scroll
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
