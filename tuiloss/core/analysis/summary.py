@@ -130,10 +130,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     fs = scan.f_step.view
     fv = scan.f_value.view
     blocks = _blocks(scan)
-    tail = min(FINAL_POINTS, max(1, nf // 100))
-    if tail % 2 == 0:
-        tail += 1
-    final = float(np.median(fv[-min(tail, nf) :]))
+    final = final_value(fv)
     low, low_step = float(fv[scan.min_i]), float(fs[scan.min_i])
 
     trend = block_trend(blocks)
@@ -183,6 +180,31 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         anomalies=tuple(_by_step(found)),
         plateaus=tuple(plateaus),
     )
+
+
+def final_value(values: np.ndarray) -> float | None:
+    """The loss at the end: median of the last finite values, 1% of the points (1 to ``FINAL_POINTS``, odd).
+
+    Reads the series backwards only as far as it needs to.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    k = min(FINAL_POINTS, max(1, n // 100))
+    if k % 2 == 0:
+        k += 1
+    found: list[np.ndarray] = []
+    count = 0
+    pos = n
+    while pos > 0 and count < k:
+        part = values[max(0, pos - 4 * k) : pos]
+        part = part[np.isfinite(part)]
+        found.append(part)
+        count += len(part)
+        pos -= 4 * k
+    if not count:
+        return None
+    tail = np.concatenate(found[::-1])
+    return float(np.median(tail[-k:]))
 
 
 def _blocks(scan: Scan) -> Blocks:
