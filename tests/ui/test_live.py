@@ -174,3 +174,35 @@ async def test_nan_and_step_reset_are_marked_on_the_curve(tmp_path, config_for, 
         assert "NaN" in app.chart.spec.title
         plain = app.insights_panel.text.plain
         assert "new segment at 200: reset" in plain
+
+
+async def test_live_findings_equal_the_batch_report(sample_logs, config_for):
+    from tuiloss.core.engine import load
+    from tuiloss.core.report import build_report
+
+    app = make_app(config_for(sample_logs))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        path = sample_logs / "postnorm_deepnorm" / "train.log"
+        with open(path, "a") as handle:
+            for step in range(100_100, 102_000, 100):
+                handle.write(f"iter {step}: loss 0.2050, time 210.00ms, mfu 31.00%\n")
+        run = next(r for r in app.store if "postnorm" in r.id)
+        await wait_for(pilot, lambda: len(run.series["loss"]) == 1019, 5, "the points")
+        await wait_for(pilot, lambda: next(r for r in app.report["runs"] if r["id"] == run.id)
+                       ["metrics"]["loss"]["last_step"] == 101_900, 10, "the analysis")
+        live = app.report
+        kept = app.insights_worker.analyzers._kept
+        assert (run.id, "loss") in kept and kept[(run.id, "loss")].rebuilds == 0  # extended, not redone
+    store, _, _ = load([str(sample_logs)])
+    batch = build_report(store, root=str(sample_logs))
+
+    def findings(report):
+        out = {}
+        for entry in report["runs"]:
+            facts = entry["metrics"][entry["primary_metric"]]
+            out[entry["id"]] = (facts["anomalies"], facts["plateaus"], facts["convergence_step"], facts["final"])
+        return out
+
+    assert findings(live) == findings(batch)
+    assert live["observations"] == batch["observations"]

@@ -100,8 +100,13 @@ def _analysis_module():
     return analysis if hasattr(analysis, "analyze_series") else None
 
 
-def build_report(store: Store, root: str | None = None, metric: str | None = None, runs=None) -> dict:
-    """The report as a JSON-ready dict (see README for the schema)."""
+def build_report(store: Store, root: str | None = None, metric: str | None = None, runs=None,
+                 analyzer_for=None) -> dict:
+    """The report as a JSON-ready dict (see README for the schema).
+
+    ``analyzer_for(run_id, metric)``, when given, returns a kept ``LiveAnalyzer`` (or None)
+    so the viewer re-analyses only what is new; the findings are the same.
+    """
     chosen = list(store) if runs is None else list(runs)
     run_dicts = []
     facts_by_run: dict[str, MetricFacts] = {}
@@ -109,7 +114,9 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
         primary = metric if metric in run.series else run.primary_metric
         metrics = {}
         for name in sorted(run.series, key=lambda m: (m != primary, m)):
-            facts = analyze_metric(run, name) if name == primary or is_eval_metric(name) and "loss" in name.lower() else None
+            analyzed = name == primary or is_eval_metric(name) and "loss" in name.lower()
+            analyzer = analyzer_for(run.id, name) if analyzed and analyzer_for is not None else None
+            facts = analyze_metric(run, name, analyzer=analyzer) if analyzed else None
             if facts is None:
                 facts = _plain_facts(run, name)
             if name == primary:

@@ -71,6 +71,7 @@ class InsightsWorker:
         self._stopped = False
         self._thread: threading.Thread | None = None
         self.busy = False
+        self.analyzers = Analyzers()
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="tuiloss-insights", daemon=True)
@@ -99,7 +100,7 @@ class InsightsWorker:
                 self.busy = True
             began = time.perf_counter()
             try:
-                report = analyse(request)
+                report = analyse(request, self.analyzers)
             except Exception as exc:  # an analysis bug must not take the viewer down
                 report = {"runs": [], "observations": [], "error": f"{type(exc).__name__}: {exc}"}
             finally:
@@ -107,11 +108,37 @@ class InsightsWorker:
             self.post(InsightsReady(request.generation, report, time.perf_counter() - began))
 
 
-def analyse(request: InsightsRequest) -> dict:
+def analyse(request: InsightsRequest, analyzer_for=None) -> dict:
     from tuiloss.ui.snapshot import snapshot_store
 
     store = snapshot_store(request.runs)
-    return build_report(store, root=request.root, metric=request.metric)
+    return build_report(store, root=request.root, metric=request.metric, analyzer_for=analyzer_for)
+
+
+class Analyzers:
+    """One kept ``LiveAnalyzer`` per (run, metric): each analysis costs what is new.
+
+    Used only on the analysis thread. Without the live analyser, every analysis is a batch one.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, str], object] = {}
+        try:
+            from tuiloss.core.analysis.live import LiveAnalyzer
+        except ImportError:
+            LiveAnalyzer = None  # noqa: N806
+        self._factory = LiveAnalyzer
+
+    def __call__(self, run_id: str, metric: str):
+        if self._factory is None:
+            return None
+        key = (run_id, metric)
+        analyzer = self._kept.get(key)
+        if analyzer is None:
+            from tuiloss.core.store import is_eval_metric
+
+            analyzer = self._kept[key] = self._factory(is_eval=is_eval_metric(metric))
+        return analyzer
 
 
 # -- rendering ------------------------------------------------------------------------------
