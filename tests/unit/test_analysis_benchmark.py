@@ -1,0 +1,37 @@
+"""A small labelled set from the detection benchmark meets the targets (the full run is
+``python -m benchmarks.detection``)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.detection import PLATEAU_LEVEL, TARGETS  # noqa: E402
+from benchmarks.detection.generate import make_suite  # noqa: E402
+from benchmarks.detection.run import evaluate  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def score():
+    cases = make_suite(seed=11, scale=1, max_length=10_000)
+    result, _, missing = evaluate(cases, files=True)
+    assert missing == 0
+    return result
+
+
+@pytest.mark.parametrize("kind", sorted(TARGETS))
+def test_precision_and_recall(score, kind):
+    tally = score.kinds[kind]
+    assert tally.tp + tally.fn > 0
+    assert tally.precision >= TARGETS[kind], tally.false
+    assert tally.recall >= TARGETS[kind], tally.misses
+
+
+def test_plateau_levels_and_controls(score):
+    assert score.plateau_found > 0
+    assert max(score.plateau_errors) <= PLATEAU_LEVEL
+    assert score.control_runs > 0 and score.control_spikes == 0, score.control_notes

@@ -1,0 +1,99 @@
+import numpy as np
+import pytest
+
+from tuiloss.core.analysis import LiveAnalyzer, analyze_series, stall_anomaly
+from tuiloss.core.store import Series
+
+
+def run_with_everything(n, seed):
+    """A run with a spike, a NaN stretch, a slow bump and a restart from an earlier step."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) / n
+    z = np.log(0.3 + 3 * np.exp(-t / 0.05)) + 0.02 * rng.standard_normal(n)
+    z[int(0.4 * n)] += 1.5
+    z[int(0.5 * n) : int(0.55 * n)] += np.log(1.15) * np.sin(np.linspace(0, np.pi, int(0.55 * n) - int(0.5 * n)))
+    values = np.exp(z)
+    values[int(0.3 * n) : int(0.3 * n) + 4] = np.nan
+    steps = (np.arange(n) + 1) * 10.0
+    cut, back = int(0.7 * n), int(0.6 * n)
+    steps = np.concatenate((steps[:cut], steps[back:]))
+    values = np.concatenate((values[:cut], values[back:] * 0.98))
+    return steps, values
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_live_equals_batch_for_random_splits(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.choice([300, 1500, 6000]))
+    steps, values = run_with_everything(n, seed)
+    series, live = Series(), LiveAnalyzer()
+    done = 0
+    while done < len(steps):
+        size = int(rng.choice([1, 2, 7, 50, 400]))
+        series.extend(steps[done : done + size], values[done : done + size])
+        done += size
+        visible = series.visible()
+        got = live.update(*visible, series.segments)
+        if rng.random() < 0.2 or done >= len(steps):
+            assert got == analyze_series(*visible, series.segments)
+
+
+def test_live_starts_over_after_a_restart():
+    steps, values = run_with_everything(2000, 9)
+    series, live = Series(), LiveAnalyzer()
+    series.extend(steps[:1000], values[:1000])
+    live.update(*series.visible(), series.segments)
+    series.extend(steps[1000:], values[1000:])  # contains the step counter going back
+    got = live.update(*series.visible(), series.segments)
+    assert live.rebuilds == 1
+    assert got == analyze_series(*series.visible(), series.segments)
+    assert [a.kind for a in got.anomalies].count("reset") == 1
+
+
+def test_live_equals_batch_when_values_change_space():
+    # positive at first (log space), then a value <= 0 switches to a linear scale
+    values = np.concatenate((np.linspace(2, 1, 300), [0.0], np.linspace(1, 0.5, 300)))
+    steps = np.arange(len(values), dtype=float)
+    live = LiveAnalyzer()
+    for cut in (100, 300, 301, 450, len(values)):
+        assert live.update(steps[:cut], values[:cut]) == analyze_series(steps[:cut], values[:cut])
+
+
+def test_live_update_cost_does_not_grow_with_the_run():
+    import time
+
+    n = 400_000
+    rng = np.random.default_rng(0)
+    t = np.arange(n) / n
+    values = np.exp(np.log(0.2 + 3 * np.exp(-t / 0.05)) + 0.02 * rng.standard_normal(n))
+    steps = np.arange(n, dtype=float)
+    live = LiveAnalyzer()
+    live.update(steps[: n - 5000], values[: n - 5000])
+    timings = []
+    for end in range(n - 5000, n, 250):
+        start = time.perf_counter()
+        live.update(steps[: end + 250], values[: end + 250])
+        timings.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    analyze_series(steps, values)
+    batch = time.perf_counter() - start
+    assert np.median(timings) < batch / 5
+
+
+def test_unchanged_input_returns_the_same_result_object():
+    live = LiveAnalyzer()
+    steps, values = np.arange(100.0), np.linspace(2, 1, 100)
+    first = live.update(steps, values)
+    assert live.update(steps, values) is first
+
+
+def test_stall_after_many_usual_intervals():
+    assert stall_anomaly(2500.0, 1000.0, 2.0, 1010.0) is None
+    found = stall_anomaly(2500.0, 1000.0, 2.0, 1000.0 + 600)
+    assert found is not None and found.kind == "stall" and found.step == 2500.0
+    assert "no new point for 10 min" in found.message and "2.5K" in found.message
+    times = np.arange(0, 100, 5.0)
+    assert stall_anomaly(10.0, 95.0, times, 95.0 + 30) is None
+    assert stall_anomaly(10.0, 95.0, times, 95.0 + 120) is not None
+    assert stall_anomaly(10.0, None, 2.0, 5000.0) is None
+    assert stall_anomaly(10.0, 95.0, [1.0], 5000.0) is None

@@ -1,0 +1,188 @@
+import json
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from tuiloss.core.analysis import analyze_series
+
+N = 2000
+
+
+def curve(n=N, *, start=3.0, final=0.3, tau=0.05, sigma=0.02, seed=0):
+    """Steps 1..n*10 and a decaying loss with multiplicative noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) / n
+    z = np.log(final + (start - final) * np.exp(-t / tau)) + sigma * rng.standard_normal(n)
+    return (np.arange(n) + 1) * 10.0, np.exp(z)
+
+
+def kinds(result, kind):
+    return [a for a in result.anomalies if a.kind == kind]
+
+
+def test_clean_run_has_no_anomalies_and_converges():
+    steps, values = curve()
+    result = analyze_series(steps, values)
+    assert result.anomalies == ()
+    assert result.points == N
+    assert result.first_step == 10 and result.last_step == N * 10
+    assert result.final == pytest.approx(0.3, rel=0.03)
+    assert result.min <= result.final and result.min_step is not None
+    assert result.convergence_step is not None and result.convergence_step < 0.4 * N * 10
+    assert result.plateaus and result.plateaus[-1].mean == pytest.approx(0.3, rel=0.05)
+
+
+def test_one_point_spike():
+    steps, values = curve()
+    values[1200] *= 4
+    [spike] = kinds(analyze_series(steps, values), "spike")
+    assert spike.step == steps[1200]
+    assert spike.end_step == steps[1201]
+    assert spike.value == values[1200]
+    assert spike.baseline == pytest.approx(0.3, rel=0.05)
+    assert "spiked to" in spike.message and "recovered by" in spike.message
+
+
+def test_wide_spike_with_ramp_and_decay_is_one_spike():
+    steps, values = curve()
+    shape = np.concatenate((np.linspace(0.2, 1, 6), np.exp(-np.arange(94) / 20)))
+    values[1000:1100] *= np.exp(np.log(6) * shape)
+    [spike] = kinds(analyze_series(steps, values), "spike")
+    assert abs(spike.step - steps[1000]) <= 20
+    assert spike.value == pytest.approx(values[1000:1100].max())
+    assert steps[1050] <= spike.end_step <= steps[1120]
+
+
+def test_slow_spike_found_on_a_coarser_scale():
+    steps, values = curve(20_000)
+    k = np.arange(400)
+    values[12_000:12_400] *= np.exp(np.log(3) * np.minimum(k / 200, (400 - k) / 200))
+    [spike] = kinds(analyze_series(steps, values), "spike")
+    assert abs(spike.step - steps[12_000]) < 0.01 * 200_000
+
+
+@pytest.mark.parametrize("shape", ["warmup", "cosine", "step", "noisy"])
+def test_negative_controls_have_no_spike(shape):
+    n = 5000
+    rng = np.random.default_rng(7)
+    t = np.arange(n) / n
+    z = np.log(0.4 + 4 * np.exp(-t / 0.08))
+    sigma = 0.02
+    if shape == "warmup":
+        z = np.log(0.4 + 4 * np.exp(-np.maximum(t - 0.02, 0) / 0.08))
+    elif shape == "cosine":
+        z = z - 0.3 * (1 - np.cos(np.pi * t)) / 2
+    elif shape == "step":
+        z = z - 0.3 * (t >= 0.5) - 0.2 * (t >= 0.75)
+    else:
+        sigma = 0.3
+    values = np.exp(z + sigma * rng.standard_normal(n))
+    result = analyze_series(np.arange(n) + 1.0, values)
+    assert kinds(result, "spike") == []
+    assert kinds(result, "divergence") == []
+
+
+def test_nan_stretches_one_anomaly_each():
+    steps, values = curve()
+    values[500:505] = np.nan
+    values[900] = np.inf
+    found = kinds(analyze_series(steps, values), "nan")
+    assert [(a.step, a.end_step) for a in found] == [(steps[500], steps[505]), (steps[900], steps[901])]
+    assert "NaN" in found[0].message and "Inf" in found[1].message
+    assert found[0].value is None
+
+
+def test_divergence_to_end_and_into_nan():
+    steps, values = curve()
+    k = np.arange(N - 1500)
+    values[1500:] *= np.exp(3 * (k / k[-1]) ** 1.5)
+    [div] = kinds(analyze_series(steps, values), "divergence")
+    assert steps[1500] <= div.step <= steps[1650]
+    assert div.end_step is None and "diverged" in div.message
+    assert kinds(analyze_series(steps, values), "spike") == []
+    values[1800:] = np.nan
+    result = analyze_series(steps, values)
+    [div] = kinds(result, "divergence")
+    assert "non-finite" in div.message
+    [nan] = kinds(result, "nan")
+    assert nan.step == steps[1800] and nan.end_step is None
+
+
+def test_drift_window_is_found_even_when_it_comes_back():
+    n = 1000
+    steps, values = curve(n, tau=0.03, sigma=0.012, final=0.2)
+    t = np.arange(n) / n
+    bump = np.interp(t, [0, 0.4, 0.6, 1.0], [0, 0, 1, 0])
+    values = values * np.exp(np.log(1.1) * bump)
+    [drift] = kinds(analyze_series(steps, values), "drift")
+    assert 3500 <= drift.step <= 4500
+    assert 5500 <= drift.end_step <= 6500
+    assert "drifted up" in drift.message
+
+
+def test_no_drift_on_noisy_converged_plateau():
+    for seed in range(5):
+        steps, values = curve(3000, tau=0.02, sigma=0.05, seed=seed)
+        assert kinds(analyze_series(steps, values), "drift") == []
+
+
+def test_plateau_level_and_range():
+    n = 3000
+    rng = np.random.default_rng(3)
+    t = np.arange(n) / n
+    z = np.where(t < 0.5, np.log(0.8 + 3 * np.exp(-t / 0.03)), np.log(0.25 + 0.55 * np.exp(-(t - 0.5) / 0.01)))
+    values = np.exp(z + 0.02 * rng.standard_normal(n))
+    result = analyze_series(np.arange(n) + 1.0, values)
+    levels = [p.mean for p in result.plateaus]
+    assert any(abs(m / 0.8 - 1) < 0.05 for m in levels)
+    last = result.plateaus[-1]
+    assert last.mean == pytest.approx(0.25, rel=0.05)
+    assert last.low < last.mean < last.high
+    assert last.end_step == n
+
+
+def test_resets_from_segments():
+    steps, values = curve()
+    segments = [
+        SimpleNamespace(start=0, start_step=10.0, reason="start"),
+        SimpleNamespace(start=900, start_step=5000.0, reason="reset"),
+        SimpleNamespace(start=1500, start_step=100.0, reason="truncated"),
+    ]
+    found = kinds(analyze_series(steps, values, segments), "reset")
+    assert [a.step for a in found] == [100.0, 5000.0]
+    assert "truncated" in found[0].message and "went back" in found[1].message
+
+
+@pytest.mark.parametrize(
+    "steps, values",
+    [
+        ([], []),
+        ([1.0], [0.5]),
+        ([1.0, 2.0, 3.0], [np.nan, np.nan, np.inf]),
+        (np.arange(500.0), np.full(500, 0.7)),
+        (np.arange(500.0), np.sin(np.arange(500) / 20.0)),
+        (np.arange(500.0), -np.linspace(1, 2, 500)),
+        (np.repeat(np.arange(250.0), 2), np.linspace(2, 1, 500)),
+        (np.arange(40.0), np.linspace(3, 1, 40)),
+        (np.arange(5000.0), np.where(np.arange(5000) % 97 == 0, np.nan, 1.0 / (1 + np.arange(5000.0)))),
+    ],
+)
+def test_never_raises_and_is_json_safe(steps, values):
+    result = analyze_series(np.asarray(steps, float), np.asarray(values, float))
+    text = json.dumps(result.to_dict(), allow_nan=False)
+    assert json.loads(text)["points"] == len(steps)
+
+
+def test_constant_and_quantised_series_have_no_spikes():
+    values = np.round(np.full(3000, 2e-4) + 1e-4 * (np.random.default_rng(1).random(3000) < 0.2), 4)
+    result = analyze_series(np.arange(3000.0), values)
+    assert kinds(result, "spike") == []
+
+
+def test_anomaly_to_dict_turns_nan_into_null():
+    from tuiloss.core.analysis import Anomaly
+
+    a = Anomaly("nan", 5.0, None, math.nan, math.inf, "became NaN at 5")
+    assert a.to_dict() == {"kind": "nan", "step": 5.0, "end_step": None, "value": None, "baseline": None, "message": "became NaN at 5"}
