@@ -55,7 +55,7 @@ def test_clip1_drifted_up_between_40k_and_60k(runs):
 def test_attn_relax_plateaued_at_022_024_from_60k(runs):
     result = runs["attn_relax"][3]
     plateau = result.plateaus[-1]
-    assert 50_000 <= plateau.start_step <= 62_000
+    assert 48_000 <= plateau.start_step <= 62_000  # the per-decade rule puts it at ~50K
     assert plateau.end_step == 100_000
     assert 0.22 <= plateau.low < plateau.high <= 0.24
 

@@ -16,7 +16,7 @@ from tuiloss.core.analysis.blocks import Blocks
 from tuiloss.core.analysis.stats import running_median
 
 #: Largest change of the smoothed loss (natural log, i.e. ~relative) per decade of steps.
-PLATEAU_RATE = 0.1
+PLATEAU_RATE = 0.07
 #: Shortest plateau: blocks, and fraction of the run's blocks; and it must span at least
 #: ``PLATEAU_MIN_DECADES`` of steps unless it covers ``PLATEAU_LONG_FRACTION`` of the run.
 PLATEAU_MIN_BLOCKS = 8
@@ -108,34 +108,70 @@ class _RangeTable:
         return lo_out, hi_out
 
 
-def smooth_levels(blocks: Blocks, masked: np.ndarray) -> np.ndarray:
-    """Block medians with masked blocks bridged linearly, then a short running median."""
+def bridge_levels(blocks: Blocks, masked: np.ndarray) -> np.ndarray:
+    """Block medians with masked blocks (spikes) bridged linearly from their neighbours."""
     level = blocks.level.copy()
     if masked.any() and (~masked).sum() >= 2:
         good = np.flatnonzero(~masked)
         level[masked] = np.interp(np.flatnonzero(masked), good, level[good])
+    return level
+
+
+def smooth_levels(level: np.ndarray) -> np.ndarray:
+    """A short running median of the (bridged) block medians."""
     half = max(1, int(round(0.02 * len(level))))
     return running_median(level, half)
 
 
-def find_plateaus(
-    blocks: Blocks, zs: np.ndarray, log: bool, quantum: float
-) -> list[tuple[int, int]]:
-    """Stretches of blocks ``(a, b)`` (inclusive) where the smoothed level ``zs`` is flat.
+class _Thirds:
+    """How much a stretch of levels moves, from the means of its thirds (O(1) per stretch).
 
-    A stretch is flat when the spread of ``zs`` over it, less an allowance for noise,
-    is at most ``PLATEAU_RATE`` per decade of steps it spans; and the same holds for its
-    first half and first quarter (so a long flat tail does not excuse a slow descent
-    before it). Values logged with a single significant digit are flat when they move
-    by at most a few quanta. Plateaus are found greedily from the end of the run.
+    ``move(a, b)`` is the larger of the change between the first and last thirds and
+    twice the bulge of the middle third, less three standard errors of that change,
+    scaled to the length of the stretch.
     """
-    nb = len(zs)
+
+    def __init__(self, level: np.ndarray) -> None:
+        self.csum = np.concatenate(([0.0], np.cumsum(level)))
+        d = np.diff(level)
+        self.sigma = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2)) if len(d) >= 4 else 0.0
+
+    def move(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        c = self.csum
+        m = b - a + 1
+        t = np.maximum(m // 3, 1)
+        first = (c[a + t] - c[a]) / t
+        last = (c[b + 1] - c[b + 1 - t]) / t
+        has_middle = m - 2 * t >= 1
+        inner = np.maximum(m - 2 * t, 1)
+        mid_hi = np.maximum(b + 1 - t, a + t)
+        middle = np.where(has_middle, (c[mid_hi] - c[a + t]) / inner, 0.5 * (first + last))
+        # the thirds' means are 2/3 of a steady change apart: scale back to the whole stretch
+        change = 1.5 * np.maximum(np.abs(last - first), 2 * np.abs(middle - 0.5 * (first + last)))
+        return change - 1.5 * 3 * self.sigma * np.sqrt(2.0 / t)
+
+
+def find_plateaus(
+    blocks: Blocks, level: np.ndarray, log: bool, quantum: float
+) -> list[tuple[int, int]]:
+    """Stretches of blocks ``(a, b)`` (inclusive) where the level (block medians, spikes
+    bridged) is flat.
+
+    A stretch is flat when it moves (see :class:`_Thirds`: first against last third, and
+    any bulge in the middle, beyond noise) by at most ``PLATEAU_RATE`` per decade of steps
+    it spans; and the same holds for its first half and first quarter (so a long flat
+    tail does not excuse a slow descent before it). Values logged with a single
+    significant digit are flat when they move by at most a few quanta. Plateaus are
+    found greedily from the end of the run.
+    """
+    nb = len(level)
     shortest = max(PLATEAU_MIN_BLOCKS, int(math.ceil(PLATEAU_MIN_FRACTION * nb)))
     if nb < shortest:
         return []
     x = decade_positions(blocks.first_step)
+    zs = smooth_levels(level)
     table = _RangeTable(zs)
-    noise = _noise(zs)
+    thirds = _Thirds(level)
     if log:
         scale = np.ones(nb)
     else:
@@ -147,9 +183,9 @@ def find_plateaus(
     aa, jj = jj, aa
     keep = jj - aa + 1 >= shortest
     aa, jj = aa[keep], jj[keep]
-    ok = _flat(table, zs, x, scale, noise, aa, jj, log, coarse, quantum)
+    ok = _flat(table, thirds, zs, x, scale, aa, jj, coarse, quantum)
     for part in (2, 4):
-        ok &= _flat(table, zs, x, scale, noise, aa, aa + (jj - aa) // part, log, coarse, quantum)
+        ok &= _flat(table, thirds, zs, x, scale, aa, aa + (jj - aa) // part, coarse, quantum)
     flat = np.zeros((nb, nb), bool)
     flat[aa, jj] = ok
     out: list[tuple[int, int]] = []
@@ -177,12 +213,11 @@ def _noise(zs: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
 
 
-def _flat(table, zs, x, scale, noise, a, b, log, coarse, quantum) -> np.ndarray:
-    low, high = table.minmax(a, b)
-    spread = high - low
+def _flat(table, thirds, zs, x, scale, a, b, coarse, quantum) -> np.ndarray:
     span = np.maximum(x[b] - x[a], 0.0)
-    ok = (spread - 2 * noise) <= PLATEAU_RATE * span * scale[b]
+    ok = thirds.move(a, b) <= PLATEAU_RATE * span * scale[b]
     if coarse:
+        low, high = table.minmax(a, b)
         top = np.exp(high)
         small = top <= QUANTUM_LEVEL * quantum
         ok |= small & (top - np.exp(low) <= QUANTUM_SPAN * quantum * (1 + 1e-9))

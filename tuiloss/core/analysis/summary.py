@@ -32,7 +32,7 @@ from tuiloss.core.analysis.plateaus import (
     find_convergence,
     find_plateaus,
     plateau_stats,
-    smooth_levels,
+    bridge_levels,
 )
 from tuiloss.core.analysis.scan import Scan
 from tuiloss.core.analysis.spikes import Excursion, block_trend, find_excursions, wide_candidates
@@ -151,13 +151,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         # a rise that runs into the divergence is its beginning, not a drift
         drifts = [d for d in drifts if d.end < stop - max(2, len(blocks) // 50)]
 
-    zs = smooth_levels(blocks, masked)
-    plateaus = []
-    skip = [(ex.onset, ex.end if ex.end >= 0 else nf) for ex in excursions]
-    for a, b in find_plateaus(blocks, zs, scan.log, scan.quantum):
-        lo, hi = blocks.start(a), min(nf, blocks.start(b + 1))
-        mean, p5, p95, std = plateau_stats(fv, lo, hi, skip)
-        plateaus.append(Plateau(float(fs[lo]), float(fs[hi - 1]), mean, p5, p95, std))
+    plateaus = _plateaus(scan, blocks, masked, excursions, drifts, divergence)
     convergence = None
     if divergence is None:
         k = find_convergence(blocks, scan.log, scan.quantum)
@@ -180,6 +174,43 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         anomalies=tuple(_by_step(found)),
         plateaus=tuple(plateaus),
     )
+
+
+def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence) -> list[Plateau]:
+    """Flat stretches, with neighbours at the same level joined, none inside a drift or divergence."""
+    nf = scan.nf
+    fs, fv = scan.f_step.view, scan.f_value.view
+    skip = [(ex.onset, ex.end if ex.end >= 0 else nf) for ex in excursions]
+    level = bridge_levels(blocks, masked)
+    spans: list[list] = []  # [first block, last block, stats]
+    for a, b in find_plateaus(blocks, level, scan.log, scan.quantum):
+        stats = _stats(blocks, fv, nf, a, b, skip)
+        if spans and spans[-1][1] + 1 == a:
+            prev = spans[-1][2]
+            if prev[1] <= stats[2] and stats[1] <= prev[2]:  # 5-95% ranges overlap: one plateau
+                spans[-1][1] = b
+                spans[-1][2] = _stats(blocks, fv, nf, spans[-1][0], b, skip)
+                continue
+        spans.append([a, b, stats])
+    out = []
+    for a, b, (mean, p5, p95, std) in spans:
+        lo, hi = blocks.start(a), min(nf, blocks.start(b + 1))
+        start, end = float(fs[lo]), float(fs[hi - 1])
+        inside = sum(max(0.0, min(end, _drift_end(d, blocks, fs, nf)) - max(start, float(blocks.first_step[d.start]))) for d in drifts)
+        if inside > 0.5 * (end - start):
+            continue  # mostly part of a drift
+        if divergence is not None and lo >= divergence.onset:
+            continue
+        out.append(Plateau(start, end, mean, p5, p95, std))
+    return out
+
+
+def _stats(blocks: Blocks, fv: np.ndarray, nf: int, a: int, b: int, skip) -> tuple[float, float, float, float]:
+    return plateau_stats(fv, blocks.start(a), min(nf, blocks.start(b + 1)), skip)
+
+
+def _drift_end(drift, blocks: Blocks, fs: np.ndarray, nf: int) -> float:
+    return float(fs[nf - 1]) if drift.ongoing else float(blocks.step[drift.end])
 
 
 def final_value(values: np.ndarray) -> float | None:
@@ -257,7 +288,7 @@ def _divergence(div: Divergence, scan: Scan, fs: np.ndarray, fv: np.ndarray, ste
 
 def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomaly:
     step = float(blocks.first_step[drift.start])
-    end_step = float(blocks.step[drift.end]) if not drift.ongoing else float(fs[nf - 1])
+    end_step = _drift_end(drift, blocks, fs, nf)
     start_level = _level(scan, drift.start_level)
     end_level = _level(scan, drift.end_level)
     message = drift_message(step, end_step, start_level, end_level, scan.log, drift.ongoing)

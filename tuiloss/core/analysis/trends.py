@@ -103,10 +103,13 @@ def find_divergence(
         held = float(np.median(zs[-hold:]))
         tail = float(np.median(y[-min(5, nf) :]))
         # a rise that ends in NaN/Inf needs less to count: the run did not come back
-        needed = DIVERGENCE_RISE if ends_nonfinite_after is None else NONFINITE_RISE
-        big = rise >= max(_rise_needed(low, log, needed), 6 * noise)
+        if ends_nonfinite_after is None:
+            big = rise >= max(_rise_needed(low, log, DIVERGENCE_RISE), 6 * noise)
+        else:
+            big = rise >= max(_rise_needed(low, log, NONFINITE_RISE), 6 * smooth_noise)
         if big and tail >= low + 0.5 * rise and held >= low + 0.5 * rise:
-            step_up = max(min(0.1 * rise, _rise_needed(low, log, math.log(1.1))), 3 * smooth_noise)
+            # onset: where the smoothed loss is last within 10% (or a quarter of the rise) of its low
+            step_up = max(min(0.25 * rise, _rise_needed(low, log, math.log(1.1))), 3 * smooth_noise)
             below = np.flatnonzero(zs[j_min:] <= low + step_up)
             j_on = j_min + int(below[-1]) + 1
             if j_on < nb:
