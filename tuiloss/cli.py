@@ -109,8 +109,12 @@ def _report(args) -> int:
     store, engine, notices = load(args.paths, options)
     root = args.paths[0] if len(args.paths) == 1 else None
     report = build_report(store, root=root, metric=args.metric)
+    from tuiloss.core.report import printable
+
     for notice in notices:
-        print(f"tuiloss: {notice.message}", file=sys.stderr)
+        print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
+    if not len(store):
+        print(f"tuiloss: no training logs found in {', '.join(args.paths)}", file=sys.stderr)
     ignored = sorted(engine.ignored.items())
     if args.json:
         report["ignored"] = [{"path": p, "reason": why} for p, why in ignored]

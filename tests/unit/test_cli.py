@@ -80,3 +80,25 @@ def test_python_dash_m_and_usage_errors():
     assert result.returncode == 0 and "watch" in result.stdout
     result = subprocess.run([sys.executable, "-m", "tuiloss", "report"], capture_output=True, text=True)
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_markdown_report_is_a_table(capsys, sample_logs):
+    assert main(["report", str(sample_logs), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "| # | run | format |" in out
+    assert "Pre-Norm \\| Gradient Clip=10 \\| Run 1" in out
+
+
+def test_empty_folder_says_so(capsys, tmp_path):
+    assert main(["report", str(tmp_path)]) == 0
+    assert "no training logs found" in capsys.readouterr().err
+
+
+def test_text_report_never_writes_escape_sequences_from_logs(capsys, tmp_path):
+    folder = tmp_path / "\x1b]0;pwned\x07run\x1b[31m"
+    folder.mkdir()
+    (folder / "log.jsonl").write_text('{"step": 1, "loss": 1.0}\n{"step": 2, "\\u001b[2Jloss": 0.5}\n')
+    assert main(["report", str(tmp_path), "--metric", "\x1b[2Jloss"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "run" in out

@@ -7,43 +7,22 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from tuiloss import __version__
+from tuiloss.core.analysis.text import format_step, format_value
 from tuiloss.core.store import Run, Store, is_eval_metric
 
 
 def fmt_step(step: float | None) -> str:
-    """``25000`` -> ``25.0K``, ``1_200_000`` -> ``1.2M``, ``850`` -> ``850``."""
-    if step is None or not math.isfinite(step):
-        return "-"
-    magnitude = abs(step)
-    if magnitude >= 1e9:
-        return f"{step / 1e9:.1f}G"
-    if magnitude >= 1e6:
-        return f"{step / 1e6:.1f}M"
-    if magnitude >= 1e3:
-        return f"{step / 1e3:.1f}K"
-    if step == int(step):
-        return str(int(step))
-    return f"{step:.3g}"
+    """``25000`` -> ``25.0K``, ``1_200_000`` -> ``1.2M``, ``850`` -> ``850``; None -> ``-``."""
+    return "-" if step is None else format_step(step)
 
 
 def fmt_value(value: float | None) -> str:
-    """Three significant digits, keeping NaN and Inf readable."""
-    if value is None:
-        return "-"
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "0"
-    magnitude = abs(value)
-    if magnitude >= 1e5 or magnitude < 1e-3:
-        return f"{value:.3g}"
-    digits = max(0, 2 - int(math.floor(math.log10(magnitude))))
-    return f"{value:.{digits}f}"
+    """Three significant digits (``0.200``, ``1.40``), NaN and Inf readable; None -> ``-``."""
+    return "-" if value is None else format_value(value)
 
 
 def json_number(value):
@@ -217,84 +196,126 @@ def _observations(runs: list[Run], facts: dict[str, MetricFacts]) -> list[dict]:
     return [o.to_dict() for o in analysis.compare_runs(inputs)]
 
 
-# -- text ---------------------------------------------------------------------------
+# -- text and markdown -------------------------------------------------------------
+
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b.?", re.S)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: object, max_len: int = 200) -> str:
+    """Text from a log made safe for a terminal: no escape sequences, no controls."""
+    clean = _CONTROLS.sub("", _ESCAPES.sub("", str(text))).replace("\n", " ").replace("\t", " ")
+    return clean if len(clean) <= max_len else clean[: max_len - 1] + "…"
+
+
+_HEADER = ("#", "run", "format", "metric", "points", "steps", "first", "last", "min", "skipped")
+_RIGHT = {0, 4, 6, 7, 8, 9}
+
+
+def summary_rows(report: dict) -> list[tuple[str, ...]]:
+    """One row per run: label, format, primary metric, points, step range, values."""
+    rows = []
+    for index, run in enumerate(report["runs"], 1):
+        name = run["primary_metric"]
+        m = run["metrics"].get(name) if name else None
+        label = printable(run["label"], 60)
+        if m is None:
+            rows.append((str(index), label, run["format"], "-", "0", "-", "-", "-", "-", f"{run['skipped']['lines']:,}"))
+            continue
+        last = fmt_value(m["final"]) if m["final"] is not None or not m["points"] else "NaN"
+        rows.append((
+            str(index), label, run["format"], printable(name, 40), f"{m['points']:,}",
+            f"{fmt_step(m['first_step'])}-{fmt_step(m['last_step'])}",
+            fmt_value(m["first"]), last, fmt_value(m["min"]), f"{run['skipped']['lines']:,}",
+        ))
+    return rows
+
+
+def run_findings(run: dict) -> list[str]:
+    """Sentences about one run's primary metric: anomalies first, then the rest."""
+    name = run["primary_metric"]
+    if not name:
+        return [f"no metrics read yet" + (f" ({run['skipped']['lines']:,} lines skipped)" if run["skipped"]["lines"] else "")]
+    m = run["metrics"][name]
+    notes = [f"{a['kind']}: {printable(a['message'])}" for a in m["anomalies"]]
+    for plateau in m["plateaus"]:
+        notes.append(
+            f"plateau {fmt_step(plateau['start_step'])}-{fmt_step(plateau['end_step'])} at "
+            f"{fmt_value(plateau['mean'])} ({fmt_value(plateau['low'])}-{fmt_value(plateau['high'])})"
+        )
+    if m["convergence_step"] is not None:
+        notes.append(f"converged at {fmt_step(m['convergence_step'])}; final {fmt_value(m['final'])}")
+    elif m["points"] and m.get("analyzed"):
+        notes.append(f"not converged; final {fmt_value(m['final'])}")
+    for seg in run["segments"][1:]:
+        notes.append(f"new segment at {fmt_step(seg['start_step'])}: {seg['reason']}")
+    if run["skipped"]["lines"]:
+        reasons = ", ".join(f"{count:,} {printable(why, 80)}" for why, count in run["skipped"]["reasons"].items())
+        notes.append(f"skipped {run['skipped']['lines']:,} lines: {reasons}")
+    for notice in run["notices"]:
+        notes.append(f"{notice['level']}: {printable(notice['message'])}")
+    return notes
+
+
+def _headline(report: dict) -> str:
+    runs = report["runs"]
+    points = sum(r["metrics"][r["primary_metric"]]["points"] for r in runs if r["primary_metric"])
+    skipped = sum(r["skipped"]["lines"] for r in runs)
+    root = f" in {printable(report['root'])}" if report.get("root") else ""
+    return (f"tuiloss {report['version']}: {len(runs)} run{'s' if len(runs) != 1 else ''}{root}, "
+            f"{points:,} points of the primary metric, {skipped:,} line{'s' if skipped != 1 else ''} skipped")
 
 
 def render_text(report: dict, *, verbose: bool = False, ignored: list | None = None) -> str:
-    runs = report["runs"]
-    lines = []
-    points = sum(r["metrics"][r["primary_metric"]]["points"] for r in runs if r["primary_metric"])
-    skipped = sum(r["skipped"]["lines"] for r in runs)
-    root = f" in {report['root']}" if report.get("root") else ""
-    lines.append(f"tuiloss {report['version']}: {len(runs)} run{'s' if len(runs) != 1 else ''}{root}, "
-                 f"{points:,} points of the primary metric, {skipped:,} line{'s' if skipped != 1 else ''} skipped")
-    lines.append("")
-    header = ("#", "run", "format", "metric", "points", "steps", "first", "last", "min", "skipped")
-    rows = []
-    for index, run in enumerate(runs, 1):
-        name = run["primary_metric"]
-        m = run["metrics"].get(name) if name else None
-        if m is None:
-            rows.append((str(index), run["label"], run["format"], "-", "0", "-", "-", "-", "-", str(run["skipped"]["lines"])))
-            continue
-        rows.append((
-            str(index),
-            run["label"],
-            run["format"],
-            name,
-            f"{m['points']:,}",
-            f"{fmt_step(m['first_step'])}-{fmt_step(m['last_step'])}",
-            fmt_value(m["first"]),
-            fmt_value(m["final"]) if m["final"] is not None or not m["points"] else "NaN",
-            fmt_value(m["min"]),
-            str(run["skipped"]["lines"]),
-        ))
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    right = {0, 4, 6, 7, 8, 9}
+    """The report as an aligned plain-text table followed by the findings."""
+    lines = [_headline(report), ""]
+    rows = summary_rows(report)
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(_HEADER)]
+
     def fmt_row(row):
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
-    lines.append(fmt_row(header))
-    for row in rows:
-        lines.append(fmt_row(row))
+        cells = (c.rjust(w) if i in _RIGHT else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
+        return "  ".join(cells).rstrip()
+
+    lines += [fmt_row(_HEADER), *map(fmt_row, rows)]
     findings = []
-    for index, run in enumerate(runs, 1):
-        name = run["primary_metric"]
-        if not name:
-            continue
-        m = run["metrics"][name]
-        notes = []
-        for anomaly in m["anomalies"]:
-            notes.append(f"  ! {anomaly['kind']}: {anomaly['message']}")
-        for plateau in m["plateaus"]:
-            notes.append(
-                f"  - plateau {fmt_step(plateau['start_step'])}-{fmt_step(plateau['end_step'])} at "
-                f"{fmt_value(plateau['mean'])} ({fmt_value(plateau['low'])}-{fmt_value(plateau['high'])})"
-            )
-        if m["convergence_step"] is not None:
-            notes.append(f"  - converged at {fmt_step(m['convergence_step'])}; final {fmt_value(m['final'])}")
-        elif m["points"] and m.get("analyzed"):
-            notes.append(f"  - not converged; final {fmt_value(m['final'])}")
-        for seg in run["segments"][1:]:
-            notes.append(f"  - new segment at {fmt_step(seg['start_step'])}: {seg['reason']}")
-        if run["skipped"]["lines"]:
-            reasons = ", ".join(f"{count:,} {why}" for why, count in run["skipped"]["reasons"].items())
-            notes.append(f"  - skipped {run['skipped']['lines']:,} lines: {reasons}")
-        for notice in run["notices"]:
-            notes.append(f"  - {notice['level']}: {notice['message']}")
+    for index, run in enumerate(report["runs"], 1):
+        notes = run_findings(run)
         if notes:
-            findings.append(f"{index}. {run['label']} ({name})")
-            findings.extend(notes)
+            findings.append(f"{index}. {printable(run['label'], 80)} ({printable(run['primary_metric'] or '-', 40)})")
+            findings += [f"  {'!' if i < len(_anomalies(run)) else '-'} {note}" for i, note in enumerate(notes)]
     if findings:
         lines += ["", "Findings", *findings]
     if report["observations"]:
-        lines += ["", "Across runs"]
-        lines += [f"  - {o['message']}" for o in report["observations"]]
+        lines += ["", "Across runs", *(f"  - {printable(o['message'], 400)}" for o in report["observations"])]
     if ignored:
-        lines.append("")
-        lines.append(f"Passed over {len(ignored):,} file{'s' if len(ignored) != 1 else ''} that are not logs"
-                     + ("" if verbose else " (--verbose lists them)"))
+        lines += ["", f"Passed over {len(ignored):,} file{'s' if len(ignored) != 1 else ''} that are not logs"
+                  + ("" if verbose else " (--verbose lists them)")]
         if verbose:
-            lines += [f"  {path}: {why}" for path, why in ignored]
+            lines += [f"  {printable(path, 300)}: {why}" for path, why in ignored]
     return "\n".join(lines) + "\n"
-def render_markdown(report):
-    return "```\n" + render_text(report) + "```\n"
+
+
+def _anomalies(run: dict) -> list:
+    name = run["primary_metric"]
+    return run["metrics"][name]["anomalies"] if name else []
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(report: dict) -> str:
+    """The report as markdown: a table of runs, findings per run, observations."""
+    lines = [f"**{_md(_headline(report))}**", ""]
+    lines.append("| " + " | ".join(_HEADER) + " |")
+    lines.append("|" + "|".join("---:" if i in _RIGHT else "---" for i in range(len(_HEADER))) + "|")
+    lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in summary_rows(report)]
+    for index, run in enumerate(report["runs"], 1):
+        notes = run_findings(run)
+        if notes:
+            lines += ["", f"### {index}. {_md(printable(run['label'], 80))}", ""]
+            lines += [f"- {_md(note)}" for note in notes]
+    if report["observations"]:
+        lines += ["", "### Across runs", ""]
+        lines += [f"- {_md(printable(o['message'], 400))}" for o in report["observations"]]
+    return "\n".join(lines) + "\n"
