@@ -28,7 +28,9 @@ from tuiloss.core.analysis.anomalies import (
 )
 from tuiloss.core.analysis.blocks import Blocks, assemble, partial_block
 from tuiloss.core.analysis.plateaus import (
+    PLATEAU_RATE,
     Plateau,
+    decade_positions,
     find_convergence,
     find_plateaus,
     plateau_stats,
@@ -185,12 +187,10 @@ def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence
     spans: list[list] = []  # [first block, last block, stats]
     for a, b in find_plateaus(blocks, level, scan.log, scan.quantum):
         stats = _stats(blocks, fv, nf, a, b, skip)
-        if spans and spans[-1][1] + 1 == a:
-            prev = spans[-1][2]
-            if prev[1] <= stats[2] and stats[1] <= prev[2]:  # 5-95% ranges overlap: one plateau
-                spans[-1][1] = b
-                spans[-1][2] = _stats(blocks, fv, nf, spans[-1][0], b, skip)
-                continue
+        if spans and spans[-1][1] + 1 == a and _same_level(spans[-1][2][0], stats[0], blocks, spans[-1][0], b):
+            spans[-1][1] = b
+            spans[-1][2] = _stats(blocks, fv, nf, spans[-1][0], b, skip)
+            continue
         spans.append([a, b, stats])
     out = []
     for a, b, (mean, p5, p95, std) in spans:
@@ -203,6 +203,16 @@ def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence
             continue
         out.append(Plateau(start, end, mean, p5, p95, std))
     return out
+
+
+def _same_level(mean_a: float, mean_b: float, blocks: Blocks, first: int, last: int) -> bool:
+    """Two touching plateaus are one if their levels differ by at most twice the plateau
+    rate over the decades they span together."""
+    x = decade_positions(blocks.first_step[[first, last]])
+    budget = 2 * PLATEAU_RATE * max(float(x[1] - x[0]), 0.0)
+    if mean_a > 0 and mean_b > 0:
+        return abs(math.log(mean_b / mean_a)) <= budget
+    return abs(mean_b - mean_a) <= budget * max(abs(mean_a), abs(mean_b), 1e-12)
 
 
 def _stats(blocks: Blocks, fv: np.ndarray, nf: int, a: int, b: int, skip) -> tuple[float, float, float, float]:
