@@ -86,7 +86,8 @@ def test_markdown_report_is_a_table(capsys, sample_logs):
     assert main(["report", str(sample_logs), "--markdown"]) == 0
     out = capsys.readouterr().out
     assert "| # | run | format |" in out
-    assert "Pre-Norm \\| Gradient Clip=10 \\| Run 1" in out
+    assert "| Pre-Norm \\| Gradient Clip=10 \\| Run 1 |" in out
+    assert "### 4. Pre-Norm | Gradient Clip=10 | Run 1" in out
 
 
 def test_empty_folder_says_so(capsys, tmp_path):

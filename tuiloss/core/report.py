@@ -301,21 +301,22 @@ def _anomalies(run: dict) -> list:
 
 
 def _md(text: str) -> str:
+    """A table cell: pipes would end it."""
     return text.replace("|", "\\|")
 
 
 def render_markdown(report: dict) -> str:
     """The report as markdown: a table of runs, findings per run, observations."""
-    lines = [f"**{_md(_headline(report))}**", ""]
+    lines = [f"**{_headline(report)}**", ""]
     lines.append("| " + " | ".join(_HEADER) + " |")
     lines.append("|" + "|".join("---:" if i in _RIGHT else "---" for i in range(len(_HEADER))) + "|")
     lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in summary_rows(report)]
     for index, run in enumerate(report["runs"], 1):
         notes = run_findings(run)
         if notes:
-            lines += ["", f"### {index}. {_md(printable(run['label'], 80))}", ""]
-            lines += [f"- {_md(note)}" for note in notes]
+            lines += ["", f"### {index}. {printable(run['label'], 80)}", ""]
+            lines += [f"- {note}" for note in notes]
     if report["observations"]:
         lines += ["", "### Across runs", ""]
-        lines += [f"- {_md(printable(o['message'], 400))}" for o in report["observations"]]
+        lines += [f"- {printable(o['message'], 400)}" for o in report["observations"]]
     return "\n".join(lines) + "\n"
