@@ -543,3 +543,19 @@ def test_file_order_compares_numbers_as_numbers():
         "events.out.tfevents.1699999999.host.7.11",
     ]
     assert sorted(names, key=file_order) == [names[2], names[1], names[0]]
+
+
+def test_keras_train_and_validation_folders_are_one_run(tmp_path):
+    from tuiloss.core.engine import load
+
+    logdir = tmp_path / "logs" / "fit" / "20240101-120000"
+    for split, offset in (("train", 0.0), ("validation", 0.1)):
+        folder = logdir / split
+        folder.mkdir(parents=True)
+        write_with_tensorboard(folder, [tf2_event(epoch, "epoch_loss", 1.0 / (epoch + 1) + offset, epoch == 0) for epoch in range(3)])
+    store, _, _ = load([str(tmp_path)])
+    (run,) = list(store)
+    assert run.format == "tfevents" and run.source.endswith("20240101-120000")
+    assert run.primary_metric == "epoch_loss" and run.eval_metric == "val/epoch_loss"
+    steps, values = run.series["val/epoch_loss"].visible()
+    assert steps.tolist() == [0, 1, 2] and values[0] == pytest.approx(1.1)

@@ -132,6 +132,11 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
             found.ignored.append((entry.path, "not a regular file"))
     if has_events and format in (None, "tfevents"):
         _add(found, folder, root, "tfevents", known)
+    elif format in (None, "tfevents") and subdirs:
+        splits = tfevents.split_event_folders(folder)
+        if splits:
+            _add(found, folder, root, "tfevents", known)
+            subdirs = [sub for sub in subdirs if sub not in splits]
     for sub in subdirs:
         _walk(sub, root, found, format, known, seen_dirs)
 

@@ -38,7 +38,8 @@ def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str |
 
         return MlflowRunSource(spec.path)
     if spec.format == "tfevents":
-        from tuiloss.core.formats.tfevents import TfeventsRunSource
+        from tuiloss.core.formats.tfevents import SplitRunSource, TfeventsRunSource, split_event_folders
 
-        return TfeventsRunSource(spec.path)
+        splits = split_event_folders(spec.path) if os.path.isdir(spec.path) else {}
+        return SplitRunSource(splits) if splits else TfeventsRunSource(spec.path)
     raise ValueError(f"unknown format {spec.format!r}")

@@ -609,3 +609,51 @@ def _append_batch(items: list, batch: Batch) -> None:
         items[-1].merge(batch)
     else:
         items.append(batch)
+
+
+#: Keras writes ``log_dir/train`` and ``log_dir/validation``: one run, the
+#: validation tags prefixed so ``epoch_loss`` pairs with ``val/epoch_loss``.
+SPLIT_PREFIXES = {"train": "", "training": "", "validation": "val/", "val": "val/", "eval": "val/"}
+
+
+def split_event_folders(folder: str | os.PathLike) -> dict[str, str]:
+    """``{subfolder: metric prefix}`` when ``folder`` is a Keras-style split log dir."""
+    found: dict[str, str] = {}
+    for name, prefix in SPLIT_PREFIXES.items():
+        sub = os.path.join(os.fspath(folder), name)
+        try:
+            if os.path.isdir(sub) and any(is_tfevents_file(entry.path) for entry in os.scandir(sub)):
+                found[sub] = prefix
+        except OSError:
+            continue
+    has_train = any(prefix == "" for prefix in found.values())
+    return found if has_train and len(found) >= 2 else {}
+
+
+class SplitRunSource:
+    """Several event folders read as one run, each with its metric prefix."""
+
+    format = "tfevents"
+
+    def __init__(self, folders: dict[str, str]) -> None:
+        self.parts = [(TfeventsRunSource(path), prefix) for path, prefix in sorted(folders.items())]
+
+    def paths(self) -> list[str]:
+        return [p for source, _ in self.parts for p in source.paths()]
+
+    def changed(self) -> bool:
+        return any(source.changed() for source, _ in self.parts)
+
+    def read(self) -> tuple[list, bool]:
+        items: list = []
+        more = False
+        for source, prefix in self.parts:
+            got, pending = source.read()
+            more = more or pending
+            for item in got:
+                if prefix and isinstance(item, Batch):
+                    renamed = Batch(skipped=item.skipped, unmatched=item.unmatched, examples=item.examples)
+                    renamed.series = {prefix + name: pair for name, pair in item.series.items()}
+                    item = renamed
+                items.append(item)
+        return items, more
