@@ -91,7 +91,7 @@ def _median(values: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.detection", description=__doc__)
     parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--scale", type=int, default=4, help="repeat the plan this many times")
+    parser.add_argument("--scale", type=int, default=6, help="repeat the plan this many times")
     parser.add_argument("--max-length", type=int, default=100_000)
     parser.add_argument("--arrays", action="store_true", help="skip the log files, analyse arrays")
     parser.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
