@@ -106,3 +106,20 @@ def test_empty_and_unreadable_files_do_not_stop_loading(tmp_path, monkeypatch):
     write(tmp_path / "good.jsonl", '{"step": 1, "loss": 1}\n')
     store, _, _ = load([str(tmp_path)])
     assert {run.source: run.points for run in store} == {"empty.log": 0, "good.jsonl": 1}
+
+
+def test_rescans_do_not_reread_known_runs_or_unchanged_non_logs(tmp_path, monkeypatch):
+    from tuiloss.core import discover as discover_module
+    from tuiloss.core.engine import Engine
+
+    write(tmp_path / "a.jsonl", '{"step": 1, "loss": 1}\n')
+    write(tmp_path / "notes.txt", "just words\n")
+    engine = Engine([str(tmp_path)])
+    assert len(engine.scan().new_runs) == 1
+    sniffed = []
+    real = discover_module.sniff
+    monkeypatch.setattr(discover_module, "sniff", lambda path: sniffed.append(path) or real(path))
+    assert engine.scan().new_runs == []
+    assert sniffed == []
+    write(tmp_path / "notes.txt", "iter 1: loss 2.0, time 1ms\n")  # it became a log
+    assert [os.path.basename(s.path) for s in engine.scan().new_runs] == ["notes.txt"]

@@ -54,16 +54,24 @@ class Discovery:
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     configs: list[str] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
+    sniffed: dict = field(default_factory=dict)
 
 
 def discover(
-    roots: list[str], *, format: str | None = None, known: set[str] | frozenset = frozenset()
+    roots: list[str],
+    *,
+    format: str | None = None,
+    known=frozenset(),
+    sniffed: dict | None = None,
 ) -> Discovery:
     """Find every run under ``roots`` (files or folders, recursively).
 
-    ``known`` holds run ids already found; they are not reported again.
+    ``known`` holds run ids already found; they are neither sniffed nor reported
+    again. ``sniffed`` is a cache kept between scans (path -> size, mtime and
+    verdict) so a file that is not a log is read again only when it changes.
     """
     found = Discovery()
+    found.sniffed = {} if sniffed is None else sniffed
     seen_dirs: set[tuple[int, int]] = set()
     for root in roots:
         root_path = os.path.abspath(root)
@@ -146,10 +154,23 @@ def _consider_file(path: str, root: str, found: Discovery, format, known) -> Non
     if name.lower() in CONFIG_NAMES:
         found.configs.append(path)
         return
+    if path in known:
+        return
     if format is not None and format not in ("mlflow", "tfevents"):
         _add(found, path, root, format, known)
         return
-    kind, why = sniff(path)
+    try:
+        st = os.stat(path)
+        key = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    cached = found.sniffed.get(path)
+    if key is not None and cached is not None and cached[0] == key:
+        kind, why = cached[1]
+    else:
+        kind, why = sniff(path)
+        if key is not None:
+            found.sniffed[path] = (key, (kind, why))
     if kind is None:
         found.ignored.append((path, why))
     else:

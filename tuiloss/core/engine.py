@@ -59,12 +59,15 @@ class Engine:
         self.configs: list[str] = []
         self._by_path: dict[str, str] = {}
         self._reported_notices: set[str] = set()
+        self._sniffed: dict = {}
 
     # -- discovery -------------------------------------------------------------
 
     def scan(self) -> ReadResult:
         """Look for runs not seen before."""
-        found: Discovery = discover(self.roots, format=self.options.format, known=self.specs.keys())
+        found: Discovery = discover(
+            self.roots, format=self.options.format, known=self.specs.keys(), sniffed=self._sniffed
+        )
         result = ReadResult(ignored=[item for item in found.ignored if item[0] not in self.ignored])
         for path, why in result.ignored:
             self.ignored[path] = why
