@@ -8,6 +8,7 @@ earlier checkpoint), the differing tail is read again as a new segment.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 
@@ -57,9 +58,10 @@ class TrainerStateParser:
                 batch.skip("log_history entry is not an object", index + 1)
                 continue
             step = _number(entry.get("step"))
-            if step is None:
+            if step is None or not math.isfinite(step):
                 batch.skip("missing step", index + 1)
                 continue
+            found = False
             for name, raw in _flatten(entry).items():
                 if name in _SKIP_KEYS:
                     continue
@@ -69,6 +71,9 @@ class TrainerStateParser:
                 target = columns.setdefault(name, ([], []))
                 target[0].append(step)
                 target[1].append(value)
+                found = True
+            if not found:
+                batch.skip("no numeric field", index + 1)
         for name, (steps, values) in columns.items():
             batch.add(name, steps, values)
         self._taken = prints
