@@ -97,3 +97,14 @@ def test_stall_after_many_usual_intervals():
     assert stall_anomaly(10.0, 95.0, times, 95.0 + 120) is not None
     assert stall_anomaly(10.0, None, 2.0, 5000.0) is None
     assert stall_anomaly(10.0, 95.0, [1.0], 5000.0) is None
+
+
+def test_batch_in_pieces_equals_batch_in_one_go(monkeypatch):
+    from tuiloss.core.analysis import scan
+
+    steps, values = run_with_everything(5000, 3)
+    series = Series()
+    series.extend(steps, values)
+    whole = analyze_series(*series.visible(), series.segments)
+    monkeypatch.setattr(scan, "PIECE", 333)
+    assert analyze_series(*series.visible(), series.segments) == whole

@@ -27,6 +27,8 @@ NOISE_SPREAD = 4
 LOCAL_SIGMAS = 6.0
 #: ...and at least this far in log space (5%), or this fraction of the level on a linear scale.
 LOCAL_FLOOR = math.log(1.05)
+#: New points are processed at most this many at a time.
+PIECE = 1 << 20
 #: No point before this one can be a spike: there is no history to compare it with.
 FIRST_CANDIDATE = 2 * LOCAL_HALF + 1
 #: The trailing median of point i is the running median centred at i - BACK.
@@ -57,6 +59,13 @@ class Grow:
             self.data = grown
         self.data[self.size : need] = values
         self.size = need
+
+    def reserve(self, size: int) -> None:
+        """Make room for ``size`` values in all (one allocation instead of doublings)."""
+        if size > len(self.data):
+            grown = np.empty(size, dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
 
     def truncate(self, size: int) -> None:
         self.size = min(self.size, max(0, size))
@@ -91,7 +100,6 @@ class Scan:
         self.key: object = None
         self.log = True  # log space until a finite value <= 0 is seen
         self.decimals = 0
-        self.f_index = Grow(np.int64)  # visible index of each finite point
         self.f_step = Grow()
         self.f_value = Grow()
         self.y = Grow()  # transformed finite values
@@ -116,7 +124,11 @@ class Scan:
         return self.y.size
 
     def update(self, steps: np.ndarray, values: np.ndarray, key: object = None) -> None:
-        """Catch up with the visible arrays: process new points, or start over if earlier ones changed."""
+        """Catch up with the visible arrays: process new points, or start over if earlier ones changed.
+
+        A long stretch of new points is processed in pieces (the results do not depend on
+        how points are split), which keeps the temporary arrays small.
+        """
         steps = np.asarray(steps, dtype=np.float64)
         values = np.asarray(values, dtype=np.float64)
         n = self.n
@@ -129,9 +141,25 @@ class Scan:
         if not same:
             self._reset()
         self.key = key
-        self.steps, self.values = steps, values
-        if len(steps) > self.n:
+        target = len(steps)
+        if target - self.n > PIECE:
+            for grow in (self.f_step, self.f_value, self.y):
+                grow.reserve(target)
+        while self.n < target:
+            end = min(target, self.n + PIECE)
+            self.steps, self.values = steps[:end], values[:end]
             self._consume()
+        self.steps, self.values = steps, values
+
+    def finite_before(self, index: int) -> int:
+        """How many finite points come before visible point ``index``."""
+        missing = 0
+        for a, b in self.nan_runs:
+            if a >= index:
+                break
+            end = self.n if b == -1 else b
+            missing += min(end, index) - a
+        return index - missing
 
     # -- internals ------------------------------------------------------------
 
@@ -160,7 +188,6 @@ class Scan:
             self.decimals = d
             restart = restart or self.nf > 0
         first_new = self.nf
-        self.f_index.extend(idx + old)
         self.f_step.extend(steps[old:][idx])
         self.f_value.extend(fv)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -13,6 +13,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 #: Scale factor turning a median absolute deviation into a Gaussian standard deviation.
 MAD_SCALE = 1.4826
+#: Running medians partition at most this many window elements at a time (memory bound).
+_PIECE_ELEMENTS = 1 << 22
 
 
 def window_bounds(i: int, n: int, half: int) -> tuple[int, int]:
@@ -56,8 +58,12 @@ def running_median(y: np.ndarray, half: int, lo: int = 0, hi: int | None = None)
     width = 2 * half + 1
     mid_lo, mid_hi = max(lo, half), min(hi, n - half)
     if n >= width and mid_hi > mid_lo:
-        view = sliding_window_view(y[mid_lo - half : mid_hi + half], width)
-        out[mid_lo - lo : mid_hi - lo] = np.partition(view, half, axis=1)[:, half]
+        # in pieces, so the partitioned copy of the windows stays small
+        piece = max(1, _PIECE_ELEMENTS // width)
+        for a in range(mid_lo, mid_hi, piece):
+            b = min(mid_hi, a + piece)
+            view = sliding_window_view(y[a - half : b + half], width)
+            out[a - lo : b - lo] = np.partition(view, half, axis=1)[:, half]
     else:
         mid_lo = mid_hi = hi
     # The start: windows [0, 2i+1) for i < half, all at once (NaN pads sort last).
@@ -80,41 +86,6 @@ def running_median(y: np.ndarray, half: int, lo: int = 0, hi: int | None = None)
             value = cache[(a, b)] = float(np.median(y[a:b]))
         out[i - lo] = value
     return out
-
-
-def chunk_mad(residuals: np.ndarray, chunk: int) -> np.ndarray:
-    """Robust spread (MAD about zero, scaled to a sigma) of each ``chunk`` of residuals.
-
-    The last chunk may be partial. Empty input gives an empty array.
-    """
-    n = len(residuals)
-    if n == 0:
-        return np.empty(0)
-    full = n // chunk
-    out = np.empty(full + (1 if n % chunk else 0))
-    if full:
-        block = np.abs(residuals[: full * chunk].reshape(full, chunk))
-        out[:full] = MAD_SCALE * np.median(block, axis=1)
-    if n % chunk:
-        out[full] = MAD_SCALE * np.median(np.abs(residuals[full * chunk :]))
-    return out
-
-
-def smooth_chunks(values: np.ndarray, half: int = 2) -> np.ndarray:
-    """Median of each chunk value with its ``half`` neighbours on either side (truncated)."""
-    n = len(values)
-    if n == 0:
-        return np.empty(0)
-    if n >= 2 * half + 1:
-        padded = np.concatenate((np.full(half, np.nan), values, np.full(half, np.nan)))
-        view = sliding_window_view(padded, 2 * half + 1)
-        out = np.empty(n)
-        inner = slice(half, n - half)
-        out[inner] = np.median(view[inner], axis=1)
-        for i in list(range(0, half)) + list(range(n - half, n)):
-            out[i] = np.median(values[max(0, i - half) : i + half + 1])
-        return out
-    return np.array([np.median(values[max(0, i - half) : i + half + 1]) for i in range(n)])
 
 
 def robust_sigma(values: np.ndarray) -> float:

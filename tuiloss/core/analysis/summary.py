@@ -140,7 +140,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     excursions = find_excursions(y, blocks, scan, wide)
     ends_nonfinite = None
     if scan.nan_runs and scan.nan_runs[-1][1] == -1:
-        ends_nonfinite = int(np.searchsorted(scan.f_index.view, scan.nan_runs[-1][0]))
+        ends_nonfinite = scan.finite_before(scan.nan_runs[-1][0])
     divergence = find_divergence(y, blocks, excursions, ends_nonfinite, scan.log)
     if divergence is not None:
         excursions = [ex for ex in excursions if ex.onset < divergence.onset and 0 <= ex.end <= divergence.onset]
