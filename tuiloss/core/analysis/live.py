@@ -53,8 +53,12 @@ class LiveAnalyzer:
             n = len(steps)
             if n == 0 or (steps[-1] == scan.steps[-1] and _same(values[-1], scan.values[-1])):
                 return self._last[2]
-        scan.update(steps, values, key)
-        result = finish(scan, segments, is_eval=self.is_eval)
+        if len(steps) != len(values):
+            size = min(len(steps), len(values))
+            steps, values = steps[:size], values[:size]
+        with np.errstate(all="ignore"):
+            scan.update(steps, values, key)
+            result = finish(scan, segments, is_eval=self.is_eval)
         self._last = (key, len(steps), result)
         return result
 

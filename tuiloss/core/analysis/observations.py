@@ -159,11 +159,12 @@ def compare_runs(runs: Sequence[RunFacts]) -> list[Observation]:
     if len(runs) < 2:
         return []
     out: list[Observation] = []
-    out.extend(_convergence(runs))
-    out.extend(_final(runs))
-    out.extend(_stability(runs))
-    out.extend(_anomalies(runs))
-    out.extend(_pairs(runs))
+    with np.errstate(all="ignore"):
+        out.extend(_convergence(runs))
+        out.extend(_final(runs))
+        out.extend(_stability(runs))
+        out.extend(_anomalies(runs))
+        out.extend(_pairs(runs))
     return out
 
 

@@ -11,7 +11,6 @@ nothing in one call, the live analysis extends it, and both then run the same bo
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -424,13 +423,11 @@ def _chunk_mad(resid: np.ndarray, centre: bool = True) -> np.ndarray:
         return np.empty(0)
     full = n // NOISE_CHUNK
     out = np.empty(full + (1 if n % NOISE_CHUNK else 0))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        if full:
-            block = resid[: full * NOISE_CHUNK].reshape(full, NOISE_CHUNK)
-            out[:full] = MAD_SCALE * _mad_rows(block, centre)
-        if n % NOISE_CHUNK:
-            out[full] = MAD_SCALE * _mad_rows(resid[full * NOISE_CHUNK :][None, :], centre)[0]
+    if full:
+        block = resid[: full * NOISE_CHUNK].reshape(full, NOISE_CHUNK)
+        out[:full] = MAD_SCALE * _mad_rows(block, centre)
+    if n % NOISE_CHUNK:
+        out[full] = MAD_SCALE * _mad_rows(resid[full * NOISE_CHUNK :][None, :], centre)[0]
     return out
 
 

@@ -106,9 +106,14 @@ def analyze_series(
         A :class:`SeriesAnalysis`. Never raises on odd data (empty, all NaN, constant,
         negative values, duplicate steps).
     """
-    scan = Scan()
-    scan.update(_as_array(steps), _as_array(values))
-    return finish(scan, segments, is_eval=is_eval)
+    steps, values = _as_array(steps), _as_array(values)
+    if len(steps) != len(values):
+        size = min(len(steps), len(values))
+        steps, values = steps[:size], values[:size]
+    with np.errstate(all="ignore"):  # odd data (huge, tiny) is reported, not warned about
+        scan = Scan()
+        scan.update(steps, values)
+        return finish(scan, segments, is_eval=is_eval)
 
 
 def _as_array(a) -> np.ndarray:
