@@ -80,3 +80,14 @@ def test_from_facts_uses_report_facts():
     assert rf.analysis.final == pytest.approx(1 + 2 / 499)  # median of the last 1% (5 points)
     facts.analyzed = False
     assert RunFacts.from_facts(run, facts, steps, values).analysis.points == 500
+
+
+def test_observations_are_json_safe_with_odd_config_values():
+    import datetime
+    import json
+
+    a, b, _ = runs()
+    a = RunFacts(a.id, a.label, {**a.config, "when": datetime.date(2024, 1, 1)}, a.analysis, a.steps, a.values)
+    b = RunFacts(b.id, b.label, {**b.config, "when": datetime.date(2024, 1, 1)}, b.analysis, b.steps, b.values)
+    for o in compare_runs([a, b]):
+        json.dumps(o.to_dict(), allow_nan=False)

@@ -138,7 +138,9 @@ def _json(value):
         return int(value)
     if isinstance(value, np.bool_):
         return bool(value)
-    return value
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)  # dates and other config values JSON cannot hold
 
 
 def _obs(kind: str, runs: Sequence[str], message: str, **fields) -> Observation:
