@@ -186,3 +186,15 @@ def test_anomaly_to_dict_turns_nan_into_null():
 
     a = Anomaly("nan", 5.0, None, math.nan, math.inf, "became NaN at 5")
     assert a.to_dict() == {"kind": "nan", "step": 5.0, "end_step": None, "value": None, "baseline": None, "message": "became NaN at 5"}
+
+
+def test_findings_are_capped_on_pathological_series():
+    n = 200_000
+    rng = np.random.default_rng(0)
+    with np.errstate(over="ignore"):
+        values = np.exp(0.05 * rng.standard_cauchy(n))
+    assert len(kinds(analyze_series(np.arange(n, dtype=float), values), "spike")) <= 100
+    values = np.ones(n)
+    values[::10] = np.nan
+    found = kinds(analyze_series(np.arange(n, dtype=float), values), "nan")
+    assert len(found) == 50 and "more stretches" in found[-1].message

@@ -36,6 +36,8 @@ BACK = LOCAL_HALF + 1
 #: has this many groups' worth of points.
 SCALE_FACTOR = 8
 MIN_TRACK_POINTS = 64
+#: At most this many candidates per scale are followed (the highest rises).
+MAX_CANDIDATES = 1000
 #: A rise of up to this many quanta of the logged precision is never a spike.
 QUANTA = 2.5
 _MAX_DECIMALS = 12
@@ -150,15 +152,13 @@ class Scan:
             self._consume()
         self.steps, self.values = steps, values
 
-    def finite_before(self, index: int) -> int:
-        """How many finite points come before visible point ``index``."""
-        missing = 0
-        for a, b in self.nan_runs:
-            if a >= index:
-                break
-            end = self.n if b == -1 else b
-            missing += min(end, index) - a
-        return index - missing
+    def finite_before_last_stretch(self) -> int:
+        """How many finite points come before the last non-finite stretch (all, if none)."""
+        if not self.nan_runs:
+            return self.nf
+        a, b = self.nan_runs[-1]
+        after = 0 if b == -1 else self.n - b  # finite points after a closed last stretch
+        return self.nf - after
 
     # -- internals ------------------------------------------------------------
 
@@ -293,6 +293,12 @@ class Scan:
             back = idx - BACK
             ok = back >= 0
             base[ok] = np.minimum(base[ok], med[back[ok]])
+            if len(idx) > MAX_CANDIDATES:
+                # heavy-tailed noise: follow only the highest rises (largest first is
+                # a property of the data, so every way of splitting it agrees)
+                rise = track.values[idx] - base
+                keep = np.sort(np.argsort(-rise, kind="stable")[:MAX_CANDIDATES])
+                idx, base = idx[keep], base[keep]
             out.extend((track.scale, int(i), float(b)) for i, b in zip(idx, base))
         return out
 

@@ -27,6 +27,7 @@ from tuiloss.core.analysis.anomalies import (
     spike_message,
 )
 from tuiloss.core.analysis.blocks import Blocks, assemble, partial_block
+from tuiloss.core.analysis.text import format_step
 from tuiloss.core.analysis.plateaus import (
     PLATEAU_RATE,
     Plateau,
@@ -42,6 +43,10 @@ from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drift
 
 #: ``final`` is the median of the last 1% of finite points, at most this many (odd).
 FINAL_POINTS = 51
+#: Non-finite stretches reported one by one; the rest are summed up in one finding.
+MAX_NAN_STRETCHES = 50
+#: At most this many spikes are reported (the highest).
+MAX_SPIKES = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +150,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     excursions = find_excursions(y, blocks, scan, wide)
     ends_nonfinite = None
     if scan.nan_runs and scan.nan_runs[-1][1] == -1:
-        ends_nonfinite = scan.finite_before(scan.nan_runs[-1][0])
+        ends_nonfinite = scan.finite_before_last_stretch()
     divergence = find_divergence(y, blocks, excursions, ends_nonfinite, scan.log)
     if divergence is not None:
         excursions = [ex for ex in excursions if ex.onset < divergence.onset and 0 <= ex.end <= divergence.onset]
@@ -166,7 +171,11 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
             convergence = float(blocks.first_step[k])
 
     found = resets + nans
-    found += [_spike(ex, scan, fs, fv, nf) for ex in excursions]
+    shown = excursions
+    if len(shown) > MAX_SPIKES:  # heavy-tailed noise: name the highest ones
+        shown = sorted(shown, key=lambda ex: (-(y[ex.peak] - ex.baseline), ex.onset))[:MAX_SPIKES]
+        shown.sort(key=lambda ex: ex.onset)
+    found += [_spike(ex, scan, fs, fv, nf) for ex in shown]
     if divergence is not None:
         found.append(_divergence(divergence, scan, fs, fv, steps))
     found += [_drift(d, blocks, scan, fs, nf) for d in drifts]
@@ -258,17 +267,28 @@ def _blocks(scan: Scan) -> Blocks:
 
 
 def _nan_anomalies(scan: Scan) -> list[Anomaly]:
-    if not scan.nan_runs:
+    """One anomaly per non-finite stretch; past ``MAX_NAN_STRETCHES``, one that sums up the rest."""
+    runs = scan.nan_runs
+    if not runs:
         return []
-    # find_nans is exact but reads the whole series; only pass it the stretches.
     out = []
     steps, values = scan.steps, scan.values
-    for a, b in scan.nan_runs:
+    shown = runs if len(runs) <= MAX_NAN_STRETCHES else runs[: MAX_NAN_STRETCHES - 1]
+    for a, b in shown:
         end = len(values) if b == -1 else b
         lo = max(0, a - 1)
         hi = min(len(values), end + 1)
-        for found in find_nans(steps[lo:hi], values[lo:hi]):
-            out.append(found)
+        # find_nans is exact but reads what it is given; give it the stretch and its neighbours
+        out.extend(find_nans(steps[lo:hi], values[lo:hi]))
+    if len(runs) > len(shown):
+        rest = runs[len(shown) :]
+        first, last = rest[0], rest[-1]
+        end_step = None if last[1] == -1 else float(steps[last[1]])
+        message = (
+            f"{len(rest):,} more stretches of NaN/Inf values from {format_step(float(steps[first[0]]))} "
+            f"to {format_step(float(steps[last[0]]))}"
+        )
+        out.append(Anomaly("nan", float(steps[first[0]]), end_step, None, None, message))
     return out
 
 
