@@ -3,6 +3,13 @@
 Numeric fields become metrics; nested objects flatten to ``a/b``. Python's json
 module writes ``NaN`` and ``Infinity``, which strict parsers reject: such lines
 are read with the standard library so those values are kept.
+
+A logger writes its records with one format, so the lines of a big chunk mostly
+share one layout (same keys, same spacing, numbers in the same places): a
+:class:`~tuiloss.core.formats.text.LineLayout` learnt from such a line reads them
+all at once, and the other lines go through the record path below, in order. A
+number that strict JSON forbids (``01``, ``1.``, ``+1``) in a line that otherwise
+has the layout is read as that number rather than skipped.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import json
 import math
 
 from tuiloss.core.formats.base import STEP_KEYS
+from tuiloss.core.formats.text import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
 try:
@@ -27,6 +35,9 @@ _STEP_KEYS = frozenset(STEP_KEYS)
 _MODE_KEYS = ("mode", "split", "phase")
 
 
+_SETTLE_LINES = 256  # lines read one by one to find the step key before a layout read
+
+
 class JsonlParser:
     """Incremental parser of JSON-lines logs."""
 
@@ -35,14 +46,43 @@ class JsonlParser:
     def __init__(self) -> None:
         self.rows = 0
         self.step_key: str | None = None
+        self._pending: Pending = {}
+        self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
     def restart(self) -> None:
         self.rows = 0
         self.step_key = None
+        self.layouts.reset()
 
     def feed(self, data: bytes, first_line: int) -> Batch:
         batch = Batch()
-        columns: dict[str, tuple[list[float], list[float]]] = {}
+        self._pending = {}
+        if self.layouts.wants(data):
+            start, line = self._settle(data, first_line, batch)
+            if self.step_key is None:
+                self.layouts.misses += 1  # records numbered by row: read one by one
+            elif self.layouts.feed(data[start:], line, batch) is not None:
+                return batch
+            data, first_line = data[start:], line
+        self._read_records(data, first_line, batch)
+        for name, (steps, values) in self._take_pending().items():
+            batch.add(name, steps, values)
+        return batch
+
+    def _settle(self, data: bytes, first_line: int, batch: Batch) -> tuple[int, int]:
+        """Read lines one by one until the step key is known (it shapes every record)."""
+        start = 0
+        for _ in range(_SETTLE_LINES):
+            if self.step_key is not None:
+                break
+            end = data.find(b"\n", start) + 1
+            if not end:
+                break
+            self._read_records(data[start:end], first_line, batch)
+            start, first_line = end, first_line + 1
+        return start, first_line
+
+    def _read_records(self, data: bytes, first_line: int, batch: Batch) -> None:
         records = _load_all(data)
         if records is None:
             records = _load_each(data, first_line, batch)
@@ -52,10 +92,7 @@ class JsonlParser:
             if not isinstance(record, dict):
                 batch.skip("not a JSON object", line_no, str(record)[:80])
                 continue
-            self._add_record(record, line_no, columns, batch)
-        for name, (steps, values) in columns.items():
-            batch.add(name, steps, values)
-        return batch
+            self._add_record(record, line_no, self._pending, batch)
 
     def _add_record(self, record: dict, line_no: int, columns: dict, batch: Batch) -> None:
         flat = _flatten(record)
@@ -86,6 +123,41 @@ class JsonlParser:
             added = True
         if not added:
             batch.skip("no numeric field", line_no)
+
+    # -- what the layout reader needs ------------------------------------------------
+
+    def _parse_line(self, line: bytes) -> tuple[float, dict[str, float]] | None:
+        """How :meth:`_add_record` reads ``line``, now that the step key is known."""
+        try:
+            record = _loads(line)
+        except (_FastError, ValueError):
+            return None
+        if not isinstance(record, dict):
+            return None
+        flat = _flatten(record)
+        key = self.step_key if self.step_key in flat else _first_step_key(flat)
+        step = _number(flat.get(key)) if key is not None else None
+        if step is None or not math.isfinite(step):
+            return None
+        prefix = _mode_prefix(record)
+        values = {}
+        for name, raw in flat.items():
+            if name == key or name in _MODE_KEYS:
+                continue
+            value = _number(raw)
+            if value is not None:
+                values[prefix + name] = value
+        return step, values
+
+    def _parse_odd(self, data: bytes, first_line: int, batch: Batch) -> None:
+        self._read_records(data, first_line, batch)
+
+    def _take_pending(self) -> Pending:
+        pending, self._pending = self._pending, {}
+        return pending
+
+    def _fitted(self, steps) -> None:
+        self.rows += len(steps)
 
 
 def _load_all(data: bytes):

@@ -1,0 +1,242 @@
+"""The layout reader gives exactly what the line-by-line parsers give.
+
+Each test feeds the same bytes to a parser with layout reads on (any chunk size)
+and off, and compares every point, skip count, skip example and unmatched count.
+The chunks mix lines of the learnt layout with lines that only look like them.
+"""
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+
+from tuiloss.core.formats import text as text_module
+from tuiloss.core.formats.jsonl import JsonlParser
+from tuiloss.core.formats.text import LineLayout, TextParser
+
+
+def feed_all(make, data: bytes, cuts: list[int], layouts: bool, monkeypatch):
+    monkeypatch.setattr(text_module, "LAYOUT_MIN_BYTES", 0 if layouts else 1 << 60)
+    parser = make()
+    batches = []
+    line = 1
+    bounds = sorted({0, len(data), *(data.rfind(b"\n", 0, c) + 1 for c in cuts)})
+    for start, end in zip(bounds, bounds[1:]):
+        chunk = data[start:end]
+        if chunk:
+            batches.append(parser.feed(chunk, line))
+            line += chunk.count(b"\n")
+    return parser, batches
+
+
+def assert_same(fast, slow):
+    assert len(fast) == len(slow)
+    for a, b in zip(fast, slow):
+        assert sorted(a.series) == sorted(b.series)
+        for name in a.series:
+            for k in (0, 1):
+                x, y = np.asarray(a.series[name][k]), np.asarray(b.series[name][k])
+                assert x.shape == y.shape, name
+                assert np.array_equal(x, y, equal_nan=True), name
+                assert np.array_equal(np.signbit(x), np.signbit(y)), name
+        assert a.skipped == b.skipped
+        assert a.unmatched == b.unmatched
+        assert [(e.line, e.reason, e.text) for e in a.examples] == [(e.line, e.reason, e.text) for e in b.examples]
+
+
+def compare(make, data, cuts, monkeypatch):
+    fast_parser, fast = feed_all(make, data, cuts, True, monkeypatch)
+    _, slow = feed_all(make, data, cuts, False, monkeypatch)
+    assert_same(fast, slow)
+    return fast_parser, fast
+
+
+# -- text ------------------------------------------------------------------------------
+
+def nanogpt_line(rng: random.Random, i: int) -> str:
+    return f"iter {i}: loss {rng.uniform(0, 5):.4f}, time {rng.uniform(100, 300):.2f}ms, mfu {rng.uniform(-100, 50):.2f}%"
+
+
+NANOGPT_ODD = [
+    lambda r, i: f"step {i}: train loss {r.random():.4f}, val loss {r.random():.4f}",
+    lambda r, i: f"iter {i}: loss nan, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: lo5ss 2.0000, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss , time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss 1.2.3, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss 1e-05, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss 2.5000, time 1.00ms, mfu 3.00%, lr 1e-4",
+    lambda r, i: f"iter -{i}: loss 2.5000, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss 1e999, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss 2.5000,time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss 1,234.5, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: time 1.00ms, loss 2.5000, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss 2.5e, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss 2.5000, time 1.00ms, mfu 3.00% ",
+    lambda r, i: f"iter {i}: loss 2.5000, tim3e 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter {i}: loss -.5, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"iter 0{i}: loss 2.5000, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"it5er {i}: loss 2.5000, time 1.00ms, mfu 3.00%",
+    lambda r, i: f"5iter {i}: loss 2.5000, time 1.00ms, mfu 3.00%",
+    lambda r, i: "saving checkpoint to out",
+    lambda r, i: "",
+    lambda r, i: "iter \xff\xfe: loss",
+]
+
+
+def nanogpt_log(seed: int, lines: int, odd_share: float) -> bytes:
+    rng = random.Random(seed)
+    out = []
+    for i in range(lines):
+        if rng.random() < odd_share:
+            out.append(rng.choice(NANOGPT_ODD)(rng, i))
+        else:
+            out.append(nanogpt_line(rng, i))
+    return ("\n".join(out) + "\n").encode("utf-8", "surrogateescape")
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("odd_share", [0.0, 0.002, 0.05, 0.4])
+def test_nanogpt_layout_reads_what_the_family_reads(seed, odd_share, monkeypatch):
+    data = nanogpt_log(seed, 4000, odd_share)
+    rng = random.Random(seed)
+    cuts = [rng.randrange(len(data)) for _ in range(rng.randrange(4))]
+    parser, _ = compare(TextParser, data, cuts, monkeypatch)
+    if odd_share < 0.01:
+        assert parser.layouts.layout is not None
+
+
+def test_layout_is_used_and_skips_nothing_on_clean_lines(monkeypatch):
+    data = nanogpt_log(1, 5000, 0.0)
+    parser, (batch,) = compare(TextParser, data, [], monkeypatch)
+    assert parser.layouts.layout is not None
+    assert parser.layouts.layout.names == ["loss", "time", "mfu"]
+    assert len(batch.series["loss"][0]) == 5000 and batch.unmatched == 0
+
+
+def test_odd_lines_keep_file_order_within_a_metric(monkeypatch):
+    rng = random.Random(3)
+    lines = [nanogpt_line(rng, i) for i in range(3000)]
+    lines[1500] = "iter 1500: loss nan, time 1.00ms, mfu 3.00%"
+    data = ("\n".join(lines) + "\n").encode()
+    _, (batch,) = compare(TextParser, data, [], monkeypatch)
+    steps, values = batch.series["loss"]
+    assert steps.tolist() == list(range(3000)) and math.isnan(values[1500])
+
+
+def padded_llmc_log(lines: int) -> bytes:
+    out = []
+    for i in range(lines):
+        out.append(f"step {i:4d}/{lines} | train loss {2 + 1 / (i + 1):.6f} | norm {0.5:.4f} | lr {6e-4:.2e} | ({12.5:.2f} ms | 27374 tok/s)")
+        if i % 500 == 0:
+            out.append(f"validation loss: {2.5:.4f}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_padding_that_changes_mid_chunk_gets_a_new_layout(monkeypatch):
+    data = padded_llmc_log(12000)
+    parser, (batch,) = compare(TextParser, data, [], monkeypatch)
+    assert parser.family.name == "pipe"
+    assert len(batch.series["train loss"][0]) == 12000
+    assert batch.series["validation loss"][0].tolist() == [float(i) for i in range(0, 12000, 500)]
+
+
+@pytest.mark.parametrize(
+    "line, family, names",
+    [
+        (b"iter 10: loss 9.5000, time 212.01ms, mfu 31.20%\n", "nanogpt", ["loss", "time", "mfu"]),
+        (b"s:5 trl:4.3455 lr:0.000600 norm:0.62\n", "llmc", ["trl", "lr", "norm"]),
+        (
+            b"step   100 | loss: 6.760064 | lr 5.9996e-04 | norm: 0.3464 | dt: 402.70ms | tok/sec: 1301946.00\n",
+            "pipe",
+            ["loss", "lr", "norm", "dt", "tok/sec"],
+        ),
+        (
+            b" iteration      100/    1000 | consumed samples:        25600 | learning rate: 3.000E-04 |"
+            b" lm loss: 2.345000E+00 | loss scale: 2048.0 |\n",
+            "megatron",
+            ["consumed samples", "learning rate", "lm loss", "loss scale"],
+        ),
+    ],
+)
+def test_layouts_are_learnt_from_each_family(line, family, names):
+    parser = TextParser(family)
+    layout = LineLayout.learn(line, parser._parse_line)
+    assert layout is not None and layout.names == names
+
+
+def test_a_line_the_family_does_not_read_gives_no_layout():
+    parser = TextParser("nanogpt")
+    assert LineLayout.learn(b"number of parameters: 85.00M\n", parser._parse_line) is None
+
+
+# -- JSON lines --------------------------------------------------------------------------
+
+def record(rng: random.Random, i: int) -> str:
+    return json.dumps({"step": i, "loss": round(rng.uniform(0, 5), 6), "lr": 3e-4, "grad_norm": rng.random()})
+
+
+JSONL_ODD = [
+    lambda r, i: json.dumps({"step": i, "loss2": 1.5, "lr": 3e-4, "grad_norm": 0.5}),
+    lambda r, i: json.dumps({"step": i, "loss": float("nan"), "lr": 3e-4, "grad_norm": 0.5}),
+    lambda r, i: json.dumps({"step": i, "loss": None, "lr": 3e-4, "grad_norm": 0.5}),
+    lambda r, i: json.dumps({"step": i, "loss": True, "lr": 3e-4, "grad_norm": 0.5}),
+    lambda r, i: json.dumps({"step": i, "loss": "1.5", "lr": 3e-4, "grad_norm": 0.5}),
+    lambda r, i: json.dumps({"step": i, "lr": 3e-4, "grad_norm": 0.5}),
+    lambda r, i: json.dumps({"step": i, "loss": 1.5, "lr": 1e-05, "grad_norm": 0.5}),
+    lambda r, i: json.dumps({"step": i + 0.5, "loss": 1.5, "lr": 3e-4, "grad_norm": 0.5}),
+    lambda r, i: json.dumps({"step": i, "loss": 1.5, "lr": 3e-4, "grad_norm": {"a": 1}}),
+    lambda r, i: json.dumps({"step": i, "loss": 1.5, "lr": 3e-4, "grad_norm": 0.5}, separators=(",", ":")),
+    lambda r, i: json.dumps({"mode": "val", "step": i, "loss": 1.5, "lr": 3e-4, "grad_norm": 0.5}),
+    lambda r, i: f'{{"step": {i}, "loss": 1e999, "lr": 0.0003, "grad_norm": 0.5}}',
+    lambda r, i: f'{{"step": {i}, "loss": 1.5, "lr": 0.0003, "grad_norm": 0.5',
+    lambda r, i: f'{{"step": {i}, "loss": 1.5.5, "lr": 0.0003, "grad_norm": 0.5}}',
+    lambda r, i: f'{{"step": {i}, "lo5ss": 1.5, "lr": 0.0003, "grad_norm": 0.5}}',
+    lambda r, i: f'{{"step": {i}, "loss": 1.5, "lr": 0.0003, "grad_norm": -0.5}}',
+    lambda r, i: f'{{"step": 1e999, "loss": 1.5, "lr": 0.0003, "grad_norm": 0.5}}',
+    lambda r, i: "[1, 2]",
+    lambda r, i: "",
+    lambda r, i: "not json",
+]
+
+
+def jsonl_log(seed: int, lines: int, odd_share: float) -> bytes:
+    rng = random.Random(seed)
+    out = []
+    for i in range(lines):
+        if rng.random() < odd_share:
+            out.append(rng.choice(JSONL_ODD)(rng, i))
+        else:
+            out.append(record(rng, i))
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("odd_share", [0.0, 0.002, 0.05, 0.4])
+def test_jsonl_layout_reads_what_the_record_path_reads(seed, odd_share, monkeypatch):
+    data = jsonl_log(seed, 4000, odd_share)
+    rng = random.Random(seed)
+    cuts = [rng.randrange(len(data)) for _ in range(rng.randrange(4))]
+    parser, _ = compare(JsonlParser, data, cuts, monkeypatch)
+    if odd_share < 0.01:
+        assert parser.layouts.layout is not None
+
+
+def test_jsonl_layout_is_used_on_clean_records(monkeypatch):
+    data = jsonl_log(2, 5000, 0.0)
+    parser, (batch,) = compare(JsonlParser, data, [], monkeypatch)
+    assert parser.layouts.layout is not None
+    assert parser.layouts.layout.names == ["loss", "lr", "grad_norm"]
+    assert batch.series["loss"][0].tolist() == [float(i) for i in range(5000)]
+
+
+def test_jsonl_step_key_is_settled_before_a_layout_is_learnt(monkeypatch):
+    # The first record carries only "iter"; later ones carry "iter" and "step".
+    lines = [json.dumps({"iter": 0, "loss": 2.0})]
+    lines += [json.dumps({"step": i * 10, "iter": i, "loss": 1.0 / (i + 1)}) for i in range(1, 4000)]
+    data = ("\n".join(lines) + "\n").encode()
+    parser, (batch,) = compare(JsonlParser, data, [], monkeypatch)
+    assert parser.step_key == "iter"
+    assert batch.series["loss"][0].tolist() == [float(i) for i in range(4000)]
+    assert batch.series["step"][0][:2].tolist() == [1.0, 2.0]
