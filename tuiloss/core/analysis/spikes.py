@@ -34,7 +34,7 @@ WIDE_SIGMAS = 6.0
 WIDE_FLOOR = math.log(1.3)
 #: An excursion longer than this fraction of the run is a change of level, not a spike.
 MAX_SPIKE_FRACTION = 0.1
-MAX_SPIKE_MIN_POINTS = 20
+MAX_SPIKE_MIN_POINTS = 64
 
 
 @dataclass(frozen=True, slots=True)

@@ -120,6 +120,13 @@ def find_divergence(
         return None
     onset, baseline = min(found)
     peak = range_argmax(y, blocks, onset, nf)
+    if ends_nonfinite_after is None:
+        # Still coming down from its peak: a spike that has not recovered yet, not a divergence.
+        tail, top, base = float(np.median(y[-min(5, nf) :])), float(y[peak]), baseline
+        if log:
+            tail, top, base = math.exp(tail), math.exp(top), math.exp(base)
+        if tail - base < 0.5 * (top - base):
+            return None
     return Divergence(onset, peak, baseline, ends_nonfinite_after is not None and onset < ends_nonfinite_after)
 
 
