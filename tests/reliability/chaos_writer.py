@@ -252,7 +252,7 @@ class Log:
             return None
         body = bytes(self.rng.choice([b for b in range(256) if b != 10]) for _ in range(self.rng.randint(1, 40)))
         cut = self.rng.randint(0, len(body))
-        return body[:cut] + b"\x00" + body[cut:] + b"\n"
+        return body[:cut] + b"\x00" + body[cut:] + b"\x01\n"  # a control byte: never NUL padding
 
 
 class CsvLog(Log):

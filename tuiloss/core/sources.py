@@ -9,6 +9,7 @@ hands their items to the store.
 from __future__ import annotations
 
 import os
+import re
 import stat as stat_module
 from typing import Protocol, Union
 
@@ -20,6 +21,7 @@ Item = Union[Batch, SegmentEvent, Notice]
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
 MAX_DOCUMENT = 512 * 1024 * 1024
+_BINARY = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")  # control bytes plain text does not hold
 
 
 class Source(Protocol):
@@ -42,7 +44,7 @@ class LineSource:
         self.path = path
         self.parser = parser
         # A read must be able to hold a whole line of the longest length we accept.
-        self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE))
+        self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE), skip_holes=True)
         self.line_no = 1  # number of the next line
         self._skipping_long = False
         self._error: str | None = None
@@ -135,13 +137,20 @@ def _drop_bad_lines(body: bytes, first_line: int, batch: Batch) -> bytes:
     """Blank out lines holding NUL bytes or over 1 MiB, counting them.
 
     Lines are replaced by empty lines, not removed, so line numbers stay right.
+    NUL bytes before a line of plain text are padding, not data: a file truncated
+    under a writer that kept its offset is zero-filled up to the writer's next
+    line, which is read.
     """
     kept = []
     for number, line in enumerate(body.split(b"\n")[:-1], start=first_line):
         if b"\x00" in line:
-            batch.skip("binary data", number)
-            kept.append(b"")
-        elif len(line) > MAX_LINE:
+            unpadded = line.lstrip(b"\x00")
+            if not unpadded or _BINARY.search(unpadded):
+                batch.skip("binary data", number)
+                kept.append(b"")
+                continue
+            line = unpadded
+        if len(line) > MAX_LINE:
             batch.skip("line longer than 1 MiB", number)
             kept.append(b"")
         else:

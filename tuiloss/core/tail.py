@@ -21,6 +21,9 @@ from tuiloss.core.model import SegmentEvent
 
 HEAD_BYTES = 64
 DEFAULT_MAX_READ = 32 * 1024 * 1024
+#: Holes smaller than this are read as the zeros they are.
+HOLE_BYTES = 1024 * 1024
+_SEEK_DATA = getattr(os, "SEEK_DATA", None)
 
 #: Flags of every open: non-blocking, so a FIFO put where a log was cannot hang the reader.
 OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -50,11 +53,20 @@ class TailError(Exception):
 
 
 class Tailer:
-    """Incremental reader of one growing file."""
+    """Incremental reader of one growing file.
 
-    def __init__(self, path: str | os.PathLike, max_read: int = DEFAULT_MAX_READ) -> None:
+    With ``skip_holes``, a hole (a sparse region, all zero bytes) at the offset
+    and followed by data is passed over without reading it: a 5 GB sparse file
+    costs one ``lseek``, and a log truncated under a writer that kept its offset
+    resumes at the writer's next line. The offset then moves by itself, so only
+    readers that need not count every byte (text lines) ask for it.
+    """
+
+    def __init__(self, path: str | os.PathLike, max_read: int = DEFAULT_MAX_READ, *,
+                 skip_holes: bool = False) -> None:
         self.path = os.fspath(path)
         self.max_read = max_read
+        self.skip_holes = skip_holes
         self.offset = 0
         self._ident: tuple[int, int] | None = None
         self._head = b""
@@ -158,11 +170,23 @@ class Tailer:
             self._restart(ident)
         self._last_stat = (st.st_ino, st.st_size, st.st_mtime_ns)
         size = st.st_size
+        if self.skip_holes and size - self.offset > HOLE_BYTES:
+            self._skip_hole(fd, size)
         want = min(max(size - self.offset, 0), self.max_read)
         data = os.pread(fd, want, self.offset) if want else b""
         if len(self._head) < HEAD_BYTES:
             self._head_source = os.pread(fd, HEAD_BYTES, 0)
         return TailRead(data, self.offset, event, more=size - self.offset > len(data))
+
+    def _skip_hole(self, fd: int, size: int) -> None:
+        if _SEEK_DATA is None:
+            return
+        try:
+            data_at = os.lseek(fd, self.offset, _SEEK_DATA)
+        except OSError:
+            return  # no data after the offset (a hole at the end may yet be written), or unsupported
+        if self.offset < data_at < size:
+            self.offset = data_at
 
     def _restart(self, ident: tuple[int, int] | None) -> None:
         self._ident = ident
