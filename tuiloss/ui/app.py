@@ -18,7 +18,6 @@ from datetime import datetime
 from typing import Callable
 
 import numpy as np
-from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.color import Color
