@@ -146,3 +146,18 @@ def test_log_with_a_nul_line_is_still_a_log(tmp_path, name, body):
     path = tmp_path / name
     path.write_bytes(body)
     assert sniff(str(path))[0] is not None
+
+
+@xfail("discover.py: _distinct_suffixes compares every run with every other (O(n²) per suffix "
+       "length): 10,000 runs take 15-40 s in make_labels, which apply_result runs through relabel() "
+       "on the viewer's UI thread each time new runs appear, freezing it. Fix: count suffixes once per "
+       "length, counts[k] = Counter(parts[-k:] for parts in all_parts), and give each run the shortest "
+       "k with counts[k][mine[-k:]] == 1 (O(n * depth), same labels)")
+def test_labels_for_thousands_of_runs_are_quick():
+    from tuiloss.core.discover import make_labels
+
+    specs = [(f"/r/run{d:03d}/w{f:03d}.log", f"run{d:03d}/w{f:03d}.log", {}) for d in range(40) for f in range(50)]
+    began = time.perf_counter()
+    labels = make_labels(specs)
+    assert time.perf_counter() - began < 0.15
+    assert len(set(labels.values())) == len(specs)
