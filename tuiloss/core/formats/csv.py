@@ -2,19 +2,20 @@
 
 Chunks of whole lines go through pandas' C reader. Every numeric column becomes
 a metric; a cell that is empty is a gap, while ``nan``/``inf`` are kept as values.
+
+Most chunks hold only numbers and empty cells: they are parsed straight to
+float64, with no type inference and no per-column text work. A chunk with any
+``n`` or ``N`` (``nan``, ``inf``, ``None``, a repeated header) or any cell that is
+not a number takes the general path, which tells text, missing and NaN apart.
 """
 
 from __future__ import annotations
-
-import io
-import re
 
 import numpy as np
 
 from tuiloss.core.formats.base import find_step_key
 from tuiloss.core.model import Batch
 
-_NAN_WORDS = re.compile(rb"(?i)\bnan\b|\bnull\b|\bnone\b")
 _MISSING = {"", "nan", "NaN", "NAN", "-nan", "null", "None", "none", "NULL"}
 _NAN_LIKE = {"nan", "-nan", "+nan"}
 
@@ -38,38 +39,51 @@ class CsvParser:
         self.rows = 0
 
     def feed(self, data: bytes, first_line: int) -> Batch:
-        import pandas as pd
-
         batch = Batch()
         if self.header is None:
             data, first_line = self._take_header(data, first_line, batch)
             if self.header is None or not data:
                 return batch
         lines = data.count(b"\n")
-        blank = _count_blank(data)
-        try:
-            frame = pd.read_csv(
-                io.BytesIO(self.header + data),
-                sep=self.delimiter,
-                engine="c",
-                skipinitialspace=True,
-                on_bad_lines="skip",
-                encoding_errors="replace",
-                dtype=None,
-                keep_default_na=False,
-                na_values=[""],
-                skip_blank_lines=True,
-                low_memory=False,
-            )
-        except Exception as exc:  # pandas raises many types on hostile bytes
-            batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=lines - blank)
-            return batch
+        frame = self._read_numbers(data)
+        if frame is None:
+            try:
+                frame = self._read(data, **_GENERAL)
+            except Exception as exc:  # pandas raises many types on hostile bytes
+                blank = _count_blank(data)
+                batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=lines - blank)
+                return batch
         frame.columns = self.columns[: len(frame.columns)] + list(frame.columns[len(self.columns) :])
-        bad_shape = lines - blank - len(frame)
-        if bad_shape > 0:
-            batch.skip("wrong number of fields", first_line, count=bad_shape)
+        if lines != len(frame):
+            bad_shape = lines - _count_blank(data) - len(frame)
+            if bad_shape > 0:
+                batch.skip("wrong number of fields", first_line, count=bad_shape)
         self._collect(frame, batch, first_line)
         return batch
+
+    def _read(self, data: bytes, **options):
+        import pandas as pd
+
+        return pd.read_csv(
+            _Joined(self.header or b"", data),
+            sep=self.delimiter,
+            engine="c",
+            on_bad_lines="skip",
+            encoding_errors="replace",
+            keep_default_na=False,
+            na_values=[""],
+            skip_blank_lines=True,
+            **options,
+        )
+
+    def _read_numbers(self, data: bytes):
+        """The chunk as float64 columns, or None when some cell is not a plain number."""
+        if b"n" in data or b"N" in data:
+            return None  # nan, inf, None, null, a header: the general path tells them apart
+        try:
+            return self._read(data, dtype=np.float64)
+        except Exception:  # a cell that is not a number, or hostile bytes
+            return None
 
     def _take_header(self, data: bytes, first_line: int, batch: Batch) -> tuple[bytes, int]:
         while data:
@@ -93,19 +107,21 @@ class CsvParser:
 
         if not len(frame):
             return
-        header_rows = np.zeros(len(frame), dtype=bool)
+        header_rows = None
         numeric: dict[str, np.ndarray] = {}
-        present: dict[str, np.ndarray] = {}
-        malformed = np.zeros(len(frame), dtype=bool)
+        present: dict[str, np.ndarray | None] = {}  # None: every cell holds a number
+        malformed = None
         for name in frame.columns:
             column = frame[name]
             if column.dtype.kind in "fiub":
                 values = column.to_numpy(dtype=np.float64)
                 numeric[name] = values
-                present[name] = ~np.isnan(values)
+                gaps = np.isnan(values)
+                present[name] = ~gaps if gaps.any() else None
                 continue
             text = column.astype("string").str.strip()
-            header_rows |= (text == name).fillna(False).to_numpy(dtype=bool)
+            rows = (text == name).fillna(False).to_numpy(dtype=bool)
+            header_rows = rows if header_rows is None else header_rows | rows
             values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
             lowered = text.str.lower()
             nan_like = lowered.isin(_NAN_LIKE).fillna(False).to_numpy(dtype=bool)
@@ -115,31 +131,76 @@ class CsvParser:
                 continue  # a text column (dates, split names): not a metric
             numeric[name] = values
             present[name] = ok
-            malformed |= ~ok & ~missing
-        malformed &= ~header_rows
-        if header_rows.any():
+            bad = ~ok & ~missing
+            malformed = bad if malformed is None else malformed | bad
+        if malformed is not None and header_rows is not None:
+            malformed &= ~header_rows
+        if header_rows is not None and header_rows.any():
             batch.skip("repeated header", first_line, count=int(header_rows.sum()))
-        if malformed.any():
+        if malformed is not None and malformed.any():
             batch.skip("non-numeric value", first_line, count=int(malformed.sum()))
-        usable = ~header_rows
+        usable = None if header_rows is None or not header_rows.any() else ~header_rows
         if self.step_column is not None and self.step_column in numeric:
             steps = numeric.pop(self.step_column)
-            step_ok = present.pop(self.step_column) & np.isfinite(steps)
-            bad_step = usable & ~step_ok & ~malformed
-            if bad_step.any():
-                batch.skip("missing step", first_line, count=int(bad_step.sum()))
-            usable &= step_ok
+            step_ok = present.pop(self.step_column)
+            finite = np.isfinite(steps)
+            if not finite.all():
+                step_ok = finite if step_ok is None else step_ok & finite
+            if step_ok is not None:
+                bad_step = ~step_ok
+                if usable is not None:
+                    bad_step &= usable
+                if malformed is not None:
+                    bad_step &= ~malformed
+                if bad_step.any():
+                    batch.skip("missing step", first_line, count=int(bad_step.sum()))
+                usable = step_ok if usable is None else usable & step_ok
         else:
             numeric.pop(self.step_column, None)
             present.pop(self.step_column, None)
-            count = int(usable.sum())
-            steps = np.full(len(frame), np.nan)
-            steps[usable] = np.arange(self.rows, self.rows + count, dtype=np.float64)
+            count = len(frame) if usable is None else int(usable.sum())
+            rows = np.arange(self.rows, self.rows + count, dtype=np.float64)
+            if usable is None:
+                steps = rows
+            else:
+                steps = np.full(len(frame), np.nan)
+                steps[usable] = rows
             self.rows += count
         for name, values in numeric.items():
-            keep = usable & present[name]
-            if keep.any():
+            keep = present[name]
+            if usable is not None:
+                keep = usable if keep is None else usable & keep
+            if keep is None:
+                batch.add(name, steps, values)
+            elif keep.any():
                 batch.add(name, steps[keep], values[keep])
+
+
+class _Joined:
+    """The header line and a chunk, read as one file without copying them together."""
+
+    def __init__(self, header: bytes, data: bytes) -> None:
+        self._parts = [header, data]
+        self._at = 0
+
+    def read(self, size: int = -1) -> bytes:
+        out = b""
+        while self._parts and (size < 0 or len(out) < size):
+            part = self._parts[0]
+            want = len(part) - self._at if size < 0 else min(size - len(out), len(part) - self._at)
+            piece = part[self._at : self._at + want]
+            out = piece if not out else out + piece
+            self._at += want
+            if self._at >= len(part):
+                self._parts.pop(0)
+                self._at = 0
+        return out
+
+    def __iter__(self):
+        return iter(lambda: self.read(1 << 16), b"")
+
+
+_GENERAL = {"skipinitialspace": True, "dtype": None, "low_memory": False}
 
 
 def _unique(names: list[str]) -> list[str]:
