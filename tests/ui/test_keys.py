@@ -8,7 +8,7 @@ from tuiloss.ui.app import make_app
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.widgets.status_bar import status_text
 
-from ui_helpers import wait_for, wait_loaded
+from ui_helpers import wait_loaded
 
 
 @pytest.fixture
@@ -189,3 +189,10 @@ async def test_narrow_terminal_starts_with_insights_hidden(sample_logs, config_f
         await pilot.pause(0.1)
         assert not app.insights_panel.has_class("hidden")
         assert app.insights_panel.size.width >= 70  # stacked under the chart, full width
+
+
+async def test_ctrl_c_quits(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot, app)
+        await pilot.press("ctrl+c")
+    assert not app.is_running

@@ -106,6 +106,7 @@ class TuilossApp(App[None]):
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Help"),
         Binding("i", "toggle_insights", "Insights"),
         Binding("x", "toggle_log_x", "Log x"),
