@@ -145,3 +145,47 @@ def test_fifo_at_the_path_is_an_error_not_a_hang(tmp_path):
         assert "regular file" in str(exc)
     else:
         raise AssertionError("a FIFO was read as a log")
+
+
+# -- documents rewritten whole (trainer_state.json) ------------------------------------------------------------
+
+
+def test_document_replaced_by_a_fifo_is_an_error_not_a_hang(tmp_path):
+    import threading
+
+    from tuiloss.core.formats.hf_trainer import TrainerStateParser
+    from tuiloss.core.model import Notice
+    from tuiloss.core.sources import DocumentSource
+
+    path = tmp_path / "trainer_state.json"
+    path.write_text('{"log_history": [{"step": 1, "loss": 0.5}]}')
+    source = DocumentSource(str(path), TrainerStateParser())
+    source.read()
+    path.unlink()
+    os.mkfifo(path)
+    got: list = []
+    reader = threading.Thread(target=lambda: got.extend(source.read()[0]), daemon=True)
+    reader.start()
+    reader.join(5)
+    assert not reader.is_alive(), "reading a FIFO blocked"
+    assert any(isinstance(item, Notice) and "regular file" in item.message for item in got)
+
+
+def test_unparsable_document_is_parsed_once_per_change(tmp_path):
+    from tuiloss.core.formats.hf_trainer import TrainerStateParser
+    from tuiloss.core.sources import DocumentSource
+
+    parser = TrainerStateParser()
+    calls = []
+    real_parse = parser.parse
+    parser.parse = lambda data: calls.append(len(data)) or real_parse(data)
+    path = tmp_path / "trainer_state.json"
+    path.write_text('{"log_history": [{"step": 1, "loss"')  # half-written, or broken for good
+    source = DocumentSource(str(path), parser)
+    assert source.read() == ([], False)
+    assert not source.changed()  # polling does not parse it again and again
+    assert source.read() == ([], False) and len(calls) == 1
+    path.write_text('{"log_history": [{"step": 1, "loss": 0.5}]}')
+    assert source.changed()
+    items, _ = source.read()
+    assert items[-1].points == 1 and len(calls) == 2
