@@ -224,7 +224,7 @@ class NanoGptWriter(_Writer):
             k = int(np.searchsorted(run.steps, step))
             train_loss = run.loss[min(k, len(run.loss) - 1)]
             lines.append((step, 0, f"step {step}: train loss {train_loss:.4f}, val loss {run.val_loss[j]:.4f}\n"))
-            lines.append((step, 1, f"saving checkpoint to out-musical-mlm\n"))
+            lines.append((step, 1, "saving checkpoint to out-musical-mlm\n"))
         for i in train:
             step = int(run.steps[i])
             ms = 212.0 + 6 * rng.standard_normal()

@@ -4,7 +4,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 
 from tuiloss.cli import main
 from tuiloss.sample import LOG_EVERY, TOTAL_STEPS

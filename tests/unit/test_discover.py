@@ -3,7 +3,6 @@
 import json
 import os
 
-import pytest
 
 from tuiloss.core.discover import discover, make_labels, sniff
 from tuiloss.core.engine import load

@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

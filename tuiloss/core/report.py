@@ -7,11 +7,11 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 from tuiloss import __version__
 from tuiloss.core.analysis.text import format_step, format_value
+from tuiloss.core.sanitize import safe_label
 from tuiloss.core.store import Run, Store, is_eval_metric
 
 
@@ -198,14 +198,9 @@ def _observations(runs: list[Run], facts: dict[str, MetricFacts]) -> list[dict]:
 
 # -- text and markdown -------------------------------------------------------------
 
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b.?", re.S)
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def printable(text: object, max_len: int = 200) -> str:
-    """Text from a log made safe for a terminal: no escape sequences, no controls."""
-    clean = _CONTROLS.sub("", _ESCAPES.sub("", str(text))).replace("\n", " ").replace("\t", " ")
-    return clean if len(clean) <= max_len else clean[: max_len - 1] + "…"
+    """Text from a log made safe for a terminal (see :mod:`tuiloss.core.sanitize`)."""
+    return safe_label(text, max_len)
 
 
 _HEADER = ("#", "run", "format", "metric", "points", "steps", "first", "last", "min", "skipped")
@@ -235,7 +230,7 @@ def run_findings(run: dict) -> list[str]:
     """Sentences about one run's primary metric: anomalies first, then the rest."""
     name = run["primary_metric"]
     if not name:
-        return [f"no metrics read yet" + (f" ({run['skipped']['lines']:,} lines skipped)" if run["skipped"]["lines"] else "")]
+        return ["no metrics read yet" + (f" ({run['skipped']['lines']:,} lines skipped)" if run["skipped"]["lines"] else "")]
     m = run["metrics"][name]
     notes = [f"{a['kind']}: {printable(a['message'])}" for a in m["anomalies"]]
     for plateau in m["plateaus"]:

@@ -1,73 +1,17 @@
-"""Make text read from logs safe to put on screen.
+"""Text from logs for widgets: control sequences stripped, Rich markup escaped.
 
-Run labels, metric names and config values come from files anyone can write.
-They are data: before they reach a widget, terminal control sequences and
-control characters are removed and bidi overrides dropped, so a log cannot move
-the cursor, set the window title, ring the bell or reorder what is shown.
-Rich markup is escaped by :func:`safe_markup`; widgets that take
-:class:`rich.text.Text` need only :func:`safe_label`.
+The stripping lives in :mod:`tuiloss.core.sanitize` so ``tuiloss report`` shares it;
+widgets that take :class:`rich.text.Text` need only :func:`safe_label`, markup
+strings need :func:`safe_markup`.
 """
 
 from __future__ import annotations
 
-import re
-
 from rich.markup import escape
 
-# ESC-introduced sequences: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST),
-# DCS/SOS/PM/APC (ESC P/X/^/_ ... ST), and two-byte escapes (ESC + one char).
-_ESCAPES = re.compile(
-    r"""
-    \x1b\[[0-?]*[ -/]*[@-~]                # CSI
-    | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?   # OSC, ended by BEL or ST (or the end)
-    | \x1b[PX^_][^\x1b]*(?:\x1b\\)?        # DCS, SOS, PM, APC
-    | \x9b[0-?]*[ -/]*[@-~]                # 8-bit CSI
-    | \x9d[^\x07\x9c]*(?:\x07|\x9c)?       # 8-bit OSC
-    | \x1b.?                               # any other escape (or a lone ESC)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-# C0 and C1 controls, DEL, bidi embeddings/overrides/isolates, and other
-# invisible formatting characters that can disguise text.
-_CONTROLS = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]"
-)
-_SPACES = re.compile(r"\s+")
-ELLIPSIS = "…"
+from tuiloss.core.sanitize import ELLIPSIS, safe_label, strip_controls, truncate_middle
 
-
-def strip_controls(text: str) -> str:
-    """Remove escape sequences and control characters; whitespace runs become one space."""
-    text = _ESCAPES.sub("", text)
-    text = _SPACES.sub(" ", text.replace("\t", " ").replace("\n", " ").replace("\r", " "))
-    return _CONTROLS.sub("", text).strip()
-
-
-def truncate_middle(text: str, max_len: int) -> str:
-    """Shorten ``text`` to ``max_len`` characters, keeping its start and end.
-
-    Run labels differ at both ends (``Pre-Norm | ... | Run 1``), so the middle goes.
-    """
-    if max_len <= 0:
-        return ""
-    if len(text) <= max_len:
-        return text
-    if max_len == 1:
-        return ELLIPSIS
-    head = (max_len - 1 + 1) // 2
-    tail = max_len - 1 - head
-    return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
-
-
-def safe_label(value: object, max_len: int | None = 80) -> str:
-    """Text from a log, ready to render as plain text (``rich.text.Text``).
-
-    Args:
-        value: a label, metric name or config value (anything; ``str()`` is taken).
-        max_len: longest result in characters, ``None`` for no limit.
-    """
-    text = strip_controls(str(value))
-    return truncate_middle(text, max_len) if max_len is not None else text
+__all__ = ["ELLIPSIS", "safe_label", "safe_markup", "strip_controls", "truncate_middle"]
 
 
 def safe_markup(value: object, max_len: int | None = 80) -> str:

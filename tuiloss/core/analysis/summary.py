@@ -128,7 +128,7 @@ def _as_array(a) -> np.ndarray:
 
 def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> SeriesAnalysis:
     """The bounded part of the analysis, on a scan that is up to date."""
-    steps, values = scan.steps, scan.values
+    steps = scan.steps
     n = len(steps)
     resets = find_resets(segments)
     if n == 0:
