@@ -40,32 +40,33 @@ class CsvParser:
 
     def feed(self, data: bytes, first_line: int) -> Batch:
         batch = Batch()
+        start = 0
         if self.header is None:
-            data, first_line = self._take_header(data, first_line, batch)
-            if self.header is None or not data:
+            start, first_line = self._take_header(data, first_line, batch)
+            if self.header is None or start >= len(data):
                 return batch
-        lines = data.count(b"\n")
-        frame = self._read_numbers(data)
+        lines = data.count(b"\n", start)
+        frame = self._read_numbers(data, start)
         if frame is None:
             try:
-                frame = self._read(data, **_GENERAL)
+                frame = self._read(data, start, **_GENERAL)
             except Exception as exc:  # pandas raises many types on hostile bytes
-                blank = _count_blank(data)
+                blank = _count_blank(data[start:])
                 batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=lines - blank)
                 return batch
         frame.columns = self.columns[: len(frame.columns)] + list(frame.columns[len(self.columns) :])
         if lines != len(frame):
-            bad_shape = lines - _count_blank(data) - len(frame)
+            bad_shape = lines - _count_blank(data[start:]) - len(frame)
             if bad_shape > 0:
                 batch.skip("wrong number of fields", first_line, count=bad_shape)
         self._collect(frame, batch, first_line)
         return batch
 
-    def _read(self, data: bytes, **options):
+    def _read(self, data: bytes, start: int, **options):
         import pandas as pd
 
         return pd.read_csv(
-            _Joined(self.header or b"", data),
+            _Joined(self.header or b"", data, start),
             sep=self.delimiter,
             engine="c",
             on_bad_lines="skip",
@@ -76,20 +77,24 @@ class CsvParser:
             **options,
         )
 
-    def _read_numbers(self, data: bytes):
+    def _read_numbers(self, data: bytes, start: int):
         """The chunk as float64 columns, or None when some cell is not a plain number."""
-        if b"n" in data or b"N" in data:
+        if data.find(b"n", start) >= 0 or data.find(b"N", start) >= 0:
             return None  # nan, inf, None, null, a header: the general path tells them apart
         try:
-            return self._read(data, dtype=np.float64)
+            return self._read(data, start, dtype=np.float64)
         except Exception:  # a cell that is not a number, or hostile bytes
             return None
 
-    def _take_header(self, data: bytes, first_line: int, batch: Batch) -> tuple[bytes, int]:
-        while data:
-            newline = data.find(b"\n")
-            line, data = data[: newline + 1], data[newline + 1 :]
-            first_line += 1
+    def _take_header(self, data: bytes, first_line: int, batch: Batch) -> tuple[int, int]:
+        """Find the header line; return where the data after it starts, and its line number."""
+        start = 0
+        while start < len(data):
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                newline = len(data) - 1
+            line = data[start : newline + 1]
+            start, first_line = newline + 1, first_line + 1
             if not line.strip():
                 continue
             text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
@@ -100,7 +105,7 @@ class CsvParser:
             self.columns = _unique(names)
             self.step_column = find_step_key(self.columns)
             break
-        return data, first_line
+        return start, first_line
 
     def _collect(self, frame, batch: Batch, first_line: int) -> None:
         import pandas as pd
@@ -177,23 +182,22 @@ class CsvParser:
 
 
 class _Joined:
-    """The header line and a chunk, read as one file without copying them together."""
+    """The header line and a chunk from ``start``, read as one file without copying them together."""
 
-    def __init__(self, header: bytes, data: bytes) -> None:
-        self._parts = [header, data]
-        self._at = 0
+    def __init__(self, header: bytes, data: bytes, start: int) -> None:
+        self._parts = [(header, 0), (data, start)]
 
     def read(self, size: int = -1) -> bytes:
         out = b""
         while self._parts and (size < 0 or len(out) < size):
-            part = self._parts[0]
-            want = len(part) - self._at if size < 0 else min(size - len(out), len(part) - self._at)
-            piece = part[self._at : self._at + want]
+            part, at = self._parts[0]
+            end = len(part) if size < 0 else min(len(part), at + size - len(out))
+            piece = part[at:end]
             out = piece if not out else out + piece
-            self._at += want
-            if self._at >= len(part):
+            if end >= len(part):
                 self._parts.pop(0)
-                self._at = 0
+            else:
+                self._parts[0] = (part, end)
         return out
 
     def __iter__(self):

@@ -309,7 +309,7 @@ NUMBER_BYTES = b"0123456789.eE+-"
 #: letters of words as often as exponent marks.
 _DIGIT_BYTES = b"0123456789.+-"
 _NOT_NUMBER = bytes(sorted(set(range(256)) - set(NUMBER_BYTES) - {10}))
-_MARK_DIGITS = bytes(0 if byte in _DIGIT_BYTES else 1 for byte in range(256))
+_MARK_DIGITS = bytes(0 if byte in _DIGIT_BYTES else 1 for byte in range(256))  # runs start at 1 -> 0
 _SEPARATORS = b",:|= ;\t\"'/"  # field separators to prefer, best first
 _PROBE = b"7777"
 _BLOCK = 64  # lines compared at once while checking a chunk
@@ -656,8 +656,8 @@ class LineLayout:
         """The slot numbers of ``fit`` lines whose skeleton is the learnt one."""
         import pandas as pd
 
-        marks = body.translate(_MARK_DIGITS)
-        runs = marks.count(b"\x01\x00") + (marks[0] == 0)
+        marks = np.frombuffer(body.translate(_MARK_DIGITS), dtype=np.uint8)
+        runs = int(np.count_nonzero(marks[:-1] > marks[1:])) + (marks[0] == 0)
         if runs != self._runs * fit:
             return None
         for piece, times in self._counts:
