@@ -122,3 +122,18 @@ def test_rescans_do_not_reread_known_runs_or_unchanged_non_logs(tmp_path, monkey
     assert sniffed == []
     write(tmp_path / "notes.txt", "iter 1: loss 2.0, time 1ms\n")  # it became a log
     assert [os.path.basename(s.path) for s in engine.scan().new_runs] == ["notes.txt"]
+
+
+def test_labels_of_thousands_of_runs_are_unique_and_short():
+    specs = [(f"/r/run{d:03d}/w{f:03d}.log", f"run{d:03d}/w{f:03d}.log", {}) for d in range(40) for f in range(50)]
+    labels = make_labels(specs)
+    assert len(set(labels.values())) == len(specs)
+    assert labels["/r/run007/w003.log"] == "run007/w003.log"
+    named = make_labels([("a", "x/a.log", {"run_name": "same"}), ("b", "y/a.log", {"run_name": "same"})])
+    assert named == {"a": "same (x)", "b": "same (y)"}
+
+
+def test_a_log_with_a_torn_nul_line_is_still_a_log(tmp_path):
+    assert sniff(str(write(tmp_path / "train.log", b"iter 1: loss 1.0\n\x00\x00\x00\niter 2: loss 0.5\n")))[0] == "text"
+    assert sniff(str(write(tmp_path / "m.csv", b"step,loss\n1,0.5\n\x00\x00\n2,0.4\n")))[0] == "csv"
+    assert sniff(str(write(tmp_path / "blob", b"\x00\x01\x02" * 100)))[0] is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -201,13 +202,13 @@ def sniff(path: str) -> tuple[str | None, str]:
         return None, "permission denied"
     except OSError as exc:
         return None, exc.strerror or str(exc)
-    if b"\x00" in head[:8192]:
-        return None, "binary file"
-    first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
     if suffix in (".csv", ".tsv"):
         return "csv", ""
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl", ""
+    if _looks_binary(head) and suffix not in TEXT_LOG_SUFFIXES:
+        return None, "binary file"
+    first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
     if first.startswith(b"{") and _is_json_object(first):
         if suffix == ".json" and head.count(b"\n") < 2 and len(head) < SNIFF_BYTES:
             return None, "a JSON document, not JSON lines"
@@ -229,6 +230,18 @@ def sniff(path: str) -> tuple[str | None, str]:
     if not head:
         return None, "empty file"
     return None, "no training metrics recognised"
+
+
+_TEXT_BYTES = bytes(range(32, 256)) + b"\t\n\r\f\b\x1b"
+
+
+def _looks_binary(head: bytes) -> bool:
+    """Mostly bytes no text log holds (a torn write's NUL line is not enough)."""
+    sample = head[:8192]
+    if not sample:
+        return False
+    odd = len(sample.translate(None, _TEXT_BYTES))
+    return odd > 0.1 * len(sample) or (b"\x00" in sample and b"\n" not in sample)
 
 
 def _is_json_object(line: bytes) -> bool:
@@ -350,11 +363,11 @@ def make_labels(specs: list[tuple[str, str, dict]]) -> dict[str, str]:
     names = {run_id: _run_name(config) for run_id, _, config in specs}
     paths = _distinct_suffixes({run_id: source for run_id, source, _ in specs})
     differing = differing_keys([config for _, _, config in specs])
+    name_counts = Counter(names.values())
     for run_id, source, config in specs:
         name = names[run_id]
         if name:
-            clash = [other for other, n in names.items() if n == name and other != run_id]
-            labels[run_id] = f"{name} ({paths[run_id]})" if clash else name
+            labels[run_id] = f"{name} ({paths[run_id]})" if name_counts[name] > 1 else name
             continue
         base = paths[run_id]
         extras = [
@@ -392,19 +405,20 @@ def differing_keys(configs: list[dict]) -> list[str]:
 
 
 def _distinct_suffixes(sources: dict[str, str]) -> dict[str, str]:
+    """The shortest path suffix of each source that no other source ends with.
+
+    Suffixes are counted once per length, so thousands of runs cost O(runs x depth).
+    """
     parts = {run_id: Path(source).parts or (source,) for run_id, source in sources.items()}
+    depth = max((len(p) for p in parts.values()), default=0)
+    counts = [Counter(p[-k:] for p in parts.values()) for k in range(depth + 1)]
     out = {}
     for run_id, mine in parts.items():
-        for k in range(1, len(mine) + 1):
-            suffix = mine[-k:]
-            if all(other[-k:] != suffix for other_id, other in parts.items() if other_id != run_id):
-                break
-        out[run_id] = "/".join(suffix)
+        k = next((k for k in range(1, len(mine) + 1) if counts[k][mine[-k:]] == 1), len(mine))
+        out[run_id] = "/".join(mine[-k:])
     # A file name every run shares (metrics.csv) says nothing: show its folder instead.
-    last_names = {p[-1] for p in parts.values()}
-    if len(parts) > 1 and len(last_names) == 1:
-        for run_id, mine in parts.items():
-            label = out[run_id]
+    if len(parts) > 1 and len(counts[1]) == 1:
+        for run_id, label in out.items():
             if "/" in label:
                 out[run_id] = label.rsplit("/", 1)[0]
     return out
