@@ -73,6 +73,9 @@ def build(root: Path, entries) -> None:
             elif kind == "dir":
                 path.mkdir()
             else:
+                target = os.path.realpath(os.path.join(path.parent, os.fsdecode(payload)))
+                if not (target + os.sep).startswith(os.path.realpath(root) + os.sep):
+                    continue  # discovery follows links anywhere; keep the tree to itself (test_findings.py)
                 os.symlink(payload, path)
         except OSError:
             continue  # a parent is a file or a link: that entry cannot be made

@@ -125,7 +125,16 @@ def _known_csv(line: bytes) -> bool:
         or len(cells) < CSV_HEADER.count(b",") + 1  # short rows vanish uncounted
         or all(not cell.strip() for cell in cells[2:])  # rows with a step and no value vanish uncounted
         or _step_not_a_number(cells)
+        or any(cell.strip() and not _number(cell) for cell in cells[2:])  # alone in a chunk: a "text column"
     )
+
+
+def _number(cell: bytes) -> bool:
+    try:
+        float(cell.decode("utf-8", "replace"))
+        return True
+    except ValueError:
+        return False
 
 
 def _step_not_a_number(cells: list[bytes]) -> bool:
