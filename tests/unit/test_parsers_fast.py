@@ -240,3 +240,23 @@ def test_jsonl_step_key_is_settled_before_a_layout_is_learnt(monkeypatch):
     assert parser.step_key == "iter"
     assert batch.series["loss"][0].tolist() == [float(i) for i in range(4000)]
     assert batch.series["step"][0][:2].tolist() == [1.0, 2.0]
+
+
+# -- family detection ---------------------------------------------------------------------
+
+MEGATRON_LINE = b" iteration      100/    1000 | lm loss: 2.345000E+00 | loss scale: 2048.0 |\n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        nanogpt_log(1, 5000, 0.0),
+        nanogpt_log(1, 5000, 0.0) + MEGATRON_LINE,
+        b"banner text\n" * 20000 + b"s:5 trl:4.3455 lr:0.000600 norm:0.62\n",
+        b"step: 20, loss: 2.4\n" * 10000 + b"iter 5: loss 2.0, time 1ms\n",
+        b"no family here\n" * 20000,
+    ],
+)
+def test_detection_from_the_first_lines_agrees_with_the_whole_chunk(data):
+    found, _ = text_module._detect_in(data)
+    assert found is text_module.detect_family(data.decode())

@@ -52,8 +52,9 @@ class Family:
     ``detect`` is searched in the text with a newline put in front, so patterns can
     start with a literal ``\\n`` where they mean the start of a line (the regex
     engine then skips ahead to candidates instead of trying every position).
-    ``hint`` is a substring without which the family cannot appear. ``layout``
-    says whether its lines stand alone, so a :class:`LineLayout` may read them.
+    ``hint`` is an ASCII substring without which the family cannot appear (every
+    family but the generic one has one). ``layout`` says whether its lines stand
+    alone, so a :class:`LineLayout` may read them.
     """
 
     name: str
@@ -277,17 +278,19 @@ FAMILIES: tuple[Family, ...] = (
         "megatron",
         re.compile(r"iteration(?<=\biteration)\s+\d+\s*/\s*\d+\s*\|.*\|"),
         _parse_megatron,
+        hint="iteration",
         layout=True,
     ),
-    Family("nanogpt", re.compile(r"\niter \d+: \w"), _parse_nanogpt, layout=True),
-    Family("llmc", re.compile(r"\ns:\d+ t[re]l:"), _parse_llmc, layout=True),
-    Family("pipe", re.compile(r"\nstep\s+\d+(?:\s*/\s*\d+)?\s*[|:].*\|"), _parse_pipe, layout=True),
-    Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo),
+    Family("nanogpt", re.compile(r"\niter \d+: \w"), _parse_nanogpt, hint="iter ", layout=True),
+    Family("llmc", re.compile(r"\ns:\d+ t[re]l:"), _parse_llmc, hint="s:", layout=True),
+    Family("pipe", re.compile(r"\nstep\s+\d+(?:\s*/\s*\d+)?\s*[|:].*\|"), _parse_pipe, hint="step", layout=True),
+    Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
     Family("hf_dict", _HF_DICT, _parse_hf_dict, hint="{'"),
-    Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras),
+    Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
     Family("generic", _GENERIC, _parse_generic, generic=True),
 )
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
+_DETECT_PREFIX = 1 << 16  # bytes of a chunk decoded to detect its family first
 
 
 def detect_family(text: str) -> Family | None:
@@ -299,6 +302,25 @@ def detect_family(text: str) -> Family | None:
         if family.detect.search(lined):
             return family
     return None
+
+
+def _detect_in(data: bytes) -> tuple[Family | None, str | None]:
+    """:func:`detect_family` of a chunk, decoding only its start when that settles it.
+
+    A family found in the first lines is the answer when no family listed before it
+    has its hint anywhere in the chunk (hints are ASCII, so looking in the bytes is
+    looking in the text). Returns the family and the decoded chunk, if decoding it
+    all was needed.
+    """
+    if len(data) > 2 * _DETECT_PREFIX:
+        cut = data.rfind(b"\n", 0, _DETECT_PREFIX) + 1
+        found = detect_family(_decode(data[:cut])) if cut else None
+        if found is not None:
+            earlier = FAMILIES[: FAMILIES.index(found)]
+            if all(f.hint is not None and f.hint.encode() not in data for f in earlier):
+                return found, None
+    text = _decode(data)
+    return detect_family(text), text
 
 
 # -- many lines of one layout at once ---------------------------------------------
@@ -876,8 +898,7 @@ class TextParser:
     def feed(self, data: bytes, first_line: int) -> Batch:
         text = None
         if not self._fixed and (self.family is None or self.family.generic):
-            text = _decode(data)
-            found = detect_family(text)
+            found, text = _detect_in(data)
             if found is not None and (self.family is None or not found.generic):
                 self.family = found
         if self.family is not None and self.family.layout and self.layouts.wants(data):
