@@ -4,7 +4,11 @@
 polling); ``--long`` makes that ten minutes unless ``--chaos-seconds`` says
 otherwise; ``--chaos-trials N`` sets the fewest trials per mode. A failing
 trial prints its seed: ``TUILOSS_CHAOS_SEED=<seed> pytest tests/reliability/test_chaos.py``
-replays exactly that trial in both modes.
+replays exactly that trial in both modes. With ``--long`` each trial also writes
+for longer (up to 8 s), so histories grow deeper between the destructive events.
+
+Give the path when passing these options (``pytest tests/reliability --long``):
+pytest reads this file's options only for the folders named on the command line.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.fixture
-def chaos_budget(request: pytest.FixtureRequest) -> tuple[float, int]:
-    """(seconds per mode, fewest trials per mode)."""
+def chaos_budget(request: pytest.FixtureRequest) -> tuple[float, int, float]:
+    """(seconds per mode, fewest trials per mode, longest writing time of one trial)."""
+    long = request.config.getoption("--long")
     seconds = request.config.getoption("--chaos-seconds")
     if seconds is None:
-        seconds = LONG_CHAOS_SECONDS if request.config.getoption("--long") else DEFAULT_CHAOS_SECONDS
-    return seconds, request.config.getoption("--chaos-trials")
+        seconds = LONG_CHAOS_SECONDS if long else DEFAULT_CHAOS_SECONDS
+    return seconds, request.config.getoption("--chaos-trials"), 8.0 if long else 2.0

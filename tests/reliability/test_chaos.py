@@ -404,14 +404,14 @@ def _seeds() -> tuple[list[int] | None, int]:
 
 @pytest.mark.parametrize("mode", ["inotify", "polling"])
 def test_chaos_nothing_lost_nothing_invented(mode, tmp_path, chaos_budget):
-    seconds, fewest = chaos_budget
+    seconds, fewest, longest = chaos_budget
     replay, base = _seeds()
     began = time.monotonic()
     outcomes: list[Outcome] = []
 
     def trial(k: int, seed: int) -> Outcome:
         rng = random.Random(seed)
-        return run_trial(seed, mode, tmp_path / f"trial{k}", rng.uniform(0.8, 2.0))
+        return run_trial(seed, mode, tmp_path / f"trial{k}", rng.uniform(0.8, longest))
 
     width = 1 if replay else CONCURRENT_TRIALS[mode]
     with ThreadPoolExecutor(max_workers=width) as pool:

@@ -34,6 +34,8 @@ from tuiloss.core.formats.text import FAMILY_NAMES, PatternParser, TextParser
 from tuiloss.core.model import Batch
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: For the tests that filter out known bugs (and so draw more examples) or run pandas per line.
+FUZZ_SLOW = settings(FUZZ, max_examples=100, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
 def accounted(batch: Batch) -> tuple[int, int]:
@@ -75,7 +77,8 @@ def _known_text(line: bytes) -> bool:
 @FUZZ
 @given(lines=lines_of(TEXT_LINES), family=st.sampled_from((None,) + FAMILY_NAMES))
 def test_text_parser_accounts_for_every_line(lines, family):
-    assume(not any(_known_text(line) for line in lines))
+    lines = [line for line in lines if not _known_text(line)]
+    assume(lines)
     parser = TextParser(family)
     for number, line in enumerate(lines, 1):
         batch = parser.feed(line + b"\n", number)
@@ -146,10 +149,11 @@ def _step_not_a_number(cells: list[bytes]) -> bool:
         return True
 
 
-@FUZZ
+@FUZZ_SLOW
 @given(lines=lines_of(CSV_LINES))
 def test_csv_parser_accounts_for_every_row(lines):
-    assume(not any(_known_csv(line) for line in lines if line.strip() and line.strip() != CSV_HEADER))
+    lines = [line for line in lines if not line.strip() or line.strip() == CSV_HEADER or not _known_csv(line)]
+    assume(lines)
     parser = CsvParser()
     parser.feed(CSV_HEADER + b"\n", 1)
     for number, line in enumerate(lines, 2):
@@ -194,11 +198,12 @@ def test_jsonl_parser_accounts_for_every_line(lines):
         assert_line_accounted(line, batch, blank_free=True)
 
 
-@FUZZ
+@FUZZ_SLOW
 @given(lines=lines_of(JSONL_LINES))
 def test_jsonl_chunks_read_like_lines(lines):
     """One chunk or line by line: the same points."""
-    assume(not any(_known_jsonl(line) for line in lines))
+    lines = [line for line in lines if not _known_jsonl(line)]
+    assume(lines)
     one, many = JsonlParser(), JsonlParser()
     whole = one.feed(b"".join(line + b"\n" for line in lines), 1)
     parts = Batch()
@@ -344,3 +349,13 @@ def test_tfevents_decoder_takes_random_bytes(data):
         result = EventDecoder(load_event_class(), crc).feed(data, batch, final=True)
         assert 0 <= result.consumed <= len(data)
     assert struct.calcsize("<QI") == 12
+
+
+def test_trainer_state_is_not_rewritten_when_the_decoder_changes():
+    """A huge integer reads as a float with orjson and as an int with json (used once NaN shows up)."""
+    parser = TrainerStateParser()
+    entry = {"step": 1, "loss": 0.5, "total_flos": -(2**63) - 1}
+    assert parser.parse(json.dumps({"log_history": [entry]}).encode())[1] is False
+    later = [entry, {"step": 2, "loss": float("nan")}]
+    batch, rewritten = parser.parse(json.dumps({"log_history": later}).encode())
+    assert not rewritten and batch.points == 1

@@ -82,8 +82,16 @@ class TrainerStateParser:
 
 def _fingerprint(entry) -> tuple:
     if isinstance(entry, dict):
-        return tuple(sorted((str(k), repr(v)) for k, v in entry.items()))
-    return (repr(entry),)
+        return tuple(sorted((str(k), _canonical(v)) for k, v in entry.items()))
+    return (_canonical(entry),)
+
+
+def _canonical(value) -> str:
+    """The same text whichever JSON decoder read the value: orjson gives integers past
+    64 bits as floats, the standard library (used when NaN or Infinity appear) as ints."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        return repr(float(value))
+    return repr(value)
 
 
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
