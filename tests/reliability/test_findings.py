@@ -182,12 +182,6 @@ def test_labels_for_thousands_of_runs_are_quick():
     assert len(set(labels.values())) == len(specs)
 
 
-@xfail("discover.py: _walk follows symlinked folders wherever they lead (DirEntry.is_dir() follows "
-       "links), so a 'data -> /datasets/imagenet' link in an experiment folder makes discovery walk and "
-       "sniff millions of files (and a link to '/' the whole disk); the loop guard only stops revisits. "
-       "Fix: follow a symlinked folder only when it resolves inside one of the given roots; pass the "
-       "others over with a reason ('link to a folder outside the watched tree; give it as a path to "
-       "read it'), so aggregating runs by links still works by naming them")
 def test_discovery_does_not_follow_links_out_of_the_tree(tmp_path):
     from tuiloss.core.discover import discover
 

@@ -137,3 +137,16 @@ def test_a_log_with_a_torn_nul_line_is_still_a_log(tmp_path):
     assert sniff(str(write(tmp_path / "train.log", b"iter 1: loss 1.0\n\x00\x00\x00\niter 2: loss 0.5\n")))[0] == "text"
     assert sniff(str(write(tmp_path / "m.csv", b"step,loss\n1,0.5\n\x00\x00\n2,0.4\n")))[0] == "csv"
     assert sniff(str(write(tmp_path / "blob", b"\x00\x01\x02" * 100)))[0] is None
+
+
+def test_links_to_folders_outside_the_tree_are_passed_over_with_a_reason(tmp_path):
+    outside = tmp_path / "datasets"
+    write(outside / "train.log", "iter 1: loss 1.0, time 1ms\n")
+    root = tmp_path / "runs"
+    write(root / "a" / "train.log", "iter 1: loss 1.0, time 1ms\n")
+    (root / "data").symlink_to(outside)
+    (root / "alias").symlink_to(root / "a")  # inside the tree: followed (the loop guard dedups)
+    found = discover([str(root)])
+    assert [run.path for run in found.runs] == [str(root / "a" / "train.log")]
+    assert dict(found.ignored)[str(root / "data")].startswith("link to a folder outside")
+    assert len(discover([str(root), str(outside)]).runs) == 2

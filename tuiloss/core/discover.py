@@ -56,6 +56,7 @@ class Discovery:
     configs: list[str] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     sniffed: dict = field(default_factory=dict)
+    real_roots: list[str] = field(default_factory=list)
 
 
 def discover(
@@ -73,6 +74,7 @@ def discover(
     """
     found = Discovery()
     found.sniffed = {} if sniffed is None else sniffed
+    found.real_roots = [os.path.realpath(root) for root in roots]
     seen_dirs: set[tuple[int, int]] = set()
     for root in roots:
         root_path = os.path.abspath(root)
@@ -128,8 +130,12 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
         if is_dir:
             if trainer_output and entry.name.startswith("checkpoint-"):
                 continue  # read through the output folder's run
-            if entry.name not in SKIP_DIRS:
-                subdirs.append(entry.path)
+            if entry.name in SKIP_DIRS:
+                continue
+            if entry.is_symlink() and not _inside(os.path.realpath(entry.path), found.real_roots):
+                found.ignored.append((entry.path, "link to a folder outside the watched tree; give it as a path to read it"))
+                continue
+            subdirs.append(entry.path)
         elif is_file:
             if tfevents.is_tfevents_file(entry.path):
                 has_events = True
@@ -148,6 +154,10 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
             subdirs = [sub for sub in subdirs if sub not in splits]
     for sub in subdirs:
         _walk(sub, root, found, format, known, seen_dirs)
+
+
+def _inside(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
 def _consider_file(path: str, root: str, found: Discovery, format, known) -> None:
