@@ -24,6 +24,7 @@ plain-text lines that match no pattern).
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import select
@@ -271,7 +272,7 @@ class CsvLog(Log):
 
 
 def _csv_number(value: float) -> str:
-    if value != value:
+    if math.isnan(value):
         return "nan"
     if value in (float("inf"), float("-inf")):
         return "inf" if value > 0 else "-inf"
@@ -342,7 +343,7 @@ class TextLog(Log):
 
 
 def _text_number(value: float) -> str:
-    return repr(value) if value == value and abs(value) != float("inf") else str(value)
+    return repr(value) if math.isfinite(value) else str(value)
 
 
 class MlflowLog(Log):

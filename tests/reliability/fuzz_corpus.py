@@ -14,8 +14,8 @@ TEXT_LINES = [
     b"step 2000: train loss 1.2345, val loss 1.3456",
     b"step    10/5000 | loss 2.345678 (+nanz)| norm 1.2345 (+nanz)| lr 6.00e-04 | 12.34 ms | 42.1% bf16 MFU | 123456 tok/s",
     b"step 5 | loss: 10.123456 | lr 6.0000e-05 | norm: 12.3456 | dt: 1234.56ms | tok/sec: 424242.42",
-    b" iteration      100/    1000 | consumed samples:        12800 | elapsed time per iteration (ms): 1234.5 |"
-    b" learning rate: 1.500E-04 | global batch size:   128 | lm loss: 7.123456E+00 | loss scale: 65536.0 |",
+    (b" iteration      100/    1000 | consumed samples:        12800 | elapsed time per iteration (ms): 1234.5 |"
+     b" learning rate: 1.500E-04 | global batch size:   128 | lm loss: 7.123456E+00 | loss scale: 65536.0 |"),
     b" validation loss at iteration 1000 | lm loss value: 5.123456E+00 | lm loss PPL: 1.682E+02 | ",
     b"{'loss': 0.5123, 'grad_norm': 1.234, 'learning_rate': 4.9e-05, 'epoch': 0.12}",
     b"{'eval_loss': 0.45, 'eval_runtime': 12.3, 'epoch': 1.0}",

@@ -107,7 +107,7 @@ def test_any_tree_is_discovered_and_loaded_without_error(tmp_path_factory, entri
             continue
         raise AssertionError(f"{path!r} is neither a run, a config, nor passed over with a reason")
     assert all(why for _, why in found.ignored)
-    store, _, notices = load([str(root)])
+    store, _, _ = load([str(root)])
     for run in store:
         for series in run.series.values():
             assert all(math.isfinite(step) for step in series.steps.view.tolist())

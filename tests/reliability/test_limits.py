@@ -9,7 +9,6 @@ from __future__ import annotations
 import builtins
 import ctypes
 import errno
-import json
 import os
 import threading
 import time
@@ -20,7 +19,6 @@ import pytest
 
 from tuiloss.core.engine import Engine, Options, load
 from tuiloss.core.model import Batch, Notice
-from tuiloss.core.sources import MAX_LINE
 from tuiloss.core.tail import DEFAULT_MAX_READ
 
 GIB = 1024 ** 3
@@ -264,7 +262,7 @@ def test_a_sparse_5_gb_log_is_not_read_whole(tmp_path):
     tracemalloc.start()
     began = time.monotonic()
     try:
-        store, _, notices = within(60, load, [str(tmp_path)])
+        store, _, _ = within(60, load, [str(tmp_path)])
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

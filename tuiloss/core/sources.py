@@ -15,7 +15,7 @@ from typing import Protocol, Union
 
 from tuiloss.core.formats.base import DocumentParser, LineParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
-from tuiloss.core.tail import OPEN_FLAGS, DEFAULT_MAX_READ, TailError, Tailer
+from tuiloss.core.tail import DEFAULT_MAX_READ, OPEN_FLAGS, TailError, Tailer
 
 Item = Union[Batch, SegmentEvent, Notice]
 
