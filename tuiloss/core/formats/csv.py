@@ -45,20 +45,20 @@ class CsvParser:
             start, first_line = self._take_header(data, first_line, batch)
             if self.header is None or start >= len(data):
                 return batch
-        lines = data.count(b"\n", start)
         frame = self._read_numbers(data, start)
         if frame is None:
+            lines = data.count(b"\n", start)
             try:
                 frame = self._read(data, start, **_GENERAL)
             except Exception as exc:  # pandas raises many types on hostile bytes
                 blank = _count_blank(data[start:])
                 batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=lines - blank)
                 return batch
+            if lines != len(frame):
+                bad_shape = lines - _count_blank(data[start:]) - len(frame)
+                if bad_shape > 0:
+                    batch.skip("wrong number of fields", first_line, count=bad_shape)
         frame.columns = self.columns[: len(frame.columns)] + list(frame.columns[len(self.columns) :])
-        if lines != len(frame):
-            bad_shape = lines - _count_blank(data[start:]) - len(frame)
-            if bad_shape > 0:
-                batch.skip("wrong number of fields", first_line, count=bad_shape)
         self._collect(frame, batch, first_line)
         return batch
 
@@ -69,7 +69,6 @@ class CsvParser:
             _Joined(self.header or b"", data, start),
             sep=self.delimiter,
             engine="c",
-            on_bad_lines="skip",
             encoding_errors="replace",
             keep_default_na=False,
             na_values=[""],
@@ -82,8 +81,9 @@ class CsvParser:
         if data.find(b"n", start) >= 0 or data.find(b"N", start) >= 0:
             return None  # nan, inf, None, null, a header: the general path tells them apart
         try:
-            return self._read(data, start, dtype=np.float64)
-        except Exception:  # a cell that is not a number, or hostile bytes
+            # A row with too many fields raises here, so a frame means no row was dropped.
+            return self._read(data, start, dtype=np.float64, on_bad_lines="error")
+        except Exception:  # a cell that is not a number, a bad row, hostile bytes
             return None
 
     def _take_header(self, data: bytes, first_line: int, batch: Batch) -> tuple[int, int]:
@@ -204,7 +204,7 @@ class _Joined:
         return iter(lambda: self.read(1 << 16), b"")
 
 
-_GENERAL = {"skipinitialspace": True, "dtype": None, "low_memory": False}
+_GENERAL = {"skipinitialspace": True, "dtype": None, "low_memory": False, "on_bad_lines": "skip"}
 
 
 def _unique(names: list[str]) -> list[str]:
