@@ -147,3 +147,15 @@ def test_rotated_file_last_line_without_newline_is_kept(tmp_path):
     items = drain(source) + drain(source)
     assert collect(items)[0] == [2.0, 3.0]
     assert any(isinstance(i, SegmentEvent) and i.reason == "rotated" for i in items)
+
+
+def test_long_line_check_sees_first_middle_and_last_lines():
+    from tuiloss.core.sources import _has_long_line
+
+    short = b"x" * 100 + b"\n"
+    long = b"y" * (MAX_LINE + 1) + b"\n"
+    assert not _has_long_line(short * 20_000)
+    assert _has_long_line(long + short)
+    assert _has_long_line(short + long + short)
+    assert _has_long_line(short + long)
+    assert not _has_long_line(b"z" * MAX_LINE + b"\n" + short)

@@ -13,6 +13,8 @@ import re
 import stat as stat_module
 from typing import Protocol, Union
 
+import numpy as np
+
 from tuiloss.core.formats.base import DocumentParser, LineParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.tail import DEFAULT_MAX_READ, OPEN_FLAGS, TailError, Tailer
@@ -122,15 +124,17 @@ class LineSource:
 
 
 def _has_long_line(body: bytes) -> bool:
-    if len(body) < MAX_LINE:
+    """Whether a line of ``body`` (whole lines) is longer than ``MAX_LINE`` bytes.
+
+    One vectorised pass over the newline positions: this runs on every chunk.
+    """
+    if len(body) <= MAX_LINE:
         return False
-    start = 0
-    while start < len(body):
-        newline = body.find(b"\n", start)
-        if newline - start > MAX_LINE:
-            return True
-        start = newline + 1
-    return False
+    newlines = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == 10)
+    if not len(newlines):
+        return True
+    longest = max(int(newlines[0]), int(np.diff(newlines).max(initial=1)) - 1)
+    return longest > MAX_LINE
 
 
 def _drop_bad_lines(body: bytes, first_line: int, batch: Batch) -> bytes:
