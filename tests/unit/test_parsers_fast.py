@@ -198,6 +198,7 @@ JSONL_ODD = [
     lambda r, i: "[1, 2]",
     lambda r, i: "",
     lambda r, i: "not json",
+    lambda r, i: f'{{"step": {i}, "loss": 1.5}},{{"step": {i}, "loss": 1.6}}',
 ]
 
 
@@ -260,3 +261,22 @@ MEGATRON_LINE = b" iteration      100/    1000 | lm loss: 2.345000E+00 | loss sc
 def test_detection_from_the_first_lines_agrees_with_the_whole_chunk(data):
     found, _ = text_module._detect_in(data)
     assert found is text_module.detect_family(data.decode())
+
+
+# -- fixed accounting ---------------------------------------------------------------------------
+
+def test_csv_blank_lines_in_a_row_are_not_bad_rows():
+    from tuiloss.core.formats.csv import CsvParser
+
+    parser = CsvParser()
+    parser.feed(b"step,loss\n", 1)
+    batch = parser.feed(b"1,nan\n\n\n  \n\t\n2,0.4\n", 2)  # nan: the general path
+    assert batch.series["loss"][0].tolist() == [1.0, 2.0]
+    assert not batch.skipped
+
+
+def test_jsonl_two_objects_on_one_line_are_one_bad_line_whatever_shares_the_chunk():
+    two = b'{"step": 2, "loss": 0.4},{"step": 3, "loss": 0.3}\n'
+    for chunk in (b'{"step": 1, "loss": 0.5}\n' + two, two):
+        batch = JsonlParser().feed(chunk, 1)
+        assert batch.skipped == {"invalid JSON": 1}

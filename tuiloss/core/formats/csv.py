@@ -11,11 +11,14 @@ not a number takes the general path, which tells text, missing and NaN apart.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from tuiloss.core.formats.base import find_step_key
 from tuiloss.core.model import Batch
 
+_BLANK_LINE = re.compile(rb"(?m)^[ \t\r]*\n")
 _MISSING = {"", "nan", "NaN", "NAN", "-nan", "null", "None", "none", "NULL"}
 _NAN_LIKE = {"nan", "-nan", "+nan"}
 
@@ -222,7 +225,5 @@ def _unique(names: list[str]) -> list[str]:
 
 
 def _count_blank(data: bytes) -> int:
-    blank = data.count(b"\n\n") + data.count(b"\n\r\n")
-    if data.startswith(b"\n") or data.startswith(b"\r\n"):
-        blank += 1
-    return blank
+    """Lines holding nothing but spaces, tabs or a carriage return: pandas skips them."""
+    return len(_BLANK_LINE.findall(data))

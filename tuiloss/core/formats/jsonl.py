@@ -161,14 +161,20 @@ class JsonlParser:
 
 
 def _load_all(data: bytes):
-    """Parse every line in one call when the whole chunk is clean (the common case)."""
+    """Parse every line in one call when the whole chunk is clean (the common case).
+
+    A line holding two objects (``{...},{...}``) would pass as two records: the
+    result counts only when there is one record per line, so a chunk reads the
+    same whichever lines share it.
+    """
     body = data.strip()
     if not body:
         return []
     try:
-        return _loads(b"[" + body.replace(b"\n", b",") + b"]")
+        records = _loads(b"[" + body.replace(b"\n", b",") + b"]")
     except (_FastError, ValueError, TypeError):
         return None
+    return records if len(records) == body.count(b"\n") + 1 else None
 
 
 def _load_each(data: bytes, first_line: int, batch: Batch):
