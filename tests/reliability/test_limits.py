@@ -151,14 +151,7 @@ def watch_headless(root: Path):
 
 @pytest.mark.parametrize("limit", [
     0,  # not even the root folder can be watched
-    pytest.param(3, marks=pytest.mark.xfail(strict=True, reason=(
-        "ui/watcher.py: watchdog 6 swallows ENOSPC for sub-folders (only a failure on the root "
-        "raises), so with the limit reached inside the tree the watcher reports 'inotify' while "
-        "most folders are unwatched: appends there wait for the 2 s safety poll, new runs for the "
-        "30 s scan, and nothing says so. Fix: after observer.start(), compare the folders under "
-        "each recursive root (os.walk, not following links) with the watches the process holds "
-        "(the 'inotify wd:' lines of /proc/self/fdinfo/<fd> of each anon_inode:inotify fd); when "
-        "fewer, stop the observer and poll with reason 'inotify watch limit reached'"))),
+    3,  # the root is watched, the limit is reached inside the tree
 ])
 def test_watch_limit_falls_back_to_polling_and_says_so(tmp_path, monkeypatch, limit):
     from tuiloss.ui.ingest import Ingested, WatchStarted

@@ -13,6 +13,7 @@ each source's cheap ``changed()`` check finds what grew.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from dataclasses import dataclass, field
@@ -166,6 +167,11 @@ class Watcher:
         observer.daemon = True
         observer.start()
         self._observer = observer
+        wanted = _folders_to_watch(self.roots)
+        held = inotify_watches()
+        if held is not None and held < wanted:
+            # watchdog gives up quietly on sub-folders once the limit is reached
+            raise OSError(errno.ENOSPC, f"only {held} of {wanted} folders could be watched")
         name = type(observer).__name__.lower()
         for known in ("inotify", "fsevents", "kqueue", "windowsapi", "readdirectorychanges"):
             if known in name:
@@ -214,9 +220,37 @@ class Watcher:
         return changes
 
 
-def _inotify_failure(exc: OSError) -> str:
-    import errno
+def _folders_to_watch(roots: list[str]) -> int:
+    """How many inotify watches watching ``roots`` needs (links are not followed)."""
+    count = 0
+    for folder, recursive in watch_dirs(roots):
+        if not recursive:
+            count += 1
+            continue
+        for _, dirs, _ in os.walk(folder, onerror=lambda _: None):
+            count += 1
+    return count
 
+
+def inotify_watches() -> int | None:
+    """The inotify watches this process holds (from /proc/self/fdinfo), None if unknown."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    total = 0
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii", errors="replace") as handle:
+                total += sum(1 for line in handle if line.startswith("inotify wd:"))
+        except OSError:
+            continue
+    return total
+
+
+def _inotify_failure(exc: OSError) -> str:
     if exc.errno == errno.ENOSPC:
         return "inotify watch limit reached"
     if exc.errno == errno.EMFILE:
