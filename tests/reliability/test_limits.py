@@ -412,13 +412,6 @@ def test_folder_deleted_while_watched(tmp_path):
     assert not thread.is_alive()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ui/watcher.py + ui/ingest.py: when the watched folder itself is deleted, watchdog drops its "
-    "inotify watch for good; when the folder comes back, nothing watches it: new runs appear only "
-    "at the 30 s periodic scan, appends only at the 2 s safety poll, and the status bar still says "
-    "inotify. Fix: when a scan finds a root missing (or the observer's emitter for it has stopped), "
-    "poll and say so ('watched folder is gone'); when the root exists again, restart the observer "
-    "and scan at once"))
 def test_watched_folder_deleted_and_recreated_is_watched_again(tmp_path):
     import shutil
 

@@ -153,6 +153,9 @@ class Ingestor:
             if not self._running.is_set():
                 continue  # paused: changes stay marked until resumed
             try:
+                if self.watcher.recheck():
+                    self.post(WatchStarted(self.watcher.mode, self.watcher.reason, self.watcher.interval))
+                    scan_pending, last_scan = True, 0.0
                 changes = self.watcher.take()
                 targets: set[str] = set()
                 for path in changes.paths:

@@ -125,6 +125,7 @@ class Watcher:
         self._lock = threading.Lock()
         self._changes = Changes()
         self._event = threading.Event()
+        self._gone = False
 
     # -- choosing and starting ----------------------------------------------------------
 
@@ -191,6 +192,26 @@ class Watcher:
     def stop(self) -> None:
         self._stop_observer()
         self.wake()
+
+    def recheck(self) -> bool:
+        """Follow a watched folder that vanished or came back; True if the mode changed.
+
+        inotify loses a folder's watch for good when the folder is deleted, so while
+        one is gone tuiloss polls, and watches again once it is back.
+        """
+        if self.poll is not None:
+            return False
+        gone = [root for root in self.roots if not os.path.exists(root)]
+        if gone and self._observer is not None:
+            self._stop_observer()
+            self.mode, self.reason, self.interval = "polling", f"watched folder is gone: {gone[0]}", 1.0
+            self._gone = True
+            return True
+        if not gone and self._gone:
+            self._gone = False
+            self.start()
+            return True
+        return False
 
     # -- what the worker uses -------------------------------------------------------------
 
