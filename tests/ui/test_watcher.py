@@ -89,13 +89,30 @@ def test_inotify_events_mark_paths_and_wake(tmp_path):
             structure = structure or changes.structure
         assert str(log) in seen
         assert structure
-        # reading a file causes no change (once the write's own events have drained)
-        while watcher.wait(0.3):
+        # reading a file causes no change, once the write's own events have drained:
+        # wait until a whole second passes without an event (a loaded machine is slow)
+        deadline = time.monotonic() + 20
+        while watcher.wait(1.0):
             watcher.take()
+            assert time.monotonic() < deadline, "events kept coming"
         watcher.take()
         with open(log) as handle:
             handle.read()
-        assert not watcher.wait(0.3) or not watcher.take().paths
+        assert not watcher.wait(0.5) or not watcher.take().paths
     finally:
         watcher.stop()
     assert not os.path.exists(tmp_path / "never")
+
+
+def test_reads_own_open_and_close_events_are_ignored(tmp_path):
+    from watchdog.events import FileClosedNoWriteEvent, FileModifiedEvent, FileOpenedEvent
+
+    from tuiloss.ui.watcher import _Handler
+
+    watcher = Watcher([str(tmp_path)], None, mounts=[])
+    handler = _Handler(watcher)
+    handler.dispatch(FileOpenedEvent(str(tmp_path / "a.log")))
+    handler.dispatch(FileClosedNoWriteEvent(str(tmp_path / "a.log")))
+    assert not watcher.take().paths
+    handler.dispatch(FileModifiedEvent(str(tmp_path / "a.log")))
+    assert watcher.take().paths == {str(tmp_path / "a.log")}
