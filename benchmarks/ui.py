@@ -188,7 +188,7 @@ async def _frame_after(pilot, frames: Frames, moment: float, predicate, timeout:
     return found() - moment
 
 
-async def _redraws(folder: str, repeat: int) -> tuple[list[float], list[float], str, float]:
+async def _redraws(folder: str, repeat: int, timeout: float = 10.0) -> tuple[list[float], list[float], str, float]:
     app = make((folder,))
     began = time.perf_counter()
     async with app.run_test(size=SIZE) as pilot:
@@ -200,7 +200,7 @@ async def _redraws(folder: str, repeat: int) -> tuple[list[float], list[float], 
             await pilot.pause(app.redraw_interval + 0.05)
             moment = time.perf_counter()
             app.schedule_redraw()
-            out.append(await _frame_after(pilot, frames, moment, lambda spec: True))
+            out.append(await _frame_after(pilot, frames, moment, lambda spec: True, timeout))
             builds.append(frames.build_seconds[-1])
         chart = f"{app.chart.size.width}x{app.chart.size.height}"
     return out, builds, chart, load_seconds
@@ -264,7 +264,7 @@ def keys(points: int, runs: int, presses: int) -> Row:
 
 def many_runs(runs: int, points: int, repeat: int) -> Row:
     folder = runs_folder(f"{runs}x{points}", runs, points)
-    seconds, builds, chart, load_seconds = asyncio.run(_redraws(folder, repeat))
+    seconds, builds, chart, load_seconds = asyncio.run(_redraws(folder, repeat, timeout=300.0))
     took = median(seconds)
     return Row(
         name="many-runs",
