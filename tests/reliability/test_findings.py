@@ -110,11 +110,6 @@ def test_csv_non_numeric_value_alone_in_a_chunk_is_counted():
     assert sum(batch.skipped.values()) == 1
 
 
-@xfail("csv.py: _count_blank counts b'\\n\\n' with bytes.count, which does not overlap: three blank "
-       "lines in a row ('\\n\\n\\n\\n') count as two, so bad_shape = lines - blank - rows is positive and "
-       "a 'wrong number of fields' skip is invented (two NUL lines in a row, blanked by LineSource, do it). "
-       "Fix: count blank lines exactly, e.g. sum(1 for line in data.split(b'\\n')[:-1] if not line.strip()), "
-       "or len(re.findall(rb'(?m)^[ \\t\\r]*$\\n', data))")
 def test_csv_consecutive_blank_lines_are_not_bad_rows():
     parser = CsvParser()
     parser.feed(b"step,loss\n", 1)
@@ -136,10 +131,6 @@ def test_csv_row_without_values_is_counted():
 # -- jsonl.py ---------------------------------------------------------------------------------------------------
 
 
-@xfail("jsonl.py: _load_all joins lines with ',' inside '[...]', so a line holding two objects "
-       "('{...},{...}') parses as two records: one bad line becomes two points (and line numbers shift). "
-       "Fix: accept _load_all's result only when len(records) equals the number of non-blank lines, "
-       "else fall back to _load_each")
 def test_jsonl_two_objects_on_one_line_are_one_bad_line():
     batch = JsonlParser().feed(b'{"step": 1, "loss": 1}\n{"step": 2, "loss": 2},{"step": 3, "loss": 3}\n', 1)
     assert batch.series["loss"][0].tolist() == [1.0]
