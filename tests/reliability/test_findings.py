@@ -25,20 +25,12 @@ def xfail(reason: str):
 # -- text.py -----------------------------------------------------------------------------------------------
 
 
-@xfail("text.py: a chunk holding only nanoGPT eval lines ('step 0: train loss ..., val loss ...') is "
-       "detected as the generic family, which cannot parse them: the eval points are counted unmatched "
-       "and lost. nanoGPT prints that line first. Fix: let the nanogpt family's detect regex also match "
-       r"'^step \d+: train loss ', e.g. re.compile(r'(?m)^iter \d+: \w|^step \d+: train loss ')")
 def test_nanogpt_eval_line_before_any_iter_line_is_read():
     parser = TextParser()
     batch = parser.feed(b"step 0: train loss 10.9512, val loss 10.9487\n", 1)
     assert batch.points == 2 and batch.unmatched == 0
 
 
-@xfail("text.py: Keras progress lines (' 50/100 [===>...] - ETA: 5s - loss: 0.43') are matched and then "
-       "dropped without being counted, so lines != points-bearing + skipped + unmatched. Fix: in "
-       "_parse_keras, do not count an ETA line as matched (parser.matched += 1 only after the ETA check), "
-       "so it is unmatched like other progress output")
 def test_keras_progress_line_is_counted():
     parser = TextParser("keras")
     parser.feed(b"Epoch 1/10\n", 1)
@@ -46,20 +38,12 @@ def test_keras_progress_line_is_counted():
     assert batch.points + sum(batch.skipped.values()) + batch.unmatched == 1
 
 
-@xfail("text.py: an OLMo metric line ('    train/CrossEntropyLoss=2.345') before any '[step=N]' header "
-       "is matched and dropped uncounted. Fix: in _parse_olmo, when state.step is None, count it: "
-       "batch.skip('metric before any step', line) (or do not count it as matched)")
 def test_olmo_metric_line_before_any_step_is_counted():
     parser = TextParser("olmo")
     batch = parser.feed(b"    train/CrossEntropyLoss=2.345\n", 1)
     assert sum(batch.skipped.values()) + batch.unmatched == 1
 
 
-@xfail("text.py: _PAIR's lazy key '[\\w/.()\\- ]*?' followed by '\\s*[:=]?\\s+' backtracks quadratically: "
-       "a 16 KB 'iter 2: a a a ...' line takes ~5 s, a 1 MiB line (accepted) hours, freezing the ingest "
-       "worker and `tuiloss report`. _KERAS_LINE ('^.*? - (?:\\d+m?s .*? - )?(loss: .*)$') has the same "
-       "shape. Fix: bound the key ('[\\w/.()\\- ]{0,64}?') and skip parts longer than a few KB before "
-       "searching; make _KERAS_LINE's groups possessive or search 'loss: ' with str.find first")
 def test_long_text_lines_parse_in_linear_time():
     parser = TextParser()
     parser.feed(b"iter 1: loss 1.0\n", 1)
@@ -68,7 +52,7 @@ def test_long_text_lines_parse_in_linear_time():
     keras = TextParser("keras")
     keras.feed(b"Epoch 1/10\n", 1)
     keras.feed(b"x" + b" - 1s " * 4000 + b"\n", 2)
-    assert time.perf_counter() - began < 0.3
+    assert time.perf_counter() - began < 2.0  # a hang guard: quadratic took ~5 s, linear takes ms
 
 
 # -- csv.py -----------------------------------------------------------------------------------------------------

@@ -268,7 +268,9 @@ def test_real_logs_parse(real_logs, relpath, metric, count, first, last_step):
     (run,) = list(store)
     series = run.series[metric]
     steps, values = series.visible()
-    assert len(steps) > 0 and not run.skipped, run.skipped
+    # OLMo prints a "Pre-train system metrics" block before step 1: data with no step to put it at
+    allowed = {"metric before any step"} if "olmo" in relpath else set()
+    assert len(steps) > 0 and set(run.skipped) <= allowed, run.skipped
     if count is not None:
         assert len(steps) == count
     if first is not None:

@@ -33,7 +33,7 @@ NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|NaN|i
 
 # "loss 2.3456", "loss: 2.34", "lr 6.0e-04", "dt: 12.3ms", "tok/sec: 1234.5", "mfu 5.00%"
 _PAIR = re.compile(
-    r"(?P<key>[A-Za-z_][\w/.()\- ]*?)\s*[:=]?\s+(?P<value>" + NUM + r")(?:\s*[A-Za-z%/]+)?\s*$"
+    r"(?P<key>[A-Za-z_][\w/.()\- ]{0,80}?)\s*[:=]?\s+(?P<value>" + NUM + r")(?:\s*[A-Za-z%/]+)?\s*$"
 )
 _PAIR_TIGHT = re.compile(r"(?P<key>[A-Za-z_][\w/.\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?![\w.])")
 
@@ -61,7 +61,7 @@ class Family:
     detect: re.Pattern
     parse: Callable[["TextParser", str, int, Batch], None]
     generic: bool = False
-    hint: str | None = None
+    hint: str | tuple[str, ...] | None = None  # text every match of the family contains
     layout: bool = False
 
 
@@ -208,7 +208,7 @@ def _parse_hf_dict(parser: "TextParser", text: str, first_line: int, batch: Batc
 
 
 _KERAS_EPOCH = re.compile(r"^Epoch (\d+)/\d+\s*$", re.M)
-_KERAS_LINE = re.compile(r"^.*? - (?:\d+m?s .*? - )?(loss: .*)$", re.M)
+_KERAS_LINE = re.compile(r"^[^\n]*? - loss: [^\n]*$", re.M)
 _KERAS_PAIR = re.compile(r"(\w+): (" + NUM + r")")
 
 
@@ -218,13 +218,14 @@ def _parse_keras(parser: "TextParser", text: str, first_line: int, batch: Batch)
     events += [(m.start(), 1, m) for m in _KERAS_LINE.finditer(text)]
     events.sort(key=lambda e: e[0])
     for pos, kind, match in events:
-        parser.matched += 1
         if kind == 0:
+            parser.matched += 1
             state.epoch = float(match[1])
             continue
         line = match[0].rsplit("\r", 1)[-1].rsplit("\x08", 1)[-1]
         if "ETA:" in line:
-            continue  # progress within the epoch; the epoch's final line follows
+            continue  # progress within the epoch (unmatched text); the epoch's final line follows
+        parser.matched += 1
         step = state.epoch if state.epoch is not None else float(parser.rows)
         parser.rows += 1
         found = 0
@@ -249,6 +250,8 @@ def _parse_olmo(parser: "TextParser", text: str, first_line: int, batch: Batch) 
             state.step = float(match[1])
         elif state.step is not None:
             _emit(state, state.step, match[1], _num(match[2]))
+        else:
+            batch.skip("metric before any step", _line_no(text, pos, first_line), match[0])
 
 
 _STEP_WORDS = "|".join(re.escape(key) for key in STEP_KEYS if "/" not in key)
@@ -281,7 +284,13 @@ FAMILIES: tuple[Family, ...] = (
         hint="iteration",
         layout=True,
     ),
-    Family("nanogpt", re.compile(r"\niter \d+: \w"), _parse_nanogpt, hint="iter ", layout=True),
+    Family(
+        "nanogpt",
+        re.compile(r"\niter \d+: \w|\nstep \d+: train loss "),
+        _parse_nanogpt,
+        hint=("iter ", ": train loss "),
+        layout=True,
+    ),
     Family("llmc", re.compile(r"\ns:\d+ t[re]l:"), _parse_llmc, hint="s:", layout=True),
     Family("pipe", re.compile(r"\nstep\s+\d+(?:\s*/\s*\d+)?\s*[|:].*\|"), _parse_pipe, hint="step", layout=True),
     Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
@@ -297,11 +306,18 @@ def detect_family(text: str) -> Family | None:
     """The first built-in family that appears in ``text``."""
     lined = "\n" + text
     for family in FAMILIES:
-        if family.hint is not None and family.hint not in text:
+        if family.hint is not None and not _has_hint(family, text):
             continue
         if family.detect.search(lined):
             return family
     return None
+
+
+def _has_hint(family: Family, text: str | bytes) -> bool:
+    hints = (family.hint,) if isinstance(family.hint, str) else family.hint
+    if isinstance(text, bytes):
+        return any(hint.encode() in text for hint in hints)
+    return any(hint in text for hint in hints)
 
 
 def _detect_in(data: bytes) -> tuple[Family | None, str | None]:
@@ -317,7 +333,7 @@ def _detect_in(data: bytes) -> tuple[Family | None, str | None]:
         found = detect_family(_decode(data[:cut])) if cut else None
         if found is not None:
             earlier = FAMILIES[: FAMILIES.index(found)]
-            if all(f.hint is not None and f.hint.encode() not in data for f in earlier):
+            if all(f.hint is not None and not _has_hint(f, data) for f in earlier):
                 return found, None
     text = _decode(data)
     return detect_family(text), text
