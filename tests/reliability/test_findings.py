@@ -121,10 +121,6 @@ def test_jsonl_two_objects_on_one_line_are_one_bad_line():
     assert batch.skipped == {"invalid JSON": 1}
 
 
-@xfail("jsonl.py: once a file has a step key, a record without it ('{\"best_loss\": 0.1}') is put at "
-       "step = number of records read so far, mixing row numbers into real steps (a point at step 1 in a "
-       "run at step 100). Fix: in _add_record, when self.step_key is set and absent from the record, "
-       "batch.skip('missing step', line_no)")
 def test_jsonl_record_without_the_step_key_is_not_put_at_a_row_number():
     parser = JsonlParser()
     parser.feed(b'{"step": 100, "loss": 1.0}\n', 1)

@@ -114,7 +114,7 @@ def test_jsonl_bad_lines_are_counted():
     data = b'{"step": 1, "loss": 0.5}\n{"step": 2, "loss": 0.4\n[1, 2]\n{"note": "hi"}\n\n'
     batch = JsonlParser().feed(data, 1)
     assert pts(batch, "loss") == [(1, 0.5)]
-    assert batch.skipped == {"invalid JSON": 1, "not a JSON object": 1, "no numeric field": 1}
+    assert batch.skipped == {"invalid JSON": 1, "not a JSON object": 1, "missing step": 1}
     assert batch.examples[0].line == 2
 
 

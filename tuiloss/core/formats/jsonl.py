@@ -104,6 +104,10 @@ class JsonlParser:
             if step is None or not math.isfinite(step):
                 batch.skip("missing step", line_no)
                 return
+        elif self.step_key is not None:
+            # the file counts steps: a row number here would mix two scales
+            batch.skip("missing step", line_no)
+            return
         else:
             step = float(self.rows)
         self.rows += 1
