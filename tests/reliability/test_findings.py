@@ -58,10 +58,6 @@ def test_long_text_lines_parse_in_linear_time():
 # -- csv.py -----------------------------------------------------------------------------------------------------
 
 
-@xfail("csv.py: one unbalanced quote makes pandas raise 'EOF inside string', and the whole chunk is "
-       "skipped as 'unreadable CSV chunk': good rows around it are lost. Fix: pass quoting=csv.QUOTE_NONE "
-       "(logs do not quote numbers), or on a ParserError re-read the chunk line by line and skip only the "
-       "lines that fail")
 def test_csv_quote_loses_only_its_own_line():
     parser = CsvParser()
     parser.feed(b"step,loss\n", 1)
@@ -70,10 +66,6 @@ def test_csv_quote_loses_only_its_own_line():
     assert sum(batch.skipped.values()) == 1
 
 
-@xfail("csv.py: a chunk whose step cells are all non-numeric makes the step column a 'text column', so "
-       "rows fall back to row numbers: 'abc,0.5' alone in a chunk becomes a point at step 0 (invented), "
-       "while the same line inside a bigger chunk is skipped. Fix: in _collect, never treat the step column "
-       "as a text column; rows whose step is not a finite number are 'missing step' / 'non-numeric value'")
 def test_csv_non_numeric_step_is_never_a_point():
     parser = CsvParser()
     parser.feed(b"step,loss\n", 1)
@@ -81,12 +73,6 @@ def test_csv_non_numeric_step_is_never_a_point():
     assert batch.points == 0 and sum(batch.skipped.values()) == 1
 
 
-@xfail("csv.py: a chunk in which a metric column holds only non-numeric cells treats it as a text "
-       "column (dates, split names) and drops it silently: '5,abc' alone in a chunk is neither a point "
-       "nor counted, while inside a bigger chunk it is 'non-numeric value'. Whether a column is text "
-       "must not depend on where reads happen to split the file. Fix: decide per column once, from the "
-       "header and the first rows that have a value, and keep the decision in the parser (reset on "
-       "restart); count non-numeric cells of a metric column as 'non-numeric value'")
 def test_csv_non_numeric_value_alone_in_a_chunk_is_counted():
     parser = CsvParser()
     parser.feed(b"step,loss\n1,0.5\n", 1)
@@ -102,9 +88,6 @@ def test_csv_consecutive_blank_lines_are_not_bad_rows():
     assert not batch.skipped
 
 
-@xfail("csv.py: a row with a step and no value at all ('7' or '7,,' under 'step,loss,lr') vanishes "
-       "uncounted. Fix: count rows that give no point: 'wrong number of fields' when pandas filled missing "
-       "fields, else 'no value'")
 def test_csv_row_without_values_is_counted():
     parser = CsvParser()
     parser.feed(b"step,loss,lr\n", 1)

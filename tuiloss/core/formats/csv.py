@@ -11,6 +11,7 @@ not a number takes the general path, which tells text, missing and NaN apart.
 
 from __future__ import annotations
 
+import csv
 import re
 
 import numpy as np
@@ -34,12 +35,18 @@ class CsvParser:
         self.columns: list[str] = []
         self.step_column: str | None = None
         self.rows = 0  # data rows seen, for logs without a step column
+        # Whether a column holds text (dates, split names) is decided once, from its first
+        # cell with a value, so it never depends on where reads split the file.
+        self.text_columns: set[str] = set()
+        self.metric_columns: set[str] = set()
 
     def restart(self) -> None:
         self.header = None
         self.columns = []
         self.step_column = None
         self.rows = 0
+        self.text_columns = set()
+        self.metric_columns = set()
 
     def feed(self, data: bytes, first_line: int) -> Batch:
         batch = Batch()
@@ -53,10 +60,14 @@ class CsvParser:
             lines = data.count(b"\n", start)
             try:
                 frame = self._read(data, start, **_GENERAL)
-            except Exception as exc:  # pandas raises many types on hostile bytes
-                blank = _count_blank(data[start:])
-                batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=lines - blank)
-                return batch
+            except Exception:  # pandas raises many types on hostile bytes
+                try:
+                    # an unbalanced quote swallows the rest of the chunk: read quotes as text
+                    frame = self._read(data, start, quoting=csv.QUOTE_NONE, **_GENERAL)
+                except Exception as exc:
+                    blank = _count_blank(data[start:])
+                    batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=lines - blank)
+                    return batch
             if lines != len(frame):
                 bad_shape = lines - _count_blank(data[start:]) - len(frame)
                 if bad_shape > 0:
@@ -126,8 +137,12 @@ class CsvParser:
                 numeric[name] = values
                 gaps = np.isnan(values)
                 present[name] = ~gaps if gaps.any() else None
+                self.metric_columns.add(name)
                 continue
-            text = column.astype("string").str.strip()
+            if name in self.text_columns:
+                continue
+            # a quoted cell ("0.5") is its content; a stray quote leaves the cell malformed
+            text = column.astype("string").str.strip().str.replace(r'^"(.*)"$', r"\1", regex=True)
             rows = (text == name).fillna(False).to_numpy(dtype=bool)
             header_rows = rows if header_rows is None else header_rows | rows
             values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -135,8 +150,14 @@ class CsvParser:
             nan_like = lowered.isin(_NAN_LIKE).fillna(False).to_numpy(dtype=bool)
             missing = (text.isna() | text.isin(_MISSING - _NAN_LIKE)).fillna(True).to_numpy(dtype=bool)
             ok = ~np.isnan(values) | nan_like
-            if not ok.any():
-                continue  # a text column (dates, split names): not a metric
+            if name not in self.metric_columns and name != self.step_column:
+                filled = np.flatnonzero(~missing & ~rows)
+                if not len(filled):
+                    continue  # no cell with a value yet: undecided
+                if not ok[filled[0]]:
+                    self.text_columns.add(name)  # a text column (dates, split names): not a metric
+                    continue
+                self.metric_columns.add(name)
             numeric[name] = values
             present[name] = ok
             bad = ~ok & ~missing
@@ -174,14 +195,22 @@ class CsvParser:
                 steps = np.full(len(frame), np.nan)
                 steps[usable] = rows
             self.rows += count
+        valued = np.zeros(len(frame), dtype=bool)
         for name, values in numeric.items():
             keep = present[name]
             if usable is not None:
                 keep = usable if keep is None else usable & keep
             if keep is None:
                 batch.add(name, steps, values)
+                valued[:] = True
             elif keep.any():
                 batch.add(name, steps[keep], values[keep])
+                valued |= keep
+        empty = ~valued if usable is None else usable & ~valued
+        if malformed is not None:
+            empty &= ~malformed
+        if empty.any():
+            batch.skip("no value", first_line, count=int(empty.sum()))
 
 
 class _Joined:
