@@ -287,3 +287,13 @@ def test_real_nanogpt_sample_text_is_not_data(real_logs):
     assert set(run.series) == {"loss", "lr", "norm", "dt", "tok/sec", "validation loss"}
     steps, values = run.series["loss"].visible()
     assert np.all(np.diff(steps) >= 0)
+
+
+def test_csv_column_kind_does_not_depend_on_read_boundaries():
+    parser = CsvParser()
+    first = parser.feed(b"step,loss,split\n1,0.5x,train\n", 1)  # a torn first value
+    second = parser.feed(b"2,0.4,train\n", 3)
+    third = parser.feed(b"3,oops,val\n", 4)
+    assert "loss" not in first.series and pts(second, "loss") == [(2, 0.4)]
+    assert third.skipped == {"non-numeric value": 1}
+    assert "split" not in second.series and "split" not in third.series

@@ -35,9 +35,9 @@ class CsvParser:
         self.columns: list[str] = []
         self.step_column: str | None = None
         self.rows = 0  # data rows seen, for logs without a step column
-        # Whether a column holds text (dates, split names) is decided once, from its first
-        # cell with a value, so it never depends on where reads split the file.
-        self.text_columns: set[str] = set()
+        # A column is a metric from its first number on, for the rest of the file, so a
+        # bad cell counts the same wherever reads split the file; a column that never
+        # held a number is text (dates, split names).
         self.metric_columns: set[str] = set()
 
     def restart(self) -> None:
@@ -45,7 +45,6 @@ class CsvParser:
         self.columns = []
         self.step_column = None
         self.rows = 0
-        self.text_columns = set()
         self.metric_columns = set()
 
     def feed(self, data: bytes, first_line: int) -> Batch:
@@ -139,8 +138,6 @@ class CsvParser:
                 present[name] = ~gaps if gaps.any() else None
                 self.metric_columns.add(name)
                 continue
-            if name in self.text_columns:
-                continue
             # a quoted cell ("0.5") is its content; a stray quote leaves the cell malformed
             text = column.astype("string").str.strip().str.replace(r'^"(.*)"$', r"\1", regex=True)
             rows = (text == name).fillna(False).to_numpy(dtype=bool)
@@ -151,12 +148,8 @@ class CsvParser:
             missing = (text.isna() | text.isin(_MISSING - _NAN_LIKE)).fillna(True).to_numpy(dtype=bool)
             ok = ~np.isnan(values) | nan_like
             if name not in self.metric_columns and name != self.step_column:
-                filled = np.flatnonzero(~missing & ~rows)
-                if not len(filled):
-                    continue  # no cell with a value yet: undecided
-                if not ok[filled[0]]:
-                    self.text_columns.add(name)  # a text column (dates, split names): not a metric
-                    continue
+                if not ok.any():
+                    continue  # text so far (dates, split names): not a metric
                 self.metric_columns.add(name)
             numeric[name] = values
             present[name] = ok
