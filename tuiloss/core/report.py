@@ -232,6 +232,7 @@ def run_findings(run: dict) -> list[str]:
     if not name:
         return ["no metrics read yet" + (f" ({run['skipped']['lines']:,} lines skipped)" if run["skipped"]["lines"] else "")]
     m = run["metrics"][name]
+    final = fmt_value(m["final"]) if m["final"] is not None else "NaN"  # JSON keeps NaN as null
     notes = [f"{a['kind']}: {printable(a['message'])}" for a in m["anomalies"]]
     for plateau in m["plateaus"]:
         notes.append(
@@ -239,14 +240,15 @@ def run_findings(run: dict) -> list[str]:
             f"{fmt_value(plateau['mean'])} ({fmt_value(plateau['low'])}-{fmt_value(plateau['high'])})"
         )
     if m["convergence_step"] is not None:
-        notes.append(f"converged at {fmt_step(m['convergence_step'])}; final {fmt_value(m['final'])}")
+        notes.append(f"converged at {fmt_step(m['convergence_step'])}; final {final}")
     elif m["points"] and m.get("analyzed"):
-        notes.append(f"not converged; final {fmt_value(m['final'])}")
+        notes.append(f"not converged; final {final}")
     for seg in run["segments"][1:]:
         notes.append(f"new segment at {fmt_step(seg['start_step'])}: {seg['reason']}")
     if run["skipped"]["lines"]:
         reasons = ", ".join(f"{count:,} {printable(why, 80)}" for why, count in run["skipped"]["reasons"].items())
-        notes.append(f"skipped {run['skipped']['lines']:,} lines: {reasons}")
+        lines = run["skipped"]["lines"]
+        notes.append(f"skipped {lines:,} line{'s' if lines != 1 else ''}: {reasons}")
     for notice in run["notices"]:
         notes.append(f"{notice['level']}: {printable(notice['message'])}")
     return notes
