@@ -30,3 +30,14 @@ def sample_logs(tmp_path) -> Path:
     target = tmp_path / "sample_logs"
     shutil.copytree(SAMPLE_LOGS, target)
     return target
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Options of the reliability suite's chaos test (see tests/reliability/conftest.py)."""
+    group = parser.getgroup("tuiloss reliability")
+    group.addoption("--long", action="store_true", default=False,
+                    help="run the chaos test for ten minutes per watch mode (see --chaos-seconds)")
+    group.addoption("--chaos-seconds", type=float, default=None, metavar="N",
+                    help="seconds of chaos per watch mode (default about 25)")
+    group.addoption("--chaos-trials", type=int, default=None, metavar="N",
+                    help="fewest chaos trials per watch mode (default 10)")
