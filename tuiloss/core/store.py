@@ -30,7 +30,9 @@ class GrowableArray:
     def extend(self, values: np.ndarray) -> None:
         needed = self._size + len(values)
         if needed > len(self._data):
-            capacity = max(needed, int(len(self._data) * _GROWTH) + 1)
+            # Grow from what is needed, not from the old size: a big batch then
+            # leaves room for the next one instead of forcing a copy at once.
+            capacity = int(max(needed, len(self._data)) * _GROWTH) + 1
             grown = np.empty(capacity, dtype=np.float64)
             grown[: self._size] = self._data[: self._size]
             self._data = grown
