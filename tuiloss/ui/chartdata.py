@@ -3,7 +3,8 @@
 Plain numpy and dataclasses: the step window (zoom), the log transform (log10
 values on a linear axis, never plotext's own log scale), tick positions and
 labels, and the :class:`ChartSpec` that the
-:class:`~tuiloss.ui.widgets.loss_chart.LossChart` widget turns into plotext calls.
+:class:`~tuiloss.ui.widgets.loss_chart.LossChart` widget rasterises
+(:mod:`tuiloss.ui.canvas`).
 Downsampling and smoothing come from :mod:`tuiloss.core.analysis`: each curve
 arrives as per-column min/max/last (:class:`~tuiloss.core.analysis.ColumnData`).
 """

@@ -1,22 +1,29 @@
-"""The chart of every visible run's loss, drawn with plotext from a :class:`ChartSpec`."""
+"""The chart of every visible run's loss, rasterised from a :class:`ChartSpec`."""
 
 from __future__ import annotations
 
-import re
-
+from rich.console import RenderableType
+from rich.text import Text
 from textual import events
 from textual.message import Message
-from textual_plotext import PlotextPlot
+from textual.widget import Widget
 
+from tuiloss.ui.canvas import FRAME_ROWS, Y_LABEL_COLUMNS, render_chart, render_plain
 from tuiloss.ui.chartdata import ChartSpec
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-#: Columns plotext keeps for the y tick labels and the frame.
-Y_LABEL_COLUMNS = 8
+__all__ = ["Y_LABEL_COLUMNS", "LossChart"]
 
 
-class LossChart(PlotextPlot):
+class LossChart(Widget):
     """Draws a :class:`ChartSpec`. Only the UI thread calls :meth:`draw`."""
+
+    DEFAULT_CSS = """
+    LossChart {
+        width: 1fr;
+        height: 1fr;
+        background: $surface;
+    }
+    """
 
     class Resized(Message):
         """The chart changed size: the data must be downsampled again."""
@@ -25,59 +32,39 @@ class LossChart(PlotextPlot):
         super().__init__(id=id)
         self.spec = ChartSpec(empty="loading…")
         self.draws = 0
+        self._rendered: tuple[tuple[int, int, int, int, bool], Text] | None = None
 
     @property
     def plot_width(self) -> int:
-        """Columns of the plotting area (the widget less the axis labels)."""
+        """Columns of the plotting area (the widget less the axis labels and frame)."""
         return max(10, self.size.width - Y_LABEL_COLUMNS)
 
     @property
     def plot_height(self) -> int:
-        """Rows of the plotting area (the widget less title and x axis)."""
-        return max(4, self.size.height - 4)
+        """Rows of the plotting area (the widget less title, frame and x axis)."""
+        return max(4, self.size.height - FRAME_ROWS)
 
     def on_resize(self, event: events.Resize) -> None:
         self.post_message(self.Resized())
 
     def draw(self, spec: ChartSpec) -> None:
-        """Replace what is plotted (``clear_data`` resets limits and ticks: set them again)."""
+        """Replace what is drawn."""
         self.spec = spec
-        plt = self.plt
-        plt.clear_data()
-        plt.title(spec.title)
-        if spec.empty:
-            plt.xticks([], [])
-            plt.yticks([], [])
-            plt.text(spec.empty, 0.5, 0.5, alignment="center")
-            plt.xlim(0, 1)
-            plt.ylim(0, 1)
-            self.draws += 1
-            self.refresh()
-            return
-        for trace in spec.traces:
-            if not trace.xs:
-                continue
-            if trace.kind == "scatter":
-                plt.scatter(trace.xs, trace.ys, color=trace.color, marker=trace.marker)
-            else:
-                plt.plot(trace.xs, trace.ys, color=trace.color, marker=trace.marker)
-        for x, color in spec.vlines:
-            plt.vline(x, color=color)
-        for label in spec.labels:
-            plt.text(label.text, label.x, label.y, color=label.color, alignment=label.alignment)
-        plt.xlim(*spec.x_lim)
-        plt.ylim(*spec.y_lim)
-        plt.xticks(list(spec.x_ticks[0]), list(spec.x_ticks[1]))
-        plt.yticks(list(spec.y_ticks[0]), list(spec.y_ticks[1]))
         self.draws += 1
         self.refresh()
 
+    def render(self) -> RenderableType:
+        width, height = self.size
+        color = not self.app.no_color
+        key = (id(self.spec), self.draws, width, height, color)
+        if self._rendered is None or self._rendered[0] != key:
+            lines = render_chart(self.spec, width, height, color=color)
+            text = Text("\n").join(lines)
+            text.no_wrap = True
+            text.overflow = "crop"
+            self._rendered = (key, text)
+        return self._rendered[1]
+
     def capture(self, width: int | None = None, height: int | None = None) -> str:
         """The chart as plain text (for the export), at the current or a given size."""
-        plt = self.plt
-        w = width or max(self.size.width, 40)
-        h = height or max(self.size.height, 12)
-        plt.plotsize(w, h)
-        plt._set_size(w, h)
-        text = _ANSI.sub("", plt.build())
-        return "\n".join(line.rstrip() for line in text.splitlines())
+        return render_plain(self.spec, width or max(self.size.width, 40), height or max(self.size.height, 12))

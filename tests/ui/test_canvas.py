@@ -1,0 +1,160 @@
+"""The numpy chart renderer: braille dots, markers, colours, labels, frame."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tuiloss.ui.canvas import layout, rasterise, render_chart, render_plain
+from tuiloss.ui.chartdata import ChartSpec, ChartView, Label, Mark, Trace, build_chart, curve_from_arrays
+
+RED, BLUE = (255, 0, 0), (0, 0, 255)
+
+
+def spec_of(*traces, labels=(), vlines=(), x_lim=(0.0, 1.0), y_lim=(0.0, 1.0)) -> ChartSpec:
+    return ChartSpec(traces=list(traces), labels=list(labels), vlines=list(vlines), x_lim=x_lim, y_lim=y_lim,
+                     title="loss", x_ticks=([0.0, 1.0], ["0", "1"]), y_ticks=([0.0, 1.0], ["0", "1"]))
+
+
+def braille_dots(codes: np.ndarray) -> np.ndarray:
+    """Dots per cell of a braille code array (0 for non-braille cells)."""
+    bits = codes.astype(np.int64) - 0x2800
+    bits[(bits < 0) | (bits > 0xFF)] = 0
+    return np.array([[int(b).bit_count() for b in row] for row in bits])
+
+
+def test_horizontal_line_fills_one_braille_row():
+    codes, owner = rasterise(spec_of(Trace([0.0, 1.0], [0.0, 0.0], RED, "braille")), 20, 5)
+    # y = 0 is the bottom dot row: the bottom cells, each with both bottom dots (bits 0x40 | 0x80).
+    assert (codes[-1] == 0x2800 + 0xC0).all()
+    assert (codes[:-1] == ord(" ")).all()
+    assert (owner[-1] == 0).all()
+
+
+def test_diagonal_has_no_gaps():
+    codes, _ = rasterise(spec_of(Trace([0.0, 1.0], [0.0, 1.0], RED, "braille")), 30, 7)
+    dots = braille_dots(codes)
+    assert (dots.sum(axis=0) > 0).all()  # every column
+    assert (dots.sum(axis=1) > 0).all()  # every row
+    # Every dot column holds at least one dot.
+    bits = codes.astype(np.int64) - 0x2800
+    left = ((bits & 0x47) > 0).any(axis=0)
+    right = ((bits & 0xB8) > 0).any(axis=0)
+    assert left.all() and right.all()
+
+
+def test_one_point_spike_stays_visible():
+    xs = np.linspace(0, 1, 200)
+    ys = np.zeros(200)
+    ys[117] = 1.0
+    codes, _ = rasterise(spec_of(Trace(xs.tolist(), ys.tolist(), RED, "braille")), 40, 10)
+    top = codes[0]
+    assert (top != ord(" ")).sum() >= 1  # the spike reaches the top row
+    assert (braille_dots(codes)[:, np.flatnonzero(top != ord(" "))[0]] > 0).all()  # and joins the base
+
+
+def test_nan_breaks_the_line_and_its_marker_shows():
+    trace = Trace([0.0, 0.4, 0.6, 1.0], [0.5, math.nan, 0.5, 0.5], RED, "braille")
+    spec = spec_of(trace, labels=[Label("×", 0.5, 1.0, RED)])
+    codes, _ = rasterise(spec, 20, 5)
+    assert (codes[2, 4:10] == ord(" ")).all()  # no segment through the NaN
+    text = render_plain(spec, 28, 9)
+    plot_top = text.splitlines()[2]
+    assert "×" in plot_top
+
+
+def test_ascii_mode_draws_each_trace_marker():
+    spec = spec_of(Trace([0.0, 1.0], [0.2, 0.2], RED, "*"), Trace([0.0, 1.0], [0.8, 0.8], BLUE, "o"))
+    text = render_plain(spec, 30, 10)
+    rows = text.splitlines()[2:-2]
+    assert any(set(row[7:-1]) == {"*"} for row in rows)
+    assert any(set(row[7:-1]) == {"o"} for row in rows)
+    assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in text)
+
+
+def test_colours_follow_traces_and_the_last_one_wins():
+    spec = spec_of(Trace([0.0, 1.0], [0.5, 0.5], RED, "braille"), Trace([0.5, 1.0], [0.5, 0.5], BLUE, "braille"))
+    lines = render_chart(spec, 30, 10)
+    row = next(line for line in lines if any(0x2800 < ord(ch) <= 0x28FF for ch in line.plain))
+    colours = {}
+    for span in row.spans:
+        colours[span.start] = span.style.color.triplet
+    assert (255, 0, 0) in {c for c in colours.values()} and (0, 0, 255) in {c for c in colours.values()}
+    first_col = layout(spec, 30, 10).label_columns + 1
+    assert colours[first_col] == (255, 0, 0)
+    assert max(colours.items())[1] == (0, 0, 255)  # the right half belongs to the later trace
+    plain = render_chart(spec, 30, 10, color=False)
+    assert not any(line.spans for line in plain)
+
+
+def test_labels_are_clipped_at_the_plot_edges():
+    spec = spec_of(labels=[Label("▲1.39 far right", 1.0, 0.5, RED, "left"), Label("centred", 0.0, 0.0, RED)])
+    text = render_plain(spec, 30, 10)
+    lines = text.splitlines()
+    assert all(len(line) <= 30 for line in lines)
+    middle = next(line for line in lines if "▲" in line)
+    assert middle.endswith("▲│")  # clipped before the right frame
+    bottom_row = lines[-3]
+    assert bottom_row.startswith("     0┤tred ")  # centred on the left edge: its first half is cut
+
+
+def test_empty_spec_shows_its_message():
+    text = render_plain(ChartSpec(title="loss", empty="no runs to show"), 40, 10)
+    assert "no runs to show" in text
+    assert text.splitlines()[0].strip() == "loss"
+    assert "┤" not in text and "┬" not in text
+
+
+def test_frame_and_ticks_and_size():
+    spec = spec_of(Trace([0.0, 1.0], [0.0, 1.0], RED, "braille"))
+    lines = render_chart(spec, 40, 12)
+    assert len(lines) == 12 and all(line.cell_len == 40 for line in lines)
+    plain = [line.plain for line in lines]
+    assert plain[1].strip().startswith("┌") and plain[-2].strip().startswith("└┬")
+    assert plain[2].rstrip().endswith("│") and plain[2].startswith("     1┤")
+    assert plain[-1].strip().startswith("0") and plain[-1].rstrip().endswith("1")
+    assert layout(spec, 40, 12).plot_columns == 40 - 8
+
+
+def test_the_reference_story_reads_off_the_screen():
+    steps = np.arange(100, 100_001, 100, dtype=float)
+    values = 2.0 / np.log10(steps)
+    values[249] = 1.39  # a spike at 25K
+    marks = [Mark("spike", 25_000, 1.39), Mark("drift", 40_000, 0.45, end_step=60_000)]
+    curve = curve_from_arrays("a", steps, values, marks=marks)
+    spec = build_chart([curve], ChartView(cursor=50_000), 66, height=30)
+    lines = render_plain(spec, 74, 34).splitlines()
+    assert lines[-1].split() == ["100", "1K", "10K", "100K"]
+    assert sum(line.count("┬") for line in lines) == 4
+    spike_row = next(k for k, line in enumerate(lines) if "▲1.39" in line)
+    assert spike_row <= 3  # at the top of the plot, where the spike peaks
+    assert any("↗drift" in line for line in lines)
+    assert "│" in lines[5][7:-1]  # the cursor line
+
+
+def test_latest_trace_owns_each_cell():
+    from tuiloss.ui.canvas import _latest
+
+    rng = np.random.default_rng(1)
+    rows, columns = 13, 7
+    col = rng.integers(0, columns, 300)
+    lo = rng.integers(0, rows, 300)
+    hi = np.minimum(lo + rng.integers(0, rows, 300), rows - 1)
+    who = rng.integers(0, 50, 300)
+    expected = np.full((rows, columns), -1)
+    for c, a, b, k in zip(col, lo, hi, who):
+        expected[a:b + 1, c] = np.maximum(expected[a:b + 1, c], k)
+    assert (_latest(col, lo, hi, who, columns, rows) == expected).all()
+
+
+def test_many_runs_render_quickly():
+    import time
+
+    rng = np.random.default_rng(0)
+    traces = [Trace(np.linspace(0, 1, 300).tolist(), rng.random(300).tolist(), (k % 255, 100, 100), "braille")
+              for k in range(1000)]
+    spec = spec_of(*traces)
+    start = time.perf_counter()
+    render_chart(spec, 120, 40)
+    assert time.perf_counter() - start < 2.0

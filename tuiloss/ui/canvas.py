@@ -1,0 +1,282 @@
+"""A :class:`ChartSpec` rasterised into lines of rich text, with numpy.
+
+No Textual import: :func:`render_chart` takes a spec and a size and returns one
+:class:`rich.text.Text` per terminal row. The plot area is a grid of braille
+cells (2 x 4 dots each); traces whose marker is ``"braille"`` are drawn as dots,
+the others (``--ascii``, NO_COLOR, eval scatters) as their marker character per
+cell. Every trace is rasterised in one batch, so a frame costs O(points + cells)
+in numpy and one short Python loop per row to cut the row into styled runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+from rich.style import Style
+from rich.text import Span, Text
+
+from tuiloss.ui.chartdata import ChartSpec, Trace
+
+#: Columns kept on the left for the y tick labels and the frame (labels are right-aligned in all but two).
+Y_LABEL_COLUMNS = 8
+#: Rows around the plot area: the title, the top and bottom frame, the x tick labels.
+FRAME_ROWS = 4
+
+_BRAILLE = 0x2800
+#: Bit of each dot of a braille cell, indexed [row 0..3][column 0..1].
+_DOT_BITS = np.array([[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]], dtype=np.uint8)
+_SPACE = ord(" ")
+_VLINE = ord("│")
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the plot area sits in a ``width`` x ``height`` chart."""
+
+    width: int
+    height: int
+    label_columns: int  # y tick labels, right-aligned, before the left frame
+    plot_columns: int
+    plot_rows: int
+
+
+def layout(spec: ChartSpec, width: int, height: int) -> Layout:
+    """The plot area left inside the title, frame and tick labels."""
+    widest = max((len(label) for label in spec.y_ticks[1]), default=0) if not spec.empty else 0
+    label_columns = max(Y_LABEL_COLUMNS - 2, widest)
+    return Layout(width, height, label_columns, max(0, width - label_columns - 2), max(0, height - FRAME_ROWS))
+
+
+def _style(color: tuple[int, int, int] | str) -> Style:
+    if isinstance(color, tuple):
+        return Style(color=f"rgb({color[0]},{color[1]},{color[2]})")
+    return Style(color=color)
+
+
+def _scale(values: np.ndarray, lo: float, hi: float, cells: int, flip: bool) -> np.ndarray:
+    """Positions ``lo..hi`` onto ``0..cells-1`` (top row first when ``flip``), as floats."""
+    span = hi - lo if hi > lo else 1.0
+    unit = (values - lo) / span
+    if flip:
+        unit = 1.0 - unit
+    return unit * (cells - 1)
+
+
+def _spans(traces: list[tuple[int, Trace]], spec: ChartSpec, columns: int, rows: int) -> tuple[np.ndarray, ...]:
+    """Every point and joining segment of ``traces`` as vertical runs of a ``columns`` x ``rows`` dot grid.
+
+    A segment is cut at each dot column it crosses; each piece is one run
+    ``lo..hi`` in its column, so lines have no gaps and a steep one costs no more
+    than a flat one. Returns (column, lo, hi, trace number) arrays.
+    """
+    empty = np.zeros(0, dtype=np.int64)
+    if not traces:
+        return empty, empty, empty, empty
+    xs = np.concatenate([np.asarray(t.xs, dtype=np.float64) for _, t in traces])
+    ys = np.concatenate([np.asarray(t.ys, dtype=np.float64) for _, t in traces])
+    sizes = np.array([len(t.xs) for _, t in traces])
+    owner = np.repeat(np.array([k for k, _ in traces]), sizes)
+    joined = np.repeat(np.array([t.kind != "scatter" for _, t in traces]), sizes)
+    with np.errstate(invalid="ignore", over="ignore"):
+        gx = _scale(xs, *spec.x_lim, columns, flip=False)
+        gy = _scale(ys, *spec.y_lim, rows, flip=True)
+    finite = np.isfinite(gx) & np.isfinite(gy)
+    seg = finite[:-1] & finite[1:] & (owner[:-1] == owner[1:]) & joined[:-1]
+    start = np.flatnonzero(seg)
+    x0, y0 = gx[start], gy[start]
+    dx, dy = gx[start + 1] - x0, gy[start + 1] - y0
+    pieces = np.minimum(np.abs(np.rint(gx[start + 1]) - np.rint(x0)), 4 * columns).astype(np.int64) + 1
+    which = np.repeat(np.arange(len(start)), pieces)
+    first = np.cumsum(pieces) - pieces
+    index = np.arange(int(pieces.sum())) - first[which]
+    last = np.maximum(pieces - 1, 1)[which]
+    t_here = index / last
+    t_next = np.where(pieces[which] > 1, np.minimum((index + 1) / last, 1.0), 1.0)
+    ya = y0[which] + t_here * dy[which]
+    yb = y0[which] + t_next * dy[which]
+    col = np.concatenate([gx[finite], x0[which] + t_here * dx[which]])
+    lo = np.concatenate([gy[finite], np.minimum(ya, yb)])
+    hi = np.concatenate([gy[finite], np.maximum(ya, yb)])
+    who = np.concatenate([owner[finite], owner[start][which]])
+    col, lo, hi = np.rint(col), np.rint(lo), np.rint(hi)
+    keep = (col >= 0) & (col <= columns - 1) & (hi >= 0) & (lo <= rows - 1)
+    lo = np.clip(lo[keep], 0, rows - 1)
+    hi = np.clip(hi[keep], 0, rows - 1)
+    return col[keep].astype(np.int64), lo.astype(np.int64), hi.astype(np.int64), who[keep]
+
+
+def _latest(col: np.ndarray, lo: np.ndarray, hi: np.ndarray, who: np.ndarray, columns: int, rows: int) -> np.ndarray:
+    """Per cell (row, column), the highest trace number among runs covering it, -1 where none.
+
+    Each run is split into power-of-two blocks (a bottom-up segment tree per
+    column), so the cost is O(runs x log rows + cells), whatever the run lengths.
+    """
+    out = np.full((rows, columns), -1, dtype=np.int64)
+    left, right = lo.copy(), hi + 1  # half-open [left, right)
+    level = 0
+    row_index = np.arange(rows)
+    while len(left):
+        blocks = (rows >> level) + 2
+        best = np.full(blocks * columns, -1, dtype=np.int64)
+        take = (left < right) & (left & 1 == 1)
+        np.maximum.at(best, col[take] * blocks + left[take], who[take])
+        left = left + take
+        take = (left < right) & (right & 1 == 1)
+        right = right - take
+        np.maximum.at(best, col[take] * blocks + right[take], who[take])
+        table = best.reshape(columns, blocks)
+        np.maximum(out, table[:, row_index >> level].T, out=out)
+        left, right = left >> 1, right >> 1
+        live = left < right
+        left, right, col, who = left[live], right[live], col[live], who[live]
+        level += 1
+    return out
+
+
+def rasterise(spec: ChartSpec, columns: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The plot area of ``spec``: code points and owner (trace number, -1 for none) per cell.
+
+    Braille traces set dots on a 2x4-per-cell grid, OR-ed into one mask per cell;
+    other traces put their marker character in each cell they cross. A cell shows
+    the kind and colour of the last trace drawn through it.
+    """
+    codes = np.full((rows, columns), _SPACE, dtype=np.uint32)
+    if rows == 0 or columns == 0 or not spec.traces:
+        return codes, np.full((rows, columns), -1, dtype=np.int64)
+    drawn = [(k, t) for k, t in enumerate(spec.traces) if t.xs]
+    col, lo, hi, who = _spans(drawn, spec, 2 * columns, 4 * rows)
+    is_braille = np.array([t.marker == "braille" for t in spec.traces])
+    fine = is_braille[who]
+    # Dots: a difference array down each dot column, then a running sum.
+    width = 2 * columns
+    cells = (4 * rows + 1) * width
+    diff = (np.bincount(lo[fine] * width + col[fine], minlength=cells)
+            - np.bincount((hi[fine] + 1) * width + col[fine], minlength=cells))
+    dots = np.cumsum(diff.reshape(4 * rows + 1, width), axis=0)[: 4 * rows] > 0
+    mask = (dots.reshape(rows, 4, columns, 2) * _DOT_BITS[None, :, None, :]).sum(axis=(1, 3), dtype=np.uint32)
+    owner = _latest(col // 2, lo // 4, hi // 4, who, columns, rows)
+    marker_of = np.array([ord(t.marker[:1] or "*") if t.marker != "braille" else 0 for t in spec.traces],
+                         dtype=np.uint32)
+    by_braille = (owner >= 0) & is_braille[np.maximum(owner, 0)]
+    codes[by_braille] = _BRAILLE + mask[by_braille]
+    by_marker = (owner >= 0) & ~by_braille
+    codes[by_marker] = marker_of[owner[by_marker]]
+    return codes, owner
+
+
+def _cell(value: float, lo: float, hi: float, cells: int, flip: bool) -> int:
+    """The cell holding ``value``, through the braille dot grid (as the traces are drawn)."""
+    dot = np.rint(_scale(np.float64(value), lo, hi, cells * (4 if flip else 2), flip))
+    return int(dot // (4 if flip else 2)) if np.isfinite(dot) else -1
+
+
+def _put(codes: np.ndarray, styles: np.ndarray, row: int, col: int, text: str, style: int) -> None:
+    """Write ``text`` from ``col`` on ``row``, clipped at the plot edges."""
+    columns = codes.shape[1]
+    if not 0 <= row < codes.shape[0]:
+        return
+    begin, end = max(col, 0), min(col + len(text), columns)
+    if begin >= end:
+        return
+    codes[row, begin:end] = [ord(ch) for ch in text[begin - col:end - col]]
+    styles[row, begin:end] = style
+
+
+def _centred(text: str, width: int) -> str:
+    text = text[:width]
+    left = (width - len(text)) // 2
+    return " " * left + text + " " * (width - len(text) - left)
+
+
+def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True) -> list[Text]:
+    """``spec`` as ``height`` lines of ``width`` cells: title, framed plot, tick labels."""
+    if width <= 0 or height <= 0:
+        return []
+    box = layout(spec, width, height)
+    lw, pw, ph = box.label_columns, box.plot_columns, box.plot_rows
+    if pw < 2 or ph < 1:
+        return [Text(_centred(spec.empty or spec.title, width))] + [Text(" " * width) for _ in range(height - 1)]
+    styles_in_use: list[Style] = [Style.null()]  # style 0: plain
+    style_ids: dict[object, int] = {}
+
+    def style_id(value) -> int:
+        if not color or value is None or value == "default":
+            return 0
+        if value not in style_ids:
+            style_ids[value] = len(styles_in_use)
+            styles_in_use.append(_style(value))
+        return style_ids[value]
+
+    x_lo, x_hi = spec.x_lim
+    y_lo, y_hi = spec.y_lim
+    if spec.empty:
+        codes = np.full((ph, pw), _SPACE, dtype=np.uint32)
+        styles = np.zeros((ph, pw), dtype=np.int64)
+        message = spec.empty[:pw]
+        _put(codes, styles, (ph - 1) // 2, (pw - len(message)) // 2, message, 0)
+        x_ticks: list[tuple[int, str]] = []
+        y_ticks: dict[int, str] = {}
+    else:
+        codes, owner = rasterise(spec, pw, ph)
+        trace_styles = np.array([style_id(t.color) for t in spec.traces] + [0], dtype=np.int64)
+        styles = trace_styles[owner]  # owner -1 picks the trailing plain style
+        for x, line_color in spec.vlines:
+            col = _cell(x, x_lo, x_hi, pw, flip=False)
+            if 0 <= col < pw:
+                free = owner[:, col] < 0
+                codes[free, col] = _VLINE
+                styles[free, col] = style_id(line_color)
+        for label in spec.labels:
+            col = _cell(label.x, x_lo, x_hi, pw, flip=False)
+            row = _cell(label.y, y_lo, y_hi, ph, flip=True)
+            if label.alignment == "center":
+                col -= len(label.text) // 2
+            elif label.alignment == "right":
+                col -= len(label.text) - 1
+            _put(codes, styles, row, col, label.text, style_id(label.color))
+        x_ticks = []
+        for x, text in zip(*spec.x_ticks):
+            col = _cell(x, x_lo, x_hi, pw, flip=False)
+            if 0 <= col < pw:
+                x_ticks.append((col, text))
+        y_ticks = {}
+        for y, text in zip(*spec.y_ticks):
+            row = _cell(y, y_lo, y_hi, ph, flip=True)
+            if 0 <= row < ph:
+                y_ticks.setdefault(row, text)
+
+    title = " " * lw + _centred(spec.title, pw + 2) if len(spec.title) <= pw + 2 else _centred(spec.title, width)
+    lines = [Text(title)]
+    lines.append(Text(" " * lw + "┌" + "─" * pw + "┐"))
+    strings = codes.view(f"<U{pw}").reshape(ph)
+    for row in range(ph):
+        tick = y_ticks.get(row)
+        prefix = (tick.rjust(lw)[-lw:] + "┤") if tick is not None else " " * lw + "│"
+        line = Text(prefix + str(strings[row]) + "│", no_wrap=True, overflow="crop")
+        style_row = styles[row]
+        edges = np.flatnonzero(np.diff(style_row)) + 1
+        bounds = np.concatenate(([0], edges, [pw]))
+        offset = lw + 1
+        spans = [Span(offset + int(a), offset + int(b), styles_in_use[int(style_row[a])])
+                 for a, b in pairwise(bounds) if style_row[a]]
+        line.spans = spans
+        lines.append(line)
+    bottom = np.array(list("─" * pw))
+    labels = [" "] * (width + 8)
+    for col, text in x_ticks:
+        bottom[col] = "┬"
+        start = max(0, min(lw + 1 + col - len(text) // 2, width - len(text)))
+        labels[start:start + len(text)] = list(text)
+    lines.append(Text(" " * lw + "└" + "".join(bottom) + "┘"))
+    lines.append(Text("".join(labels[:width]).rstrip().ljust(width)))
+    for line in lines:
+        line.no_wrap = True
+        line.overflow = "crop"
+    return lines[:height]
+
+
+def render_plain(spec: ChartSpec, width: int, height: int) -> str:
+    """The chart as plain text, trailing spaces trimmed (exports and tests)."""
+    return "\n".join(line.plain.rstrip() for line in render_chart(spec, width, height, color=False))
