@@ -34,17 +34,20 @@ BOUNDS = {
     ),
     "text": "as JSONL: the parser alone is ~0.5x; LineSource and the store add the rest.",
     "redraw": (
-        "plotext's build of the picture on the UI thread (`PlotextPlot.render`) is most of it, even"
-        " for 10K points per run: its braille grouping is Python per plotted point (~2 per column"
-        " per run after downsampling)."
+        "building the chart data: a per-run column query of the downsampling index, then the numpy"
+        " rasteriser (`tuiloss/ui/canvas.py`, a few ms per frame)."
     ),
-    "keys": "the same plotext build, after a redraw throttle of up to 100 ms since the previous frame.",
-    "startup": "imports (textual, rich, numpy, plotext) and composing the screen before the first frame.",
+    "keys": "the same redraw, after a redraw throttle of up to 100 ms since the previous frame.",
+    "startup": "imports (textual, rich, numpy) and composing the screen before the first frame.",
     "startup-1gb": (
         "the first frame is on time; loading is the ingest rows' work for 57M points, while the UI"
-        " thread's plotext builds share the two cores and the GIL."
+        " thread's redraws share the two cores and the GIL."
     ),
-    "many-runs": "plotext's build is per plotted point: 1,000 traces of ~300 points is ~300K points per frame.",
+    "many-runs": (
+        "the rasteriser takes ~0.1 s for 1,000 traces; most of the rest is 1,000 separate column"
+        " queries of the downsampling index (`core/analysis/downsample.py`, ~0.5 ms each), which"
+        " a query batched across runs would remove."
+    ),
 }
 
 

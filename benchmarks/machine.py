@@ -7,7 +7,7 @@ import platform
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-PACKAGES = ("tuiloss", "numpy", "pandas", "orjson", "textual", "plotext", "tensorboard", "protobuf", "crc32c")
+PACKAGES = ("tuiloss", "numpy", "pandas", "orjson", "textual", "tensorboard", "protobuf", "crc32c")
 
 
 def describe() -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 The app is the one ``tuiloss watch`` builds (:func:`tuiloss.ui.app.make_app`),
 driven headless with Textual's pilot at 200x50 unless a row says otherwise. The
-chart's ``render`` (where plotext builds the picture) is wrapped here to note
+chart's ``render`` (where the picture is rasterised) is wrapped here to note
 when each frame was built and from which chart spec: a point is *on screen* when
 a frame built after it was written holds it. Start-up rows run the real command
 in a pseudo-terminal and wait for its first frame to be written.
@@ -224,7 +224,7 @@ def redraw(big_points: int, small_points: int, runs: int, repeat: int) -> Row:
     absolute = row.ours
     note = (
         f"request -> frame built: {absolute * 1000:.0f} ms (target <= 100 ms) against"
-        f" {row.baseline * 1000:.0f} ms; plotext build alone {median(builds['big']) * 1000:.0f} ms;"
+        f" {row.baseline * 1000:.0f} ms; frame build alone {median(builds['big']) * 1000:.0f} ms;"
         f" chart {chart} cells of a {SIZE[0]}x{SIZE[1]} terminal"
     )
     return Row(row.name, row.what, row.ours, row.baseline, row.ratio, "<= 1.5 and <= 100 ms",
@@ -274,7 +274,7 @@ def many_runs(runs: int, points: int, repeat: int) -> Row:
         ratio=took / 0.2,
         target="redraw <= 200 ms",
         passed=took <= 0.2,
-        note=f"load {load_seconds:.1f} s; redraw {took * 1000:.0f} ms, plotext build {median(builds) * 1000:.0f} ms",
+        note=f"load {load_seconds:.1f} s; redraw {took * 1000:.0f} ms, frame build {median(builds) * 1000:.0f} ms",
     )
 
 

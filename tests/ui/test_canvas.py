@@ -148,13 +148,10 @@ def test_latest_trace_owns_each_cell():
     assert (_latest(col, lo, hi, who, columns, rows) == expected).all()
 
 
-def test_many_runs_render_quickly():
-    import time
-
+def test_a_thousand_runs_render_in_one_pass():
+    # speed is measured by `python -m benchmarks` (many-runs); here, that it renders whole
     rng = np.random.default_rng(0)
     traces = [Trace(np.linspace(0, 1, 300).tolist(), rng.random(300).tolist(), (k % 255, 100, 100), "braille")
               for k in range(1000)]
-    spec = spec_of(*traces)
-    start = time.perf_counter()
-    render_chart(spec, 120, 40)
-    assert time.perf_counter() - start < 2.0
+    rows = render_chart(spec_of(*traces), 120, 40)
+    assert len(rows) == 40 and all(len(row.plain) <= 120 for row in rows)

@@ -1,7 +1,7 @@
 """What the chart draws, computed from the series without any UI.
 
 Plain numpy and dataclasses: the step window (zoom), the log transform (log10
-values on a linear axis, never plotext's own log scale), tick positions and
+values on a linear axis, never a log scale of the renderer's own), tick positions and
 labels, and the :class:`ChartSpec` that the
 :class:`~tuiloss.ui.widgets.loss_chart.LossChart` widget rasterises
 (:mod:`tuiloss.ui.canvas`).
