@@ -17,6 +17,7 @@ from tuiloss.core.formats.mlflow import (
     mlflow_run_info,
 )
 from tuiloss.core.model import Batch, Notice, SegmentEvent
+from source_helpers import drain, points, skipped
 
 REAL_RUN = "mlflow/moreh_diffusers_interval_loss/mlruns/108087542544038754/888293e0c4a047a4aa99c13869a08738"
 
@@ -72,33 +73,7 @@ def settled(monkeypatch):
     monkeypatch.setattr(mlflow, "_MTIME_SLACK", -1e9)
 
 
-def drain(source):
-    items = []
-    for _ in range(1000):
-        got, more = source.read()
-        items.extend(got)
-        if not more:
-            return items
-    raise AssertionError("the source never finished reading")
 
-
-def points(items, metric):
-    steps, values = [], []
-    for item in items:
-        if isinstance(item, Batch) and metric in item.series:
-            s, v = item.series[metric]
-            steps += s.tolist()
-            values += v.tolist()
-    return steps, values
-
-
-def skipped(items):
-    total = {}
-    for item in items:
-        if isinstance(item, Batch):
-            for reason, count in item.skipped.items():
-                total[reason] = total.get(reason, 0) + count
-    return total
 
 
 # -- the real store ---------------------------------------------------------------------

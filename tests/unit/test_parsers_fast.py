@@ -194,7 +194,7 @@ JSONL_ODD = [
     lambda r, i: f'{{"step": {i}, "loss": 1.5.5, "lr": 0.0003, "grad_norm": 0.5}}',
     lambda r, i: f'{{"step": {i}, "lo5ss": 1.5, "lr": 0.0003, "grad_norm": 0.5}}',
     lambda r, i: f'{{"step": {i}, "loss": 1.5, "lr": 0.0003, "grad_norm": -0.5}}',
-    lambda r, i: f'{{"step": 1e999, "loss": 1.5, "lr": 0.0003, "grad_norm": 0.5}}',
+    lambda r, i: '{"step": 1e999, "loss": 1.5, "lr": 0.0003, "grad_norm": 0.5}',
     lambda r, i: "[1, 2]",
     lambda r, i: "",
     lambda r, i: "not json",

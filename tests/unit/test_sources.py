@@ -10,26 +10,7 @@ from tuiloss.core.formats.jsonl import JsonlParser
 from tuiloss.core.formats.text import TextParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources import MAX_LINE, LineSource
-
-
-def drain(source):
-    items = []
-    for _ in range(1000):
-        got, more = source.read()
-        items.extend(got)
-        if not more:
-            return items
-    raise AssertionError("the source never finished reading")
-
-
-def collect(items, metric="loss"):
-    steps, values = [], []
-    for item in items:
-        if isinstance(item, Batch) and metric in item.series:
-            s, v = item.series[metric]
-            steps += s.tolist()
-            values += v.tolist()
-    return steps, values
+from source_helpers import drain, points
 
 
 def render(fmt, records):
@@ -62,7 +43,7 @@ def test_any_split_of_appends_reads_exactly_what_was_written(tmp_path_factory, f
         with open(path, "ab") as handle:
             handle.write(data[start:end])
         items += drain(source)
-    steps, got = collect(items)
+    steps, got = points(items)
     assert steps == [float(s) for s, _ in records]
     assert got == [float(v) for _, v in records]
     assert not any(isinstance(i, Batch) and i.skipped for i in items)
@@ -87,7 +68,7 @@ def test_truncation_restarts_parser_state(tmp_path):
     path.write_bytes(b"step,acc\n1,0.9\n")
     items = drain(source)
     assert isinstance(items[0], SegmentEvent) and items[0].reason in ("truncated", "replaced")
-    assert collect(items, "acc") == ([1.0], [0.9])
+    assert points(items, "acc") == ([1.0], [0.9])
 
 
 def test_overlong_line_is_skipped_without_being_held(tmp_path):
@@ -98,7 +79,7 @@ def test_overlong_line_is_skipped_without_being_held(tmp_path):
     with open(path, "ab") as handle:
         handle.write(b"y" * 1000 + b"\niter 2: loss 0.5, time 1ms\n")
     items += drain(source)
-    assert collect(items) == ([1.0, 2.0], [1.0, 0.5])
+    assert points(items) == ([1.0, 2.0], [1.0, 0.5])
     skipped = sum((i.skipped for i in items if isinstance(i, Batch)), start=__import__("collections").Counter())
     assert skipped == {"line longer than 1 MiB": 1}
 
@@ -107,7 +88,7 @@ def test_binary_garbage_lines_are_counted(tmp_path):
     path = tmp_path / "a.jsonl"
     path.write_bytes(b'{"step": 1, "loss": 1.0}\n\x00\x01\x02garbage\n{"step": 2, "loss": 0.5}\n')
     items = drain(LineSource(str(path), JsonlParser()))
-    assert collect(items) == ([1.0, 2.0], [1.0, 0.5])
+    assert points(items) == ([1.0, 2.0], [1.0, 0.5])
     batch = next(i for i in items if isinstance(i, Batch))
     assert batch.skipped == {"binary data": 1}
 
@@ -115,7 +96,7 @@ def test_binary_garbage_lines_are_counted(tmp_path):
 def test_non_utf8_bytes_do_not_stop_parsing(tmp_path):
     path = tmp_path / "a.log"
     path.write_bytes(b"iter 1: loss 1.0, time 1ms \xff\xfe\niter 2: loss 0.5, time 1ms\n")
-    assert collect(drain(LineSource(str(path), TextParser()))) == ([1.0, 2.0], [1.0, 0.5])
+    assert points(drain(LineSource(str(path), TextParser()))) == ([1.0, 2.0], [1.0, 0.5])
 
 
 def test_deleted_file_keeps_points_and_says_so(tmp_path):
@@ -145,7 +126,7 @@ def test_rotated_file_last_line_without_newline_is_kept(tmp_path):
     path.rename(tmp_path / "a.log.1")
     path.write_bytes(b"iter 3: loss 0.8, time 1ms\n")
     items = drain(source) + drain(source)
-    assert collect(items)[0] == [2.0, 3.0]
+    assert points(items)[0] == [2.0, 3.0]
     assert any(isinstance(i, SegmentEvent) and i.reason == "rotated" for i in items)
 
 

@@ -31,6 +31,7 @@ from tuiloss.core.formats.tfevents import (  # noqa: E402
     tensor_scalar,
 )
 from tuiloss.core.model import Batch, Notice, SegmentEvent  # noqa: E402
+from source_helpers import drain, points, skipped
 
 # -- events shaped the way real writers shape them ---------------------------------
 
@@ -114,33 +115,7 @@ def record_bounds(data):
     return bounds + [len(data)]
 
 
-def drain(source):
-    items = []
-    for _ in range(1000):
-        got, more = source.read()
-        items.extend(got)
-        if not more:
-            return items
-    raise AssertionError("the source never finished reading")
 
-
-def points(items, metric):
-    steps, values = [], []
-    for item in items:
-        if isinstance(item, Batch) and metric in item.series:
-            s, v = item.series[metric]
-            steps += s.tolist()
-            values += v.tolist()
-    return steps, values
-
-
-def skipped(items):
-    total = {}
-    for item in items:
-        if isinstance(item, Batch):
-            for reason, count in item.skipped.items():
-                total[reason] = total.get(reason, 0) + count
-    return total
 
 
 def f32(x):
