@@ -29,3 +29,20 @@ def test_a_rise_that_holds_at_the_end_is_still_a_divergence():
     values = 0.2 * (1 + 0.01 * rng.standard_normal(steps.size))
     values[1500:] *= np.linspace(1, 8, 500)
     assert "divergence" in kinds(steps, values)
+
+
+def test_column_index_answers_a_repeated_question_without_recomputing():
+    from tuiloss.core.analysis import ColumnIndex
+
+    steps = np.arange(1, 1001, dtype=float)
+    values = np.sin(steps)
+    index = ColumnIndex()
+    index.sync(steps, values)
+    first = index.query(1, 1000, 50, True)
+    index.sync(steps, values)  # nothing new
+    assert index.query(1, 1000, 50, True) is first
+    assert index.query(1, 1000, 60, True) is not first
+    more = np.arange(1, 1101, dtype=float)
+    index.sync(more, np.sin(more))
+    grown = index.query(1, 1000, 60, True)
+    assert grown.count.sum() == 1000 and not grown.min.flags.writeable

@@ -197,6 +197,9 @@ class ColumnIndex:
         self._min_pos: float | None = None
         #: How many times the index had to start over (the data changed, not just grew).
         self.rebuilds = 0
+        # The last query and its answer: a redraw asks every unchanged curve the same again.
+        self._last_query: tuple | None = None
+        self._last_answer: ColumnData | None = None
 
     def __len__(self) -> int:
         return len(self._steps)
@@ -224,6 +227,8 @@ class ColumnIndex:
             self._mins, self._maxs, self._bad = [], [], []
             self._min_pos = None
             n = 0
+        if not grew or len(steps) != n:
+            self._last_query = None
         self._key = key
         self._steps, self._values = steps, values
         self._grow(n)
@@ -265,7 +270,20 @@ class ColumnIndex:
             level += 1
 
     def query(self, x_lo: float, x_hi: float, width: int, log_x: bool) -> ColumnData:
-        """Per column min, max, last and non-finite flag, exactly as :func:`minmax_columns`."""
+        """Per column min, max, last and non-finite flag, exactly as :func:`minmax_columns`.
+
+        The same question with no new points since returns the same (unmodified) answer.
+        """
+        asked = (x_lo, x_hi, width, log_x)
+        if asked == self._last_query and self._last_answer is not None:
+            return self._last_answer
+        answer = self._query(x_lo, x_hi, width, log_x)
+        for array in (answer.x, answer.edges, answer.min, answer.max, answer.last, answer.count, answer.nonfinite):
+            array.flags.writeable = False  # it may be handed out again
+        self._last_query, self._last_answer = asked, answer
+        return answer
+
+    def _query(self, x_lo: float, x_hi: float, width: int, log_x: bool) -> ColumnData:
         steps, values = self._steps, self._values
         min_pos = None
         if log_x:
