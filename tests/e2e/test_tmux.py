@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tmux_session import TMUX, Tmux
+
 REPO = Path(__file__).resolve().parents[2]
-TMUX = shutil.which("tmux")
 
 pytestmark = [
     pytest.mark.e2e,
@@ -43,35 +44,9 @@ def tuiloss_command(tmp_path_factory) -> Path:
     return command
 
 
-class Tmux:
-    def __init__(self, socket: str) -> None:
-        self.base = [TMUX, "-L", socket, "-f", os.devnull]
-
-    def __call__(self, *args: str, check: bool = True) -> str:
-        # A COLUMNS/LINES inherited from the test runner would override the pane's real size.
-        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX", "NO_COLOR")}
-        done = subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=30, env=env)
-        if check and done.returncode != 0:
-            raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr}")
-        return done.stdout
-
-    def screen(self, history: bool = False) -> str:
-        return self("capture-pane", "-p", "-t", "e2e", *(("-S", "-200") if history else ()))
-
-    def wait_for(self, text: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.05)
-        raise AssertionError(f"{text!r} never appeared on the screen:\n{screen}")
-
-
 @pytest.fixture
 def tmux(tmp_path):
-    session = Tmux(f"tuiloss-e2e-{os.getpid()}-{tmp_path.name}")
+    session = Tmux(f"tuiloss-e2e-{os.getpid()}-{tmp_path.name}", "e2e")
     yield session
     session("kill-server", check=False)
 

@@ -15,7 +15,6 @@ import asyncio
 import html
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -24,10 +23,10 @@ from pathlib import Path
 import pytest
 
 import hostile
+from tmux_session import TMUX, Tmux
 from tuiloss.config import Config
 
 TUILOSS = Path(sys.executable).with_name("tuiloss")
-TMUX = shutil.which("tmux")
 
 
 @pytest.fixture
@@ -158,32 +157,10 @@ def test_no_socket_is_opened_while_watching(tree, monkeypatch):
 # -- the installed command, in tmux ----------------------------------------------------------------------
 
 
-class Tmux:
-    def __init__(self, socket_name: str) -> None:
-        self.base = [TMUX, "-L", socket_name, "-f", os.devnull]
-
-    def __call__(self, *args: str, check: bool = True) -> str:
-        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX", "NO_COLOR")}
-        done = subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=30, env=env)
-        if check and done.returncode != 0:
-            raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr}")
-        return done.stdout
-
-    def wait_for(self, predicate, what: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self("capture-pane", "-p", "-t", "hostile", check=False)
-            if predicate(screen):
-                return screen
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}; screen:\n{screen}")
-
-
 @pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 @pytest.mark.skipif(not TUILOSS.exists(), reason="the tuiloss command is not installed beside this Python")
 def test_watch_in_tmux_writes_nothing_hostile_to_the_terminal(tree, tmp_path):
-    tmux = Tmux(f"tuiloss-hostile-{os.getpid()}")
+    tmux = Tmux(f"tuiloss-hostile-{os.getpid()}", "hostile")
     raw = tmp_path / "pane.raw"
     go = tmp_path / "go"
     status = tmp_path / "status"
@@ -196,9 +173,9 @@ def test_watch_in_tmux_writes_nothing_hostile_to_the_terminal(tree, tmp_path):
         title = tmux("display", "-p", "-t", "hostile", "#{pane_title}").strip()
         tmux("pipe-pane", "-o", "-t", "hostile", f"cat >> {raw}")
         go.touch()
-        tmux.wait_for(lambda s: "metrics.csv" in s and "loss" in s, "the runs on screen")
+        tmux.wait_until(lambda s: "metrics.csv" in s and "loss" in s, "the runs on screen")
         tmux("send-keys", "-t", "hostile", "m")
-        tmux.wait_for(lambda s: "Chart which metric?" in s, "the metric picker")
+        tmux.wait_until(lambda s: "Chart which metric?" in s, "the metric picker")
         tmux("send-keys", "-t", "hostile", "Escape")
         time.sleep(0.3)  # let a redraw after the picker reach the pane before reading it
         screen = tmux("capture-pane", "-p", "-e", "-t", "hostile")
