@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from tuiloss import __version__
+from tuiloss.core.analysis import RunFacts, analyze_series, compare_runs
 from tuiloss.core.analysis.text import format_step, format_value
 from tuiloss.core.sanitize import safe_label
 from tuiloss.core.store import Run, Store, is_eval_metric
@@ -56,27 +57,16 @@ def analyze_metric(run: Run, name: str, analyzer=None) -> MetricFacts:
     """The facts of one metric of a run, the analysis issue's detectors included."""
     series = run.series[name]
     facts = _plain_facts(run, name)
-    analysis = _analysis_module()
-    if analysis is None:
-        return facts
     steps, values = series.visible()
     if analyzer is not None:
         result = analyzer.update(steps, values, series.segments)
     else:
-        result = analysis.analyze_series(steps, values, series.segments, is_eval=is_eval_metric(name))
+        result = analyze_series(steps, values, series.segments, is_eval=is_eval_metric(name))
     facts.analyzed = True
     facts.convergence_step = result.convergence_step
     facts.anomalies = list(result.anomalies)
     facts.plateaus = list(result.plateaus)
     return facts
-
-
-def _analysis_module():
-    try:
-        from tuiloss.core import analysis
-    except ImportError:
-        return None
-    return analysis if hasattr(analysis, "analyze_series") else None
 
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None, runs=None,
@@ -182,18 +172,12 @@ def _json_config(value):
 
 
 def _observations(runs: list[Run], facts: dict[str, MetricFacts]) -> list[dict]:
-    analysis = _analysis_module()
-    if analysis is None or not hasattr(analysis, "compare_runs"):
-        return []
     inputs = []
     for run in runs:
-        if run.id not in facts:
-            continue
-        series = run.series[facts[run.id].name]
-        steps, values = series.visible()
-        inputs.append(analysis.RunFacts.from_facts(run, facts[run.id], steps, values) if hasattr(analysis.RunFacts, "from_facts") else None)
-    inputs = [i for i in inputs if i is not None]
-    return [o.to_dict() for o in analysis.compare_runs(inputs)]
+        if run.id in facts:
+            steps, values = run.series[facts[run.id].name].visible()
+            inputs.append(RunFacts.from_facts(run, facts[run.id], steps, values))
+    return [o.to_dict() for o in compare_runs(inputs)]
 
 
 # -- text and markdown -------------------------------------------------------------
