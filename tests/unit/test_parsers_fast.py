@@ -280,3 +280,86 @@ def test_jsonl_two_objects_on_one_line_are_one_bad_line_whatever_shares_the_chun
     for chunk in (b'{"step": 1, "loss": 0.5}\n' + two, two):
         batch = JsonlParser().feed(chunk, 1)
         assert batch.skipped == {"invalid JSON": 1}
+
+
+# -- CSV: the numbers-only path, on threads, against the general path ---------------------------
+
+CSV_ODD = [
+    lambda r, i: f"{i},",
+    lambda r, i: f"{i},{r.random():.4f},{r.random():.3e},7",
+    lambda r, i: "",
+    lambda r, i: "  ",
+    lambda r, i: ",,",
+    lambda r, i: f"{i},nan,0.1",
+    lambda r, i: f"{i},abc,0.1",
+    lambda r, i: f',{r.random():.4f},0.1',
+    lambda r, i: "step,loss,lr",
+    lambda r, i: f'{i},"{r.random():.4f}",0.1',
+    lambda r, i: f"{i},{r.random():.4f},0.1\r",
+    lambda r, i: f"{i}.5,{r.random():.4f},1e-3",
+    lambda r, i: f"{i},-{r.random():.4f},+1E-3",
+]
+
+
+def csv_log(seed: int, lines: int, odd_share: float) -> bytes:
+    rng = random.Random(seed)
+    out = ["step,loss,lr"]
+    for i in range(lines):
+        if rng.random() < odd_share:
+            out.append(rng.choice(CSV_ODD)(rng, i))
+        else:
+            out.append(f"{i},{rng.uniform(0, 5):.6f},{rng.uniform(0, 1e-3):.6e}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def feed_csv(data: bytes, cuts: list[int], fast: bool, monkeypatch):
+    from tuiloss.core.formats import csv as csv_module
+
+    with monkeypatch.context() as patch:
+        patch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
+        patch.setattr(csv_module, "_workers", lambda: 3)
+        if not fast:
+            patch.setattr(csv_module.CsvParser, "_read_numbers", lambda self, data, start, end: None)
+        parser = csv_module.CsvParser()
+        batches = []
+        line = 1
+        bounds = sorted({0, len(data), *(data.rfind(b"\n", 0, c) + 1 for c in cuts)})
+        for start, end in zip(bounds, bounds[1:]):
+            # the chunk is handed over in place, with bytes of the next line after it
+            batch = parser.feed_range(data, start, end, line)
+            if batch.lines is not None:
+                assert batch.lines == data.count(b"\n", start, end)
+            batches.append(batch)
+            line += data.count(b"\n", start, end)
+    return batches
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("odd_share", [0.0, 0.0005, 0.02])
+def test_csv_threaded_numbers_path_reads_what_the_general_path_reads(seed, odd_share, monkeypatch):
+    data = csv_log(seed, 6000, odd_share)
+    rng = random.Random(seed)
+    cuts = sorted(rng.randrange(len(data)) for _ in range(rng.randrange(0, 6)))
+    fast = feed_csv(data, cuts, True, monkeypatch)
+    slow = feed_csv(data, cuts, False, monkeypatch)
+    assert_same(fast, slow)
+    if odd_share == 0.0:
+        assert all(batch.lines is not None for batch in fast)  # the threaded path was taken
+
+
+def test_csv_line_numbers_stay_right_after_chunks_read_without_counting(tmp_path, monkeypatch):
+    from tuiloss.core.formats import csv as csv_module
+    from tuiloss.core.sources import LineSource
+
+    monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
+    path = tmp_path / "metrics.csv"
+    clean = "".join(f"{i},{i / 7:.5f}\n" for i in range(5000))
+    path.write_text("step,loss\n" + clean)
+    source = LineSource(str(path), csv_module.CsvParser(), max_read=len(clean) // 3)
+    while source.read()[1]:
+        pass
+    with path.open("a") as handle:
+        handle.write("5000,oops\n")
+    items, _ = source.read()
+    (batch,) = items
+    assert [(e.line, e.reason) for e in batch.examples] == [(5002, "non-numeric value")]

@@ -79,3 +79,22 @@ def test_eval_counterpart():
     assert eval_counterpart("lm loss", ["lm loss", "validation lm loss"]) == "validation lm loss"
     assert eval_counterpart("trl", ["trl", "tel"]) == "tel"
     assert eval_counterpart("loss", ["loss", "lr"]) is None
+
+
+def test_a_backlog_makes_room_once_so_a_big_file_is_not_copied_chunk_after_chunk():
+    series = Series()
+    chunk = np.arange(1000, dtype=np.float64)
+    series.extend(chunk, chunk, backlog=9.0)  # nine more chunks like this one wait in the file
+    room = series.steps.nbytes
+    assert room >= 10_000 * 8
+    for k in range(1, 10):
+        series.extend(chunk + 1000 * k, chunk, backlog=9.0 - k)
+    assert series.steps.nbytes == room  # no regrowth: every chunk went into the room made
+    assert series.steps.view.tolist() == list(range(10_000))
+    assert series.segments == [series.segments[0]]
+
+
+def test_a_wild_backlog_reserves_at_most_a_hundred_times_the_batch():
+    series = Series()
+    series.extend(np.arange(10.0), np.arange(10.0), backlog=1e12)
+    assert series.steps.nbytes <= 8 * 1100

@@ -26,12 +26,20 @@ class Batch:
 
     ``series`` maps a metric name to ``(steps, values)``, two float64 arrays of the
     same length. NaN and Inf values are kept: they are findings, not gaps.
+
+    ``lines`` is how many lines the batch was read from, when the parser knows it
+    without counting them (the source counts otherwise). ``backlog`` is how many
+    bytes of the file wait unread per byte read for this batch: the store makes
+    room for the points they will likely bring, so a big file is not copied over
+    and over as its series grow.
     """
 
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)
     unmatched: int = 0
     examples: list[Skipped] = field(default_factory=list)
+    lines: int | None = None
+    backlog: float = 0.0
 
     MAX_EXAMPLES = 20
 

@@ -103,17 +103,22 @@ class LineSource:
             else:
                 self.tailer.consume(consumed)
             return items, chunk.more
-        body = data[consumed:end]
-        parsed = self._parse(body, self.line_no, batch)
+        parsed = self._parse(data, consumed, end, self.line_no, batch)
+        parsed.backlog = (chunk.unread + max(len(chunk.data) - end, 0)) / (end - consumed)
         items.append(parsed)
-        self.line_no += body.count(b"\n")
+        self.line_no += data.count(b"\n", consumed, end) if parsed.lines is None else parsed.lines
         self.tailer.consume(min(end, len(chunk.data)))
         return items, chunk.more
 
-    def _parse(self, body: bytes, first_line: int, batch: Batch) -> Batch:
-        if b"\x00" in body or _has_long_line(body):
-            body = _drop_bad_lines(body, first_line, batch)
-        parsed = self.parser.feed(body, first_line)
+    def _parse(self, data: bytes, start: int, end: int, first_line: int, batch: Batch) -> Batch:
+        """Parse the whole lines ``data[start:end]``, blanking out lines no parser should see."""
+        feed_range = getattr(self.parser, "feed_range", None)
+        if data.find(b"\x00", start, end) >= 0 or _has_long_line(data, start, end):
+            parsed = self.parser.feed(_drop_bad_lines(data[start:end], first_line, batch), first_line)
+        elif feed_range is not None:
+            parsed = feed_range(data, start, end, first_line)  # no copy of a 32 MiB chunk
+        else:
+            parsed = self.parser.feed(data[start:end], first_line)
         if batch.skipped:
             dropped = sum(batch.skipped.values())
             parsed.unmatched = max(parsed.unmatched - dropped, 0)
@@ -122,14 +127,14 @@ class LineSource:
         return parsed
 
 
-def _has_long_line(body: bytes) -> bool:
-    """Whether a line of ``body`` (whole lines) is longer than ``MAX_LINE`` bytes.
+def _has_long_line(body: bytes, start: int = 0, end: int | None = None) -> bool:
+    """Whether a line of ``body[start:end]`` (whole lines) is longer than ``MAX_LINE`` bytes.
 
     Jumps from newline to newline at most ``MAX_LINE`` bytes apart: a handful of
     C-level searches per chunk, since this runs on every chunk.
     """
-    start = 0
-    while len(body) - start > MAX_LINE + 1:
+    end = len(body) if end is None else end
+    while end - start > MAX_LINE + 1:
         newline = body.rfind(b"\n", start, start + MAX_LINE + 1)
         if newline < 0:
             return True

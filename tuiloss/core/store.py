@@ -27,6 +27,13 @@ class GrowableArray:
     def __len__(self) -> int:
         return self._size
 
+    def reserve(self, capacity: int) -> None:
+        """Make room for ``capacity`` values in all (pages not yet written cost no memory)."""
+        if capacity > len(self._data):
+            grown = np.empty(capacity, dtype=np.float64)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+
     def extend(self, values: np.ndarray) -> None:
         needed = self._size + len(values)
         if needed > len(self._data):
@@ -85,10 +92,18 @@ class Series:
         if len(self):
             self._pending = reason
 
-    def extend(self, steps: np.ndarray, values: np.ndarray) -> list[Segment]:
-        """Append points; return the segments they opened."""
+    def extend(self, steps: np.ndarray, values: np.ndarray, backlog: float = 0.0) -> list[Segment]:
+        """Append points; return the segments they opened.
+
+        ``backlog`` (unread bytes per byte that gave these points) sizes the room
+        made for what follows, at most 100 times these points.
+        """
         if not len(steps):
             return []
+        if backlog > 0:
+            room = len(self) + int(len(steps) * (1.0 + min(backlog, 100.0)) * 1.02) + 1
+            self.steps.reserve(room)
+            self.values.reserve(room)
         base = len(self)
         opened: list[Segment] = []
         if base == 0:
@@ -263,7 +278,7 @@ class Run:
             series = self.series.get(metric)
             if series is None:
                 series = self.series[metric] = Series()
-            series.extend(steps, values)
+            series.extend(steps, values, batch.backlog)
             added += len(steps)
         self.skipped.update(batch.skipped)
         room = Batch.MAX_EXAMPLES - len(self.skipped_examples)

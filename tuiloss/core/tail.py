@@ -38,7 +38,7 @@ class TailRead:
     means no more bytes will follow these (a rotated-away file being drained), so a
     last unterminated line is complete. ``more`` means read again at once: the
     read was capped, or the tail of a rotated-away file was returned and the new
-    file waits.
+    file waits. ``unread`` is how many bytes the file held past ``data``.
     """
 
     data: bytes
@@ -46,6 +46,7 @@ class TailRead:
     event: SegmentEvent | None = None
     final: bool = False
     more: bool = False
+    unread: int = 0
 
 
 class TailError(Exception):
@@ -176,7 +177,8 @@ class Tailer:
         data = os.pread(fd, want, self.offset) if want else b""
         if len(self._head) < HEAD_BYTES:
             self._head_source = os.pread(fd, HEAD_BYTES, 0)
-        return TailRead(data, self.offset, event, more=size - self.offset > len(data))
+        unread = max(size - self.offset - len(data), 0)
+        return TailRead(data, self.offset, event, more=unread > 0, unread=unread)
 
     def _skip_hole(self, fd: int, size: int) -> None:
         if _SEEK_DATA is None:
@@ -253,6 +255,7 @@ class Tailer:
             return None
         data = b""
         capped = False
+        unread = 0
         try:
             fd = os.open(path, OPEN_FLAGS)
         except OSError:
@@ -263,7 +266,8 @@ class Tailer:
                 if (st.st_dev, st.st_ino) == self._drain_ident and stat_module.S_ISREG(st.st_mode):
                     want = min(max(st.st_size - self._drain_offset, 0), self.max_read)
                     data = os.pread(fd, want, self._drain_offset) if want else b""
-                    capped = st.st_size - self._drain_offset > len(data)
+                    unread = max(st.st_size - self._drain_offset - len(data), 0)
+                    capped = unread > 0
             except OSError:
                 data = b""
             finally:
@@ -273,7 +277,7 @@ class Tailer:
             return None
         self._reading_drain = True
         self._drain_offered = self._drain_offset
-        return TailRead(data, self._drain_offset, None, final=not capped, more=True)
+        return TailRead(data, self._drain_offset, None, final=not capped, more=True, unread=unread)
 
 
 def _first_bytes(path: str, n: int) -> bytes:

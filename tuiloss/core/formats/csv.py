@@ -4,15 +4,20 @@ Chunks of whole lines go through pandas' C reader. Every numeric column becomes
 a metric; a cell that is empty is a gap, while ``nan``/``inf`` are kept as values.
 
 Most chunks hold only numbers and empty cells: they are parsed straight to
-float64, with no type inference and no per-column text work. A chunk with any
-``n`` or ``N`` (``nan``, ``inf``, ``None``, a repeated header) or any cell that is
-not a number takes the general path, which tells text, missing and NaN apart.
+float64, with no type inference and no per-column text work, in pieces on
+several threads (pandas' reader lets go of the GIL while it parses). A chunk
+with any ``n`` or ``N`` (``nan``, ``inf``, ``None``, a repeated header) or any cell
+that is not a number takes the general path, which tells text, missing and NaN
+apart.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,64 +53,103 @@ class CsvParser:
         self.metric_columns = set()
 
     def feed(self, data: bytes, first_line: int) -> Batch:
+        return self.feed_range(data, 0, len(data), first_line)
+
+    def feed_range(self, data: bytes, start: int, end: int, first_line: int) -> Batch:
+        """Parse the whole lines ``data[start:end]``, without copying them out."""
         batch = Batch()
-        start = 0
         if self.header is None:
-            start, first_line = self._take_header(data, first_line, batch)
-            if self.header is None or start >= len(data):
+            header_start = start
+            start, first_line = self._take_header(data, start, end, first_line)
+            if self.header is None or start >= end:
                 return batch
-        frame = self._read_numbers(data, start)
-        if frame is None:
-            lines = data.count(b"\n", start)
+            header_lines = data.count(b"\n", header_start, start)
+        else:
+            header_lines = 0
+        columns = self._read_numbers(data, start, end)
+        if columns is not None:
+            # One row per line: a blank line or a cell-less row sent the chunk to the general path.
+            batch.lines = header_lines + len(next(iter(columns.values())))
+            self._collect(columns, batch, first_line)
+            return batch
+        lines = data.count(b"\n", start, end)
+        try:
+            frame = self._read(data, start, end, **_GENERAL)
+        except Exception:  # pandas raises many types on hostile bytes
             try:
-                frame = self._read(data, start, **_GENERAL)
-            except Exception:  # pandas raises many types on hostile bytes
-                try:
-                    # an unbalanced quote swallows the rest of the chunk: read quotes as text
-                    frame = self._read(data, start, quoting=csv.QUOTE_NONE, **_GENERAL)
-                except Exception as exc:
-                    blank = _count_blank(data[start:])
-                    batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=lines - blank)
-                    return batch
-            if lines != len(frame):
-                bad_shape = lines - _count_blank(data[start:]) - len(frame)
-                if bad_shape > 0:
-                    batch.skip("wrong number of fields", first_line, count=bad_shape)
-        frame.columns = self.columns[: len(frame.columns)] + list(frame.columns[len(self.columns) :])
-        self._collect(frame, batch, first_line)
+                # an unbalanced quote swallows the rest of the chunk: read quotes as text
+                frame = self._read(data, start, end, quoting=csv.QUOTE_NONE, **_GENERAL)
+            except Exception as exc:
+                blank = _count_blank(data[start:end])
+                batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=lines - blank)
+                return batch
+        if lines != len(frame):
+            bad_shape = lines - _count_blank(data[start:end]) - len(frame)
+            if bad_shape > 0:
+                batch.skip("wrong number of fields", first_line, count=bad_shape)
+        names = self.columns[: len(frame.columns)] + list(frame.columns[len(self.columns) :])
+        self._collect({name: frame.iloc[:, k] for k, name in enumerate(names)}, batch, first_line)
         return batch
 
-    def _read(self, data: bytes, start: int, **options):
+    def _read(self, data: bytes, start: int, end: int, **options):
         import pandas as pd
 
         return pd.read_csv(
-            _Joined(self.header or b"", data, start),
+            _Joined(self.header or b"", data, start, end),
             sep=self.delimiter,
             engine="c",
             encoding_errors="replace",
             keep_default_na=False,
             na_values=[""],
-            skip_blank_lines=True,
             **options,
         )
 
-    def _read_numbers(self, data: bytes, start: int):
-        """The chunk as float64 columns, or None when some cell is not a plain number."""
-        if data.find(b"n", start) >= 0 or data.find(b"N", start) >= 0:
-            return None  # nan, inf, None, null, a header: the general path tells them apart
+    def _read_numbers(self, data: bytes, start: int, end: int) -> dict[str, np.ndarray] | None:
+        """The chunk as float64 columns, one row per line, or None.
+
+        None when some cell is not a plain number, a row has too many fields, a
+        line holds no number at all (blank, or only separators), or a line could
+        be cut other than at its newline (a quote, a carriage return).
+        """
+        for byte in (b"n", b"N", b'"', b"\r"):
+            if data.find(byte, start, end) >= 0:
+                return None  # nan, inf, None, null, a header, quoting: the general path tells them apart
+        pieces = _split_lines(data, start, end, _workers())
         try:
-            # A row with too many fields raises here, so a frame means no row was dropped.
-            return self._read(data, start, dtype=np.float64, on_bad_lines="error")
+            if len(pieces) == 1:
+                frames = [self._read_piece(data, *pieces[0])]
+            else:
+                frames = list(_pool().map(lambda piece: self._read_piece(data, *piece), pieces))
         except Exception:  # a cell that is not a number, a bad row, hostile bytes
             return None
+        names = self.columns[: len(frames[0].columns)]
+        if len(names) < len(frames[0].columns) or any(len(f.columns) != len(names) for f in frames):
+            return None
+        columns = {}
+        empty_row = None
+        for k, name in enumerate(names):
+            parts = [frame.iloc[:, k].to_numpy(dtype=np.float64) for frame in frames]
+            values = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            gaps = np.isnan(values)
+            if gaps.any():
+                empty_row = gaps if empty_row is None else empty_row & gaps
+            else:
+                empty_row = np.zeros(len(values), dtype=bool)
+            columns[name] = values
+        if empty_row is not None and empty_row.any():
+            return None  # a blank line or a row of empty cells: told apart by the general path
+        return columns
 
-    def _take_header(self, data: bytes, first_line: int, batch: Batch) -> tuple[int, int]:
+    def _read_piece(self, data: bytes, start: int, end: int):
+        # A row with too many fields raises here, so a frame means no row was dropped.
+        return self._read(data, start, end, dtype=np.float64, on_bad_lines="error", skip_blank_lines=False)
+
+    def _take_header(self, data: bytes, start: int, end: int, first_line: int) -> tuple[int, int]:
         """Find the header line; return where the data after it starts, and its line number."""
-        start = 0
-        while start < len(data):
-            newline = data.find(b"\n", start)
+        while start < end:
+            newline = data.find(b"\n", start, end)
             if newline < 0:
-                newline = len(data) - 1
+                newline = end - 1
             line = data[start : newline + 1]
             start, first_line = newline + 1, first_line + 1
             if not line.strip():
@@ -120,19 +164,22 @@ class CsvParser:
             break
         return start, first_line
 
-    def _collect(self, frame, batch: Batch, first_line: int) -> None:
+    def _collect(self, columns: dict, batch: Batch, first_line: int) -> None:
+        """Points and skipped rows of a chunk read as ``columns`` (numpy arrays or pandas columns)."""
         import pandas as pd
 
-        if not len(frame):
+        if not columns:
+            return
+        rows_read = len(next(iter(columns.values())))
+        if not rows_read:
             return
         header_rows = None
         numeric: dict[str, np.ndarray] = {}
         present: dict[str, np.ndarray | None] = {}  # None: every cell holds a number
         malformed = None
-        for name in frame.columns:
-            column = frame[name]
+        for name, column in columns.items():
             if column.dtype.kind in "fiub":
-                values = column.to_numpy(dtype=np.float64)
+                values = np.asarray(column, dtype=np.float64)
                 numeric[name] = values
                 gaps = np.isnan(values)
                 present[name] = ~gaps if gaps.any() else None
@@ -180,15 +227,15 @@ class CsvParser:
         else:
             numeric.pop(self.step_column, None)
             present.pop(self.step_column, None)
-            count = len(frame) if usable is None else int(usable.sum())
+            count = rows_read if usable is None else int(usable.sum())
             rows = np.arange(self.rows, self.rows + count, dtype=np.float64)
             if usable is None:
                 steps = rows
             else:
-                steps = np.full(len(frame), np.nan)
+                steps = np.full(rows_read, np.nan)
                 steps[usable] = rows
             self.rows += count
-        valued = np.zeros(len(frame), dtype=bool)
+        valued = np.zeros(rows_read, dtype=bool)
         for name, values in numeric.items():
             keep = present[name]
             if usable is not None:
@@ -207,29 +254,68 @@ class CsvParser:
 
 
 class _Joined:
-    """The header line and a chunk from ``start``, read as one file without copying them together."""
+    """The header line and ``data[start:end]``, read as one file without copying them together."""
 
-    def __init__(self, header: bytes, data: bytes, start: int) -> None:
-        self._parts = [(header, 0), (data, start)]
+    def __init__(self, header: bytes, data: bytes, start: int, end: int) -> None:
+        self._parts = [(header, 0, len(header)), (data, start, end)]
 
     def read(self, size: int = -1) -> bytes:
         out = b""
         while self._parts and (size < 0 or len(out) < size):
-            part, at = self._parts[0]
-            end = len(part) if size < 0 else min(len(part), at + size - len(out))
-            piece = part[at:end]
+            part, at, end = self._parts[0]
+            stop = end if size < 0 else min(end, at + size - len(out))
+            piece = part[at:stop]
             out = piece if not out else out + piece
-            if end >= len(part):
+            if stop >= end:
                 self._parts.pop(0)
             else:
-                self._parts[0] = (part, end)
+                self._parts[0] = (part, stop, end)
         return out
 
     def __iter__(self):
         return iter(lambda: self.read(1 << 16), b"")
 
 
-_GENERAL = {"skipinitialspace": True, "dtype": None, "low_memory": False, "on_bad_lines": "skip"}
+#: Chunks smaller than this are parsed on the calling thread: splitting costs more than it saves.
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+_MAX_WORKERS = 4
+
+
+@lru_cache(maxsize=1)
+def _workers() -> int:
+    """Threads a big chunk is parsed on: the CPUs this process may use, at most four."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        available = os.cpu_count() or 1
+    return max(1, min(available, _MAX_WORKERS))
+
+
+@lru_cache(maxsize=1)
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(_workers(), thread_name_prefix="tuiloss-csv")
+
+
+def _split_lines(data: bytes, start: int, end: int, parts: int) -> list[tuple[int, int]]:
+    """``data[start:end]`` (whole lines) cut at newlines into about ``parts`` equal pieces."""
+    if parts < 2 or end - start < PARALLEL_MIN_BYTES:
+        return [(start, end)]
+    cuts = [start]
+    for k in range(1, parts):
+        newline = data.find(b"\n", start + (end - start) * k // parts, end - 1)
+        if newline >= cuts[-1]:
+            cuts.append(newline + 1)
+    cuts.append(end)
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+_GENERAL = {
+    "skipinitialspace": True,
+    "dtype": None,
+    "low_memory": False,
+    "on_bad_lines": "skip",
+    "skip_blank_lines": True,
+}
 
 
 def _unique(names: list[str]) -> list[str]:
