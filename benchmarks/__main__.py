@@ -20,17 +20,18 @@ ALL = results.ORDER
 #: What holds back each figure that misses its target, from profiles (see the module docstrings).
 BOUNDS = {
     "csv": (
-        "The parser alone is ~1.6x `pandas.read_csv(path)`: pandas parsing a chunk from memory is"
-        " 1.0-1.2x its read of the path by itself, and pandas' C reader is the fastest CSV parser"
-        " available here (pyarrow's multithreaded one is not a dependency). The rest of a load is"
-        " outside the parser: the tailer's read, LineSource's NUL and long-line checks and line count,"
-        " and storing 20M points with amortised growth copies."
+        "`pandas.read_csv(path)` (pandas 3.1) maps the file and parses it on both cores with no copy;"
+        " tuiloss parses each 16 MiB read on both cores too (pieces cut at newlines, pandas' C reader),"
+        " which alone takes ~1.1-1.2x the baseline's whole read, because the pieces go through a file"
+        " object and every piece pays the reader's set-up. The rest is single-threaded: the read"
+        " itself, the scans that send a chunk to the numbers-only path, gathering the pieces, and"
+        " storing 20M points into fresh memory, whose page faults are slow and vary on this VM"
+        " (100-800 MB faulted per load). Parsing in place of the path would need pandas' private"
+        " buffer API; against pandas on one thread tuiloss is at or below 1x (see the note)."
     ),
     "jsonl": (
-        "The parser alone is ~0.6x the bare loop (lines of one layout read with bytes operations and"
-        " pandas, see `LineLayout` in text.py). The rest of a load (tailer read, LineSource's"
-        " long-line check, a numpy pass over every chunk that an `rfind` stepping 1 MiB at a time"
-        " would make free, NUL check, line count, storing the points) is ~0.5x."
+        "lines of one layout are read with bytes operations and pandas (see `LineLayout` in"
+        " text.py); the rest of a load is the read, the store and the line count."
     ),
     "text": "as JSONL: the parser alone is ~0.5x; LineSource and the store add the rest.",
     "redraw": (

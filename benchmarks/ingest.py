@@ -44,6 +44,17 @@ def read_csv_with_pandas(path: str) -> int:
     return int(pd.read_csv(path).shape[0])
 
 
+def read_csv_one_thread(path: str) -> int | None:
+    """``pandas.read_csv(path)`` held to one thread (pandas 3.1 reads a big path on several); None before 3.1."""
+    import pandas as pd
+
+    try:
+        with pd.option_context("mode.max_threads", 1):
+            return int(pd.read_csv(path).shape[0])
+    except (KeyError, ValueError, pd.errors.OptionError):
+        return None
+
+
 def loop_orjson(path: str) -> int:
     import orjson
 
@@ -150,6 +161,12 @@ def run(fmt: str, lines: int, repeat: int) -> tuple[Row, dict]:
         f"{lines:,} lines, {size / 1e6:,.0f} MB; tuiloss {points / ours / 1e6:.1f}M points/s;"
         f" the parser alone (fed the same chunks) {median(parse.ratios):.2f}x the baseline"
     )
+    if fmt == "csv" and read_csv_one_thread(path) is not None:
+        one_thread = median([timed(lambda: read_csv_one_thread(path)) for _ in range(3)])
+        note += (
+            f"; `pandas.read_csv` reads the path on several threads here: held to one thread it takes"
+            f" {one_thread:.2f} s, and tuiloss is {ours / one_thread:.2f}x that"
+        )
     if scan > 0.05 * ours:
         note += (
             f"; {scan / ours:.0%} of tuiloss's time is LineSource's per-line long-line scan"

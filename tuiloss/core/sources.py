@@ -116,7 +116,7 @@ class LineSource:
         if data.find(b"\x00", start, end) >= 0 or _has_long_line(data, start, end):
             parsed = self.parser.feed(_drop_bad_lines(data[start:end], first_line, batch), first_line)
         elif feed_range is not None:
-            parsed = feed_range(data, start, end, first_line)  # no copy of a 32 MiB chunk
+            parsed = feed_range(data, start, end, first_line)  # no copy of a whole read
         else:
             parsed = self.parser.feed(data[start:end], first_line)
         if batch.skipped:

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from tuiloss.core.model import SegmentEvent
 
 HEAD_BYTES = 64
-DEFAULT_MAX_READ = 32 * 1024 * 1024
+#: Reads are capped below the C allocator's largest mmap threshold (32 MiB), so one
+#: read's buffer is reused by the next instead of being mapped, and page-faulted in,
+#: fresh each time (a large share of a big file's load time otherwise).
+DEFAULT_MAX_READ = 16 * 1024 * 1024
 #: Holes smaller than this are read as the zeros they are.
 HOLE_BYTES = 1024 * 1024
 _SEEK_DATA = getattr(os, "SEEK_DATA", None)
