@@ -155,3 +155,59 @@ def test_a_thousand_runs_render_in_one_pass():
               for k in range(1000)]
     rows = render_chart(spec_of(*traces), 120, 40)
     assert len(rows) == 40 and all(len(row.plain) <= 120 for row in rows)
+
+
+def _draw_one_segment_at_a_time(spec: ChartSpec, columns: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The plain reading of how a trace is drawn: every point, and every segment cut at each dot column."""
+    width, height = 2 * columns, 4 * rows
+    dots = np.zeros((height, width), dtype=bool)
+    owner = np.full((rows, columns), -1)
+    x_lo, x_hi = spec.x_lim
+    y_lo, y_hi = spec.y_lim
+
+    def put(k: int, x: float, y_a: float, y_b: float) -> None:
+        c = int(np.rint(x))
+        a, b = sorted((int(np.rint(y_a)), int(np.rint(y_b))))
+        if not 0 <= c < width or b < 0 or a > height - 1:
+            return
+        a, b = max(a, 0), min(b, height - 1)
+        dots[a:b + 1, c] = True
+        owner[a // 4:b // 4 + 1, c // 2] = np.maximum(owner[a // 4:b // 4 + 1, c // 2], k)
+
+    for k, trace in enumerate(spec.traces):
+        gx = [(x - x_lo) / (x_hi - x_lo) * (width - 1) for x in trace.xs]
+        gy = [(1 - (y - y_lo) / (y_hi - y_lo)) * (height - 1) for y in trace.ys]
+        ok = [math.isfinite(x) and math.isfinite(y) for x, y in zip(gx, gy)]
+        for i in range(len(gx)):
+            if ok[i]:
+                put(k, gx[i], gy[i], gy[i])
+            if i + 1 < len(gx) and ok[i] and ok[i + 1] and trace.kind != "scatter":
+                pieces = min(abs(round(gx[i + 1]) - round(gx[i])), 4 * width) + 1
+                last = max(pieces - 1, 1)
+                for n in range(pieces):
+                    here, then = n / last, (min((n + 1) / last, 1.0) if pieces > 1 else 1.0)
+                    dy = gy[i + 1] - gy[i]
+                    put(k, gx[i] + here * (gx[i + 1] - gx[i]), gy[i] + here * dy, gy[i] + then * dy)
+    bits = (dots.reshape(rows, 4, columns, 2) * np.array([[1, 8], [2, 16], [4, 32], [64, 128]])[None, :, None, :])
+    return bits.sum(axis=(1, 3)), owner
+
+
+def test_the_batched_rasteriser_draws_what_drawing_one_segment_at_a_time_draws():
+    rng = np.random.default_rng(5)
+    for trial in range(20):
+        traces = []
+        for k in range(int(rng.integers(1, 6))):
+            n = int(rng.integers(1, 40))
+            xs = np.sort(rng.uniform(-0.1, 1.1, n)) if trial % 2 else np.geomspace(1e-3, 1, n)
+            ys = rng.uniform(-0.2, 1.2, n)
+            ys[rng.random(n) < 0.1] = np.nan
+            kind = "scatter" if rng.random() < 0.2 else "line"
+            traces.append(Trace(xs.tolist(), ys.tolist(), (k, 0, 0), "braille", kind=kind))
+        spec = spec_of(*traces)
+        columns, rows = int(rng.integers(3, 30)), int(rng.integers(2, 12))
+        codes, owner = rasterise(spec, columns, rows)
+        mask, expected_owner = _draw_one_segment_at_a_time(spec, columns, rows)
+        drawn = expected_owner >= 0
+        assert (owner == expected_owner).all(), trial
+        assert (codes[drawn] == 0x2800 + mask[drawn]).all(), trial
+        assert (codes[~drawn] == ord(" ")).all(), trial

@@ -126,3 +126,30 @@ def test_spike_and_drift_marks():
 
 def test_empty_chart_says_so():
     assert build_chart([], ChartView(), 40).empty == "no runs to show"
+
+
+def test_a_memo_reuses_the_points_of_an_unchanged_curve_and_not_of_a_changed_one():
+    from dataclasses import replace
+
+    from tuiloss.core.analysis import ColumnIndex
+
+    steps = np.arange(1, 5001, dtype=float)
+    index = ColumnIndex()
+    index.sync(steps, 1 / np.sqrt(steps))
+    curve = replace(_curve(steps, 1 / np.sqrt(steps)), raw=index.query)
+    memo: dict = {}
+    first = build_chart([curve], ChartView(), 80, memo=memo)
+    again = build_chart([curve], ChartView(), 80, memo=memo)
+    assert again.traces[0].xs is first.traces[0].xs  # same answer from the index: points reused
+    longer = np.arange(1, 6001, dtype=float)
+    values = 1 / np.sqrt(longer)
+    values[-1] = 5.0  # a spike at the new end
+    index.sync(longer, values)
+    grown = replace(curve, last_step=6000.0, raw=index.query)
+    after = build_chart([grown], ChartView(), 80, memo=memo)
+    assert after.traces[0].xs is not first.traces[0].xs
+    assert max(after.traces[0].ys) == 5.0
+    assert after.y_lim[1] > 5.0
+    fresh = build_chart([grown], ChartView(), 80)
+    assert np.array_equal(after.traces[0].xs, fresh.traces[0].xs)
+    assert np.array_equal(after.traces[0].ys, fresh.traces[0].ys)

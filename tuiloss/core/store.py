@@ -249,6 +249,7 @@ class Run:
     metric_override: str | None = None
     last_point_time: float | None = None
     points: int = 0
+    _primary: tuple[int, str | None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def skipped_lines(self) -> int:
@@ -258,7 +259,11 @@ class Run:
     def primary_metric(self) -> str | None:
         if self.metric_override is not None:
             return self.metric_override
-        return choose_primary(list(self.series))
+        # Metrics are only ever added, so their count says whether the choice can have changed.
+        cached = self._primary
+        if cached is None or cached[0] != len(self.series):
+            cached = self._primary = (len(self.series), choose_primary(list(self.series)))
+        return cached[1]
 
     @property
     def eval_metric(self) -> str | None:

@@ -191,6 +191,8 @@ class TuilossApp(App[None]):
         self._last_draw = 0.0
         self._smooth_cache: dict[tuple, tuple[int, np.ndarray]] = {}
         self._indexes: dict[tuple, ColumnIndex] = {}
+        self._insights_inputs: tuple | None = None
+        self._points_memo: dict = {}  # build_chart's per-curve points, reused while a curve is unchanged
         self.ingestor = Ingestor(self.engine, self.watcher, lambda event: self.post_message(IngestMessage(event)))
         self.insights_worker = InsightsWorker(lambda ready: self.post_message(InsightsMessage(ready)))
         self._stopped = False
@@ -393,10 +395,16 @@ class TuilossApp(App[None]):
             return
         numbers = {run.id: n for n, run in self._numbered()}
         shown = {run.id for run in self.shown_runs()}
+        width = max(20, self.insights_panel.size.width - 1) if self.insights_panel.size.width else 40
+        # Everything the text depends on: with a thousand runs, rendering it is a large share of a redraw.
+        inputs = (self.report, tuple(numbers.items()), frozenset(shown), repr(self.stalls),
+                  frozenset(self.new_anomalies), len(self.run_colors), self.view.ascii, self.view.no_color, width)
+        if inputs == self._insights_inputs:
+            return
+        self._insights_inputs = inputs
         report = dict(self.report)
         report["runs"] = [_with_stall(r, self.stalls.get(r["id"])) for r in self.report.get("runs", [])
                           if r["id"] in shown]
-        width = max(20, self.insights_panel.size.width - 1) if self.insights_panel.size.width else 40
         text = render_insights(
             report,
             colors={rid: _rich(c) for rid, c in self.run_colors.items()},
@@ -469,6 +477,8 @@ class TuilossApp(App[None]):
     def _curves(self) -> list[CurveInput]:
         curves = []
         marks_by_run = self._marks()
+        reported = {entry["id"]: entry.get("primary_metric") for entry in (self.report or {}).get("runs", [])}
+        color_index = {run_id: k for k, run_id in enumerate(self.run_colors)}
         for run in self.shown_runs():
             name = self.metric_of(run)
             if name is None or name not in run.series:
@@ -489,7 +499,7 @@ class TuilossApp(App[None]):
                 if eval_name and eval_name in run.series:
                     eval_steps, eval_values = run.series[eval_name].visible()
             first_positive = int(np.searchsorted(steps, 0.0, side="right"))
-            index = list(self.run_colors).index(run.id) if run.id in self.run_colors else 0
+            index = color_index.get(run.id, 0)
             curves.append(
                 CurveInput(
                     key=run.id,
@@ -502,7 +512,7 @@ class TuilossApp(App[None]):
                     smoothed=smoothed.query if smoothed is not None else None,
                     eval_steps=eval_steps,
                     eval_values=eval_values,
-                    marks=marks_by_run.get(run.id, []) if name == self._report_metric(run) else [],
+                    marks=marks_by_run.get(run.id, []) if name == reported.get(run.id) else [],
                     segment_starts=[(s.start_step, s.reason) for s in series.segments[1:]],
                     has_nonpositive_steps=bool(steps[0] <= 0),
                 )
@@ -516,12 +526,6 @@ class TuilossApp(App[None]):
             index = self._indexes[key] = ColumnIndex()
         index.sync(steps, values, key=segments)
         return index
-
-    def _report_metric(self, run: Run) -> str | None:
-        for entry in (self.report or {}).get("runs", []):
-            if entry["id"] == run.id:
-                return entry.get("primary_metric")
-        return None
 
     def _marks(self) -> dict[str, list[Mark]]:
         out: dict[str, list[Mark]] = {}
@@ -550,7 +554,7 @@ class TuilossApp(App[None]):
         label = self.metric or _common_metric(self.shown_runs()) or "loss"
         spec = build_chart(self._curves(), self.view, chart.plot_width, height=chart.plot_height,
                            metric=safe_label(label, 40),
-                           background=self._background())
+                           background=self._background(), memo=self._points_memo)
         if not self.loaded and self.load_progress is not None:
             spec.title += f" · loading {self.load_progress:.0%}"
         chart.draw(spec)

@@ -84,23 +84,39 @@ def _spans(traces: list[tuple[int, Trace]], spec: ChartSpec, columns: int, rows:
         gy = _scale(ys, *spec.y_lim, rows, flip=True)
     finite = np.isfinite(gx) & np.isfinite(gy)
     seg = finite[:-1] & finite[1:] & (owner[:-1] == owner[1:]) & joined[:-1]
-    start = np.flatnonzero(seg)
-    x0, y0 = gx[start], gy[start]
-    dx, dy = gx[start + 1] - x0, gy[start + 1] - y0
-    pieces = np.minimum(np.abs(np.rint(gx[start + 1]) - np.rint(x0)), 4 * columns).astype(np.int64) + 1
-    which = np.repeat(np.arange(len(start)), pieces)
-    first = np.cumsum(pieces) - pieces
-    index = np.arange(int(pieces.sum())) - first[which]
-    last = np.maximum(pieces - 1, 1)[which]
-    t_here = index / last
-    t_next = np.where(pieces[which] > 1, np.minimum((index + 1) / last, 1.0), 1.0)
-    ya = y0[which] + t_here * dy[which]
-    yb = y0[which] + t_next * dy[which]
-    col = np.concatenate([gx[finite], x0[which] + t_here * dx[which]])
-    lo = np.concatenate([gy[finite], np.minimum(ya, yb)])
-    hi = np.concatenate([gy[finite], np.maximum(ya, yb)])
-    who = np.concatenate([owner[finite], owner[start][which]])
-    col, lo, hi = np.rint(col), np.rint(lo), np.rint(hi)
+    # Most segments stay in their column or reach into the next: one run in their first
+    # column covers them (their end is the next segment's start, or a point drawn alone).
+    x0, y0, y1 = gx[:-1], gy[:-1], gy[1:]
+    with np.errstate(invalid="ignore"):
+        c0 = np.rint(x0)
+        reach = np.abs(np.rint(gx[1:]) - c0)
+    near = seg & (reach <= 1)
+    far = np.flatnonzero(seg & (reach > 1))
+    alone = finite.copy()
+    alone[:-1] &= ~seg  # a point that starts a segment is drawn with it
+    cols = [gx[alone], c0[near]]
+    los = [gy[alone], np.minimum(y0, y1)[near]]
+    his = [gy[alone], np.maximum(y0, y1)[near]]
+    whos = [owner[alone], owner[:-1][near]]
+    if len(far):
+        # A longer segment is cut at each column it crosses, one run per column.
+        x0, y0 = gx[far], gy[far]
+        dx, dy = gx[far + 1] - x0, gy[far + 1] - y0
+        pieces = np.minimum(reach[far], 4 * columns).astype(np.int64) + 1
+        which = np.repeat(np.arange(len(far)), pieces)
+        first = np.cumsum(pieces) - pieces
+        index = np.arange(int(pieces.sum())) - first[which]
+        last = (pieces - 1)[which]
+        t_here = index / last
+        t_next = np.minimum((index + 1) / last, 1.0)
+        ya = y0[which] + t_here * dy[which]
+        yb = y0[which] + t_next * dy[which]
+        cols.append(x0[which] + t_here * dx[which])
+        los.append(np.minimum(ya, yb))
+        his.append(np.maximum(ya, yb))
+        whos.append(owner[far][which])
+    col, lo, hi = np.rint(np.concatenate(cols)), np.rint(np.concatenate(los)), np.rint(np.concatenate(his))
+    who = np.concatenate(whos)
     keep = (col >= 0) & (col <= columns - 1) & (hi >= 0) & (lo <= rows - 1)
     lo = np.clip(lo[keep], 0, rows - 1)
     hi = np.clip(hi[keep], 0, rows - 1)
@@ -145,7 +161,7 @@ def rasterise(spec: ChartSpec, columns: int, rows: int) -> tuple[np.ndarray, np.
     codes = np.full((rows, columns), _SPACE, dtype=np.uint32)
     if rows == 0 or columns == 0 or not spec.traces:
         return codes, np.full((rows, columns), -1, dtype=np.int64)
-    drawn = [(k, t) for k, t in enumerate(spec.traces) if t.xs]
+    drawn = [(k, t) for k, t in enumerate(spec.traces) if len(t.xs)]
     col, lo, hi, who = _spans(drawn, spec, 2 * columns, 4 * rows)
     is_braille = np.array([t.marker == "braille" for t in spec.traces])
     fine = is_braille[who]

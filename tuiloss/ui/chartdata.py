@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -124,8 +124,8 @@ class Mark:
 
 @dataclass(slots=True)
 class Trace:
-    xs: list[float]
-    ys: list[float]
+    xs: Sequence[float]  # a list, or a read-only float64 array
+    ys: Sequence[float]
     color: tuple[int, int, int] | str
     marker: str
     kind: str = "line"  # line | scatter
@@ -269,13 +269,16 @@ def x_window(curves: list[CurveInput], view: ChartView) -> Window | None:
     return Window(lo, hi, False, lo, hi)
 
 
-def _column_points(cols: ColumnData, window: Window, log_y: bool) -> tuple[list[float], list[float]]:
+_NO_POINTS = (np.zeros(0), np.zeros(0))
+
+
+def _column_points(cols: ColumnData, window: Window, log_y: bool) -> tuple[np.ndarray, np.ndarray]:
     """Two points per column (min and max, ending on the side of the column's last value)."""
     ok = np.isfinite(cols.min) & np.isfinite(cols.max)
     if log_y:
         ok &= cols.min > 0
     if not ok.any():
-        return [], []
+        return _NO_POINTS
     x = cols.x[ok]
     lows, highs, last = cols.min[ok], cols.max[ok], cols.last[ok]
     if window.log:
@@ -292,7 +295,21 @@ def _column_points(cols: ColumnData, window: Window, log_y: bool) -> tuple[list[
     keep = np.ones(len(xs), dtype=bool)
     keep[1::2] = first != second
     keep &= np.isfinite(ys)
-    return xs[keep].tolist(), ys[keep].tolist()
+    xs, ys = xs[keep], ys[keep]
+    xs.flags.writeable = ys.flags.writeable = False  # a memo may hand them out again
+    return xs, ys
+
+
+def _points(memo: dict | None, key: tuple, cols: ColumnData, window: Window, log_y: bool):
+    """:func:`_column_points`, answered from ``memo`` when ``cols`` is the very answer it saw last."""
+    if memo is None:
+        return _column_points(cols, window, log_y)
+    seen = memo.get(key)
+    if seen is not None and seen[0] is cols and seen[1] == (window, log_y):
+        return seen[2]
+    points = _column_points(cols, window, log_y)
+    memo[key] = (cols, (window, log_y), points)
+    return points
 
 
 def value_axis(values, log: bool):
@@ -311,8 +328,13 @@ def build_chart(
     height: int = 20,
     metric: str = "",
     background: tuple[int, int, int] = (30, 30, 30),
+    memo: dict | None = None,
 ) -> ChartSpec:
-    """Everything the chart widget needs to draw, for a plot ``width`` x ``height`` cells."""
+    """Everything the chart widget needs to draw, for a plot ``width`` x ``height`` cells.
+
+    ``memo`` (a dict kept between calls) remembers each curve's points: a curve
+    whose column query returns the same answer object as last time reuses them.
+    """
     spec = ChartSpec()
     window = x_window(curves, view)
     if window is None:
@@ -333,21 +355,21 @@ def build_chart(
     for curve in curves:
         marker = "braille" if fine else curve.marker
         raw_cols = curve.raw(window.step_lo, window.step_hi, columns, window.log)
-        rx, ry = _column_points(raw_cols, window, view.log_y)
-        if ry:
-            y_seen.append(np.asarray(ry))
+        rx, ry = _points(memo, (curve.key, "raw"), raw_cols, window, view.log_y)
+        if len(ry):
+            y_seen.append(ry)
         bad = np.flatnonzero(raw_cols.nonfinite)
         for k in bad[:200]:
             nan_marks.append((window.to_x(float(raw_cols.x[k])), curve.color))
         if curve.smoothed is not None and view.smoothing > 0:
-            if rx:
+            if len(rx):
                 raw_traces.append(Trace(rx, ry, fade(curve.color, background) if fine else curve.color,
                                         "braille" if fine else "."))
-            sx, sy = _column_points(curve.smoothed(window.step_lo, window.step_hi, columns, window.log),
-                                    window, view.log_y)
-            if sx:
+            smooth_cols = curve.smoothed(window.step_lo, window.step_hi, columns, window.log)
+            sx, sy = _points(memo, (curve.key, "smoothed"), smooth_cols, window, view.log_y)
+            if len(sx):
                 main_traces.append(Trace(sx, sy, curve.color, marker))
-        elif rx:
+        elif len(rx):
             main_traces.append(Trace(rx, ry, curve.color, marker))
         if view.show_eval and curve.eval_steps is not None and len(curve.eval_steps):
             ex = np.asarray([window.to_x(float(s)) for s in curve.eval_steps])
