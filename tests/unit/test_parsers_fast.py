@@ -298,6 +298,10 @@ CSV_ODD = [
     lambda r, i: f"{i},{r.random():.4f},0.1\r",
     lambda r, i: f"{i}.5,{r.random():.4f},1e-3",
     lambda r, i: f"{i},-{r.random():.4f},+1E-3",
+    lambda r, i: f"{i},inf,-Infinity",
+    lambda r, i: f"{i},{r.random():.4f},1e",
+    lambda r, i: f"{i},None,0.1",
+    lambda r, i: f"{i}, {r.random():.4f} ,0.1",
 ]
 
 

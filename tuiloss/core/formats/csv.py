@@ -6,9 +6,8 @@ a metric; a cell that is empty is a gap, while ``nan``/``inf`` are kept as value
 Most chunks hold only numbers and empty cells: they are parsed straight to
 float64, with no type inference and no per-column text work, in pieces on
 several threads (pandas' reader lets go of the GIL while it parses). A chunk
-with any ``n`` or ``N`` (``nan``, ``inf``, ``None``, a repeated header) or any cell
-that is not a number takes the general path, which tells text, missing and NaN
-apart.
+with any cell that is not a number (``nan``, ``None``, a repeated header, text)
+takes the general path, which tells text, missing and NaN apart.
 """
 
 from __future__ import annotations
@@ -107,13 +106,15 @@ class CsvParser:
     def _read_numbers(self, data: bytes, start: int, end: int) -> dict[str, np.ndarray] | None:
         """The chunk as float64 columns, one row per line, or None.
 
-        None when some cell is not a plain number, a row has too many fields, a
-        line holds no number at all (blank, or only separators), or a line could
-        be cut other than at its newline (a quote, a carriage return).
+        None when some cell is not a number (``nan``, ``None``, a repeated header:
+        pandas' float reader refuses them, and the general path tells them apart), a
+        row has too many fields, a line holds no number at all (blank, or only
+        separators), or a line could be cut other than at its newline (a quote, a
+        carriage return).
         """
-        for byte in (b"n", b"N", b'"', b"\r"):
+        for byte in (b'"', b"\r"):
             if data.find(byte, start, end) >= 0:
-                return None  # nan, inf, None, null, a header, quoting: the general path tells them apart
+                return None
         pieces = _split_lines(data, start, end, _workers())
         try:
             if len(pieces) == 1:
