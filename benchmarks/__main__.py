@@ -27,7 +27,7 @@ BOUNDS = {
         " itself, the scans that send a chunk to the numbers-only path, gathering the pieces, and"
         " storing 20M points into fresh memory, whose page faults are slow and vary on this VM"
         " (100-800 MB faulted per load). Parsing in place of the path would need pandas' private"
-        " buffer API; against pandas on one thread tuiloss is at or below 1x (see the note)."
+        " buffer API. The note gives pandas held to one thread for comparison."
     ),
     "jsonl": (
         "lines of one layout are read with bytes operations and pandas (see `LineLayout` in"
@@ -45,9 +45,10 @@ BOUNDS = {
         " thread's redraws share the two cores and the GIL."
     ),
     "many-runs": (
-        "the rasteriser takes ~0.15 s for 1,000 traces; unchanged curves answer from their last"
-        " column query, and the rest is per-run Python work (syncing 1,000 indexes, building 1,000"
-        " curve inputs), which batching across runs would remove."
+        "a redraw rasterises every trace (~75 ms for 1,000); each run's column summary and points are"
+        " reused while it does not change. When every curve changed (a zoom, a resize, a new step"
+        " that moves the axis), each of the 1,000 is summarised again, one numpy pass of a few"
+        " dozen calls per run: that per-run overhead, not the points, bounds it."
     ),
 }
 

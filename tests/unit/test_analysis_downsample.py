@@ -58,8 +58,13 @@ def test_edges_linear_and_log():
     assert np.allclose(column_edges(1, 1000, 3, True), [1, 10, 100, 1000])
 
 
+@pytest.mark.parametrize("levels", [True, False], ids=["block levels", "one pass when small"])
 @pytest.mark.parametrize("n", [0, 1, 5, 31, 32, 33, 1000, 40_000])
-def test_index_matches_batch_for_any_split_and_range(n):
+def test_index_matches_batch_for_any_split_and_range(n, levels, monkeypatch):
+    from tuiloss.core.analysis import downsample
+
+    if levels:
+        monkeypatch.setattr(downsample, "_DIRECT_POINTS", 0)
     rng = np.random.default_rng(n)
     steps = np.sort(rng.choice(np.arange(0, 3 * n + 1), size=n)).astype(float)
     values = rng.normal(size=n)

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 _FANOUT = 32
+#: Up to this many points, one pass over them answers a query sooner than the block levels.
+_DIRECT_POINTS = 16_384
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -79,6 +82,15 @@ def column_edges(x_lo: float, x_hi: float, width: int, log_x: bool, min_positive
     edges[0] = x_lo
     edges[-1] = x_hi
     return edges
+
+
+@lru_cache(maxsize=64)
+def _layout(x_lo: float, x_hi: float, width: int, log_x: bool, min_positive: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Column edges and centres, shared read-only by every curve asked the same question."""
+    edges = column_edges(x_lo, x_hi, width, log_x, min_positive)
+    centres = _centres(edges, log_x)
+    edges.flags.writeable = centres.flags.writeable = False
+    return edges, centres
 
 
 def _column_bounds(steps: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -149,6 +161,10 @@ def minmax_columns(
     edges = column_edges(x_lo, x_hi, width, log_x, _min_positive(steps, x_lo, x_hi) if log_x else None)
     if not len(steps):
         return _empty(edges, log_x)
+    return _one_pass(steps, values, edges, _centres(edges, log_x))
+
+
+def _one_pass(steps: np.ndarray, values: np.ndarray, edges: np.ndarray, centres: np.ndarray) -> ColumnData:
     bounds = _column_bounds(steps, edges)
     starts, ends = bounds[:-1], bounds[1:]
     a, b = int(bounds[0]), int(bounds[-1])
@@ -156,10 +172,9 @@ def minmax_columns(
     vmin = np.full(w, np.nan)
     vmax = np.full(w, np.nan)
     nonfinite = np.zeros(w, bool)
-    finite = np.isfinite(values)
     if b > a:
         seg = values[a:b]
-        fin = finite[a:b]
+        fin = np.isfinite(seg)
         lo_src = np.where(fin, seg, np.inf)
         hi_src = np.where(fin, seg, -np.inf)
         has = ends > starts
@@ -171,7 +186,7 @@ def minmax_columns(
         vmax[has] = np.where(np.isfinite(maxs), maxs, np.nan)
         nonfinite[has] = bad
     last = _last_finite(values, starts, ends)
-    return ColumnData(_centres(edges, log_x), edges, vmin, vmax, last, (ends - starts).astype(np.int64), nonfinite)
+    return ColumnData(centres, edges, vmin, vmax, last, (ends - starts).astype(np.int64), nonfinite)
 
 
 class ColumnIndex:
@@ -291,9 +306,11 @@ class ColumnIndex:
                 min_pos = self._min_pos
             else:
                 min_pos = _min_positive(steps, x_lo, x_hi)
-        edges = column_edges(x_lo, x_hi, width, log_x, min_pos)
+        edges, centres = _layout(float(x_lo), float(x_hi), int(width), bool(log_x), min_pos)
         if not len(steps):
             return _empty(edges, log_x)
+        if len(steps) <= _DIRECT_POINTS:
+            return _one_pass(steps, values, edges, centres)
         bounds = _column_bounds(steps, edges)
         starts, ends = bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64)
         w = len(starts)
@@ -324,7 +341,7 @@ class ColumnIndex:
         vmin = np.where(np.isfinite(vmin), vmin, np.nan)
         vmax = np.where(np.isfinite(vmax), vmax, np.nan)
         last = _last_finite(values, starts, ends)
-        return ColumnData(_centres(edges, log_x), edges, vmin, vmax, last, (ends - starts).astype(np.int64), bad)
+        return ColumnData(centres, edges, vmin, vmax, last, (ends - starts).astype(np.int64), bad)
 
     def _fold(self, level: int, lo: np.ndarray, hi: np.ndarray, vmin: np.ndarray, vmax: np.ndarray, bad: np.ndarray) -> None:
         """Fold entries ``lo[k]:hi[k]`` of ``level`` into column ``k`` (short ranges, gathered)."""
