@@ -197,7 +197,8 @@ def _forget(app) -> None:
 
 
 async def _redraws(folder: str, repeat: int, timeout: float = 10.0,
-                   cold: bool = False) -> tuple[list[float], list[float], str, float]:
+                   cold: list[float] | None = None) -> tuple[list[float], list[float], str, float]:
+    """Redraw times of an unchanged chart; with ``cold``, also (into it) times with every curve changed."""
     app = make((folder,))
     began = time.perf_counter()
     async with app.run_test(size=SIZE) as pilot:
@@ -205,13 +206,17 @@ async def _redraws(folder: str, repeat: int, timeout: float = 10.0,
         load_seconds = time.perf_counter() - began
         frames = Frames(app.chart)
         out, builds = [], []
-        for _ in range(repeat):
+        for k in range(repeat if cold is None else 2 * repeat):
             await pilot.pause(app.redraw_interval + 0.05)
-            if cold:
+            if k % 2 and cold is not None:
                 _forget(app)
             moment = time.perf_counter()
             app.schedule_redraw()
-            out.append(await _frame_after(pilot, frames, moment, lambda spec: True, timeout))
+            took = await _frame_after(pilot, frames, moment, lambda spec: True, timeout)
+            if k % 2 and cold is not None:
+                cold.append(took)
+                continue
+            out.append(took)
             builds.append(frames.build_seconds[-1])
         chart = f"{app.chart.size.width}x{app.chart.size.height}"
     return out, builds, chart, load_seconds
@@ -275,8 +280,8 @@ def keys(points: int, runs: int, presses: int) -> Row:
 
 def many_runs(runs: int, points: int, repeat: int) -> Row:
     folder = runs_folder(f"{runs}x{points}", runs, points)
-    seconds, builds, chart, load_seconds = asyncio.run(_redraws(folder, repeat, timeout=300.0))
-    cold, _, _, _ = asyncio.run(_redraws(folder, repeat, timeout=300.0, cold=True))
+    cold: list[float] = []
+    seconds, builds, chart, load_seconds = asyncio.run(_redraws(folder, repeat, timeout=300.0, cold=cold))
     took = median(seconds)
     return Row(
         name="many-runs",
