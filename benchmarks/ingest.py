@@ -119,27 +119,16 @@ def parse_only(fmt: str, chunks: list[tuple[bytes, int]]) -> int:
     return sum(parser.feed(chunk, line).points for chunk, line in chunks)
 
 
-def long_line_scan_seconds(path: str) -> float:
-    """Time LineSource spends looking for over-long lines in the chunks of ``path``."""
-    from tuiloss.core import sources
-    from tuiloss.core.tail import DEFAULT_MAX_READ
+def long_line_scan_seconds(chunks: list[tuple[bytes, int]]) -> float:
+    """Time LineSource spends looking for over-long lines in ``chunks``."""
+    from tuiloss.core.sources import _has_long_line
 
-    scan = getattr(sources, "_has_long_line", None)
-    if scan is None:
-        return 0.0
     total = 0.0
-    rest = b""
-    with open(path, "rb") as handle:
-        while True:
-            block = handle.read(DEFAULT_MAX_READ)
-            if not block:
-                return total
-            block = rest + block
-            end = block.rfind(b"\n") + 1  # LineSource hands over whole lines only
-            block, rest = block[:end], block[end:]
-            started = time.perf_counter()
-            scan(block)
-            total += time.perf_counter() - started
+    for chunk, _ in chunks:
+        started = time.perf_counter()
+        _has_long_line(chunk)
+        total += time.perf_counter() - started
+    return total
 
 
 def run(fmt: str, lines: int, repeat: int) -> tuple[Row, dict]:
@@ -152,8 +141,8 @@ def run(fmt: str, lines: int, repeat: int) -> tuple[Row, dict]:
         raise AssertionError(f"{fmt}: tuiloss read {points} points, expected {expected}")
     timing = paired(lambda: load_with_tuiloss(path), lambda: BASELINES[fmt](path), repeat)
     raw = median([timed(lambda: read_raw(path)) for _ in range(3)])
-    scan = long_line_scan_seconds(path)
     chunks = chunks_of(path)
+    scan = long_line_scan_seconds(chunks)
     parse = paired(lambda: parse_only(fmt, chunks), lambda: BASELINES[fmt](path), repeat)
     del chunks
     ours = median(timing.ours)

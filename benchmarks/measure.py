@@ -74,6 +74,11 @@ def ratio_row(name: str, what: str, timing: Timing, limit: float, note: str = ""
     )
 
 
+def limit_row(name: str, what: str, value: float, limit: float, target: str, note: str = "", unit: str = "s") -> Row:
+    """A row held to an absolute limit: the limit stands as its baseline."""
+    return Row(name, what, value, limit, value / limit, target, value <= limit, unit, note)
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 

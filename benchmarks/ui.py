@@ -24,7 +24,7 @@ import termios
 import time
 
 from benchmarks.datagen import DATA_DIR, cached_log, write_log
-from benchmarks.measure import Row, Timing, median, percentile, ratio_row
+from benchmarks.measure import Row, Timing, limit_row, median, percentile, ratio_row
 
 SIZE = (200, 50)
 TERMINAL_ENV = {"TERM": "xterm-256color", "COLORTERM": "truecolor"}
@@ -165,16 +165,9 @@ def latency(appends: int, poll: float | None) -> Row:
     what = f"append -> on screen, {'polling every %gs' % poll if poll else 'inotify'} (p95)"
     if poll is None and mode != "inotify":
         what += f" [watcher chose {mode}]"
-    return Row(
-        name=name,
-        what=what,
-        ours=p95,
-        baseline=limit,
-        ratio=p95 / limit,
-        target=f"p95 <= {limit * 1000:.0f} ms",
-        passed=p95 <= limit,
-        unit="s",
-        note=f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {max(seconds) * 1000:.0f} ms over {len(seconds)} appends to a JSONL run",
+    return limit_row(
+        name, what, p95, limit, f"p95 <= {limit * 1000:.0f} ms",
+        f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {max(seconds) * 1000:.0f} ms over {len(seconds)} appends to a JSONL run",
     )
 
 
@@ -266,15 +259,9 @@ def keys(points: int, runs: int, presses: int) -> Row:
     folder = runs_folder(f"{runs}x{points}", runs, points)
     seconds = asyncio.run(_key_frames(folder, presses))
     p50, p95 = median(seconds), percentile(seconds, 0.95)
-    return Row(
-        name="keys",
-        what=f"key -> redrawn frame, toggling a run with {runs} runs x {points:,} points (p95)",
-        ours=p95,
-        baseline=0.15,
-        ratio=p95 / 0.15,
-        target="p95 <= 150 ms",
-        passed=p95 <= 0.15,
-        note=f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms over {presses} presses of '1'",
+    return limit_row(
+        "keys", f"key -> redrawn frame, toggling a run with {runs} runs x {points:,} points (p95)", p95, 0.15,
+        "p95 <= 150 ms", f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms over {presses} presses of '1'",
     )
 
 
@@ -283,15 +270,10 @@ def many_runs(runs: int, points: int, repeat: int) -> Row:
     cold: list[float] = []
     seconds, builds, chart, load_seconds = asyncio.run(_redraws(folder, repeat, timeout=300.0, cold=cold))
     took = median(seconds)
-    return Row(
-        name="many-runs",
-        what=f"{runs:,} run files of {points:,} points: redraw (load reported)",
-        ours=took,
-        baseline=0.2,
-        ratio=took / 0.2,
-        target="redraw <= 200 ms",
-        passed=took <= 0.2,
-        note=f"load {load_seconds:.1f} s; redraw {took * 1000:.0f} ms, frame build {median(builds) * 1000:.0f} ms;"
+    return limit_row(
+        "many-runs", f"{runs:,} run files of {points:,} points: redraw (load reported)", took, 0.2,
+        "redraw <= 200 ms",
+        f"load {load_seconds:.1f} s; redraw {took * 1000:.0f} ms, frame build {median(builds) * 1000:.0f} ms;"
         f" unchanged curves reuse their column summaries and points: with those dropped, as if every"
         f" curve had changed, a redraw takes {median(cold) * 1000:.0f} ms",
     )

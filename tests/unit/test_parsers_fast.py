@@ -17,17 +17,21 @@ from tuiloss.core.formats.jsonl import JsonlParser
 from tuiloss.core.formats.text import LineLayout, TextParser
 
 
+def line_chunks(data: bytes, cuts: list[int]) -> list[tuple[int, int, int]]:
+    """``data`` cut at the last newline before each of ``cuts``: (start, end, first line) of each chunk."""
+    bounds = sorted({0, len(data), *(data.rfind(b"\n", 0, c) + 1 for c in cuts)})
+    out, line = [], 1
+    for start, end in zip(bounds, bounds[1:]):
+        if end > start:
+            out.append((start, end, line))
+            line += data.count(b"\n", start, end)
+    return out
+
+
 def feed_all(make, data: bytes, cuts: list[int], layouts: bool, monkeypatch):
     monkeypatch.setattr(text_module, "LAYOUT_MIN_BYTES", 0 if layouts else 1 << 60)
     parser = make()
-    batches = []
-    line = 1
-    bounds = sorted({0, len(data), *(data.rfind(b"\n", 0, c) + 1 for c in cuts)})
-    for start, end in zip(bounds, bounds[1:]):
-        chunk = data[start:end]
-        if chunk:
-            batches.append(parser.feed(chunk, line))
-            line += chunk.count(b"\n")
+    batches = [parser.feed(data[start:end], line) for start, end, line in line_chunks(data, cuts)]
     return parser, batches
 
 
@@ -326,15 +330,12 @@ def feed_csv(data: bytes, cuts: list[int], fast: bool, monkeypatch):
             patch.setattr(csv_module.CsvParser, "_read_numbers", lambda self, data, start, end: None)
         parser = csv_module.CsvParser()
         batches = []
-        line = 1
-        bounds = sorted({0, len(data), *(data.rfind(b"\n", 0, c) + 1 for c in cuts)})
-        for start, end in zip(bounds, bounds[1:]):
+        for start, end, line in line_chunks(data, cuts):
             # the chunk is handed over in place, with bytes of the next line after it
             batch = parser.feed_range(data, start, end, line)
             if batch.lines is not None:
                 assert batch.lines == data.count(b"\n", start, end)
             batches.append(batch)
-            line += data.count(b"\n", start, end)
     return batches
 
 

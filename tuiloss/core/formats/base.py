@@ -36,6 +36,10 @@ class LineParser(Protocol):
     def restart(self) -> None:
         """The file started over (truncated, replaced): forget per-file state."""
 
+    # A parser may also offer ``feed_range(data, start, end, first_line)``, parsing the whole
+    # lines ``data[start:end]`` in place: the source then hands over its read buffer instead
+    # of a copy of those lines (CsvParser does; a big read is then not copied again).
+
 
 class DocumentParser(Protocol):
     """Parses a file that is rewritten whole (HF trainer_state.json)."""
