@@ -10,7 +10,7 @@ import pytest
 
 from tuiloss.ui.app import make_app
 
-from ui_helpers import FROZEN_NOW, StaticWatcher, freeze_mtimes, wait_loaded
+from ui_helpers import FROZEN_NOW, StaticWatcher, freeze_mtimes, settle, wait_loaded
 
 
 @pytest.fixture
@@ -27,7 +27,6 @@ def frozen_app(sample_logs, config_for, tmp_path):
 def _ready(app):
     async def run_before(pilot):
         await wait_loaded(pilot, app)
-        await pilot.pause(0.3)
 
     return run_before
 
@@ -48,6 +47,6 @@ def test_ascii_linear_zoomed_with_cursor_120x40(snap_compare, frozen_app):
     async def run_before(pilot):
         await wait_loaded(pilot, app)
         await pilot.press("left_square_bracket", "end", "left", "left")
-        await pilot.pause(0.3)
+        await settle(pilot, app)
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)

@@ -27,7 +27,18 @@ async def wait_loaded(pilot, app, timeout: float = 20.0) -> None:
     """Until the first load is applied and the insights of it are shown."""
     await wait_for(pilot, lambda: app.loaded and app.report is not None
                    and app.report_generation >= (app._baseline_generation or 1), timeout, "the first load")
-    await pilot.pause(0.15)  # let the throttled redraw run
+    await settle(pilot, app, timeout)
+
+
+async def settle(pilot, app, timeout: float = 10.0) -> None:
+    """Until no throttled redraw is pending and the runs list has laid out what it was given.
+
+    The list (a DataTable) sizes its columns when it is next idle: a screen taken before
+    that shows the new rows in the old column widths.
+    """
+    await wait_for(pilot, lambda: app._redraw_timer is None
+                   and not getattr(app.run_list, "_require_update_dimensions", False), timeout, "a settled screen")
+    await pilot.pause()
 
 
 def freeze_mtimes(folder: Path, when: float = FROZEN_MTIME) -> None:
