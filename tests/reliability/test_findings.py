@@ -149,3 +149,12 @@ def test_discovery_does_not_follow_links_out_of_the_tree(tmp_path):
     (root / "data").symlink_to(outside)
     found = discover([str(root)])
     assert [run.path for run in found.runs] == [str(root / "train.log")]
+
+
+def test_a_pattern_match_whose_optional_metric_groups_all_missed_is_counted():
+    from tuiloss.core.formats.text import PatternParser
+
+    parser = PatternParser(r"step=(?P<step>[^ ]*) .*?acc=(?P<acc>[-\d.e]+)?")
+    batch = parser.feed(b"step=3 x acc=\n", 1)
+    assert not batch.series
+    assert batch.skipped == {"no value": 1}

@@ -1005,16 +1005,20 @@ class PatternParser:
             else:
                 step = float(self.rows)
             self.rows += 1
-            found = 0
+            found = malformed = 0
             for name in self.metric_groups:
                 raw = match[name]
                 if raw is None:
                     continue
                 value = _num(raw)
                 if value is None:
+                    malformed += 1
                     batch.skip("malformed value", _line_no(text, match.start(), first_line), match[0])
                     continue
                 found += _emit(state, step, name, value)
+            if not found and not malformed:
+                # optional groups that all missed: a matched line with nothing to plot, said so
+                batch.skip("no value", _line_no(text, match.start(), first_line), match[0])
         batch.unmatched = max(text.count("\n") - matched, 0)
         for name, (steps, values) in state.columns.items():
             batch.add(name, steps, values)
