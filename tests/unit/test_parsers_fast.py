@@ -320,12 +320,14 @@ def csv_log(seed: int, lines: int, odd_share: float) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
-def feed_csv(data: bytes, cuts: list[int], fast: bool, monkeypatch):
+def feed_csv(data: bytes, cuts: list[int], fast: bool, monkeypatch, buffers: bool = True):
     from tuiloss.core.formats import csv as csv_module
 
     with monkeypatch.context() as patch:
         patch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
         patch.setattr(csv_module, "_workers", lambda: 3)
+        if not buffers:  # as with a pandas whose C reader cannot parse a buffer in place
+            patch.setattr(csv_module, "_buffer_api", False)
         if not fast:
             patch.setattr(csv_module.CsvParser, "_read_numbers", lambda self, data, start, end: None)
         parser = csv_module.CsvParser()
@@ -339,17 +341,72 @@ def feed_csv(data: bytes, cuts: list[int], fast: bool, monkeypatch):
     return batches
 
 
+@pytest.mark.parametrize("buffers", [True, False], ids=["buffer-readers", "read_csv"])
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("odd_share", [0.0, 0.0005, 0.02])
-def test_csv_threaded_numbers_path_reads_what_the_general_path_reads(seed, odd_share, monkeypatch):
+def test_csv_threaded_numbers_path_reads_what_the_general_path_reads(seed, odd_share, buffers, monkeypatch):
     data = csv_log(seed, 6000, odd_share)
     rng = random.Random(seed)
     cuts = sorted(rng.randrange(len(data)) for _ in range(rng.randrange(0, 6)))
-    fast = feed_csv(data, cuts, True, monkeypatch)
+    fast = feed_csv(data, cuts, True, monkeypatch, buffers)
     slow = feed_csv(data, cuts, False, monkeypatch)
     assert_same(fast, slow)
     if odd_share == 0.0:
         assert all(batch.lines is not None for batch in fast)  # the threaded path was taken
+
+
+def has_buffer_api() -> bool:
+    from pandas._libs import parsers
+
+    return hasattr(parsers.TextReader, "load_buffer")
+
+
+def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp_path, monkeypatch):
+    from tuiloss.core.formats import csv as csv_module
+    from tuiloss.core.sources import LineSource
+
+    monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
+    monkeypatch.setattr(csv_module, "_workers", lambda: 2)
+    path = tmp_path / "metrics.csv"
+    lines = 400_000  # over two reads of the smallest size a source reads
+    path.write_text("step,loss\n" + "".join(f"{i},{i / 7:.5f}\n" for i in range(lines)))
+    parser = csv_module.CsvParser()
+    source = LineSource(str(path), parser, max_read=1)
+    _, more = source.read()
+    assert more
+    kept = [reader for reader in parser._readers if reader is not None]
+    assert len(kept) == (2 if has_buffer_api() else 0)
+    while more:
+        _, more = source.read()
+    assert parser._readers == []  # read to its end: their buffers are freed
+    with path.open("a") as handle:
+        handle.write(f"{lines},oops\n{lines + 1},0.5\n")
+    (batch,), _ = source.read()
+    assert batch.skipped == {"non-numeric value": 1}
+    assert [list(v) for v in batch.series["loss"]] == [[lines + 1.0], [0.5]]
+
+
+def test_csv_a_failed_buffer_read_does_not_spoil_the_next_chunk(monkeypatch):
+    from tuiloss.core.formats import csv as csv_module
+
+    monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
+    monkeypatch.setattr(csv_module, "_workers", lambda: 2)
+    parser = csv_module.CsvParser()
+    good = "".join(f"{i},{i / 7:.5f},0.1\n" for i in range(400)).encode()
+    bad = good.replace(b"\n7,", b"\n7,x", 1)  # one cell that is not a number: the general path
+    batches = [parser.feed(chunk, 1) for chunk in (b"step,loss,lr\n" + good, bad, good)]
+    assert batches[1].skipped == {"non-numeric value": 1}
+    assert batches[2].lines == 400  # the numbers-only path again
+    assert np.array_equal(batches[2].series["loss"][1], batches[0].series["loss"][1])
+
+
+def test_csv_quoted_header_names_may_hold_the_delimiter():
+    from tuiloss.core.formats.csv import CsvParser
+
+    parser = CsvParser()
+    batch = parser.feed(b'step,"loss, train",lr\n1,0.5,0.1\n2,0.4,0.2\n', 1)
+    assert parser.columns == ["step", "loss, train", "lr"]
+    assert [list(v) for v in batch.series["loss, train"]] == [[1.0, 2.0], [0.5, 0.4]]
 
 
 def test_csv_line_numbers_stay_right_after_chunks_read_without_counting(tmp_path, monkeypatch):

@@ -79,6 +79,7 @@ class LineSource:
             self._skipping_long = False
         data = chunk.data
         if not data:
+            self._rest(chunk.more)
             return items, chunk.more
         batch = Batch()
         consumed = 0
@@ -108,7 +109,14 @@ class LineSource:
         items.append(parsed)
         self.line_no += data.count(b"\n", consumed, end) if parsed.lines is None else parsed.lines
         self.tailer.consume(min(end, len(chunk.data)))
+        self._rest(chunk.more)
         return items, chunk.more
+
+    def _rest(self, more: bool) -> None:
+        """Tell a parser that keeps things for big reads that the file is read to its end."""
+        rest = getattr(self.parser, "rest", None)
+        if rest is not None and not more:
+            rest()
 
     def _parse(self, data: bytes, start: int, end: int, first_line: int, batch: Batch) -> Batch:
         """Parse the whole lines ``data[start:end]``, blanking out lines no parser should see."""

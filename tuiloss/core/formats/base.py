@@ -39,6 +39,8 @@ class LineParser(Protocol):
     # A parser may also offer ``feed_range(data, start, end, first_line)``, parsing the whole
     # lines ``data[start:end]`` in place: the source then hands over its read buffer instead
     # of a copy of those lines (CsvParser does; a big read is then not copied again).
+    # And ``rest()``, called when the source has read the file to its end: a parser that
+    # keeps buffers between big reads frees them there (CsvParser's pandas readers).
 
 
 class DocumentParser(Protocol):

@@ -5,14 +5,17 @@ a metric; a cell that is empty is a gap, while ``nan``/``inf`` are kept as value
 
 Most chunks hold only numbers and empty cells: they are parsed straight to
 float64, with no type inference and no per-column text work, in pieces on
-several threads (pandas' reader lets go of the GIL while it parses). A chunk
-with any cell that is not a number (``nan``, ``None``, a repeated header, text)
-takes the general path, which tells text, missing and NaN apart.
+several threads (pandas' reader lets go of the GIL while it parses). Where
+pandas' C reader can parse a buffer in place (pandas 3.1), each piece of a big
+chunk is handed to a reader kept for that piece until the file is read to its
+end. A chunk with any cell that is not a number (``nan``, ``None``, a repeated
+header, text) takes the general path, which tells text, missing and NaN apart.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -43,13 +46,21 @@ class CsvParser:
         # bad cell counts the same wherever reads split the file; a column that never
         # held a number is text (dates, split names).
         self.metric_columns: set[str] = set()
+        # pandas readers for the pieces of big chunks, one per piece, kept while the
+        # file is read to its end: a reader's buffers are then reused, not faulted in anew
+        self._readers: list = []
 
     def restart(self) -> None:
+        self._readers = []
         self.header = None
         self.columns = []
         self.step_column = None
         self.rows = 0
         self.metric_columns = set()
+
+    def rest(self) -> None:
+        """The source has read the file to its end: free what big reads kept."""
+        self._readers = []
 
     def feed(self, data: bytes, first_line: int) -> Batch:
         return self.feed_range(data, 0, len(data), first_line)
@@ -115,22 +126,29 @@ class CsvParser:
         for byte in (b'"', b"\r"):
             if data.find(byte, start, end) >= 0:
                 return None
+        width = len(self.columns)
         pieces = _split_lines(data, start, end, _workers())
-        try:
-            if len(pieces) == 1:
-                frames = [self._read_piece(data, *pieces[0])]
-            else:
-                frames = list(_pool().map(lambda piece: self._read_piece(data, *piece), pieces))
-        except Exception:  # a cell that is not a number, a bad row, hostile bytes
-            return None
-        names = self.columns[: len(frames[0].columns)]
-        if len(names) < len(frames[0].columns) or any(len(f.columns) != len(names) for f in frames):
+        if len(pieces) == 1:
+            jobs = [(*pieces[0], width, None)]
+        else:
+            self._readers.extend([None] * (len(pieces) - len(self._readers)))
+            jobs = [(*piece, width, slot) for slot, piece in enumerate(pieces)]
+
+        def attempt(job) -> list[np.ndarray] | None:
+            try:
+                return self._read_piece(data, *job)
+            except Exception:  # a cell that is not a number, a bad row, hostile bytes
+                return None
+
+        # Every piece is waited for, failed or not: a piece still parsing must not
+        # share its reader with the next chunk.
+        parts = [attempt(jobs[0])] if len(jobs) == 1 else list(_pool().map(attempt, jobs))
+        if any(part is None for part in parts):
             return None
         columns = {}
         empty_row = None
-        for k, name in enumerate(names):
-            parts = [frame.iloc[:, k].to_numpy(dtype=np.float64) for frame in frames]
-            values = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        for k, name in enumerate(self.columns):
+            values = parts[0][k] if len(parts) == 1 else np.concatenate([part[k] for part in parts])
             gaps = np.isnan(values)
             if gaps.any():
                 empty_row = gaps if empty_row is None else empty_row & gaps
@@ -141,9 +159,30 @@ class CsvParser:
             return None  # a blank line or a row of empty cells: told apart by the general path
         return columns
 
-    def _read_piece(self, data: bytes, start: int, end: int):
-        # A row with too many fields raises here, so a frame means no row was dropped.
-        return self._read(data, start, end, dtype=np.float64, on_bad_lines="error", skip_blank_lines=False)
+    def _read_piece(self, data: bytes, start: int, end: int, width: int, slot: int | None) -> list[np.ndarray]:
+        """``data[start:end]`` as ``width`` float64 columns; raises on a cell that is not a number.
+
+        A row with too many fields raises too, so every line is a row. A piece of a
+        big chunk (``slot`` given) goes to that slot's reader when pandas has one.
+        """
+        engine = None
+        if slot is not None:
+            engine = self._readers[slot]
+            if engine is None:
+                engine = self._readers[slot] = _new_buffer_reader(width, self.delimiter)
+        if engine is None:
+            frame = self._read(data, start, end, dtype=np.float64, on_bad_lines="error", skip_blank_lines=False)
+            if len(frame.columns) != width:
+                raise ValueError("the header and pandas disagree on the columns")
+            return [frame.iloc[:, k].to_numpy(dtype=np.float64) for k in range(width)]
+        try:
+            engine._reader.load_buffer(memoryview(data)[start:end])
+            engine._first_chunk = True  # else a reused reader takes an empty read for the end
+            _, _, arrays = engine.read()
+        except BaseException:
+            self._readers[slot] = None  # its state after a failed read is unknown
+            raise
+        return [np.asarray(arrays[k], dtype=np.float64) for k in range(width)]
 
     def _take_header(self, data: bytes, start: int, end: int, first_line: int) -> tuple[int, int]:
         """Find the header line; return where the data after it starts, and its line number."""
@@ -158,7 +197,10 @@ class CsvParser:
             text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
             if self.delimiter is None:
                 self.delimiter = "\t" if text.count("\t") > text.count(",") else ","
-            names = [name.strip().strip('"') for name in text.split(self.delimiter)]
+            if text.count('"') % 2 == 0:  # a quoted name may hold the delimiter
+                names = [name.strip() for name in next(csv.reader([text], delimiter=self.delimiter))]
+            else:
+                names = [name.strip().strip('"') for name in text.split(self.delimiter)]
             self.header = line.lstrip(b"\xef\xbb\xbf")
             self.columns = _unique(names)
             self.step_column = find_step_key(self.columns)
@@ -295,6 +337,49 @@ def _workers() -> int:
 @lru_cache(maxsize=1)
 def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(_workers(), thread_name_prefix="tuiloss-csv")
+
+
+_buffer_api: bool | None = None  # whether this pandas' C reader parses a buffer in place
+
+
+def _new_buffer_reader(width: int, delimiter: str | None):
+    """A pandas C reader of ``width`` float64 columns that parses a buffer in place, or None.
+
+    pandas 3.1 gave its C reader ``load_buffer`` for its own parallel ``read_csv``:
+    it parses a slice of memory where it lies, without the file-object reads and
+    the set-up that each ``read_csv`` call pays, and it keeps its parse buffers
+    for the next slice. That is not public API, so it is looked for; None means
+    pieces are read through ``read_csv``.
+    """
+    global _buffer_api
+    if _buffer_api is False:
+        return None
+    import pandas as pd
+
+    try:
+        engine = pd.read_csv(
+            io.BytesIO(b""),
+            header=None,
+            names=list(range(width)),
+            index_col=False,
+            sep=delimiter,
+            engine="c",
+            encoding_errors="replace",
+            keep_default_na=False,
+            na_values=[""],
+            dtype=np.float64,
+            on_bad_lines="error",
+            skip_blank_lines=False,
+            low_memory=False,
+            iterator=True,
+        )._engine
+        engine._reader.load_buffer  # noqa: B018 - the method this path needs
+        engine._reader.trim_after_read = False  # without it, every slice pays fresh buffers
+    except Exception:
+        _buffer_api = False
+        return None
+    _buffer_api = True
+    return engine
 
 
 def _split_lines(data: bytes, start: int, end: int, parts: int) -> list[tuple[int, int]]:
