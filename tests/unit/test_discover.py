@@ -2,7 +2,9 @@
 
 import json
 import os
+import threading
 
+import pytest
 
 from tuiloss.core.discover import discover, make_labels, sniff
 from tuiloss.core.engine import load
@@ -150,3 +152,35 @@ def test_links_to_folders_outside_the_tree_are_passed_over_with_a_reason(tmp_pat
     assert [run.path for run in found.runs] == [str(root / "a" / "train.log")]
     assert dict(found.ignored)[str(root / "data")].startswith("link to a folder outside")
     assert len(discover([str(root), str(outside)]).runs) == 2
+
+
+def test_load_reads_ahead_on_a_thread_and_stores_every_read_in_order(tmp_path, monkeypatch):
+    from tuiloss.core import engine as engine_module
+    from tuiloss.core import sources as sources_module
+
+    write(tmp_path / "a.csv", "step,loss\n" + "".join(f"{i},{1 / (i + 1):.6f}\n" for i in range(300_000)))
+    reads = []
+    real = engine_module.Engine.read
+
+    def read(self, *args, **kwargs):
+        reads.append(threading.current_thread().name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine_module.Engine, "read", read)
+    monkeypatch.setattr(sources_module, "DEFAULT_MAX_READ", 1)  # reads of the smallest size: several
+    store, _, _ = engine_module.load([str(tmp_path)])
+    (run,) = list(store)
+    steps, values = run.series["loss"].visible()
+    assert steps.tolist() == list(range(300_000))
+    assert len(reads) > 1 and set(reads) == {"tuiloss-load"}
+    assert not [t for t in threading.enumerate() if t.name == "tuiloss-load"]
+
+
+def test_load_raises_what_a_read_raised_and_leaves_no_reader_behind(tmp_path, monkeypatch):
+    from tuiloss.core import engine as engine_module
+
+    write(tmp_path / "a.jsonl", '{"step": 1, "loss": 1}\n')
+    monkeypatch.setattr(engine_module.Engine, "read", lambda self, *a, **k: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        engine_module.load([str(tmp_path)])
+    assert not [t for t in threading.enumerate() if t.name == "tuiloss-load"]

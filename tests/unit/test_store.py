@@ -3,7 +3,8 @@
 import numpy as np
 
 from tuiloss.core.model import Batch, SegmentEvent
-from tuiloss.core.store import GrowableArray, Run, Series, choose_primary, eval_counterpart
+from tuiloss.core import store as store_module
+from tuiloss.core.store import GrowableArray, Run, Series, choose_primary, eval_counterpart, step_drops
 
 
 def test_growable_array_appends_in_amortised_chunks():
@@ -42,6 +43,29 @@ def test_reset_inside_one_batch_is_found():
     series.extend(np.array([1.0, 2.0, 1.0, 2.0]), np.array([1.0, 1.0, 2.0, 2.0]))
     assert [s.reason for s in series.segments] == ["start", "reset"]
     assert series.segments[1].start == 2
+
+
+def test_step_drops_are_found_across_the_comparison_blocks(monkeypatch):
+    monkeypatch.setattr(store_module, "_DROP_BLOCK", 7)
+    rng = np.random.default_rng(5)
+    for n in [0, 1, 2, 7, 8, 9, 15, 50, 301]:
+        for _ in range(30):
+            steps = np.cumsum(rng.choice([-3.0, 0.0, 1.0, 2.0], size=n, p=[0.05, 0.1, 0.6, 0.25]))
+            expected = [i for i in range(1, n) if steps[i] < steps[i - 1]]
+            assert step_drops(steps).tolist() == expected
+
+
+def test_metrics_sharing_one_steps_array_get_the_same_reset_segments():
+    run = Run(id="r", label="r", source="r", format="csv")
+    steps = np.array([1.0, 2.0, 3.0, 1.0, 2.0, 0.0])
+    batch = Batch()
+    batch.series["loss"] = (steps, steps * 2)
+    batch.series["lr"] = (steps, steps * 3)
+    batch.series["acc"] = (np.array([5.0, 4.0]), np.array([0.1, 0.2]))
+    run.apply(batch)
+    starts = {name: [(s.start, s.reason) for s in series.segments] for name, series in run.series.items()}
+    assert starts["loss"] == starts["lr"] == [(0, "start"), (3, "reset"), (5, "reset")]
+    assert starts["acc"] == [(0, "start"), (1, "reset")]
 
 
 def test_equal_steps_are_not_a_reset():

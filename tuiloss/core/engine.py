@@ -8,8 +8,11 @@ report`` and the tests use :func:`load`, which does both until nothing is left.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import time
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from tuiloss.core.discover import Discovery, RunSpec, discover, make_labels
 from tuiloss.core.formats import make_source
@@ -168,16 +171,51 @@ def relabel(store: Store) -> None:
 
 
 def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine, list[Notice]]:
-    """Read every run under ``paths`` to its current end."""
+    """Read every run under ``paths`` to its current end.
+
+    As in the viewer, reading and storing overlap: a thread reads and parses the
+    next chunks while this one stores the last.
+    """
     engine = Engine(paths, options)
     store = Store()
     scanned = engine.scan()
     notices = list(scanned.notices)
     apply_result(store, scanned, options)
-    while True:
-        result = engine.read(check_all=True)
+    for result in _read_ahead(engine):
         apply_result(store, result, options, now=time.time())
         notices.extend(result.notices)
-        if not result.more:
-            break
     return store, engine, notices
+
+
+def _read_ahead(engine: Engine) -> Iterator[ReadResult]:
+    """The engine's reads up to the current end, made on a thread one read ahead of the caller."""
+    results: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    done = object()
+
+    def reader() -> None:
+        try:
+            while not stop.is_set():
+                result = engine.read(check_all=True)
+                results.put(result)
+                if not result.more:
+                    break
+        except BaseException as exc:  # handed to the caller, raised there
+            results.put(exc)
+        results.put(done)
+
+    thread = threading.Thread(target=reader, name="tuiloss-load", daemon=True)
+    thread.start()
+    try:
+        while (item := results.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # unblock a reader waiting to hand over a result
+            try:
+                results.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        thread.join()

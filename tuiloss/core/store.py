@@ -92,11 +92,14 @@ class Series:
         if len(self):
             self._pending = reason
 
-    def extend(self, steps: np.ndarray, values: np.ndarray, backlog: float = 0.0) -> list[Segment]:
+    def extend(
+        self, steps: np.ndarray, values: np.ndarray, backlog: float = 0.0, drops: np.ndarray | None = None
+    ) -> list[Segment]:
         """Append points; return the segments they opened.
 
         ``backlog`` (unread bytes per byte that gave these points) sizes the room
-        made for what follows, at most 100 times these points.
+        made for what follows, at most 100 times these points. ``drops`` is
+        ``step_drops(steps)``, when the caller has it already.
         """
         if not len(steps):
             return []
@@ -115,9 +118,8 @@ class Series:
             if steps[0] < last:
                 opened.append(Segment(base, float(steps[0]), "reset"))
         self._pending = None
-        if len(steps) > 1:
-            for i in np.flatnonzero(steps[1:] < steps[:-1]) + 1:
-                opened.append(Segment(base + int(i), float(steps[i]), "reset"))
+        for i in step_drops(steps) if drops is None else drops:
+            opened.append(Segment(base + int(i), float(steps[i]), "reset"))
         self.steps.extend(steps)
         self.values.extend(values)
         self.segments.extend(opened)
@@ -160,6 +162,27 @@ class Series:
     @property
     def nbytes(self) -> int:
         return self.steps.nbytes + self.values.nbytes
+
+
+_DROP_BLOCK = 1 << 16
+
+
+def step_drops(steps: np.ndarray) -> np.ndarray:
+    """Indices ``i`` where ``steps[i] < steps[i - 1]``: the step counter went back.
+
+    Compared a block at a time into one small buffer: a whole-array comparison
+    would allocate fresh memory the size of the batch for a one-bit answer.
+    """
+    n = len(steps)
+    found = []
+    less = np.empty(min(max(n - 1, 0), _DROP_BLOCK), dtype=bool)
+    for lo in range(1, n, _DROP_BLOCK):
+        hi = min(lo + _DROP_BLOCK, n)
+        out = less[: hi - lo]
+        np.less(steps[lo:hi], steps[lo - 1 : hi - 1], out=out)
+        if out.any():
+            found.append(np.flatnonzero(out) + lo)
+    return np.concatenate(found) if found else np.empty(0, dtype=np.intp)
 
 
 # Metric names tried, in order, when choosing a run's primary metric.
@@ -279,11 +302,14 @@ class Run:
     def apply(self, batch: Batch, now: float | None = None) -> int:
         """Store a parsed batch; return how many points it added."""
         added = 0
+        drops: tuple[np.ndarray, np.ndarray] | None = None  # metrics of a row often share one steps array
         for metric, (steps, values) in batch.series.items():
             series = self.series.get(metric)
             if series is None:
                 series = self.series[metric] = Series()
-            series.extend(steps, values, batch.backlog)
+            if drops is None or drops[0] is not steps:
+                drops = (steps, step_drops(steps))
+            series.extend(steps, values, batch.backlog, drops[1])
             added += len(steps)
         self.skipped.update(batch.skipped)
         room = Batch.MAX_EXAMPLES - len(self.skipped_examples)
