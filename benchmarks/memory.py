@@ -34,7 +34,8 @@ def child(path: str, warm: str) -> None:
     store, _, _ = load([path])
     gc.collect()
     after = resident_bytes()
-    stored = sum(series.nbytes for run in store for series in run.series.values())
+    arrays = {id(a): a for run in store for series in run.series.values() for a in (series.steps, series.values)}
+    stored = sum(array.nbytes for array in arrays.values())  # a steps array shared by metrics counts once
     print(json.dumps({"before": before, "after": after, "points": store.points, "capacity": stored}))
 
 

@@ -122,3 +122,63 @@ def test_a_wild_backlog_reserves_at_most_a_hundred_times_the_batch():
     series = Series()
     series.extend(np.arange(10.0), np.arange(10.0), backlog=1e12)
     assert series.steps.nbytes <= 8 * 1100
+
+
+def test_metrics_of_the_same_rows_share_one_stored_copy_of_the_steps_until_their_rows_differ():
+    run = Run(id="r", label="r", source="r", format="csv")
+    steps = np.arange(4.0)
+    first = Batch()
+    first.series["loss"] = (steps, steps / 10)
+    first.series["lr"] = (steps, steps / 100)
+    run.apply(first)
+    assert run.series["loss"].steps is run.series["lr"].steps
+    more = np.arange(4.0, 6.0)
+    second = Batch()
+    second.series["loss"] = (more, more / 10)
+    second.series["lr"] = (more, more / 100)
+    run.apply(second)
+    assert run.series["loss"].steps is run.series["lr"].steps
+    gap = Batch()  # lr is empty on step 6: the rows differ from here on
+    gap.series["loss"] = (np.array([6.0, 7.0]), np.array([0.6, 0.7]))
+    gap.series["lr"] = (np.array([7.0]), np.array([0.07]))
+    run.apply(gap)
+    assert run.series["loss"].steps is not run.series["lr"].steps
+    assert run.series["loss"].visible()[0].tolist() == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert run.series["lr"].visible()[0].tolist() == [0, 1, 2, 3, 4, 5, 7]
+    assert run.series["lr"].visible()[1].tolist() == [0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.07]
+    assert run.points == 4 * 2 + 2 * 2 + 3
+
+
+def test_shared_steps_store_what_separate_steps_store(monkeypatch):
+    """Random batches, some of whose metrics share a steps array, against a run given copies."""
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        shared_run = Run(id="a", label="a", source="a", format="csv")
+        plain_run = Run(id="b", label="b", source="b", format="csv")
+        step = 0.0
+        for _ in range(rng.integers(1, 8)):
+            n = int(rng.integers(0, 6))
+            steps = step + np.cumsum(rng.choice([-2.0, 1.0, 1.0, 3.0], size=n))
+            step = float(steps[-1]) if n else step
+            batch, copies = Batch(), Batch()
+            for metric in ("loss", "lr", "acc"):
+                roll = rng.random()
+                if roll < 0.2:
+                    continue  # not in this batch
+                own = steps if roll < 0.7 else steps[rng.random(n) < 0.7]
+                values = rng.normal(size=len(own))
+                batch.series[metric] = (own, values)
+                copies.series[metric] = (own.copy(), values.copy())
+            if rng.random() < 0.15:
+                event = SegmentEvent("truncated", "test")
+                shared_run.mark(event)
+                plain_run.mark(event)
+            backlog = float(rng.choice([0.0, 3.0]))
+            batch.backlog = copies.backlog = backlog
+            assert shared_run.apply(batch) == plain_run.apply(copies)
+        assert set(shared_run.series) == set(plain_run.series)
+        for metric, series in shared_run.series.items():
+            other = plain_run.series[metric]
+            assert series.steps.view.tolist() == other.steps.view.tolist(), (trial, metric)
+            assert series.values.view.tolist() == other.values.view.tolist(), (trial, metric)
+            assert series.segments == other.segments, (trial, metric)

@@ -27,6 +27,12 @@ class GrowableArray:
     def __len__(self) -> int:
         return self._size
 
+    def copy(self) -> GrowableArray:
+        """A copy of the stored values, with the same room to grow."""
+        twin = GrowableArray(len(self._data))
+        twin.extend(self._data[: self._size])
+        return twin
+
     def reserve(self, capacity: int) -> None:
         """Make room for ``capacity`` values in all (pages not yet written cost no memory)."""
         if capacity > len(self._data):
@@ -104,9 +110,8 @@ class Series:
         if not len(steps):
             return []
         if backlog > 0:
-            room = len(self) + int(len(steps) * (1.0 + min(backlog, 100.0)) * 1.02) + 1
-            self.steps.reserve(room)
-            self.values.reserve(room)
+            self.steps.reserve(_room(len(self.steps), len(steps), backlog))
+            self.values.reserve(_room(len(self.values), len(steps), backlog))
         base = len(self)
         opened: list[Segment] = []
         if base == 0:
@@ -124,6 +129,22 @@ class Series:
         self.values.extend(values)
         self.segments.extend(opened)
         return opened
+
+    def extend_values(self, values: np.ndarray, opened: list[Segment], backlog: float = 0.0) -> None:
+        """Append values whose steps were just stored by a series sharing this one's steps array.
+
+        ``opened`` is what that series' :meth:`extend` returned: the steps are the
+        same, and so are the segments.
+        """
+        if backlog > 0:
+            self.values.reserve(_room(len(self.values), len(values), backlog))
+        self._pending = None
+        self.values.extend(values)
+        self.segments.extend(opened)
+
+    def own_steps(self) -> None:
+        """Stop sharing the steps array: take a copy of it."""
+        self.steps = self.steps.copy()
 
     def segment_bounds(self) -> Iterator[tuple[Segment, int]]:
         """Each segment with the index one past its last point."""
@@ -161,7 +182,13 @@ class Series:
 
     @property
     def nbytes(self) -> int:
+        """Bytes reserved for this series (a steps array shared with others counts in each)."""
         return self.steps.nbytes + self.values.nbytes
+
+
+def _room(size: int, batch: int, backlog: float) -> int:
+    """Capacity for a batch and what the backlog will likely bring, at most 100 batches."""
+    return size + int(batch * (1.0 + min(backlog, 100.0)) * 1.02) + 1
 
 
 _DROP_BLOCK = 1 << 16
@@ -300,17 +327,41 @@ class Run:
         return series.segments if series is not None else []
 
     def apply(self, batch: Batch, now: float | None = None) -> int:
-        """Store a parsed batch; return how many points it added."""
+        """Store a parsed batch; return how many points it added.
+
+        Metrics read from the same rows come with one steps array: their series
+        then share one stored copy of the steps, for as long as their rows agree.
+        """
+        groups: dict[int, list[str]] = {}
+        for metric, (steps, _) in batch.series.items():
+            groups.setdefault(id(steps), []).append(metric)
+            if metric not in self.series:
+                self.series[metric] = Series()
+        holders = Counter(id(series.steps) for series in self.series.values())
         added = 0
-        drops: tuple[np.ndarray, np.ndarray] | None = None  # metrics of a row often share one steps array
-        for metric, (steps, values) in batch.series.items():
-            series = self.series.get(metric)
-            if series is None:
-                series = self.series[metric] = Series()
-            if drops is None or drops[0] is not steps:
-                drops = (steps, step_drops(steps))
-            series.extend(steps, values, batch.backlog, drops[1])
-            added += len(steps)
+        for metrics in groups.values():
+            steps = batch.series[metrics[0]][0]
+            if not len(steps):
+                continue
+            members = [self.series[metric] for metric in metrics]
+            shared = members[0].steps
+            together = all(series.steps is shared for series in members) and holders[id(shared)] == len(members)
+            if not together and len(members) > 1 and not any(len(series) for series in members):
+                for series in members[1:]:  # new series of the same rows
+                    series.steps = shared
+                together = True
+            drops = step_drops(steps)
+            if together:
+                opened = members[0].extend(steps, batch.series[metrics[0]][1], batch.backlog, drops)
+                for metric, series in zip(metrics[1:], members[1:]):
+                    series.extend_values(batch.series[metric][1], opened, batch.backlog)
+            else:
+                for metric, series in zip(metrics, members):
+                    if holders[id(series.steps)] > 1:
+                        holders[id(series.steps)] -= 1
+                        series.own_steps()
+                    series.extend(steps, batch.series[metric][1], batch.backlog, drops)
+            added += len(steps) * len(members)
         self.skipped.update(batch.skipped)
         room = Batch.MAX_EXAMPLES - len(self.skipped_examples)
         if room > 0:

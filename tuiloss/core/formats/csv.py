@@ -76,11 +76,12 @@ class CsvParser:
             header_lines = data.count(b"\n", header_start, start)
         else:
             header_lines = 0
-        columns = self._read_numbers(data, start, end)
-        if columns is not None:
+        numbers = self._read_numbers(data, start, end)
+        if numbers is not None:
+            columns, gappy = numbers
             # One row per line: a blank line or a cell-less row sent the chunk to the general path.
             batch.lines = header_lines + len(next(iter(columns.values())))
-            self._collect(columns, batch, first_line)
+            self._collect(columns, batch, first_line, gappy)
             return batch
         lines = data.count(b"\n", start, end)
         try:
@@ -114,18 +115,16 @@ class CsvParser:
             **options,
         )
 
-    def _read_numbers(self, data: bytes, start: int, end: int) -> dict[str, np.ndarray] | None:
-        """The chunk as float64 columns, one row per line, or None.
+    def _read_numbers(self, data: bytes, start: int, end: int) -> tuple[dict[str, np.ndarray], set[str]] | None:
+        """The chunk as float64 columns, one row per line, and the columns with gaps; or None.
 
-        None when some cell is not a number (``nan``, ``None``, a repeated header:
-        pandas' float reader refuses them, and the general path tells them apart), a
-        row has too many fields, a line holds no number at all (blank, or only
-        separators), or a line could be cut other than at its newline (a quote, a
-        carriage return).
+        None when some cell is not a number (``nan``, ``None``, a repeated header, a
+        quoted number: pandas' float reader refuses them, and the general path tells
+        them apart), a row has too many fields, a line holds no number at all (blank,
+        or only separators), or a line could end at a carriage return.
         """
-        for byte in (b'"', b"\r"):
-            if data.find(byte, start, end) >= 0:
-                return None
+        if data.find(b"\r", start, end) >= 0:
+            return None
         width = len(self.columns)
         pieces = _split_lines(data, start, end, _workers())
         if len(pieces) == 1:
@@ -134,30 +133,27 @@ class CsvParser:
             self._readers.extend([None] * (len(pieces) - len(self._readers)))
             jobs = [(*piece, width, slot) for slot, piece in enumerate(pieces)]
 
-        def attempt(job) -> list[np.ndarray] | None:
+        def attempt(job) -> tuple[list[np.ndarray], list[bool]] | None:
             try:
-                return self._read_piece(data, *job)
+                arrays = self._read_piece(data, *job)
             except Exception:  # a cell that is not a number, a bad row, hostile bytes
                 return None
+            return arrays, [_has_nan(values) for values in arrays]  # while the piece is in cache
 
         # Every piece is waited for, failed or not: a piece still parsing must not
         # share its reader with the next chunk.
         parts = [attempt(jobs[0])] if len(jobs) == 1 else list(_pool().map(attempt, jobs))
         if any(part is None for part in parts):
             return None
-        columns = {}
-        empty_row = None
-        for k, name in enumerate(self.columns):
-            values = parts[0][k] if len(parts) == 1 else np.concatenate([part[k] for part in parts])
-            gaps = np.isnan(values)
-            if gaps.any():
-                empty_row = gaps if empty_row is None else empty_row & gaps
-            else:
-                empty_row = np.zeros(len(values), dtype=bool)
-            columns[name] = values
-        if empty_row is not None and empty_row.any():
-            return None  # a blank line or a row of empty cells: told apart by the general path
-        return columns
+        arrays = parts[0][0] if len(parts) == 1 else _gather([part[0] for part in parts])
+        gappy = {name for k, name in enumerate(self.columns) if any(part[1][k] for part in parts)}
+        if len(gappy) == width:
+            empty_row = np.isnan(arrays[0])
+            for values in arrays[1:]:
+                empty_row &= np.isnan(values)
+            if empty_row.any():
+                return None  # a blank line or a row of empty cells: told apart by the general path
+        return dict(zip(self.columns, arrays)), gappy
 
     def _read_piece(self, data: bytes, start: int, end: int, width: int, slot: int | None) -> list[np.ndarray]:
         """``data[start:end]`` as ``width`` float64 columns; raises on a cell that is not a number.
@@ -171,7 +167,9 @@ class CsvParser:
             if engine is None:
                 engine = self._readers[slot] = _new_buffer_reader(width, self.delimiter)
         if engine is None:
-            frame = self._read(data, start, end, dtype=np.float64, on_bad_lines="error", skip_blank_lines=False)
+            frame = self._read(
+                data, start, end, dtype=np.float64, on_bad_lines="error", skip_blank_lines=False, quoting=csv.QUOTE_NONE
+            )
             if len(frame.columns) != width:
                 raise ValueError("the header and pandas disagree on the columns")
             return [frame.iloc[:, k].to_numpy(dtype=np.float64) for k in range(width)]
@@ -207,8 +205,11 @@ class CsvParser:
             break
         return start, first_line
 
-    def _collect(self, columns: dict, batch: Batch, first_line: int) -> None:
-        """Points and skipped rows of a chunk read as ``columns`` (numpy arrays or pandas columns)."""
+    def _collect(self, columns: dict, batch: Batch, first_line: int, gappy: set[str] | None = None) -> None:
+        """Points and skipped rows of a chunk read as ``columns`` (numpy arrays or pandas columns).
+
+        ``gappy`` names the float columns that may hold NaN, when that is known.
+        """
         import pandas as pd
 
         if not columns:
@@ -224,8 +225,8 @@ class CsvParser:
             if column.dtype.kind in "fiub":
                 values = np.asarray(column, dtype=np.float64)
                 numeric[name] = values
-                gaps = np.isnan(values)
-                present[name] = ~gaps if gaps.any() else None
+                maybe_gaps = _has_nan(values) if gappy is None else name in gappy
+                present[name] = ~np.isnan(values) if maybe_gaps else None
                 self.metric_columns.add(name)
                 continue
             # a quoted cell ("0.5") is its content; a stray quote leaves the cell malformed
@@ -255,8 +256,8 @@ class CsvParser:
         if self.step_column is not None and self.step_column in numeric:
             steps = numeric.pop(self.step_column)
             step_ok = present.pop(self.step_column)
-            finite = np.isfinite(steps)
-            if not finite.all():
+            if not _all_finite(steps):
+                finite = np.isfinite(steps)
                 step_ok = finite if step_ok is None else step_ok & finite
             if step_ok is not None:
                 bad_step = ~step_ok
@@ -370,6 +371,7 @@ def _new_buffer_reader(width: int, delimiter: str | None):
             dtype=np.float64,
             on_bad_lines="error",
             skip_blank_lines=False,
+            quoting=csv.QUOTE_NONE,  # a quote is a character, which no number holds
             low_memory=False,
             iterator=True,
         )._engine
@@ -393,6 +395,33 @@ def _split_lines(data: bytes, start: int, end: int, parts: int) -> list[tuple[in
             cuts.append(newline + 1)
     cuts.append(end)
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+def _gather(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
+    """The pieces' columns joined end to end, each piece copied by a worker thread."""
+    sizes = [len(arrays[0]) for arrays in parts]
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    joined = [np.empty(int(offsets[-1]), dtype=np.float64) for _ in parts[0]]
+
+    def copy(k: int) -> None:
+        for out, values in zip(joined, parts[k]):
+            out[offsets[k] : offsets[k + 1]] = values  # numpy lets go of the GIL to copy
+
+    list(_pool().map(copy, range(len(parts))))
+    return joined
+
+
+def _has_nan(values: np.ndarray) -> bool:
+    """Whether ``values`` holds a NaN: one pass and no temporary when it does not.
+
+    A NaN makes the sum NaN; so can infinities of both signs, checked cell by cell.
+    """
+    return bool(np.isnan(np.add.reduce(values))) and bool(np.isnan(values).any())
+
+
+def _all_finite(values: np.ndarray) -> bool:
+    """Whether every value is finite, with the same shortcut (a huge sum may overflow)."""
+    return bool(np.isfinite(np.add.reduce(values))) or bool(np.isfinite(values).all())
 
 
 _GENERAL = {
