@@ -375,7 +375,7 @@ def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp
     _, more = source.read()
     assert more
     kept = [reader for reader in parser._readers if reader is not None]
-    assert len(kept) == (2 if has_buffer_api() else 0)
+    assert len(kept) == (2 * csv_module._PIECES_PER_WORKER if has_buffer_api() else 0)
     while more:
         _, more = source.read()
     assert parser._readers == []  # read to its end: their buffers are freed

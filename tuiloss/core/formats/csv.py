@@ -126,7 +126,8 @@ class CsvParser:
         if data.find(b"\r", start, end) >= 0:
             return None
         width = len(self.columns)
-        pieces = _split_lines(data, start, end, _workers())
+        workers = _workers()
+        pieces = _split_lines(data, start, end, workers * _PIECES_PER_WORKER if workers > 1 else 1)
         if len(pieces) == 1:
             jobs = [(*pieces[0], width, None)]
         else:
@@ -323,6 +324,9 @@ class _Joined:
 #: Chunks smaller than this are parsed on the calling thread: splitting costs more than it saves.
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 _MAX_WORKERS = 4
+#: A big chunk is cut into more pieces than threads: pieces are handed out as threads
+#: free up, so a thread slowed down (by page faults, another process) holds up less.
+_PIECES_PER_WORKER = 3
 
 
 @lru_cache(maxsize=1)
