@@ -57,7 +57,7 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
     from benchmarks import events, ingest, memory, tail_cost, ui
 
     lines = 1_000_000 if quick else 10_000_000
-    reps = repeat or 7  # pairs; the median of few pairs moves with one noisy neighbour
+    reps = repeat or 9  # pairs; the median of few pairs moves with one noisy neighbour
     rows, limits = [], []
     plan = {
         "csv": lambda: ingest.run("csv", lines, reps),
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1M lines instead of 10M, fewer repeats")
     parser.add_argument("--only", metavar="NAME[,NAME]", help=f"rows to measure: {', '.join(ALL)}")
-    parser.add_argument("--repeat", type=int, help="paired runs per ingest row (default 7)")
+    parser.add_argument("--repeat", type=int, help="paired runs per ingest row (default 9)")
     args = parser.parse_args(argv)
     names = ALL if not args.only else [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in names if name not in ALL]

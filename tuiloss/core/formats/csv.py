@@ -123,8 +123,6 @@ class CsvParser:
         them apart), a row has too many fields, a line holds no number at all (blank,
         or only separators), or a line could end at a carriage return.
         """
-        if data.find(b"\r", start, end) >= 0:
-            return None
         width = len(self.columns)
         workers = _workers()
         pieces = _split_lines(data, start, end, workers * _PIECES_PER_WORKER if workers > 1 else 1)
@@ -135,6 +133,8 @@ class CsvParser:
             jobs = [(*piece, width, slot) for slot, piece in enumerate(pieces)]
 
         def attempt(job) -> tuple[list[np.ndarray], list[bool]] | None:
+            if data.find(b"\r", job[0], job[1]) >= 0:
+                return None  # scanned here, while other pieces parse without the GIL
             try:
                 arrays = self._read_piece(data, *job)
             except Exception:  # a cell that is not a number, a bad row, hostile bytes
