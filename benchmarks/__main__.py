@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 import traceback
@@ -20,14 +21,14 @@ ALL = results.ORDER
 #: What holds back each figure that misses its target, from profiles (see the module docstrings).
 BOUNDS = {
     "csv": (
-        "`pandas.read_csv(path)` (pandas 3.1) maps the file and parses it on both cores with no copy;"
-        " tuiloss parses each 16 MiB read on both cores too (pieces cut at newlines, pandas' C reader),"
-        " which alone takes ~1.1-1.2x the baseline's whole read, because the pieces go through a file"
-        " object and every piece pays the reader's set-up. The rest is single-threaded: the read"
-        " itself, the scans that send a chunk to the numbers-only path, gathering the pieces, and"
-        " storing 20M points into fresh memory, whose page faults are slow and vary on this VM"
-        " (100-800 MB faulted per load). Parsing in place of the path would need pandas' private"
-        " buffer API. The note gives pandas held to one thread for comparison."
+        "`pandas.read_csv(path)` (pandas 3.1) maps the file and parses it on both cores with no copy."
+        " tuiloss parses with the same C reader on both cores, in place in each 16 MiB read: the"
+        " parser alone takes ~0.8x the baseline's whole read. What it adds is the read itself (a copy"
+        " out of the page cache, ~70 ms for 300 MB; mapping the file instead would kill the process"
+        " with SIGBUS when a log is truncated while mapped) and storing 20M points in fresh memory,"
+        " whose page faults are slow and vary on this VM. Reading and storing overlap on two threads,"
+        " but both readers already keep both cores busy, so what tuiloss adds shows in the ratio, and"
+        " the pairs spread widely with the machine's noise (see the range)."
     ),
     "jsonl": (
         "lines of one layout are read with bytes operations and pandas (see `LineLayout` in"
@@ -108,10 +109,16 @@ def main(argv: list[str] | None = None) -> int:
     rows, limits = measure(names, args.quick, args.repeat)
     state = results.load()
     results.record(state, run_id, info, args.quick, rows, limits)
-    missed = {row["name"] for row in state["rows"].values() if row["passed"] is False}
-    results.write(state, {name: text for name, text in BOUNDS.items() if name in missed})
+    close = {row["name"] for row in state["rows"].values() if row["passed"] is False or _pairs_miss(row)}
+    results.write(state, {name: text for name, text in BOUNDS.items() if name in close})
     print(f"wrote {os.path.relpath(results.RESULTS_MD)}")
     return 0 if rows else 1
+
+
+def _pairs_miss(row: dict) -> bool:
+    """Whether a row held to a plain ratio passed on its median while some of its pairs missed."""
+    ratio_target = re.fullmatch(r"<= ([0-9.]+)", row["target"])
+    return bool(ratio_target) and row["passed"] is True and row["spread"][1] > float(ratio_target.group(1))
 
 
 if __name__ == "__main__":
