@@ -407,6 +407,9 @@ def test_csv_quoted_header_names_may_hold_the_delimiter():
     batch = parser.feed(b'step,"loss, train",lr\n1,0.5,0.1\n2,0.4,0.2\n', 1)
     assert parser.columns == ["step", "loss, train", "lr"]
     assert [list(v) for v in batch.series["loss, train"]] == [[1.0, 2.0], [0.5, 0.4]]
+    parser = CsvParser()  # a carriage return inside quotes, which the csv module refuses
+    parser.feed(b'"x","y\rz"\n1,2\n', 1)
+    assert parser.columns == ["x", "y\rz"]
 
 
 def test_csv_line_numbers_stay_right_after_chunks_read_without_counting(tmp_path, monkeypatch):

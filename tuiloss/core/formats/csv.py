@@ -196,10 +196,7 @@ class CsvParser:
             text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
             if self.delimiter is None:
                 self.delimiter = "\t" if text.count("\t") > text.count(",") else ","
-            if text.count('"') % 2 == 0:  # a quoted name may hold the delimiter
-                names = [name.strip() for name in next(csv.reader([text], delimiter=self.delimiter))]
-            else:
-                names = [name.strip().strip('"') for name in text.split(self.delimiter)]
+            names = _header_names(text, self.delimiter)
             self.header = line.lstrip(b"\xef\xbb\xbf")
             self.columns = _unique(names)
             self.step_column = find_step_key(self.columns)
@@ -435,6 +432,16 @@ _GENERAL = {
     "on_bad_lines": "skip",
     "skip_blank_lines": True,
 }
+
+
+def _header_names(text: str, delimiter: str) -> list[str]:
+    """The column names of a header line; a quoted name may hold the delimiter."""
+    if text.count('"') % 2 == 0:
+        try:
+            return [name.strip() for name in next(csv.reader([text], delimiter=delimiter))]
+        except (csv.Error, StopIteration):  # a stray carriage return, say
+            pass
+    return [name.strip().strip('"') for name in text.split(delimiter)]
 
 
 def _unique(names: list[str]) -> list[str]:
