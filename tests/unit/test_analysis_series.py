@@ -198,3 +198,19 @@ def test_findings_are_capped_on_pathological_series():
     values[::10] = np.nan
     found = kinds(analyze_series(np.arange(n, dtype=float), values), "nan")
     assert len(found) == 50 and "more stretches" in found[-1].message
+
+
+@pytest.mark.parametrize("sparse_until", [0, 100_000])
+def test_a_change_of_logging_interval_does_not_hide_the_descent(sparse_until):
+    """Logged every 100 steps up to ``sparse_until``, then every step: one block of points
+    can hold the whole descent, which must still place convergence and the plateau."""
+    rng = np.random.default_rng(3)
+    steps = np.concatenate([np.arange(0, sparse_until, 100), np.arange(sparse_until, 400_000)]).astype(float)
+    values = 0.18 + 1.12 * np.exp(-steps / 4000) + rng.normal(0, 0.004, len(steps))
+    result = analyze_series(steps, values)
+    settled = 4000 * math.log(1.12 / 0.018)  # within 10% of the final level from ~16.5K on
+    assert 0.8 * settled <= result.convergence_step <= 1.25 * settled
+    (plateau,) = result.plateaus
+    assert 0.5 * settled <= plateau.start_step <= 1.25 * settled
+    assert plateau.end_step == 399_999
+    assert plateau.mean == pytest.approx(0.18, rel=0.02)

@@ -243,8 +243,9 @@ def plateau_stats(values: np.ndarray, lo: int, hi: int, skip: list[tuple[int, in
     return float(np.mean(sample)), float(low), float(high), float(np.std(sample))
 
 
-def find_convergence(blocks: Blocks, log: bool, quantum: float) -> int | None:
-    """Block from which the smoothed loss stays within a band of its final level, or None.
+def find_convergence(blocks: Blocks, log: bool, quantum: float) -> tuple[int, float, float] | None:
+    """Block from which the smoothed loss stays within a band of its final level, with that
+    level and band (of the transformed values); or None.
 
     Spikes are not left out: a long excursion means the run had not settled yet. The
     run must have settled: over its last 20% the smoothed loss may move at most
@@ -275,4 +276,17 @@ def find_convergence(blocks: Blocks, log: bool, quantum: float) -> int | None:
     first = 0 if not len(outside) else int(outside[-1]) + 1
     if first >= nb:
         return None
-    return first
+    return first, final, band
+
+
+def settled_from(y: np.ndarray, lo: int, hi: int, level: float, band: float, half: int) -> int:
+    """First index of ``y[lo:hi]`` from which its running median stays within ``band`` of
+    ``level`` (``hi`` when none does).
+
+    Blocks hold equal numbers of points, so where the logging interval changes (every
+    100 steps, then every step) one block can hold a whole descent; looking inside the
+    block at the edge places the change at its point instead of the block's first step.
+    """
+    z = running_median(y, half, lo, hi)
+    outside = np.flatnonzero(np.abs(z - level) > band)
+    return lo if not len(outside) else lo + int(outside[-1]) + 1

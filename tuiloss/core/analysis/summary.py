@@ -35,6 +35,7 @@ from tuiloss.core.analysis.plateaus import (
     find_convergence,
     find_plateaus,
     plateau_stats,
+    settled_from,
     bridge_levels,
 )
 from tuiloss.core.analysis.scan import Scan
@@ -166,9 +167,11 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     plateaus = _plateaus(scan, blocks, masked, excursions, drifts, divergence)
     convergence = None
     if divergence is None:
-        k = find_convergence(blocks, scan.log, scan.quantum)
-        if k is not None:
-            convergence = float(blocks.first_step[k])
+        found = find_convergence(blocks, scan.log, scan.quantum)
+        if found is not None:
+            k, level, band = found
+            settled = settled_from(y, blocks.start(k), min(nf, blocks.start(k + 1)), level, band, _inner_half(blocks))
+            convergence = float(fs[min(settled, nf - 1)])
 
     found = resets + nans
     shown = excursions
@@ -209,6 +212,12 @@ def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence
     out = []
     for a, b, (mean, p5, p95, std) in spans:
         lo, hi = blocks.start(a), min(nf, blocks.start(b + 1))
+        # the first block may still hold the way down to the plateau: start where it is reached
+        width = max(p95 - p5, 1e-12)
+        first = settled_from(fv, lo, min(hi, blocks.start(a + 1)), 0.5 * (p5 + p95), 1.5 * width, _inner_half(blocks))
+        if lo < first < hi - 2:
+            lo = first
+            mean, p5, p95, std = plateau_stats(fv, lo, hi, skip)
         start, end = float(fs[lo]), float(fs[hi - 1])
         inside = sum(max(0.0, min(end, _drift_end(d, blocks, fs, nf)) - max(start, float(blocks.first_step[d.start]))) for d in drifts)
         if inside > 0.5 * (end - start):
@@ -217,6 +226,11 @@ def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence
             continue
         out.append(Plateau(start, end, mean, p5, p95, std))
     return out
+
+
+def _inner_half(blocks: Blocks) -> int:
+    """Half-width of the running median that looks inside a block: a sixteenth of it."""
+    return max(1, blocks.size // 16)
 
 
 def _same_level(mean_a: float, mean_b: float, blocks: Blocks, first: int, last: int) -> bool:
