@@ -428,3 +428,22 @@ def test_csv_line_numbers_stay_right_after_chunks_read_without_counting(tmp_path
     items, _ = source.read()
     (batch,) = items
     assert [(e.line, e.reason) for e in batch.examples] == [(5002, "non-numeric value")]
+
+
+def test_csv_one_sum_shortcuts_answer_exactly_and_quietly():
+    import warnings
+
+    from tuiloss.core.formats.csv import _all_finite, _has_nan
+
+    cases = {
+        "plain": ([1.0, 2.0], False, True),
+        "infinities that cancel": ([np.inf, -np.inf, 1.0], False, False),
+        "a sum past the float range": ([1e308, 1e308], False, True),
+        "a NaN": ([1.0, np.nan], True, False),
+        "empty": ([], False, True),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name, (values, has_nan, all_finite) in cases.items():
+            array = np.array(values, dtype=np.float64)
+            assert (_has_nan(array), _all_finite(array)) == (has_nan, all_finite), name

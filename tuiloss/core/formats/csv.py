@@ -417,12 +417,16 @@ def _has_nan(values: np.ndarray) -> bool:
 
     A NaN makes the sum NaN; so can infinities of both signs, checked cell by cell.
     """
-    return bool(np.isnan(np.add.reduce(values))) and bool(np.isnan(values).any())
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, or a sum past the float range
+        total = np.add.reduce(values)
+    return bool(np.isnan(total)) and bool(np.isnan(values).any())
 
 
 def _all_finite(values: np.ndarray) -> bool:
     """Whether every value is finite, with the same shortcut (a huge sum may overflow)."""
-    return bool(np.isfinite(np.add.reduce(values))) or bool(np.isfinite(values).all())
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = np.add.reduce(values)
+    return bool(np.isfinite(total)) or bool(np.isfinite(values).all())
 
 
 _GENERAL = {
