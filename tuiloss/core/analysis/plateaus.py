@@ -243,9 +243,18 @@ def plateau_stats(values: np.ndarray, lo: int, hi: int, skip: list[tuple[int, in
     return float(np.mean(sample)), float(low), float(high), float(np.std(sample))
 
 
-def find_convergence(blocks: Blocks, log: bool, quantum: float) -> tuple[int, float, float] | None:
-    """Block from which the smoothed loss stays within a band of its final level, with that
-    level and band (of the transformed values); or None.
+@dataclass(frozen=True, slots=True)
+class Settling:
+    """Where a run settled: the first block from which its smoothed (transformed) values stay
+    within ``band`` of ``level``, their final level."""
+
+    block: int
+    level: float
+    band: float
+
+
+def find_convergence(blocks: Blocks, log: bool, quantum: float) -> Settling | None:
+    """Where the smoothed loss comes to stay within a band of its final level, or None.
 
     Spikes are not left out: a long excursion means the run had not settled yet. The
     run must have settled: over its last 20% the smoothed loss may move at most
@@ -276,7 +285,7 @@ def find_convergence(blocks: Blocks, log: bool, quantum: float) -> tuple[int, fl
     first = 0 if not len(outside) else int(outside[-1]) + 1
     if first >= nb:
         return None
-    return first, final, band
+    return Settling(first, final, band)
 
 
 def settled_from(y: np.ndarray, lo: int, hi: int, level: float, band: float, half: int) -> int:

@@ -167,10 +167,11 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     plateaus = _plateaus(scan, blocks, masked, excursions, drifts, divergence)
     convergence = None
     if divergence is None:
-        found = find_convergence(blocks, scan.log, scan.quantum)
-        if found is not None:
-            k, level, band = found
-            settled = settled_from(y, blocks.start(k), min(nf, blocks.start(k + 1)), level, band, _inner_half(blocks))
+        settling = find_convergence(blocks, scan.log, scan.quantum)
+        if settling is not None:
+            k = settling.block
+            lo, hi = blocks.start(k), min(nf, blocks.start(k + 1))
+            settled = settled_from(y, lo, hi, settling.level, settling.band, _inner_half(blocks))
             convergence = float(fs[min(settled, nf - 1)])
 
     found = resets + nans
