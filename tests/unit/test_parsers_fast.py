@@ -447,3 +447,24 @@ def test_csv_one_sum_shortcuts_answer_exactly_and_quietly():
         for name, (values, has_nan, all_finite) in cases.items():
             array = np.array(values, dtype=np.float64)
             assert (_has_nan(array), _all_finite(array)) == (has_nan, all_finite), name
+
+
+def test_csv_small_chunks_of_several_files_share_one_reader_and_stay_apart():
+    from tuiloss.core.formats import csv as csv_module
+
+    parsers = [csv_module.CsvParser() for _ in range(3)]
+    for parser in parsers:
+        parser.feed(b"step,loss,lr\n", 1)
+    got = {k: [] for k in range(3)}
+    for chunk in range(6):
+        for k, parser in enumerate(parsers):
+            rows = range(chunk * 50, chunk * 50 + 50)
+            body = "".join(f"{i},{k + i / 1000:.4f},0.1\n" for i in rows)
+            if chunk == 2 and k == 1:
+                body = body.replace(",0.1\n", ",x\n", 1)  # a failed fast read: the general path
+            batch = parser.feed(body.encode(), 2 + chunk * 50)
+            got[k].extend(batch.series["loss"][1].tolist())
+    for k in range(3):
+        assert got[k] == [round(k + i / 1000, 4) for i in range(300)]
+    if has_buffer_api():
+        assert (3, ",") in csv_module._small.readers  # one reader of three columns, for every file

@@ -18,6 +18,7 @@ import csv
 import io
 import os
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -160,10 +161,12 @@ class CsvParser:
         """``data[start:end]`` as ``width`` float64 columns; raises on a cell that is not a number.
 
         A row with too many fields raises too, so every line is a row. A piece of a
-        big chunk (``slot`` given) goes to that slot's reader when pandas has one.
+        big chunk (``slot`` given) goes to that slot's reader, a small chunk to this
+        thread's reader of small chunks, when pandas has such readers.
         """
-        engine = None
-        if slot is not None:
+        if slot is None:
+            engine = _small_reader(width, self.delimiter)
+        else:
             engine = self._readers[slot]
             if engine is None:
                 engine = self._readers[slot] = _new_buffer_reader(width, self.delimiter)
@@ -178,8 +181,11 @@ class CsvParser:
             engine._reader.load_buffer(memoryview(data)[start:end])
             engine._first_chunk = True  # else a reused reader takes an empty read for the end
             _, _, arrays = engine.read()
-        except BaseException:
-            self._readers[slot] = None  # its state after a failed read is unknown
+        except BaseException:  # its state after a failed read is unknown: it is not used again
+            if slot is None:
+                _small.readers.pop((width, self.delimiter), None)
+            else:
+                self._readers[slot] = None
             raise
         return [np.asarray(arrays[k], dtype=np.float64) for k in range(width)]
 
@@ -344,7 +350,7 @@ def _pool() -> ThreadPoolExecutor:
 _buffer_api: bool | None = None  # whether this pandas' C reader parses a buffer in place
 
 
-def _new_buffer_reader(width: int, delimiter: str | None):
+def _new_buffer_reader(width: int, delimiter: str | None, keep_buffers: bool = True):
     """A pandas C reader of ``width`` float64 columns that parses a buffer in place, or None.
 
     pandas 3.1 gave its C reader ``load_buffer`` for its own parallel ``read_csv``:
@@ -377,11 +383,35 @@ def _new_buffer_reader(width: int, delimiter: str | None):
             iterator=True,
         )._engine
         engine._reader.load_buffer  # noqa: B018 - the method this path needs
-        engine._reader.trim_after_read = False  # without it, every slice pays fresh buffers
+        if keep_buffers:
+            engine._reader.trim_after_read = False  # else each big slice pays for fresh buffers
     except Exception:
         _buffer_api = False
         return None
     _buffer_api = True
+    return engine
+
+
+_small = threading.local()  # each thread's readers of small chunks, by (width, delimiter)
+_SMALL_READERS = 4
+
+
+def _small_reader(width: int, delimiter: str | None):
+    """This thread's reader of chunks too small to split, shared by every CSV the thread reads.
+
+    It saves each small read (a tailed append, one of a thousand small runs) the
+    set-up of a ``read_csv`` call. Its buffers are trimmed after each read, so it
+    holds little between reads.
+    """
+    readers = _small.__dict__.setdefault("readers", {})
+    engine = readers.get((width, delimiter))
+    if engine is None:
+        engine = _new_buffer_reader(width, delimiter, keep_buffers=False)
+        if engine is None:
+            return None
+        if len(readers) >= _SMALL_READERS:
+            readers.pop(next(iter(readers)))
+        readers[(width, delimiter)] = engine
     return engine
 
 
