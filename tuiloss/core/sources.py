@@ -13,7 +13,6 @@ import re
 import stat as stat_module
 from typing import Protocol, Union
 
-
 from tuiloss.core.formats.base import DocumentParser, LineParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.tail import DEFAULT_MAX_READ, OPEN_FLAGS, TailError, Tailer

@@ -45,10 +45,7 @@ class GrowableArray:
         if needed > len(self._data):
             # Grow from what is needed, not from the old size: a big batch then
             # leaves room for the next one instead of forcing a copy at once.
-            capacity = int(max(needed, len(self._data)) * _GROWTH) + 1
-            grown = np.empty(capacity, dtype=np.float64)
-            grown[: self._size] = self._data[: self._size]
-            self._data = grown
+            self.reserve(int(max(needed, len(self._data)) * _GROWTH) + 1)
         self._data[self._size : needed] = values
         self._size = needed
 

@@ -92,11 +92,11 @@ class CsvParser:
                 # an unbalanced quote swallows the rest of the chunk: read quotes as text
                 frame = self._read(data, start, end, quoting=csv.QUOTE_NONE, **_GENERAL)
             except Exception as exc:
-                blank = _count_blank(data[start:end])
-                batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=lines - blank)
+                count = lines - _count_blank(data, start, end)
+                batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=count)
                 return batch
         if lines != len(frame):
-            bad_shape = lines - _count_blank(data[start:end]) - len(frame)
+            bad_shape = lines - _count_blank(data, start, end) - len(frame)
             if bad_shape > 0:
                 batch.skip("wrong number of fields", first_line, count=bad_shape)
         names = self.columns[: len(frame.columns)] + list(frame.columns[len(self.columns) :])
@@ -447,16 +447,17 @@ def _has_nan(values: np.ndarray) -> bool:
 
     A NaN makes the sum NaN; so can infinities of both signs, checked cell by cell.
     """
-    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, or a sum past the float range
-        total = np.add.reduce(values)
-    return bool(np.isnan(total)) and bool(np.isnan(values).any())
+    return bool(np.isnan(_quiet_sum(values))) and bool(np.isnan(values).any())
 
 
 def _all_finite(values: np.ndarray) -> bool:
     """Whether every value is finite, with the same shortcut (a huge sum may overflow)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        total = np.add.reduce(values)
-    return bool(np.isfinite(total)) or bool(np.isfinite(values).all())
+    return bool(np.isfinite(_quiet_sum(values))) or bool(np.isfinite(values).all())
+
+
+def _quiet_sum(values: np.ndarray) -> float:
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, or a sum past the float range
+        return np.add.reduce(values)
 
 
 _GENERAL = {
@@ -492,6 +493,7 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
-def _count_blank(data: bytes) -> int:
-    """Lines holding nothing but spaces, tabs or a carriage return: pandas skips them."""
-    return len(_BLANK_LINE.findall(data))
+def _count_blank(data: bytes, start: int, end: int) -> int:
+    """Lines of ``data[start:end]`` (whole lines) holding nothing but spaces, tabs or a
+    carriage return: pandas skips them."""
+    return len(_BLANK_LINE.findall(data, start, end))
