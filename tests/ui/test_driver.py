@@ -1,6 +1,7 @@
 import threading
 import time
 
+import pytest
 from ui_helpers import DriftedWatcher
 
 from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher, WatchStarted
@@ -211,3 +212,18 @@ def test_a_read_failure_while_following_is_posted_and_the_loop_goes_on(tmp_path,
         ingestor.stop()
         thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+def test_every_driver_event_becomes_its_past_tense_message():
+    from tuiloss.core.engine import ReadResult
+    from tuiloss.ui import messages
+
+    batch = Ingested(ReadResult(), initial=True)
+    assert messages.from_driver(batch) == messages.RecordsIngested(batch)
+    assert messages.from_driver(WatchStarted("polling", "nfs4 file system", 2.0)) == messages.WatchStarted(
+        "polling", "nfs4 file system")
+    assert isinstance(messages.from_driver(LoadFinished(1.5)), messages.LoadFinished)
+    assert messages.from_driver(IngestFailed("loading failed: OSError: x", OSError("x"))) == messages.IngestFailed(
+        "loading failed: OSError: x")
+    with pytest.raises(TypeError):
+        messages.from_driver("not an event")
