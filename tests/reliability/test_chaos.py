@@ -1,6 +1,6 @@
 """Chaos: writer processes torment many logs while the viewer's watch engine follows them.
 
-What runs is exactly the viewer's code without Textual: :class:`~tuiloss.ui.ingest.Ingestor`
+What runs is exactly the viewer's code without Textual: :class:`~tuiloss.core.driver.Ingestor`
 reading through :class:`~tuiloss.core.engine.Engine`, woken by a real
 :class:`~tuiloss.ui.watcher.Watcher` (inotify, or polling), posting to a plain
 callable; a "UI thread" applies each batch with :func:`~tuiloss.core.engine.apply_result`
@@ -46,9 +46,9 @@ from pathlib import Path
 
 import pytest
 
+from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, WatchStarted
 from tuiloss.core.engine import Engine, Options, apply_result
 from tuiloss.core.store import Store
-from tuiloss.ui.ingest import IngestFailed, Ingested, Ingestor, LoadFinished, WatchStarted
 from tuiloss.ui.watcher import Watcher
 
 WRITER = Path(__file__).with_name("chaos_writer.py")

@@ -134,7 +134,7 @@ def many_folders(root: Path, n: int = 12) -> None:
 
 def watch_headless(root: Path):
     """Start the viewer's ingest worker on ``root``; return (ingestor, thread, posted messages)."""
-    from tuiloss.ui.ingest import Ingestor, LoadFinished
+    from tuiloss.core.driver import Ingestor, LoadFinished
     from tuiloss.ui.watcher import Watcher
 
     posted: list = []
@@ -154,7 +154,7 @@ def watch_headless(root: Path):
     3,  # the root is watched, the limit is reached inside the tree
 ])
 def test_watch_limit_falls_back_to_polling_and_says_so(tmp_path, monkeypatch, limit):
-    from tuiloss.ui.ingest import Ingested, WatchStarted
+    from tuiloss.core.driver import Ingested, WatchStarted
 
     many_folders(tmp_path)
     calls = limit_watches(monkeypatch, limit)
@@ -368,7 +368,7 @@ def test_folder_deleted_while_watched(tmp_path):
 
     from tuiloss.core.engine import apply_result
     from tuiloss.core.store import Store
-    from tuiloss.ui.ingest import IngestFailed, Ingested, Ingestor, LoadFinished
+    from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished
     from tuiloss.ui.watcher import Watcher
 
     root = tmp_path / "tree"
@@ -415,7 +415,7 @@ def test_folder_deleted_while_watched(tmp_path):
 def test_watched_folder_deleted_and_recreated_is_watched_again(tmp_path):
     import shutil
 
-    from tuiloss.ui.ingest import Ingested
+    from tuiloss.core.driver import Ingested
 
     root = tmp_path / "tree"
     many_folders(root, 2)

@@ -222,7 +222,7 @@ def test_watching_writes_runs_and_connects_nothing(tree, tmp_path, monkeypatch):
 
 def test_headless_watch_in_both_modes_touches_nothing(tree):
     from tuiloss.core.engine import Engine, Options
-    from tuiloss.ui.ingest import Ingestor, LoadFinished
+    from tuiloss.core.driver import Ingestor, LoadFinished
     from tuiloss.ui.watcher import Watcher
 
     before = snapshot(tree)

@@ -1,6 +1,13 @@
+import inspect
 import os
 import time
+import typing
 
+import pytest
+from ui_helpers import DriftedWatcher, StaticWatcher
+
+from tuiloss.core import driver
+from tuiloss.core.driver import NoWatcher
 from tuiloss.ui.watcher import Watcher, filesystem_type, is_remote, parse_mounts, watch_dirs
 
 MOUNTS = """\
@@ -116,3 +123,43 @@ def test_reads_own_open_and_close_events_are_ignored(tmp_path):
     assert not watcher.take().paths
     handler.dispatch(FileModifiedEvent(str(tmp_path / "a.log")))
     assert watcher.take().paths == {str(tmp_path / "a.log")}
+
+
+def protocol_members(protocol: type) -> list[str]:
+    """The names a Protocol declares: annotated attributes, properties and methods."""
+    names = set(getattr(protocol, "__annotations__", {}))
+    names |= {name for name, value in vars(protocol).items()
+              if not name.startswith("_") and (callable(value) or isinstance(value, property))}
+    return sorted(names)
+
+
+def parameters(function) -> list[tuple[str, object, object]]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+#: Every watcher the driver is run with, real or test double.
+WATCHERS = {
+    "Watcher": lambda root: Watcher([root], None, mounts=[]),
+    "NoWatcher": lambda root: NoWatcher(),
+    "StaticWatcher": lambda root: StaticWatcher([root]),
+    "DriftedWatcher": lambda root: DriftedWatcher(),
+}
+
+
+@pytest.mark.parametrize("make", WATCHERS.values(), ids=list(WATCHERS))
+def test_every_watcher_implements_the_protocol_the_driver_is_typed_against(tmp_path, make):
+    watcher = make(str(tmp_path))
+    members = protocol_members(driver.Watcher)
+    assert {"mode", "reason", "interval", "uses_events", "recheck", "take", "wait"} <= set(members)
+    assert isinstance(watcher, driver.Watcher)
+    attributes = typing.get_type_hints(driver.Watcher)
+    for name in members:
+        wanted = inspect.getattr_static(driver.Watcher, name, None)
+        if name in attributes:
+            assert isinstance(getattr(watcher, name), attributes[name]), name
+        elif isinstance(wanted, property):
+            assert isinstance(getattr(watcher, name), typing.get_type_hints(wanted.fget)["return"]), name
+        else:
+            have = getattr(type(watcher), name)
+            assert parameters(have) == parameters(wanted), name
+            assert typing.get_type_hints(have) == typing.get_type_hints(wanted), name

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
+
+from tuiloss.core.driver import Changes, NoWatcher
 
 #: A fixed wall clock for screens that show ages (2033-05-18).
 FROZEN_NOW = 2_000_000_000.0
@@ -31,13 +34,8 @@ async def wait_loaded(pilot, app, timeout: float = 20.0) -> None:
 
 
 async def settle(pilot, app, timeout: float = 10.0) -> None:
-    """Until no throttled redraw is pending and the runs list has laid out what it was given.
-
-    The list (a DataTable) sizes its columns when it is next idle: a screen taken before
-    that shows the new rows in the old column widths.
-    """
-    await wait_for(pilot, lambda: app._redraw_timer is None
-                   and not getattr(app.run_list, "_require_update_dimensions", False), timeout, "a settled screen")
+    """Until the app says its screen is at rest (:meth:`~tuiloss.ui.app.TuilossApp.settled`)."""
+    await wait_for(pilot, app.settled, timeout, "a settled screen")
     await pilot.pause()
 
 
@@ -47,30 +45,39 @@ def freeze_mtimes(folder: Path, when: float = FROZEN_MTIME) -> None:
 
 
 class StaticWatcher:
-    """A watcher that reports a fixed mode and never sees changes (for stable screenshots)."""
+    """A :class:`~tuiloss.core.driver.Watcher` with a fixed mode that never sees changes (for stable screenshots)."""
 
-    def __init__(self, roots, poll=None, mode="inotify", reason=""):
-        import threading
-
+    def __init__(self, roots: list[str], poll: float | None = None, mode: str = "inotify", reason: str = "") -> None:
         self.mode, self.reason, self.interval = mode, reason, 1.0
-        self.uses_events = True
         self._event = threading.Event()
 
-    def start(self):
+    @property
+    def uses_events(self) -> bool:
+        return True
+
+    def start(self) -> None:
         pass
 
-    def stop(self):
+    def stop(self) -> None:
         self._event.set()
 
-    def wake(self):
+    def wake(self) -> None:
         self._event.set()
 
-    def wait(self, timeout):
+    def wait(self, timeout: float) -> bool:
         woken = self._event.wait(timeout)
         self._event.clear()
         return woken
 
-    def take(self):
-        from tuiloss.ui.watcher import Changes
-
+    def take(self) -> Changes:
         return Changes()
+
+    def recheck(self) -> bool:
+        return False
+
+
+class DriftedWatcher(NoWatcher):
+    """A watcher whose ``take`` fails, as a method missing from a test double would."""
+
+    def take(self) -> Changes:
+        raise AttributeError("'DriftedWatcher' object has no attribute 'take'")

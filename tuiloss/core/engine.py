@@ -1,8 +1,9 @@
 """The headless watch engine: discovery plus incremental reading of every run.
 
-The UI runs :meth:`Engine.read` on an ingest thread and hands the resulting
-:class:`Update` objects to :func:`apply_updates` on its own thread. ``tuiloss
-report`` and the tests use :func:`load`, which does both until nothing is left.
+The driver (:mod:`tuiloss.core.driver`) runs :meth:`Engine.read` on its thread
+and whoever receives its batches hands the resulting :class:`Update` objects to
+:func:`apply_updates` on their own: the viewer follows changes that way, and
+:func:`load` (``tuiloss report``, the tests) reads until nothing is left.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from tuiloss.core.discover import Discovery, RunSpec, discover, make_labels
+from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher
 from tuiloss.core.formats import make_source
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.store import Run, Store
@@ -173,49 +174,37 @@ def relabel(store: Store) -> None:
 def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine, list[Notice]]:
     """Read every run under ``paths`` to its current end.
 
-    As in the viewer, reading and storing overlap: a thread reads and parses the
-    next chunks while this one stores the last.
+    The viewer's driver does the reading, with :class:`~tuiloss.core.driver.NoWatcher`
+    and up to the end of what is on disk. As in the viewer, reading and storing overlap:
+    it reads and parses the next chunks on a thread while this one stores the last. What
+    a read raised is raised here, and the reader thread is gone when this returns.
     """
     engine = Engine(paths, options)
     store = Store()
-    scanned = engine.scan()
-    notices = list(scanned.notices)
-    apply_result(store, scanned, options)
-    for result in _read_ahead(engine):
-        apply_result(store, result, options, now=time.time())
-        notices.extend(result.notices)
+    notices: list[Notice] = []
+    posted: queue.SimpleQueue = queue.SimpleQueue()
+    driver = Ingestor(engine, NoWatcher(), posted.put)
+    thread = threading.Thread(target=_drive, args=(driver, posted), name="tuiloss-load", daemon=True)
+    thread.start()
+    try:
+        while not isinstance(event := posted.get(), LoadFinished):
+            if isinstance(event, BaseException):
+                raise event
+            if isinstance(event, IngestFailed) and event.error is not None:
+                raise event.error
+            if isinstance(event, Ingested):
+                apply_result(store, event.result, options, now=time.time())
+                notices.extend(event.result.notices)
+                driver.ack()
+    finally:
+        driver.stop()
+        thread.join()
     return store, engine, notices
 
 
-def _read_ahead(engine: Engine) -> Iterator[ReadResult]:
-    """The engine's reads up to the current end, made on a thread one read ahead of the caller."""
-    results: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
-    done = object()
-
-    def reader() -> None:
-        try:
-            while not stop.is_set():
-                result = engine.read(check_all=True)
-                results.put(result)
-                if not result.more:
-                    break
-        except BaseException as exc:  # handed to the caller, raised there
-            results.put(exc)
-        results.put(done)
-
-    thread = threading.Thread(target=reader, name="tuiloss-load", daemon=True)
-    thread.start()
+def _drive(driver: Ingestor, posted: queue.SimpleQueue) -> None:
+    """The driver to the end of the backlog; whatever escapes it is handed to the caller."""
     try:
-        while (item := results.get()) is not done:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while thread.is_alive():  # unblock a reader waiting to hand over a result
-            try:
-                results.get(timeout=0.05)
-            except queue.Empty:
-                pass
-        thread.join()
+        driver.run(follow=False)
+    except BaseException as exc:  # raised by the caller
+        posted.put(exc)

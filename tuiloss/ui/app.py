@@ -1,6 +1,6 @@
 """The live viewer: ``tuiloss watch`` and ``tuiloss demo``.
 
-Threads: the ingest worker (:mod:`tuiloss.ui.ingest`) reads files and posts
+Threads: the driver (:mod:`tuiloss.core.driver`) reads files and posts
 batches; the insights thread (:mod:`tuiloss.ui.insights`) analyses frozen
 snapshots and posts reports. Only this module's UI thread touches the store,
 the widgets and the plot: it applies batches with
@@ -18,16 +18,17 @@ from datetime import datetime
 from typing import Callable
 
 import numpy as np
+from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.color import Color
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from tuiloss.config import Config
 from tuiloss.core.analysis import ColumnIndex, ema, stall_anomaly
+from tuiloss.core.driver import Ingested, Ingestor
 from tuiloss.core.engine import Engine, Options, apply_result
 from tuiloss.core.report import build_report, fmt_step, fmt_value, render_markdown
 from tuiloss.core.store import Run, Store, eval_counterpart
@@ -40,9 +41,8 @@ from tuiloss.ui.chartdata import (
     step_label,
 )
 from tuiloss.ui.export import choose_folder, write_export
-from tuiloss.ui.ingest import Ingested, IngestFailed, Ingestor, LoadFinished, WatchStarted
+from tuiloss.ui import messages
 from tuiloss.ui.insights import (
-    InsightsReady,
     InsightsRequest,
     InsightsWorker,
     anomaly_counts,
@@ -77,20 +77,6 @@ ASCII_MARKERS = "*+ox#%@=~&"
 NARROW = 100
 REDRAW_INTERVAL = 0.1
 INSIGHTS_INTERVAL = 0.5
-
-
-class IngestMessage(Message):
-    """Something the ingest worker posted (see :mod:`tuiloss.ui.ingest`)."""
-
-    def __init__(self, event: object) -> None:
-        super().__init__()
-        self.event = event
-
-
-class InsightsMessage(Message):
-    def __init__(self, ready: InsightsReady) -> None:
-        super().__init__()
-        self.ready = ready
 
 
 def _rich(color: tuple[int, int, int]) -> str:
@@ -174,7 +160,6 @@ class TuilossApp(App[None]):
         self.files = 0
         self.load_progress: float | None = 0.0
         self.loaded = False
-        self.load_seconds: float | None = None
         self.error: str | None = None
         self.report: dict | None = None
         self.report_generation = 0
@@ -193,8 +178,8 @@ class TuilossApp(App[None]):
         self._indexes: dict[tuple, ColumnIndex] = {}
         self._insights_inputs: tuple | None = None
         self._points_memo: dict = {}  # build_chart's per-curve points, reused while a curve is unchanged
-        self.ingestor = Ingestor(self.engine, self.watcher, lambda event: self.post_message(IngestMessage(event)))
-        self.insights_worker = InsightsWorker(lambda ready: self.post_message(InsightsMessage(ready)))
+        self.ingestor = Ingestor(self.engine, self.watcher, lambda event: self.post_message(messages.from_driver(event)))
+        self.insights_worker = InsightsWorker(lambda ready: self.post_message(messages.InsightsReady(ready)))
         self._stopped = False
         self._widgets: dict = {}
         self.stalls: dict[str, dict] = {}
@@ -280,27 +265,31 @@ class TuilossApp(App[None]):
 
     # -- data in ------------------------------------------------------------------------------
 
-    def on_ingest_message(self, message: IngestMessage) -> None:
-        event = message.event
-        if isinstance(event, Ingested):
-            try:
-                self._apply(event)
-            finally:
-                self.ingestor.ack()
-        elif isinstance(event, WatchStarted):
-            self.watch_mode, self.mode_reason = event.mode, event.reason
-            self._draw_status()
-        elif isinstance(event, LoadFinished):
-            self.load_progress = None
-            self.loaded = True
-            self.load_seconds = event.seconds
-            self._baseline_generation = self._insights_generation + 1
-            self.request_insights(now=True)
-            self.schedule_redraw()
-        elif isinstance(event, IngestFailed):
-            self.error = event.message
-            self.notify(safe_label(event.message, 300), title="tuiloss", severity="error", markup=False)
-            self._draw_status()
+    @on(messages.RecordsIngested)
+    def apply_records(self, message: messages.RecordsIngested) -> None:
+        try:
+            self._apply(message.batch)
+        finally:
+            self.ingestor.ack()
+
+    @on(messages.WatchStarted)
+    def show_watch_mode(self, message: messages.WatchStarted) -> None:
+        self.watch_mode, self.mode_reason = message.mode, message.reason
+        self._draw_status()
+
+    @on(messages.LoadFinished)
+    def finish_load(self) -> None:
+        self.load_progress = None
+        self.loaded = True
+        self._baseline_generation = self._insights_generation + 1
+        self.request_insights(now=True)
+        self.schedule_redraw()
+
+    @on(messages.IngestFailed)
+    def show_ingest_failure(self, message: messages.IngestFailed) -> None:
+        self.error = message.error
+        self.notify(safe_label(message.error, 300), title="tuiloss", severity="error", markup=False)
+        self._draw_status()
 
     def _apply(self, event: Ingested) -> None:
         now = self.clock()
@@ -357,7 +346,8 @@ class TuilossApp(App[None]):
         runs = [snapshot_run(run) for run in self.shown_runs()]
         self.insights_worker.request(InsightsRequest(self._insights_generation, runs, self.metric, self.report_root))
 
-    def on_insights_message(self, message: InsightsMessage) -> None:
+    @on(messages.InsightsReady)
+    def take_insights(self, message: messages.InsightsReady) -> None:
         ready = message.ready
         if ready.generation < self.report_generation:
             return
@@ -464,6 +454,15 @@ class TuilossApp(App[None]):
         self._draw_status()
         if self.report is not None:
             self._draw_insights()
+
+    def settled(self) -> bool:
+        """Whether the screen is at rest: loaded, nothing read waits to be applied, no redraw pending.
+
+        The runs list (a DataTable) sizes its columns when it is next idle, so a list given new
+        rows is not at rest until it has laid them out. Tests wait on this before they look.
+        """
+        return (self.loaded and self.ingestor.idle and self._redraw_timer is None
+                and not getattr(self.run_list, "_require_update_dimensions", False))
 
     def on_loss_chart_resized(self, _: LossChart.Resized) -> None:
         self.schedule_redraw()

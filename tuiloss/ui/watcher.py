@@ -1,7 +1,7 @@
 """File-system watching: the only module that imports watchdog.
 
 The watchdog handler does nothing but remember which paths changed and set an
-event. The ingest worker (:mod:`tuiloss.ui.ingest`) waits on that event, with a
+event. The driver (:mod:`tuiloss.core.driver`) waits on that event, with a
 timeout that doubles as a safety poll, and does the reading itself.
 
 Polling is used instead of inotify when asked (``--poll``), when a watched path
@@ -16,9 +16,11 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+from tuiloss.core.driver import Changes
 
 #: File systems where inotify misses writes made by other machines.
 REMOTE_FILESYSTEMS = frozenset(
@@ -97,16 +99,8 @@ def watch_dirs(roots: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-@dataclass(slots=True)
-class Changes:
-    """What the watcher saw since the last :meth:`Watcher.take`."""
-
-    paths: set[str] = field(default_factory=set)
-    structure: bool = False  # something was created, moved or deleted: look for new runs
-
-
 class Watcher:
-    """Watches folders and wakes the ingest worker when something changed.
+    """Watches folders and wakes the driver when something changed (a :class:`tuiloss.core.driver.Watcher`).
 
     Args:
         roots: the paths the user gave (files or folders).

@@ -1,13 +1,17 @@
-"""The ingest worker: one thread that reads what is new and posts it in batches.
+"""The one driver loop: read what is new, post it in batches; ``watch`` and ``report`` share it.
 
-It waits on the watcher's event (the timeout is a safety poll, or the poll
-itself in polling mode), maps changed paths to runs, reads only those, and
-hands each :class:`~tuiloss.core.engine.ReadResult` to ``post``. It never
-touches the store or a widget: the UI thread applies what it posts. When the
-UI has not yet applied the last batches, it waits (back-pressure): unread
-bytes simply stay on disk until the next read.
+The :class:`Ingestor` waits on a :class:`Watcher`'s event (the timeout is a
+safety poll, or the poll itself in polling mode), maps changed paths to runs,
+reads only those, and hands each :class:`~tuiloss.core.engine.ReadResult` to
+``post``. It never touches the store or a widget: whoever receives the posts
+applies them, on its own thread. When they have not yet applied the last
+batches, it waits (back-pressure): unread bytes simply stay on disk until the
+next read.
 
-No Textual import here, so the worker is tested with a plain list as ``post``.
+The viewer runs it with a file-system watcher (:mod:`tuiloss.ui.watcher`) and
+follows changes until stopped; :func:`tuiloss.core.engine.load` runs it with
+:class:`NoWatcher` to the end of what is on disk. Nothing here imports the UI,
+so the loop is tested with a plain list as ``post``.
 """
 
 from __future__ import annotations
@@ -16,14 +20,101 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from tuiloss.core.engine import Engine, ReadResult
+from tuiloss.core.discover import CONFIG_NAMES
+
+if TYPE_CHECKING:
+    from tuiloss.core.engine import Engine, ReadResult
 
 #: Seconds between safety polls when file events are on.
 SAFETY_POLL = 2.0
 #: Shortest gap between two discovery scans triggered by file events.
 SCAN_GAP = 0.3
+
+
+@dataclass(slots=True)
+class Changes:
+    """What a watcher saw since the last :meth:`Watcher.take`."""
+
+    paths: set[str] = field(default_factory=set)
+    structure: bool = False  # something was created, moved or deleted: look for new runs
+
+
+@runtime_checkable
+class Watcher(Protocol):
+    """What the loop needs from a watcher: how it watches, a wake-up event, what changed.
+
+    Attributes:
+        mode: how the tree is watched (``inotify``, ``polling``, ``fsevents``, ...).
+        reason: why, when it is not the obvious choice (e.g. ``nfs4 file system``).
+        interval: seconds between polls when no file events come.
+    """
+
+    mode: str
+    reason: str
+    interval: float
+
+    @property
+    def uses_events(self) -> bool:
+        """Whether file events wake the loop (otherwise each wait is a poll)."""
+        ...
+
+    def start(self) -> None:
+        """Start watching (before the first read, so nothing written meanwhile is missed)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop watching and wake a waiting loop."""
+        ...
+
+    def wake(self) -> None:
+        """End the current :meth:`wait` early (any thread)."""
+        ...
+
+    def wait(self, timeout: float) -> bool:
+        """Block until something changed or ``timeout`` passed; True if woken."""
+        ...
+
+    def take(self) -> Changes:
+        """What changed since the last call, forgotten once taken."""
+        ...
+
+    def recheck(self) -> bool:
+        """Follow a watched folder that vanished or came back; True if the mode changed."""
+        ...
+
+
+class NoWatcher:
+    """A watcher of nothing: for reading what is on disk once (``tuiloss report``)."""
+
+    def __init__(self) -> None:
+        self.mode, self.reason, self.interval = "none", "", 1.0
+        self._event = threading.Event()
+
+    @property
+    def uses_events(self) -> bool:
+        return False
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self._event.set()
+
+    def wake(self) -> None:
+        self._event.set()
+
+    def wait(self, timeout: float) -> bool:
+        woken = self._event.wait(timeout)
+        self._event.clear()
+        return woken
+
+    def take(self) -> Changes:
+        return Changes()
+
+    def recheck(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +126,7 @@ class WatchStarted:
     interval: float
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Ingested:
     """One batch of what was read."""
 
@@ -53,22 +144,28 @@ class LoadFinished:
 
 @dataclass(frozen=True, slots=True)
 class IngestFailed:
+    """Reading failed; the loop goes on. ``error`` is what a read or scan raised, if one did."""
+
     message: str
+    error: Exception | None = None
+
+
+#: Everything the loop posts.
+Event = WatchStarted | Ingested | LoadFinished | IngestFailed
 
 
 class Ingestor:
-    """Reads new data for the UI. Run :meth:`run` on a thread; :meth:`stop` ends it.
+    """Reads new data for whoever applies it. Run :meth:`run` on a thread; :meth:`stop` ends it.
 
     Args:
         engine: the core engine (discovery and incremental reading).
-        watcher: a :class:`~tuiloss.ui.watcher.Watcher` or anything with the same
-            ``start/stop/wait/take/wake/mode/reason/interval/uses_events``.
-        post: called with each :class:`WatchStarted`, :class:`Ingested`,
-            :class:`LoadFinished` or :class:`IngestFailed`, from the worker thread.
-        max_inflight: batches posted but not yet acknowledged before the worker waits.
+        watcher: what tells the loop that something changed.
+        post: called with each :data:`Event`, from the loop's thread.
+        max_inflight: batches posted but not yet acknowledged (:meth:`ack`) before the loop waits.
     """
 
-    def __init__(self, engine: Engine, watcher, post: Callable[[object], None], *, max_inflight: int = 2) -> None:
+    def __init__(self, engine: Engine, watcher: Watcher, post: Callable[[Event], None], *,
+                 max_inflight: int = 2) -> None:
         self.engine = engine
         self.watcher = watcher
         self.post = post
@@ -77,6 +174,7 @@ class Ingestor:
         self._running = threading.Event()
         self._running.set()
         self._inflight = 0
+        self._waiting = False
         self._cond = threading.Condition()
         self._external_stop: Callable[[], bool] = lambda: False
         self.scan_interval = 30.0
@@ -103,8 +201,13 @@ class Ingestor:
     def paused(self) -> bool:
         return not self._running.is_set()
 
+    @property
+    def idle(self) -> bool:
+        """Waiting for changes (or paused) with every posted batch acknowledged."""
+        return self._waiting and self._inflight == 0
+
     def ack(self) -> None:
-        """The UI applied one posted batch."""
+        """The receiver applied one posted batch."""
         with self._cond:
             self._inflight = max(0, self._inflight - 1)
             self._cond.notify_all()
@@ -114,58 +217,65 @@ class Ingestor:
 
     # -- the loop ----------------------------------------------------------------------------
 
-    def run(self, should_stop: Callable[[], bool] | None = None) -> None:
-        """Watch, load everything once, then follow changes until stopped."""
+    def run(self, should_stop: Callable[[], bool] | None = None, *, follow: bool = True) -> None:
+        """Watch, load everything once, then (if ``follow``) follow changes until stopped."""
         if should_stop is not None:
             self._external_stop = should_stop
         try:
             self.watcher.start()  # before the first read, so nothing written meanwhile is missed
         except Exception as exc:
-            self.post(IngestFailed(f"watching failed: {exc}"))
+            self.post(IngestFailed(f"watching failed: {exc}", exc))
         self.post(WatchStarted(self.watcher.mode, self.watcher.reason, self.watcher.interval))
         began = time.monotonic()
         try:
-            self._scan(initial=True)
-            self._read(None, initial=True)
-        except Exception as exc:
-            self.post(IngestFailed(f"loading failed: {type(exc).__name__}: {exc}"))
-        if self.stopping():
+            try:
+                self._scan(initial=True)
+                self._read(None, initial=True)
+            except Exception as exc:
+                self.post(IngestFailed(f"loading failed: {type(exc).__name__}: {exc}", exc))
+            if self.stopping():
+                return
+            self.post(LoadFinished(time.monotonic() - began))
+            if follow:
+                self._follow()
+        finally:
             self.watcher.stop()
-            return
-        self.post(LoadFinished(time.monotonic() - began))
-        self._follow()
-        self.watcher.stop()
 
     def _follow(self) -> None:
         last_scan = time.monotonic()
         scan_pending = False
         while not self.stopping():
             if not self._running.is_set():
+                self._waiting = True
                 self._running.wait(0.25)
                 continue
             events = self.watcher.uses_events
             timeout = SAFETY_POLL if events else self.watcher.interval
             if scan_pending:
                 timeout = max(0.0, min(timeout, self.scan_gap - (time.monotonic() - last_scan)))
+            self._waiting = True
             woken = self.watcher.wait(timeout)
             if self.stopping():
                 return
             if not self._running.is_set():
                 continue  # paused: changes stay marked until resumed
-            try:
-                if self.watcher.recheck():
-                    self.post(WatchStarted(self.watcher.mode, self.watcher.reason, self.watcher.interval))
-                    scan_pending, last_scan = True, 0.0
-                changes = self.watcher.take()
-                targets: set[str] = set()
-                for path in changes.paths:
-                    run_id = self.engine.run_for_path(path)
-                    if run_id is not None:
-                        targets.add(run_id)
-                    elif not _is_config(path):
-                        scan_pending = True
-                if changes.structure:
+            self._waiting = False
+            # The watcher's own calls stay outside the guard below: a watcher that breaks
+            # its Protocol fails loudly instead of being reported as a read failure.
+            if self.watcher.recheck():
+                self.post(WatchStarted(self.watcher.mode, self.watcher.reason, self.watcher.interval))
+                scan_pending, last_scan = True, 0.0
+            changes = self.watcher.take()
+            targets: set[str] = set()
+            for path in changes.paths:
+                run_id = self.engine.run_for_path(path)
+                if run_id is not None:
+                    targets.add(run_id)
+                elif not _is_config(path):
                     scan_pending = True
+            if changes.structure:
+                scan_pending = True
+            try:
                 now = time.monotonic()
                 due = now - last_scan >= self.scan_interval
                 if due or (scan_pending and now - last_scan >= self.scan_gap):
@@ -177,8 +287,8 @@ class Ingestor:
                         self._read(sorted(targets))
                 else:
                     self._read(None)  # poll: each source's cheap changed() check
-            except Exception as exc:
-                self.post(IngestFailed(f"{type(exc).__name__}: {exc}"))
+            except Exception as exc:  # a scan or read failing on a file must not end the watch
+                self.post(IngestFailed(f"{type(exc).__name__}: {exc}", exc))
                 self._stopped.wait(1.0)
 
     def _scan(self, initial: bool = False) -> set[str]:
@@ -199,7 +309,7 @@ class Ingestor:
                             progress=0.0 if initial else None))
         return {spec.id for spec in result.new_runs}
 
-    def _read(self, targets, initial: bool = False) -> None:
+    def _read(self, targets: list[str] | None, initial: bool = False) -> None:
         while not self.stopping():
             if initial:
                 result = self.engine.read(check_all=True)
@@ -252,6 +362,4 @@ def _newest_mtime(engine: Engine, run_id: str) -> float:
 
 
 def _is_config(path: str) -> bool:
-    from tuiloss.core.discover import CONFIG_NAMES
-
     return os.path.basename(path).lower() in CONFIG_NAMES

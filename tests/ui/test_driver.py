@@ -1,8 +1,11 @@
 import threading
 import time
 
+import pytest
+from ui_helpers import DriftedWatcher
+
+from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher, WatchStarted
 from tuiloss.core.engine import Engine, Options
-from tuiloss.ui.ingest import Ingested, Ingestor, LoadFinished, WatchStarted
 from tuiloss.ui.watcher import Watcher
 
 
@@ -124,3 +127,103 @@ def test_back_pressure_waits_for_acks(tmp_path):
         ingestor.stop()
         thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+def wait_until(predicate, timeout=10):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_idle_once_loaded_and_every_batch_is_acknowledged(tmp_path):
+    for k in range(3):
+        (tmp_path / f"r{k}.log").write_text("iter 1: loss 1.0\n")
+    items = []
+    ingestor = Ingestor(Engine([str(tmp_path)], Options()), NoWatcher(), items.append, max_inflight=100)
+    assert not ingestor.idle
+    thread = threading.Thread(target=ingestor.run, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: any(isinstance(i, LoadFinished) for i in items))
+        batches = sum(isinstance(i, Ingested) for i in items)
+        assert batches and not ingestor.idle  # waiting for changes, but nothing applied yet
+        for _ in range(batches):
+            ingestor.ack()
+        wait_until(lambda: ingestor.idle)
+        ingestor.pause()
+        wait_until(lambda: ingestor.idle)
+    finally:
+        ingestor.stop()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def test_without_follow_the_driver_ends_at_the_end_of_the_backlog(tmp_path):
+    (tmp_path / "train.log").write_text("".join(f"iter {i}: loss 1.0\n" for i in range(10)))
+    collector = Collector()
+    collector.ingestor = Ingestor(Engine([str(tmp_path)], Options()), NoWatcher(), collector)
+    collector.ingestor.run(follow=False)  # returns: nothing to wait for
+    assert collector.items[0] == WatchStarted("none", "", 1.0)
+    assert isinstance(collector.items[-1], LoadFinished) and collector.points() == 10
+
+
+def test_a_broken_watcher_ends_the_loop_instead_of_passing_for_a_read_failure(tmp_path):
+    (tmp_path / "train.log").write_text("iter 1: loss 1.0\n")
+    watcher = DriftedWatcher()
+    posted, raised = [], []
+    ingestor = Ingestor(Engine([str(tmp_path)], Options()), watcher, posted.append, max_inflight=100)
+
+    def drive():
+        try:
+            ingestor.run()
+        except AttributeError as exc:
+            raised.append(exc)
+
+    watcher.wake()  # the first wait after the load returns at once
+    thread = threading.Thread(target=drive, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    try:
+        assert not thread.is_alive() and len(raised) == 1
+        assert any(isinstance(p, LoadFinished) for p in posted)
+        assert not any(isinstance(p, IngestFailed) for p in posted)
+    finally:
+        ingestor.stop()
+        thread.join(timeout=5)
+
+
+def test_a_read_failure_while_following_is_posted_and_the_loop_goes_on(tmp_path, monkeypatch):
+    (tmp_path / "train.log").write_text("iter 1: loss 1.0\n")
+    watcher = NoWatcher()
+    collector = Collector()
+    ingestor = collector.ingestor = Ingestor(Engine([str(tmp_path)], Options()), watcher, collector)
+    thread = threading.Thread(target=ingestor.run, daemon=True)
+    thread.start()
+    try:
+        collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
+        monkeypatch.setattr(ingestor.engine, "read", lambda *a, **k: 1 / 0)
+        watcher.wake()  # no file events: each wake is a poll of every run
+        collector.wait(lambda: any(isinstance(i, IngestFailed) for i in collector.items))
+        failure = next(i for i in collector.items if isinstance(i, IngestFailed))
+        assert failure.message.startswith("ZeroDivisionError") and isinstance(failure.error, ZeroDivisionError)
+        assert thread.is_alive()
+    finally:
+        ingestor.stop()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def test_every_driver_event_becomes_its_past_tense_message():
+    from tuiloss.core.engine import ReadResult
+    from tuiloss.ui import messages
+
+    batch = Ingested(ReadResult(), initial=True)
+    assert messages.from_driver(batch) == messages.RecordsIngested(batch)
+    assert messages.from_driver(WatchStarted("polling", "nfs4 file system", 2.0)) == messages.WatchStarted(
+        "polling", "nfs4 file system")
+    assert isinstance(messages.from_driver(LoadFinished(1.5)), messages.LoadFinished)
+    assert messages.from_driver(IngestFailed("loading failed: OSError: x", OSError("x"))) == messages.IngestFailed(
+        "loading failed: OSError: x")
+    with pytest.raises(TypeError):
+        messages.from_driver("not an event")
