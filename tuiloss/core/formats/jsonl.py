@@ -6,7 +6,7 @@ are read with the standard library so those values are kept.
 
 A logger writes its records with one format, so the lines of a big chunk mostly
 share one layout (same keys, same spacing, numbers in the same places): a
-:class:`~tuiloss.core.formats.text.LineLayout` learnt from such a line reads them
+:class:`~tuiloss.core.formats.layout.LineLayout` learnt from such a line reads them
 all at once, and the other lines go through the record path below, in order. A
 number that strict JSON forbids (``01``, ``1.``, ``+1``) in a line that otherwise
 has the layout is read as that number rather than skipped.
@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import math
 
-from tuiloss.core.formats.base import STEP_KEYS
-from tuiloss.core.formats.text import LayoutReader, Pending
+from tuiloss.core.formats.base import STEP_KEYS, LineParser
+from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
 try:
@@ -38,7 +38,7 @@ _MODE_KEYS = ("mode", "split", "phase")
 _SETTLE_LINES = 256  # lines read one by one to find the step key before a layout read
 
 
-class JsonlParser:
+class JsonlParser(LineParser):
     """Incremental parser of JSON-lines logs."""
 
     format = "jsonl"
