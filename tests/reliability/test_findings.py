@@ -22,7 +22,7 @@ def xfail(reason: str):
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
-# -- text.py -----------------------------------------------------------------------------------------------
+# -- stdout.py ---------------------------------------------------------------------------------------------
 
 
 def test_nanogpt_eval_line_before_any_iter_line_is_read():

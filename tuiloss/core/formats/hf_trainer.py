@@ -13,7 +13,7 @@ import os
 import re
 
 from tuiloss.core.formats.base import DocumentParser
-from tuiloss.core.formats.jsonl import _flatten, _number
+from tuiloss.core.formats.jsonl import flatten_record, as_number
 from tuiloss.core.model import Batch
 
 try:
@@ -58,15 +58,15 @@ class TrainerStateParser(DocumentParser):
             if not isinstance(entry, dict):
                 batch.skip("log_history entry is not an object", index + 1)
                 continue
-            step = _number(entry.get("step"))
+            step = as_number(entry.get("step"))
             if step is None or not math.isfinite(step):
                 batch.skip("missing step", index + 1)
                 continue
             found = False
-            for name, raw in _flatten(entry).items():
+            for name, raw in flatten_record(entry).items():
                 if name in _SKIP_KEYS:
                     continue
-                value = _number(raw)
+                value = as_number(raw)
                 if value is None:
                     continue
                 target = columns.setdefault(name, ([], []))
