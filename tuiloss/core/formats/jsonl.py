@@ -60,7 +60,7 @@ class JsonlParser(LineParser):
         if self.layouts.wants(data):
             start, line = self._settle(data, first_line, batch)
             if self.step_key is None:
-                self.layouts.misses += 1  # records numbered by row: read one by one
+                self.layouts.miss()  # records numbered by row: read one by one
             elif self.layouts.feed(data[start:], line, batch) is not None:
                 return batch
             data, first_line = data[start:], line

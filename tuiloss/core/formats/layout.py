@@ -37,7 +37,8 @@ The contract between a line parser and its :class:`LayoutReader`:
   either by a layout or through ``parse_odd``; the batch holds the points and
   ``feed`` returns how many lines fitted (the parser counts unmatched lines).
 - :meth:`LayoutReader.reset` forgets the layout when the file starts over; after
-  a few chunks in a row where no layout fits, :meth:`LayoutReader.wants` says no.
+  a few chunks in a row where no layout fits (or that the parser chose to read its
+  own way, :meth:`LayoutReader.miss`), :meth:`LayoutReader.wants` says no.
 """
 
 from __future__ import annotations
@@ -510,6 +511,10 @@ class LayoutReader:
     def wants(self, data: bytes) -> bool:
         """Whether ``data`` is worth a layout read."""
         return len(data) >= LAYOUT_MIN_BYTES and self.misses < _LAYOUT_MISSES and b"\r" not in data
+
+    def miss(self) -> None:
+        """Count a chunk the parser read its own way, as if no layout had fitted it."""
+        self.misses += 1
 
     def feed(self, data: bytes, first_line: int, batch: Batch) -> int | None:
         """Read ``data`` into ``batch``; return how many lines fitted a layout.
