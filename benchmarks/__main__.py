@@ -32,7 +32,7 @@ BOUNDS = {
     ),
     "jsonl": (
         "lines of one layout are read with bytes operations and pandas (see `LineLayout` in"
-        " text.py); the rest of a load is the read, the store and the line count."
+        " formats/layout.py); the rest of a load is the read, the store and the line count."
     ),
     "text": "as JSONL: the parser alone is ~0.5x; LineSource and the store add the rest.",
     "redraw": (

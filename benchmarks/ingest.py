@@ -113,7 +113,7 @@ def parse_only(fmt: str, chunks: list[tuple[bytes, int]]) -> int:
     """Feed the chunks to a fresh parser: the parser's own share of a load."""
     from tuiloss.core.formats.csv import CsvParser
     from tuiloss.core.formats.jsonl import JsonlParser
-    from tuiloss.core.formats.text import TextParser
+    from tuiloss.core.formats.stdout import TextParser
 
     parser = {"csv": CsvParser, "jsonl": JsonlParser, "text": TextParser}[fmt]()
     return sum(parser.feed(chunk, line).points for chunk, line in chunks)
@@ -121,7 +121,7 @@ def parse_only(fmt: str, chunks: list[tuple[bytes, int]]) -> int:
 
 def long_line_scan_seconds(chunks: list[tuple[bytes, int]]) -> float:
     """Time LineSource spends looking for over-long lines in ``chunks``."""
-    from tuiloss.core.sources import _has_long_line
+    from tuiloss.core.sources.line import _has_long_line
 
     total = 0.0
     for chunk, _ in chunks:

@@ -2,7 +2,7 @@
 
 Writes an event file of scalars the way PyTorch's ``SummaryWriter.add_scalar``
 does (one event per call: ``train/loss`` and ``train/lr`` at every step), reads
-it with :class:`tuiloss.core.formats.tfevents.TfeventsRunSource` and with
+it with :class:`tuiloss.core.sources.tfevents.TfeventsRunSource` and with
 TensorBoard's ``EventAccumulator`` keeping every point, and prints both speeds
 and their ratio.
 
@@ -22,8 +22,9 @@ import tempfile
 import time
 import warnings
 
-from tuiloss.core.formats.tfevents import TfeventsRunSource, frame_record, load_crc
+from tuiloss.core.formats.tfrecord import frame_record, load_crc
 from tuiloss.core.model import Batch
+from tuiloss.core.sources.tfevents import TfeventsRunSource
 
 
 def write_events(path: str, points: int, style: str) -> None:

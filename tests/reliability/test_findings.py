@@ -15,14 +15,14 @@ import pytest
 from tuiloss.core.discover import sniff
 from tuiloss.core.formats.csv import CsvParser
 from tuiloss.core.formats.jsonl import JsonlParser
-from tuiloss.core.formats.text import TextParser
+from tuiloss.core.formats.stdout import TextParser
 
 
 def xfail(reason: str):
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
-# -- text.py -----------------------------------------------------------------------------------------------
+# -- stdout.py ---------------------------------------------------------------------------------------------
 
 
 def test_nanogpt_eval_line_before_any_iter_line_is_read():
@@ -152,7 +152,7 @@ def test_discovery_does_not_follow_links_out_of_the_tree(tmp_path):
 
 
 def test_a_pattern_match_whose_optional_metric_groups_all_missed_is_counted():
-    from tuiloss.core.formats.text import PatternParser
+    from tuiloss.core.formats.stdout import PatternParser
 
     parser = PatternParser(r"step=(?P<step>[^ ]*) .*?acc=(?P<acc>[-\d.e]+)?")
     batch = parser.feed(b"step=3 x acc=\n", 1)

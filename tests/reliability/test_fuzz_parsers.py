@@ -29,7 +29,7 @@ from tuiloss.core.formats.csv import CsvParser
 from tuiloss.core.formats.hf_trainer import TrainerStateParser
 from tuiloss.core.formats.jsonl import JsonlParser
 from tuiloss.core.formats.mlflow import MlflowMetricParser
-from tuiloss.core.formats.text import FAMILY_NAMES, PatternParser, TextParser
+from tuiloss.core.formats.stdout import FAMILY_NAMES, PatternParser, TextParser
 from tuiloss.core.model import Batch
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -251,7 +251,7 @@ def test_trainer_state_takes_any_bytes(data):
 def _stream(values: list[tuple[int, float]]) -> tuple[bytes, list]:
     from tensorboard.compat.proto import event_pb2, summary_pb2
 
-    from tuiloss.core.formats.tfevents import frame_record, load_crc
+    from tuiloss.core.formats.tfrecord import frame_record, load_crc
 
     crc = load_crc()
     out = frame_record(event_pb2.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString(), crc)
@@ -268,7 +268,8 @@ def _stream(values: list[tuple[int, float]]) -> tuple[bytes, list]:
     cut=st.integers(0, 10**4),
 )
 def test_tfevents_decoder_survives_damage_and_invents_nothing(values, flips, cut):
-    from tuiloss.core.formats.tfevents import EventDecoder, load_crc, load_event_class
+    from tuiloss.core.formats.tfevents import EventDecoder, load_event_class
+    from tuiloss.core.formats.tfrecord import load_crc
 
     data, written = _stream(values)
     damaged = bytearray(data)
@@ -292,7 +293,8 @@ def test_tfevents_decoder_survives_damage_and_invents_nothing(values, flips, cut
 @FUZZ
 @given(data=st.binary(max_size=200))
 def test_tfevents_decoder_takes_random_bytes(data):
-    from tuiloss.core.formats.tfevents import EventDecoder, load_crc, load_event_class
+    from tuiloss.core.formats.tfevents import EventDecoder, load_event_class
+    from tuiloss.core.formats.tfrecord import load_crc
 
     batch = Batch()
     for crc in (load_crc(), None):

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 
 from tuiloss.core import tail as tail_module
-from tuiloss.core.formats.text import TextParser
+from tuiloss.core.formats.stdout import TextParser
 from tuiloss.core.model import Batch, SegmentEvent
-from tuiloss.core.sources import LineSource
+from tuiloss.core.sources.line import LineSource
 from tuiloss.core.tail import Tailer
 
 
@@ -155,7 +155,7 @@ def test_document_replaced_by_a_fifo_is_an_error_not_a_hang(tmp_path):
 
     from tuiloss.core.formats.hf_trainer import TrainerStateParser
     from tuiloss.core.model import Notice
-    from tuiloss.core.sources import DocumentSource
+    from tuiloss.core.sources.document import DocumentSource
 
     path = tmp_path / "trainer_state.json"
     path.write_text('{"log_history": [{"step": 1, "loss": 0.5}]}')
@@ -173,7 +173,7 @@ def test_document_replaced_by_a_fifo_is_an_error_not_a_hang(tmp_path):
 
 def test_unparsable_document_is_parsed_once_per_change(tmp_path):
     from tuiloss.core.formats.hf_trainer import TrainerStateParser
-    from tuiloss.core.sources import DocumentSource
+    from tuiloss.core.sources.document import DocumentSource
 
     parser = TrainerStateParser()
     calls = []

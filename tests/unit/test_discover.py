@@ -156,7 +156,7 @@ def test_links_to_folders_outside_the_tree_are_passed_over_with_a_reason(tmp_pat
 
 def test_load_reads_ahead_on_a_thread_and_stores_every_read_in_order(tmp_path, monkeypatch):
     from tuiloss.core import engine as engine_module
-    from tuiloss.core import sources as sources_module
+    from tuiloss.core.sources import line as line_module
 
     write(tmp_path / "a.csv", "step,loss\n" + "".join(f"{i},{1 / (i + 1):.6f}\n" for i in range(300_000)))
     reads = []
@@ -167,7 +167,7 @@ def test_load_reads_ahead_on_a_thread_and_stores_every_read_in_order(tmp_path, m
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(engine_module.Engine, "read", read)
-    monkeypatch.setattr(sources_module, "DEFAULT_MAX_READ", 1)  # reads of the smallest size: several
+    monkeypatch.setattr(line_module, "DEFAULT_MAX_READ", 1)  # reads of the smallest size: several
     store, _, _ = engine_module.load([str(tmp_path)])
     (run,) = list(store)
     steps, values = run.series["loss"].visible()

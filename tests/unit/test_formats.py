@@ -8,7 +8,7 @@ import pytest
 from tuiloss.core.formats.csv import CsvParser
 from tuiloss.core.formats.hf_trainer import TrainerStateParser
 from tuiloss.core.formats.jsonl import JsonlParser
-from tuiloss.core.formats.text import PatternParser, TextParser
+from tuiloss.core.formats.stdout import PatternParser, TextParser
 
 
 def pts(batch, metric):

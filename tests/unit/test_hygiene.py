@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "tuiloss"
 def test_core_imports_no_ui_library():
     code = (
         "import sys, tuiloss.core.engine, tuiloss.core.report, tuiloss.core.discover, tuiloss.sample\n"
-        "from tuiloss.core.formats import csv, jsonl, text, hf_trainer\n"
+        "from tuiloss.core.formats import csv, jsonl, stdout, hf_trainer\n"
         "import tuiloss.core.analysis\n"
         "bad = [m for m in ('textual', 'plotext', 'watchdog', 'rich') if m in sys.modules]\n"
         "assert not bad, bad\n"

@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tuiloss.core.formats import mlflow
 from tuiloss.core.formats.mlflow import (
     MlflowMetricParser,
-    MlflowRunSource,
     is_mlflow_run_dir,
     mlflow_config,
     mlflow_run_info,
 )
 from tuiloss.core.model import Batch, Notice, SegmentEvent
+from tuiloss.core.sources import mlflow as mlflow_source
+from tuiloss.core.sources.mlflow import MlflowRunSource
 from source_helpers import drain, points, skipped
 
 REAL_RUN = "mlflow/moreh_diffusers_interval_loss/mlruns/108087542544038754/888293e0c4a047a4aa99c13869a08738"
@@ -70,7 +70,7 @@ def run(tmp_path):
 @pytest.fixture
 def settled(monkeypatch):
     """Trust folder listings at once (tests write folders faster than any mtime tick)."""
-    monkeypatch.setattr(mlflow, "_MTIME_SLACK", -1e9)
+    monkeypatch.setattr(mlflow_source, "_MTIME_SLACK", -1e9)
 
 
 
@@ -289,7 +289,7 @@ def test_one_deleted_metric_file_is_a_notice_only(run, settled):
 
 def test_importing_the_module_loads_neither_yaml_nor_tensorboard():
     code = (
-        "import sys, tuiloss.core.formats.mlflow;"
+        "import sys, tuiloss.core.sources.mlflow;"
         "print([m for m in ('yaml', 'tensorboard', 'google.protobuf') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

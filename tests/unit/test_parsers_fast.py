@@ -12,9 +12,11 @@ import random
 import numpy as np
 import pytest
 
-from tuiloss.core.formats import text as text_module
+from tuiloss.core.formats import layout as layout_module
+from tuiloss.core.formats import stdout as stdout_module
 from tuiloss.core.formats.jsonl import JsonlParser
-from tuiloss.core.formats.text import LineLayout, TextParser
+from tuiloss.core.formats.layout import LineLayout
+from tuiloss.core.formats.stdout import TextParser
 
 
 def line_chunks(data: bytes, cuts: list[int]) -> list[tuple[int, int, int]]:
@@ -29,7 +31,7 @@ def line_chunks(data: bytes, cuts: list[int]) -> list[tuple[int, int, int]]:
 
 
 def feed_all(make, data: bytes, cuts: list[int], layouts: bool, monkeypatch):
-    monkeypatch.setattr(text_module, "LAYOUT_MIN_BYTES", 0 if layouts else 1 << 60)
+    monkeypatch.setattr(layout_module, "LAYOUT_MIN_BYTES", 0 if layouts else 1 << 60)
     parser = make()
     batches = [parser.feed(data[start:end], line) for start, end, line in line_chunks(data, cuts)]
     return parser, batches
@@ -263,8 +265,8 @@ MEGATRON_LINE = b" iteration      100/    1000 | lm loss: 2.345000E+00 | loss sc
     ],
 )
 def test_detection_from_the_first_lines_agrees_with_the_whole_chunk(data):
-    found, _ = text_module._detect_in(data)
-    assert found is text_module.detect_family(data.decode())
+    found, _ = stdout_module._detect_in(data)
+    assert found is stdout_module.detect_family(data.decode())
 
 
 # -- fixed accounting ---------------------------------------------------------------------------
@@ -363,7 +365,7 @@ def has_buffer_api() -> bool:
 
 def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp_path, monkeypatch):
     from tuiloss.core.formats import csv as csv_module
-    from tuiloss.core.sources import LineSource
+    from tuiloss.core.sources.line import LineSource
 
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     monkeypatch.setattr(csv_module, "_workers", lambda: 2)
@@ -414,7 +416,7 @@ def test_csv_quoted_header_names_may_hold_the_delimiter():
 
 def test_csv_line_numbers_stay_right_after_chunks_read_without_counting(tmp_path, monkeypatch):
     from tuiloss.core.formats import csv as csv_module
-    from tuiloss.core.sources import LineSource
+    from tuiloss.core.sources.line import LineSource
 
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     path = tmp_path / "metrics.csv"

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from tuiloss.core.formats.csv import CsvParser
 from tuiloss.core.formats.jsonl import JsonlParser
-from tuiloss.core.formats.text import TextParser
+from tuiloss.core.formats.stdout import TextParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
-from tuiloss.core.sources import MAX_LINE, LineSource
+from tuiloss.core.sources.line import MAX_LINE, LineSource
 from source_helpers import drain, points
 
 
@@ -131,7 +131,7 @@ def test_rotated_file_last_line_without_newline_is_kept(tmp_path):
 
 
 def test_long_line_check_sees_first_middle_and_last_lines():
-    from tuiloss.core.sources import _has_long_line
+    from tuiloss.core.sources.line import _has_long_line
 
     short = b"x" * 100 + b"\n"
     long = b"y" * (MAX_LINE + 1) + b"\n"

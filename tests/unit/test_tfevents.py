@@ -20,17 +20,16 @@ from tensorboard.util import tensor_util  # noqa: E402
 from tuiloss.core.formats import tfevents  # noqa: E402
 from tuiloss.core.formats.tfevents import (  # noqa: E402
     MISSING_EXTRA,
-    NO_CRC,
     EventDecoder,
-    TfeventsRunSource,
     file_order,
-    frame_record,
     is_tfevents_file,
-    load_crc,
     load_event_class,
     tensor_scalar,
 )
+from tuiloss.core.formats.tfrecord import NO_CRC, frame_record, load_crc  # noqa: E402
 from tuiloss.core.model import Batch, Notice, SegmentEvent  # noqa: E402
+from tuiloss.core.sources import tfevents as tfevents_source  # noqa: E402
+from tuiloss.core.sources.tfevents import TfeventsRunSource  # noqa: E402
 from source_helpers import drain, points, skipped
 
 # -- events shaped the way real writers shape them ---------------------------------
@@ -125,7 +124,7 @@ def f32(x):
 @pytest.fixture
 def settled(monkeypatch):
     """Trust folder listings at once (tests write folders faster than any mtime tick)."""
-    monkeypatch.setattr(tfevents, "_MTIME_SLACK", -1e9)
+    monkeypatch.setattr(tfevents_source, "_MTIME_SLACK", -1e9)
 
 
 # -- reading --------------------------------------------------------------------------
@@ -487,7 +486,7 @@ def test_without_a_crc_library_records_are_read_unchecked(tmp_path, monkeypatch)
 
 def test_importing_the_core_loads_no_tensorboard():
     code = (
-        "import sys, tuiloss.core.formats.tfevents, tuiloss.core.formats.mlflow;"
+        "import sys, tuiloss.core.sources.tfevents, tuiloss.core.sources.mlflow;"
         "print([m for m in ('tensorboard', 'tensorboardX', 'google.protobuf') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -9,7 +9,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tuiloss.core.model import Notice
+from tuiloss.core.formats.hf_trainer import is_trainer_output_dir
+from tuiloss.core.formats.mlflow import is_mlflow_run_dir, mlflow_config
+from tuiloss.core.formats.stdout import detect_family
+from tuiloss.core.formats.tfevents import is_tfevents_file, split_event_folders
+from tuiloss.core.model import Notice, RunSpec
 
 SNIFF_BYTES = 64 * 1024
 
@@ -36,17 +40,6 @@ SKIP_DIRS = frozenset({".git", "__pycache__", ".ipynb_checkpoints", ".hg", ".svn
 RUN_NAME_KEYS = ("run_name", "mlflow.runName", "name", "label", "experiment_name")
 FORMATS = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents")
 _FOLDER_PAIR = re.compile(r"([A-Za-z][\w.\-]*?)=([^_=/]+)")
-
-
-@dataclass(frozen=True, slots=True)
-class RunSpec:
-    """A run found on disk, before any of it is read."""
-
-    id: str  # absolute path of the file or owned folder
-    path: str
-    source: str  # path relative to the root it was found under
-    format: str
-    config: dict = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass
@@ -101,10 +94,7 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
         found.notices.append(Notice("warning", f"{folder}: folder already visited (symlink loop?); skipped"))
         return
     seen_dirs.add(key)
-    from tuiloss.core.formats import mlflow, tfevents
-    from tuiloss.core.formats.hf_trainer import is_trainer_output_dir
-
-    if format in (None, "mlflow") and mlflow.is_mlflow_run_dir(folder):
+    if format in (None, "mlflow") and is_mlflow_run_dir(folder):
         _add(found, folder, root, "mlflow", known)
         return
     trainer_output = format in (None, "hf_trainer") and is_trainer_output_dir(folder)
@@ -137,7 +127,7 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
                 continue
             subdirs.append(entry.path)
         elif is_file:
-            if tfevents.is_tfevents_file(entry.path):
+            if is_tfevents_file(entry.path):
                 has_events = True
                 continue
             if trainer_output and entry.name == "trainer_state.json":
@@ -148,7 +138,7 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
     if has_events and format in (None, "tfevents"):
         _add(found, folder, root, "tfevents", known)
     elif format in (None, "tfevents") and subdirs:
-        splits = tfevents.split_event_folders(folder)
+        splits = split_event_folders(folder)
         if splits:
             _add(found, folder, root, "tfevents", known)
             subdirs = [sub for sub in subdirs if sub not in splits]
@@ -229,8 +219,6 @@ def sniff(path: str) -> tuple[str | None, str]:
         return "csv", ""
     if suffix in TEXT_LOG_SUFFIXES:
         return "text", ""
-    from tuiloss.core.formats.text import detect_family
-
     text = head.decode("utf-8", "replace")
     family = detect_family(text)
     if family is not None and not family.generic:
@@ -312,8 +300,6 @@ def read_config(path: str, root: str, kind: str) -> dict:
             if os.path.isfile(candidate):
                 config.update(load_config_file(candidate))
     if kind == "mlflow":
-        from tuiloss.core.formats.mlflow import mlflow_config
-
         config.update(mlflow_config(path))
     return config
 

@@ -14,10 +14,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from tuiloss.core.discover import Discovery, RunSpec, discover, make_labels
+from tuiloss.core.discover import Discovery, discover, make_labels
 from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher
-from tuiloss.core.formats import make_source
-from tuiloss.core.model import Batch, Notice, SegmentEvent
+from tuiloss.core.model import Batch, Notice, RunSpec, SegmentEvent
+from tuiloss.core.sources import make_source
+from tuiloss.core.sources.base import Source
 from tuiloss.core.store import Run, Store
 
 
@@ -58,7 +59,7 @@ class Engine:
         self.roots = [os.path.abspath(root) for root in roots]
         self.options = options
         self.specs: dict[str, RunSpec] = {}
-        self.sources: dict[str, object] = {}
+        self.sources: dict[str, Source] = {}
         self.ignored: dict[str, str] = {}
         self.configs: list[str] = []
         self._by_path: dict[str, str] = {}

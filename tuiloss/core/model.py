@@ -100,3 +100,14 @@ class Notice:
 
     level: str  # "info" | "warning" | "error"
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """A run found on disk, before any of it is read."""
+
+    id: str  # absolute path of the file or owned folder
+    path: str
+    source: str  # path relative to the root it was found under
+    format: str
+    config: dict = field(default_factory=dict, hash=False, compare=False)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Protocol
 
 from tuiloss.core.model import Batch
@@ -23,7 +21,12 @@ STEP_KEYS = (
 
 
 class LineParser(Protocol):
-    """Parses complete lines of an append-only log, keeping state across calls."""
+    """Parses complete lines of an append-only log, keeping state across calls.
+
+    :meth:`feed_range` and :meth:`rest` are hooks with defaults: a parser class
+    that subclasses this protocol inherits them and overrides them only when it
+    has a use for them (CsvParser does both).
+    """
 
     format: str
 
@@ -32,15 +35,28 @@ class LineParser(Protocol):
 
         ``first_line`` is the 1-based line number of the first line in ``data``.
         """
+        ...
 
     def restart(self) -> None:
         """The file started over (truncated, replaced): forget per-file state."""
+        ...
 
-    # A parser may also offer ``feed_range(data, start, end, first_line)``, parsing the whole
-    # lines ``data[start:end]`` in place: the source then hands over its read buffer instead
-    # of a copy of those lines (CsvParser does; a big read is then not copied again).
-    # And ``rest()``, called when the source has read the file to its end: a parser that
-    # keeps buffers between big reads frees them there (CsvParser's pandas readers).
+    def feed_range(self, data: bytes, start: int, end: int, first_line: int) -> Batch:
+        """Parse the whole lines ``data[start:end]``, as :meth:`feed` would.
+
+        The source hands over its read buffer instead of a copy of those lines,
+        so a parser that can read in place saves copying a big read again. The
+        default copies the lines out and feeds them.
+        """
+        return self.feed(data[start:end], first_line)
+
+    def rest(self) -> None:
+        """The source has read the file to its end.
+
+        A parser that keeps buffers between big reads frees them here (CsvParser's
+        pandas readers); the default keeps nothing.
+        """
+        return None
 
 
 class DocumentParser(Protocol):
@@ -48,8 +64,12 @@ class DocumentParser(Protocol):
 
     format: str
 
-    def parse(self, data: bytes) -> tuple[Batch, bool]:
-        """Return the new points, and whether history was rewritten (a reset)."""
+    def parse(self, data: bytes) -> tuple[Batch | None, bool]:
+        """Return the new points, and whether history was rewritten (a reset).
+
+        The batch is None when ``data`` is not a whole document yet (half-written).
+        """
+        ...
 
 
 def find_step_key(names) -> str | None:
@@ -59,24 +79,6 @@ def find_step_key(names) -> str | None:
         if key in lowered:
             return lowered[key]
     return None
-
-
-def to_float(value) -> float | None:
-    """A JSON/text value as a float, or None when it is not a number."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return float(text)
-        except ValueError:
-            return None
-    return None
-
-
-_NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf(?:inity)?)", re.I)
 
 
 def parse_number(text: str) -> float | None:
@@ -95,6 +97,3 @@ def parse_number(text: str) -> float | None:
             return None
     return None
 
-
-def finite_step(step: float | None) -> bool:
-    return step is not None and math.isfinite(step)

@@ -12,7 +12,8 @@ import math
 import os
 import re
 
-from tuiloss.core.formats.jsonl import _flatten, _number
+from tuiloss.core.formats.base import DocumentParser
+from tuiloss.core.formats.jsonl import flatten_record, as_number
 from tuiloss.core.model import Batch
 
 try:
@@ -25,7 +26,7 @@ except ImportError:  # pragma: no cover
 _SKIP_KEYS = {"step", "epoch_end"}
 
 
-class TrainerStateParser:
+class TrainerStateParser(DocumentParser):
     format = "hf_trainer"
 
     def __init__(self) -> None:
@@ -57,15 +58,15 @@ class TrainerStateParser:
             if not isinstance(entry, dict):
                 batch.skip("log_history entry is not an object", index + 1)
                 continue
-            step = _number(entry.get("step"))
+            step = as_number(entry.get("step"))
             if step is None or not math.isfinite(step):
                 batch.skip("missing step", index + 1)
                 continue
             found = False
-            for name, raw in _flatten(entry).items():
+            for name, raw in flatten_record(entry).items():
                 if name in _SKIP_KEYS:
                     continue
-                value = _number(raw)
+                value = as_number(raw)
                 if value is None:
                     continue
                 target = columns.setdefault(name, ([], []))
@@ -116,48 +117,3 @@ def checkpoint_states(folder: str) -> list[tuple[int, str]]:
 def is_trainer_output_dir(folder: str) -> bool:
     """A Trainer ``output_dir``: checkpoint folders holding ``trainer_state.json``."""
     return bool(checkpoint_states(folder))
-
-
-class TrainerOutputSource:
-    """A Trainer output folder: follows the newest checkpoint's ``trainer_state.json``.
-
-    Every checkpoint holds the whole history up to its step, so one run reads the
-    newest one (or ``output_dir/trainer_state.json`` written at the end of training);
-    the parser takes only entries it has not seen. Old checkpoints being deleted
-    (``save_total_limit``) is normal and not reported.
-    """
-
-    def __init__(self, folder: str) -> None:
-        from tuiloss.core.sources import DocumentSource
-
-        self.folder = folder
-        self.parser = TrainerStateParser()
-        self._source: DocumentSource | None = None
-        self._make = DocumentSource
-
-    def _newest(self) -> str | None:
-        candidates = [(step, path) for step, path in checkpoint_states(self.folder)]
-        final = os.path.join(self.folder, "trainer_state.json")
-        if os.path.isfile(final):
-            candidates.append((float("inf"), final))
-        return max(candidates)[1] if candidates else None
-
-    def paths(self) -> list[str]:
-        return [self._source.path] if self._source is not None else []
-
-    def changed(self) -> bool:
-        newest = self._newest()
-        if self._source is None or newest != self._source.path:
-            return newest is not None
-        return self._source.changed()
-
-    def read(self):
-        newest = self._newest()
-        if newest is None:
-            return [], False
-        if self._source is None or newest != self._source.path:
-            self._source = self._make(newest, self.parser)
-        items, more = self._source.read()
-        # A checkpoint folder pruned under us is not the run being deleted.
-        items = [item for item in items if getattr(item, "reason", None) != "deleted" and "was deleted" not in getattr(item, "message", "")]
-        return items, more

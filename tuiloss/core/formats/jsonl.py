@@ -6,7 +6,7 @@ are read with the standard library so those values are kept.
 
 A logger writes its records with one format, so the lines of a big chunk mostly
 share one layout (same keys, same spacing, numbers in the same places): a
-:class:`~tuiloss.core.formats.text.LineLayout` learnt from such a line reads them
+:class:`~tuiloss.core.formats.layout.LineLayout` learnt from such a line reads them
 all at once, and the other lines go through the record path below, in order. A
 number that strict JSON forbids (``01``, ``1.``, ``+1``) in a line that otherwise
 has the layout is read as that number rather than skipped.
@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import math
 
-from tuiloss.core.formats.base import STEP_KEYS
-from tuiloss.core.formats.text import LayoutReader, Pending
+from tuiloss.core.formats.base import STEP_KEYS, LineParser
+from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
 try:
@@ -38,7 +38,7 @@ _MODE_KEYS = ("mode", "split", "phase")
 _SETTLE_LINES = 256  # lines read one by one to find the step key before a layout read
 
 
-class JsonlParser:
+class JsonlParser(LineParser):
     """Incremental parser of JSON-lines logs."""
 
     format = "jsonl"
@@ -60,7 +60,7 @@ class JsonlParser:
         if self.layouts.wants(data):
             start, line = self._settle(data, first_line, batch)
             if self.step_key is None:
-                self.layouts.misses += 1  # records numbered by row: read one by one
+                self.layouts.miss()  # records numbered by row: read one by one
             elif self.layouts.feed(data[start:], line, batch) is not None:
                 return batch
             data, first_line = data[start:], line
@@ -95,12 +95,12 @@ class JsonlParser:
             self._add_record(record, line_no, self._pending, batch)
 
     def _add_record(self, record: dict, line_no: int, columns: dict, batch: Batch) -> None:
-        flat = _flatten(record)
+        flat = flatten_record(record)
         step = None
         key = self.step_key if self.step_key in flat else _first_step_key(flat)
         if key is not None:
             self.step_key = self.step_key or key
-            step = _number(flat.get(key))
+            step = as_number(flat.get(key))
             if step is None or not math.isfinite(step):
                 batch.skip("missing step", line_no)
                 return
@@ -116,7 +116,7 @@ class JsonlParser:
         for name, raw in flat.items():
             if name == key or name in _MODE_KEYS:
                 continue
-            value = _number(raw)
+            value = as_number(raw)
             if value is None:
                 continue
             target = columns.get(prefix + name)
@@ -138,9 +138,9 @@ class JsonlParser:
             return None
         if not isinstance(record, dict):
             return None
-        flat = _flatten(record)
+        flat = flatten_record(record)
         key = self.step_key if self.step_key in flat else _first_step_key(flat)
-        step = _number(flat.get(key)) if key is not None else None
+        step = as_number(flat.get(key)) if key is not None else None
         if step is None or not math.isfinite(step):
             return None
         prefix = _mode_prefix(record)
@@ -148,7 +148,7 @@ class JsonlParser:
         for name, raw in flat.items():
             if name == key or name in _MODE_KEYS:
                 continue
-            value = _number(raw)
+            value = as_number(raw)
             if value is not None:
                 values[prefix + name] = value
         return step, values
@@ -197,12 +197,13 @@ def _load_each(data: bytes, first_line: int, batch: Batch):
             batch.skip("invalid JSON", line_no, line[:120].decode("utf-8", "replace"))
 
 
-def _flatten(record: dict, prefix: str = "", out: dict | None = None, depth: int = 0) -> dict:
+def flatten_record(record: dict, prefix: str = "", out: dict | None = None, depth: int = 0) -> dict:
+    """``record`` with nested objects flattened to ``a/b`` keys (eight levels deep at most)."""
     out = {} if out is None else out
     for key, value in record.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict) and depth < 8:
-            _flatten(value, name + "/", out, depth + 1)
+            flatten_record(value, name + "/", out, depth + 1)
         else:
             out[name] = value
     return out
@@ -215,7 +216,8 @@ def _first_step_key(flat: dict) -> str | None:
     return None
 
 
-def _number(value) -> float | None:
+def as_number(value) -> float | None:
+    """A JSON value as a float: a number, or ``"nan"``/``"inf"`` spelled as a string; else None (booleans too)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):

@@ -10,9 +10,6 @@ Old MLflow wrote ``<timestamp> <value>`` without a step, which MLflow reads as
 step 0. Fields past the third are ignored. Values are Python's ``str(float)``,
 so ``nan`` and ``inf`` are kept as values.
 
-Every metric file is tailed from its byte offset; new metric files are picked up
-when the ``metrics/`` folders change.
-
 **Where every step is 0, order by timestamp.** Metrics logged without a step
 (old MLflow, or ``log_metric`` without ``step=``) all sit at step 0. While every
 step read so far for a metric is 0, each row's step is its index among the
@@ -27,19 +24,15 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tuiloss.core.model import Batch, Notice, SegmentEvent
-from tuiloss.core.sources import LineSource
+from tuiloss.core.formats.base import LineParser
+from tuiloss.core.model import Batch
 
 _MAX_VALUE_FILE = 64 * 1024  # params and tags are short; never read more than this
 _MAX_META = 1024 * 1024
-# A folder listing is trusted only once this many seconds have passed since the
-# folder's mtime: a file created in the same mtime tick would not change it.
-_MTIME_SLACK = 2.0
 
 
 def is_mlflow_run_dir(path: str | os.PathLike) -> bool:
@@ -118,7 +111,7 @@ def mlflow_config(run_dir: str | os.PathLike) -> dict:
 def read_values(folder: str) -> dict[str, str]:
     """``{name: content}`` of the files under a params/ or tags/ folder, nested names joined by ``/``."""
     values: dict[str, str] = {}
-    for name, path in _walk_files(folder):
+    for name, path in walk_files(folder):
         try:
             with open(path, "rb") as handle:
                 data = handle.read(_MAX_VALUE_FILE)
@@ -128,7 +121,7 @@ def read_values(folder: str) -> dict[str, str]:
     return dict(sorted(values.items()))
 
 
-class MlflowMetricParser:
+class MlflowMetricParser(LineParser):
     """Parses the lines of one ``metrics/<name>`` file into points of that metric."""
 
     format = "mlflow"
@@ -194,99 +187,7 @@ class MlflowMetricParser:
         return steps, values
 
 
-class MlflowRunSource:
-    """One MLflow run folder: every metric file tailed, new metric files picked up."""
-
-    format = "mlflow"
-
-    def __init__(self, run_dir: str | os.PathLike, *, max_read: int | None = None) -> None:
-        self.run_dir = os.fspath(run_dir)
-        self.metrics_dir = os.path.join(self.run_dir, "metrics")
-        self.max_read = max_read
-        self._metrics: dict[str, LineSource] = {}
-        self._folders: dict[str, int] = {}  # folder under metrics/ -> mtime_ns when listed
-        self._listed_at: float | None = None
-        self._gone = False
-        self._list_error = False
-        self._refresh()
-
-    def paths(self) -> list[str]:
-        return [source.path for _, source in sorted(self._metrics.items())]
-
-    def metrics(self) -> list[str]:
-        """Names of the metrics found so far."""
-        return sorted(self._metrics)
-
-    def changed(self) -> bool:
-        if self._gone:
-            return os.path.isdir(self.metrics_dir)
-        if self._listing_stale():
-            return True
-        return any(source.changed() for source in self._metrics.values())
-
-    def read(self) -> tuple[list, bool]:
-        items: list = []
-        if not os.path.isdir(self.metrics_dir):
-            if not self._gone:
-                self._gone = True
-                items.append(SegmentEvent("deleted", "the run folder is gone"))
-                items.append(Notice("warning", f"{self.run_dir} was deleted; its points are kept"))
-            return items, False
-        self._gone = False
-        if self._listing_stale() and not self._refresh():
-            if not self._list_error:
-                self._list_error = True
-                items.append(Notice("error", f"cannot list {self.metrics_dir}"))
-        more = False
-        for name in sorted(self._metrics):
-            source = self._metrics[name]
-            if not source.changed():
-                continue
-            got, pending = source.read()
-            more = more or pending
-            for item in got:
-                if isinstance(item, Batch):
-                    _append_batch(items, item)
-                elif isinstance(item, SegmentEvent):
-                    if item.reason != "deleted":  # a lone metric file gone: the notice says it
-                        items.append(SegmentEvent(item.reason, f"metrics/{name}: {item.detail}"))
-                else:
-                    items.append(item)
-        return items, more
-
-    # -- internals -------------------------------------------------------------
-
-    def _listing_stale(self) -> bool:
-        if self._listed_at is None:
-            return True
-        newest = 0
-        for folder, mtime in self._folders.items():
-            try:
-                current = os.stat(folder).st_mtime_ns
-            except OSError:
-                return True
-            if current != mtime:
-                return True
-            newest = max(newest, current)
-        return self._listed_at - newest / 1e9 < _MTIME_SLACK
-
-    def _refresh(self) -> bool:
-        """Pick up new metric files; False when metrics/ cannot be listed (tried again later)."""
-        listed_at = time.time()
-        folders: dict[str, int] = {}
-        files = _walk_files(self.metrics_dir, folders)
-        if not folders:
-            return False
-        self._list_error = False
-        self._folders = folders
-        self._listed_at = listed_at
-        for name, path in files:
-            if name not in self._metrics:
-                self._metrics[name] = LineSource(path, MlflowMetricParser(name), self.max_read)
-        return True
-
-
-def _walk_files(folder: str, folders: dict[str, int] | None = None, prefix: str = "", depth: int = 0):
+def walk_files(folder: str, folders: dict[str, int] | None = None, prefix: str = "", depth: int = 0):
     """``(name, path)`` of every file under ``folder``, names joined by ``/``.
 
     When ``folders`` is given, each folder listed is recorded with its mtime.
@@ -305,7 +206,7 @@ def _walk_files(folder: str, folders: dict[str, int] | None = None, prefix: str 
         try:
             if entry.is_dir(follow_symlinks=False):
                 if depth < 16:
-                    out.extend(_walk_files(entry.path, folders, name + "/", depth + 1))
+                    out.extend(walk_files(entry.path, folders, name + "/", depth + 1))
             elif entry.is_file():
                 out.append((name, entry.path))
         except OSError:
@@ -349,9 +250,3 @@ def _int(value) -> int | None:
     except (TypeError, ValueError):
         return None
 
-
-def _append_batch(items: list, batch: Batch) -> None:
-    if items and isinstance(items[-1], Batch):
-        items[-1].merge(batch)
-    else:
-        items.append(batch)

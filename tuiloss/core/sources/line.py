@@ -1,43 +1,24 @@
-"""A run's files on disk, read incrementally.
+"""An append-only text log, tailed and parsed line by line.
 
-A source turns what changed on disk into an ordered list of items: parsed
-:class:`Batch` objects, :class:`SegmentEvent` discontinuities and
-:class:`Notice` messages. Sources do no storage and touch no UI; the engine
-hands their items to the store.
+Reads hand whole lines to a :class:`~tuiloss.core.formats.base.LineParser`; a
+partial last line waits for the rest of it. Lines holding NUL bytes or longer
+than :data:`MAX_LINE` are blanked out before the parser sees them and counted.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import stat as stat_module
-from typing import Protocol, Union
 
-from tuiloss.core.formats.base import DocumentParser, LineParser
-from tuiloss.core.model import Batch, Notice, SegmentEvent
-from tuiloss.core.tail import DEFAULT_MAX_READ, OPEN_FLAGS, TailError, Tailer
-
-Item = Union[Batch, SegmentEvent, Notice]
+from tuiloss.core.formats.base import LineParser
+from tuiloss.core.model import Batch, Notice
+from tuiloss.core.sources.base import Item, Source
+from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
-MAX_DOCUMENT = 512 * 1024 * 1024
 _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")  # control bytes plain text does not hold
 
 
-class Source(Protocol):
-    """The interface the engine drives."""
-
-    def paths(self) -> list[str]:
-        """Files this source reads (for the watcher)."""
-
-    def changed(self) -> bool:
-        """Cheap check: could :meth:`read` return something?"""
-
-    def read(self) -> tuple[list[Item], bool]:
-        """Read what is new. Returns the items and whether more is pending."""
-
-
-class LineSource:
+class LineSource(Source):
     """An append-only text log, parsed line by line."""
 
     def __init__(self, path: str, parser: LineParser, max_read: int | None = None) -> None:
@@ -113,19 +94,15 @@ class LineSource:
 
     def _rest(self, more: bool) -> None:
         """Tell a parser that keeps things for big reads that the file is read to its end."""
-        rest = getattr(self.parser, "rest", None)
-        if rest is not None and not more:
-            rest()
+        if not more:
+            self.parser.rest()
 
     def _parse(self, data: bytes, start: int, end: int, first_line: int, batch: Batch) -> Batch:
         """Parse the whole lines ``data[start:end]``, blanking out lines no parser should see."""
-        feed_range = getattr(self.parser, "feed_range", None)
         if data.find(b"\x00", start, end) >= 0 or _has_long_line(data, start, end):
             parsed = self.parser.feed(_drop_bad_lines(data[start:end], first_line, batch), first_line)
-        elif feed_range is not None:
-            parsed = feed_range(data, start, end, first_line)  # no copy of a whole read
         else:
-            parsed = self.parser.feed(data[start:end], first_line)
+            parsed = self.parser.feed_range(data, start, end, first_line)  # in place where it can
         if batch.skipped:
             dropped = sum(batch.skipped.values())
             parsed.unmatched = max(parsed.unmatched - dropped, 0)
@@ -173,71 +150,3 @@ def _drop_bad_lines(body: bytes, first_line: int, batch: Batch) -> bytes:
             kept.append(line)
     kept.append(b"")
     return b"\n".join(kept)
-
-
-class DocumentSource:
-    """A file rewritten whole at each save; re-read when it changes."""
-
-    def __init__(self, path: str, parser: DocumentParser) -> None:
-        self.path = path
-        self.parser = parser
-        self._seen: tuple[int, int, int] | None = None
-        self._unparsed: tuple[int, int, int] | None = None  # a version that was not valid (yet)
-        self._error: str | None = None
-        self._deleted = False
-
-    def paths(self) -> list[str]:
-        return [self.path]
-
-    def changed(self) -> bool:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return not self._deleted
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
-        return key != self._seen and key != self._unparsed
-
-    def read(self) -> tuple[list[Item], bool]:
-        items: list[Item] = []
-        try:
-            fd = os.open(self.path, OPEN_FLAGS)
-        except FileNotFoundError:
-            if not self._deleted:
-                self._deleted = True
-                items.append(SegmentEvent("deleted", "the file is gone"))
-                items.append(Notice("warning", f"{self.path} was deleted; its points are kept"))
-            return items, False
-        except OSError as exc:
-            return self._failed(items, exc.strerror or str(exc)), False
-        try:
-            with os.fdopen(fd, "rb") as handle:
-                st = os.fstat(handle.fileno())
-                key = (st.st_ino, st.st_size, st.st_mtime_ns)
-                if not stat_module.S_ISREG(st.st_mode):
-                    return self._failed(items, "not a regular file"), False
-                if key == self._seen or key == self._unparsed:
-                    return items, False
-                if st.st_size > MAX_DOCUMENT:
-                    items.append(Notice("error", f"{self.path} is larger than 512 MiB; not read"))
-                    self._seen = key
-                    return items, False
-                data = handle.read(MAX_DOCUMENT + 1)
-        except OSError as exc:
-            return self._failed(items, exc.strerror or str(exc)), False
-        self._deleted = False
-        self._error = None
-        batch, rewritten = self.parser.parse(data)
-        if batch is None:  # half-written: try again when it changes
-            self._unparsed = key
-            return items, False
-        self._seen = key
-        if rewritten:
-            items.append(SegmentEvent("replaced", "history was rewritten"))
-        items.append(batch)
-        return items, False
-
-    def _failed(self, items: list[Item], message: str) -> list[Item]:
-        if message != self._error:
-            self._error = message
-            items.append(Notice("error", f"cannot read {self.path}: {message}"))
-        return items

@@ -1,0 +1,43 @@
+"""A run's files on disk, read incrementally: one :class:`~tuiloss.core.sources.base.Source` per kind of run.
+
+:func:`make_source` picks the source, and the parser it reads through, for a run.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tuiloss.core.formats.csv import CsvParser
+from tuiloss.core.formats.hf_trainer import TrainerStateParser
+from tuiloss.core.formats.jsonl import JsonlParser
+from tuiloss.core.formats.stdout import PatternParser, TextParser
+from tuiloss.core.formats.tfevents import split_event_folders
+from tuiloss.core.model import RunSpec
+from tuiloss.core.sources.base import Source
+from tuiloss.core.sources.document import DocumentSource
+from tuiloss.core.sources.hf_trainer import TrainerOutputSource
+from tuiloss.core.sources.line import LineSource
+from tuiloss.core.sources.mlflow import MlflowRunSource
+from tuiloss.core.sources.tfevents import SplitRunSource, TfeventsRunSource
+
+
+def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str | None = None) -> Source:
+    """The source that reads ``spec``."""
+    if pattern is not None and spec.format in ("text", "pattern"):
+        return LineSource(spec.path, PatternParser(pattern))
+    if spec.format == "csv":
+        return LineSource(spec.path, CsvParser())
+    if spec.format == "jsonl":
+        return LineSource(spec.path, JsonlParser())
+    if spec.format == "text":
+        return LineSource(spec.path, TextParser(text_family))
+    if spec.format == "hf_trainer":
+        if os.path.isdir(spec.path):
+            return TrainerOutputSource(spec.path)
+        return DocumentSource(spec.path, TrainerStateParser())
+    if spec.format == "mlflow":
+        return MlflowRunSource(spec.path)
+    if spec.format == "tfevents":
+        splits = split_event_folders(spec.path) if os.path.isdir(spec.path) else {}
+        return SplitRunSource(splits) if splits else TfeventsRunSource(spec.path)
+    raise ValueError(f"unknown format {spec.format!r}")
