@@ -51,7 +51,7 @@ from tuiloss.ui.insights import (
 from tuiloss.ui.runstate import Activity, run_state
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.snapshot import snapshot_run, snapshot_store
-from tuiloss.ui.text import safe_label
+from tuiloss.ui.markup import safe_label
 from tuiloss.ui.watcher import Watcher
 from tuiloss.ui.widgets import InsightsPanel, LossChart, RunList, RunRow, StatusBar
 from tuiloss.ui.widgets.status_bar import Status

@@ -23,7 +23,7 @@ from tuiloss.core.analysis.display import finite, fmt_value
 from tuiloss.core.report import Report, build_report
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
 from tuiloss.ui.findings import anomaly_key
-from tuiloss.ui.text import safe_label
+from tuiloss.ui.markup import safe_label
 
 
 @dataclass(frozen=True, slots=True)
