@@ -103,22 +103,19 @@ def _report(args) -> int:
         print(problem, file=sys.stderr)
         return 2
     from tuiloss.core.engine import Options, load
-    from tuiloss.core.report import build_report, render_markdown, render_text
+    from tuiloss.core.report import build_report, printable, render_markdown, render_text, report_json
 
     options = Options(format=args.format, pattern=args.pattern, metric=args.metric)
     store, engine, notices = load(args.paths, options)
     root = args.paths[0] if len(args.paths) == 1 else None
     report = build_report(store, root=root, metric=args.metric)
-    from tuiloss.core.report import printable
-
     for notice in notices:
         print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
     if not len(store):
         print(f"tuiloss: no training logs found in {', '.join(args.paths)}", file=sys.stderr)
     ignored = sorted(engine.ignored.items())
     if args.json:
-        report["ignored"] = [{"path": p, "reason": why} for p, why in ignored]
-        json.dump(report, sys.stdout, indent=2, allow_nan=False)
+        json.dump(report_json(report, ignored), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     elif args.markdown:
         sys.stdout.write(render_markdown(report))

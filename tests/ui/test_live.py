@@ -178,7 +178,7 @@ async def test_nan_and_step_reset_are_marked_on_the_curve(tmp_path, config_for, 
 
 async def test_live_findings_equal_the_batch_report(sample_logs, config_for):
     from tuiloss.core.engine import load
-    from tuiloss.core.report import build_report
+    from tuiloss.core.report import build_report, report_json
 
     app = make_app(config_for(sample_logs))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -189,13 +189,13 @@ async def test_live_findings_equal_the_batch_report(sample_logs, config_for):
                 handle.write(f"iter {step}: loss 0.2050, time 210.00ms, mfu 31.00%\n")
         run = next(r for r in app.store if "postnorm" in r.id)
         await wait_for(pilot, lambda: len(run.series["loss"]) == 1019, 5, "the points")
-        await wait_for(pilot, lambda: next(r for r in app.report["runs"] if r["id"] == run.id)
-                       ["metrics"]["loss"]["last_step"] == 101_900, 10, "the analysis")
-        live = app.report
+        await wait_for(pilot, lambda: next(r for r in app.report.runs if r.id == run.id)
+                       .metrics["loss"].last_step == 101_900, 10, "the analysis")
+        live = report_json(app.report)
         kept = app.insights_worker.analyzers._kept
         assert (run.id, "loss") in kept and kept[(run.id, "loss")].rebuilds == 0  # extended, not redone
     store, _, _ = load([str(sample_logs)])
-    batch = build_report(store, root=str(sample_logs))
+    batch = report_json(build_report(store, root=str(sample_logs)))
 
     def findings(report):
         out = {}

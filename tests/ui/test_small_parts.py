@@ -1,8 +1,11 @@
 import numpy as np
 
+from tuiloss.core.analysis import Anomaly, Observation, Plateau, SeriesAnalysis
+from tuiloss.core.report import MetricReport, Report, RunReport, SkipCounts
 from tuiloss.core.store import Run, Series
 from tuiloss.ui.export import choose_folder, inside, write_export
-from tuiloss.ui.insights import anomaly_key, render_insights
+from tuiloss.ui.findings import anomaly_key
+from tuiloss.ui.insights import render_insights
 from tuiloss.ui.runstate import Activity, run_state
 from tuiloss.ui.snapshot import snapshot_run, snapshot_series
 from tuiloss.ui.widgets.status_bar import Status, age, status_text
@@ -59,23 +62,18 @@ def test_status_line():
 
 
 def _report(label="[bold]x\x1b[31m", message="spiked to 1.40 at 25.0K"):
-    anomaly = {"kind": "spike", "step": 25000, "end_step": 30000, "value": 1.4, "baseline": 0.2, "message": message}
-    return {
-        "runs": [{
-            "id": "r1", "label": label, "primary_metric": "loss", "segments": [], "skipped": {"lines": 0},
-            "metrics": {"loss": {"points": 10, "final": 0.2, "min": 0.19, "convergence_step": 18000,
-                                 "anomalies": [anomaly],
-                                 "plateaus": [{"start_step": 60000, "end_step": 100000, "mean": 0.23,
-                                               "low": 0.22, "high": 0.24, "std": 0.005}]}},
-        }],
-        "observations": [{"message": "A converged fastest"}],
-    }
+    anomaly = Anomaly("spike", 25000, 30000, 1.4, 0.2, message)
+    plateau = Plateau(60000, 100000, 0.23, 0.22, 0.24, 0.005)
+    analysis = SeriesAnalysis(10, None, None, 0.2, 0.19, None, 18000, (anomaly,), (plateau,))
+    metric = MetricReport("loss", 10, None, None, None, 0.2, 0.19, None, analysis)
+    run = RunReport("r1", label, "", "", {}, "loss", False, SkipCounts(0, {}, 0), (), (), {"loss": metric})
+    return Report("0", None, (run,), (Observation("fastest_convergence", ("r1",), "A converged fastest"),))
 
 
 def test_insights_text_shows_the_findings_and_is_safe():
     report = _report()
     text = render_insights(report, colors={"r1": "red"}, numbers={"r1": "1"}, swatches={"r1": "■"},
-                           new={anomaly_key("r1", report["runs"][0]["metrics"]["loss"]["anomalies"][0])}, width=80)
+                           new={anomaly_key("r1", report.runs[0].primary.anomalies[0])}, width=80)
     plain = text.plain
     assert "▲ NEW spiked to 1.40 at 25.0K" in plain
     assert "plateau 60.0K-100.0K at 0.230 (0.220-0.240)" in plain

@@ -1,10 +1,9 @@
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
 from tuiloss.core.analysis import RunFacts, analyze_series, compare_runs
 from tuiloss.core.analysis.observations import differing_key, is_identity_key, reached
+from tuiloss.core.report import observation_json
 
 
 def make_run(run_id, config, *, tau, final, seed, spike=False):
@@ -34,7 +33,7 @@ def test_rankings_and_anomalies():
     assert found["lowest_final"].runs[0] == "a"
     assert found["anomalies"].runs == ("b",) and "1 spike" in found["anomalies"].message
     for o in found.values():
-        assert isinstance(o.to_dict()["fields"], dict)
+        assert isinstance(observation_json(o)["fields"], dict)
 
 
 def test_single_key_pair_compared_on_that_key():
@@ -67,21 +66,6 @@ def test_fewer_than_two_runs_give_nothing():
     assert compare_runs([]) == []
 
 
-def test_from_facts_uses_report_facts():
-    steps = np.arange(1, 501, dtype=float)
-    values = np.linspace(2, 1, 500)
-    run = SimpleNamespace(id="r", label="R", config={"lr": 1}, segments=[])
-    facts = SimpleNamespace(
-        points=500, first_step=1.0, last_step=500.0, min=1.0, min_step=500.0, convergence_step=400.0,
-        anomalies=[], plateaus=[], analyzed=True,
-    )
-    rf = RunFacts.from_facts(run, facts, steps, values)
-    assert rf.analysis.convergence_step == 400.0
-    assert rf.analysis.final == pytest.approx(1 + 2 / 499)  # median of the last 1% (5 points)
-    facts.analyzed = False
-    assert RunFacts.from_facts(run, facts, steps, values).analysis.points == 500
-
-
 def test_observations_are_json_safe_with_odd_config_values():
     import datetime
     import json
@@ -90,4 +74,4 @@ def test_observations_are_json_safe_with_odd_config_values():
     a = RunFacts(a.id, a.label, {**a.config, "when": datetime.date(2024, 1, 1)}, a.analysis, a.steps, a.values)
     b = RunFacts(b.id, b.label, {**b.config, "when": datetime.date(2024, 1, 1)}, b.analysis, b.steps, b.values)
     for o in compare_runs([a, b]):
-        json.dumps(o.to_dict(), allow_nan=False)
+        json.dumps(observation_json(o), allow_nan=False)

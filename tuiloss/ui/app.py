@@ -14,6 +14,7 @@ import math
 import os
 import re
 import time
+from dataclasses import replace
 from datetime import datetime
 from typing import Callable
 
@@ -27,33 +28,30 @@ from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from tuiloss.config import Config
-from tuiloss.core.analysis import ColumnIndex, ema, stall_anomaly
+from tuiloss.core.analysis import Anomaly, ColumnIndex, ema
+from tuiloss.core.analysis.display import fmt_step, fmt_value, step_label
 from tuiloss.core.driver import Ingested, Ingestor
 from tuiloss.core.engine import Engine, Options, apply_result
-from tuiloss.core.report import build_report, fmt_step, fmt_value, render_markdown
+from tuiloss.core.report import Report, build_report, render_markdown
 from tuiloss.core.store import Run, Store, eval_counterpart
 from tuiloss.ui.chartdata import (
     SMOOTHING_STEPS,
     ChartView,
     CurveInput,
-    Mark,
     build_chart,
-    step_label,
 )
 from tuiloss.ui.export import choose_folder, write_export
 from tuiloss.ui import messages
+from tuiloss.ui.findings import Findings, anomaly_counts, marks, with_stall
 from tuiloss.ui.insights import (
     InsightsRequest,
     InsightsWorker,
-    anomaly_counts,
-    anomaly_key,
-    primary_facts,
     render_insights,
 )
 from tuiloss.ui.runstate import Activity, run_state
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.snapshot import snapshot_run, snapshot_store
-from tuiloss.ui.text import safe_label
+from tuiloss.ui.markup import safe_label
 from tuiloss.ui.watcher import Watcher
 from tuiloss.ui.widgets import InsightsPanel, LossChart, RunList, RunRow, StatusBar
 from tuiloss.ui.widgets.status_bar import Status
@@ -161,13 +159,9 @@ class TuilossApp(App[None]):
         self.load_progress: float | None = 0.0
         self.loaded = False
         self.error: str | None = None
-        self.report: dict | None = None
+        self.report: Report | None = None
         self.report_generation = 0
-        self.known_anomalies: set[tuple] = set()
-        self.new_anomalies: set[tuple] = set()
-        self._analysed_runs: set[str] = set()
-        self._initial_runs: set[str] = set()
-        self._baseline_generation: int | None = None
+        self.findings = Findings()
         self._insights_generation = 0
         self._insights_due = False
         self._insights_timer = None
@@ -182,7 +176,6 @@ class TuilossApp(App[None]):
         self.insights_worker = InsightsWorker(lambda ready: self.post_message(messages.InsightsReady(ready)))
         self._stopped = False
         self._widgets: dict = {}
-        self.stalls: dict[str, dict] = {}
         self.analysis_seconds = 0.0
 
     # -- layout -------------------------------------------------------------------------------
@@ -281,7 +274,7 @@ class TuilossApp(App[None]):
     def finish_load(self) -> None:
         self.load_progress = None
         self.loaded = True
-        self._baseline_generation = self._insights_generation + 1
+        self.findings.baseline_generation = self._insights_generation + 1
         self.request_insights(now=True)
         self.schedule_redraw()
 
@@ -304,7 +297,7 @@ class TuilossApp(App[None]):
                 mtime = event.activity.get(run_id)
                 self.activity[run_id] = Activity(mtime if mtime else None)
                 if not self.loaded:
-                    self._initial_runs.add(run_id)
+                    self.findings.initial_runs.add(run_id)
         changed = bool(result.new_runs)
         for update in result.updates:
             run = self.store.runs.get(update.run_id)
@@ -354,31 +347,24 @@ class TuilossApp(App[None]):
         self.report_generation = ready.generation
         self.report = ready.report
         self.analysis_seconds = ready.seconds
-        fresh: list[tuple[str, dict]] = []
-        baseline = self._baseline_generation is not None and ready.generation >= self._baseline_generation
-        for run in ready.report.get("runs", []):
-            facts = primary_facts(run)
-            anomalies = facts["anomalies"] if facts else []
-            first_time = run["id"] not in self._analysed_runs
-            if baseline:
-                self._analysed_runs.add(run["id"])
-            for anomaly in anomalies:
-                key = anomaly_key(run["id"], anomaly)
-                if key in self.known_anomalies:
-                    continue
-                if baseline:
-                    self.known_anomalies.add(key)
-                    quiet = first_time and run["id"] in self._initial_runs
-                    if not quiet and ready.generation > self._baseline_generation:
-                        fresh.append((run["label"], anomaly))
-                        self.new_anomalies.add(key)
+        fresh = self.findings.take(ready.report, ready.generation)
         for label, anomaly in fresh:
-            text = f"{safe_label(label, 60)}: {safe_label(anomaly.get('message') or anomaly['kind'], 200)}"
-            self.notify(text, title=f"new {safe_label(anomaly['kind'], 20)}", severity="warning", timeout=8, markup=False)
+            text = f"{safe_label(label, 60)}: {safe_label(anomaly.message, 200)}"
+            self.notify(text, title=f"new {safe_label(anomaly.kind, 20)}", severity="warning", timeout=8, markup=False)
         if fresh and self.config.bell:
             self.bell()
         self._draw_insights()
         self.schedule_redraw()
+
+    @property
+    def stalls(self) -> dict[str, Anomaly]:
+        """Per run id, its live stall (see :class:`~tuiloss.ui.findings.Findings`)."""
+        return self.findings.stalls
+
+    @property
+    def new_anomalies(self) -> set[tuple]:
+        """Keys of the findings that arrived while watching, not yet acknowledged."""
+        return self.findings.new
 
     def _draw_insights(self) -> None:
         if self.report is None:
@@ -387,14 +373,13 @@ class TuilossApp(App[None]):
         shown = {run.id for run in self.shown_runs()}
         width = max(20, self.insights_panel.size.width - 1) if self.insights_panel.size.width else 40
         # Everything the text depends on: with a thousand runs, rendering it is a large share of a redraw.
-        inputs = (self.report, tuple(numbers.items()), frozenset(shown), repr(self.stalls),
+        inputs = (self.report, tuple(numbers.items()), frozenset(shown), self.stalls,
                   frozenset(self.new_anomalies), len(self.run_colors), self.view.ascii, self.view.no_color, width)
         if inputs == self._insights_inputs:
             return
         self._insights_inputs = inputs
-        report = dict(self.report)
-        report["runs"] = [_with_stall(r, self.stalls.get(r["id"])) for r in self.report.get("runs", [])
-                          if r["id"] in shown]
+        report = replace(self.report, runs=tuple(with_stall(r, self.stalls.get(r.id)) for r in self.report.runs
+                                                 if r.id in shown))
         text = render_insights(
             report,
             colors={rid: _rich(c) for rid, c in self.run_colors.items()},
@@ -476,7 +461,7 @@ class TuilossApp(App[None]):
     def _curves(self) -> list[CurveInput]:
         curves = []
         marks_by_run = self._marks()
-        reported = {entry["id"]: entry.get("primary_metric") for entry in (self.report or {}).get("runs", [])}
+        reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
         color_index = {run_id: k for k, run_id in enumerate(self.run_colors)}
         for run in self.shown_runs():
             name = self.metric_of(run)
@@ -526,18 +511,8 @@ class TuilossApp(App[None]):
         index.sync(steps, values, key=segments)
         return index
 
-    def _marks(self) -> dict[str, list[Mark]]:
-        out: dict[str, list[Mark]] = {}
-        for run in (self.report or {}).get("runs", []):
-            facts = primary_facts(run)
-            if not facts:
-                continue
-            out[run["id"]] = [
-                Mark(a["kind"], a["step"], a.get("value"), a.get("end_step"))
-                for a in facts["anomalies"]
-                if a.get("step") is not None and a["kind"] != "reset"
-            ]
-        return out
+    def _marks(self) -> dict:
+        return marks(self.report)
 
     def _smoothed(self, run_id: str, name: str, values: np.ndarray) -> np.ndarray:
         key = (run_id, name, self.view.smoothing, self.view.log_y)
@@ -641,31 +616,14 @@ class TuilossApp(App[None]):
 
     def _check_stalls(self) -> None:
         """A run that grew while watched and then fell silent for many usual intervals is stalled."""
-        now = self.clock()
-        stalls = {}
-        for run in self.store:
-            activity = self.activity.get(run.id)
-            if activity is None or len(activity.arrivals) < 3 or run.deleted:
-                continue
-            name = run.primary_metric
-            series = run.series.get(name) if name else None
-            if series is None or not len(series):
-                continue
-            anomaly = stall_anomaly(float(series.visible()[0][-1]), activity.last, list(activity.arrivals), now)
-            if anomaly is not None:
-                stalls[run.id] = anomaly.to_dict()
-        fresh = [(run_id, a) for run_id, a in stalls.items() if anomaly_key(run_id, a) not in self.known_anomalies]
+        fresh, changed = self.findings.check_stalls(self.store, self.activity, self.clock())
         for run_id, anomaly in fresh:
-            key = anomaly_key(run_id, anomaly)
-            self.known_anomalies.add(key)
-            self.new_anomalies.add(key)
             label = self.store.runs[run_id].label
-            self.notify(f"{safe_label(label, 60)}: {safe_label(anomaly.get('message', 'stalled'), 200)}",
+            self.notify(f"{safe_label(label, 60)}: {safe_label(anomaly.message, 200)}",
                         title="new stall", severity="warning", timeout=8, markup=False)
         if fresh and self.config.bell:
             self.bell()
-        if stalls != self.stalls:
-            self.stalls = stalls
+        if changed:
             self._draw_insights()
 
     # -- actions ------------------------------------------------------------------------------------
@@ -855,7 +813,7 @@ class TuilossApp(App[None]):
                                   root=self.report_root, metric=self.metric)
         else:
             shown = {run.id for run in self.shown_runs()}
-            report = dict(report, runs=[r for r in report["runs"] if r["id"] in shown])
+            report = replace(report, runs=tuple(r for r in report.runs if r.id in shown))
         stamp = datetime.fromtimestamp(self.clock()).strftime("%Y%m%d-%H%M%S")
         markdown = f"# tuiloss report\n\nWatched: {', '.join(self.config.paths)}\n\n" + render_markdown(report)
         chart = self.chart.capture() + "\n\n" + self._legend_text()
@@ -879,17 +837,6 @@ class TuilossApp(App[None]):
             steps = f"{fmt_step(float(series.visible()[0][-1]))}" if series is not None and len(series) else "-"
             lines.append(f"{number:>2} {self._swatch(run.id)} {safe_label(run.label, 100)}  last {last} at {steps}")
         return "\n".join(lines)
-
-
-def _with_stall(run: dict, stall: dict | None) -> dict:
-    """A report entry with a live ``stall`` finding added to its primary metric."""
-    if stall is None:
-        return run
-    name = run.get("primary_metric")
-    if not name or name not in run.get("metrics", {}):
-        return run
-    facts = dict(run["metrics"][name], anomalies=[*run["metrics"][name]["anomalies"], stall])
-    return dict(run, metrics={**run["metrics"], name: facts})
 
 
 def _filter_text(run: Run) -> str:

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from tuiloss.core.analysis import ColumnData, ema, minmax_columns  # noqa: F401  (ema re-exported)
-from tuiloss.core.report import fmt_value
+from tuiloss.core.analysis.display import fmt_value, step_label
 
 #: Smoothing weights ``s`` cycles through (TensorBoard-style EMA).
 SMOOTHING_STEPS = (0.0, 0.6, 0.9, 0.99)
@@ -31,21 +31,6 @@ ANOMALY_GLYPHS = {
     "reset": ("↺", "R"),
     "stall": ("‖", "="),
 }
-
-
-def step_label(step: float) -> str:
-    """Short tick label: ``1``, ``10``, ``100``, ``1K``, ``2.5K``, ``100K``, ``1M``."""
-    if not math.isfinite(step):
-        return "-"
-    magnitude = abs(step)
-    for bound, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
-        if magnitude >= bound:
-            scaled = step / bound
-            text = f"{scaled:.0f}" if abs(scaled - round(scaled)) < 1e-6 else f"{scaled:.3g}"
-            return text + suffix
-    if abs(step - round(step)) < 1e-9:
-        return str(int(round(step)))
-    return f"{step:.3g}"
 
 
 def nice_step(span: float, count: int) -> float:

@@ -4,14 +4,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True, slots=True)
-class Exported:
-    report: str
-    chart: str
-    note: str = ""
 
 
 def inside(path: str, roots: list[str]) -> bool:

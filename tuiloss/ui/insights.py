@@ -3,7 +3,8 @@
 :class:`InsightsWorker` runs :func:`tuiloss.core.report.build_report` on its own
 thread over frozen snapshots of the visible runs (:mod:`tuiloss.ui.snapshot`),
 coalescing requests so only the latest is analysed. :func:`render_insights`
-turns the report dict into Rich text. No Textual import here.
+turns the typed report into Rich text, with the sentences of
+:mod:`tuiloss.core.analysis.describe`. No Textual import here.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ from typing import Callable
 
 from rich.text import Text
 
-from tuiloss.core.report import build_report, fmt_step, fmt_value
+from tuiloss import __version__
+from tuiloss.core.analysis import describe
+from tuiloss.core.analysis.display import finite, fmt_value
+from tuiloss.core.report import Report, build_report
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
-from tuiloss.ui.text import safe_label
+from tuiloss.ui.findings import anomaly_key
+from tuiloss.ui.markup import safe_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,33 +37,8 @@ class InsightsRequest:
 @dataclass(frozen=True, slots=True)
 class InsightsReady:
     generation: int
-    report: dict
+    report: Report
     seconds: float
-
-
-def anomaly_key(run_id: str, anomaly: dict) -> tuple:
-    """Identity of a finding across re-analyses (its onset may be refined, so not the step)."""
-    return (run_id, anomaly.get("kind"), _bucket(anomaly.get("step")))
-
-
-def _bucket(step) -> int | None:
-    if step is None:
-        return None
-    # Re-analysis with more data can move an onset a little; same stretch, same finding.
-    return int(round(float(step) / 1000.0))
-
-
-def primary_facts(run: dict) -> dict | None:
-    name = run.get("primary_metric")
-    return run["metrics"].get(name) if name else None
-
-
-def anomaly_counts(report: dict) -> dict[str, int]:
-    counts = {}
-    for run in report.get("runs", []):
-        facts = primary_facts(run)
-        counts[run["id"]] = len(facts["anomalies"]) if facts else 0
-    return counts
 
 
 class InsightsWorker:
@@ -102,13 +82,13 @@ class InsightsWorker:
             try:
                 report = analyse(request, self.analyzers)
             except Exception as exc:  # an analysis bug must not take the viewer down
-                report = {"runs": [], "observations": [], "error": f"{type(exc).__name__}: {exc}"}
+                report = Report(__version__, request.root, (), error=f"{type(exc).__name__}: {exc}")
             finally:
                 self.busy = False
             self.post(InsightsReady(request.generation, report, time.perf_counter() - began))
 
 
-def analyse(request: InsightsRequest, analyzer_for=None) -> dict:
+def analyse(request: InsightsRequest, analyzer_for=None) -> Report:
     from tuiloss.ui.snapshot import snapshot_store
 
     store = snapshot_store(request.runs)
@@ -145,7 +125,7 @@ class Analyzers:
 
 
 def render_insights(
-    report: dict,
+    report: Report,
     *,
     colors: dict[str, str],
     numbers: dict[str, str],
@@ -154,7 +134,7 @@ def render_insights(
     ascii: bool = False,
     width: int = 40,
 ) -> Text:
-    """The panel text: per visible run its findings, then the observations across runs.
+    """The panel text: per run of ``report`` its findings, then the observations across runs.
 
     Lines are wrapped to ``width`` with a hanging indent, so each finding reads as a block.
     """
@@ -172,62 +152,45 @@ def render_insights(
             out.append("\n" + pad + line, style=style)
         out.append("\n")
 
-    if report.get("error"):
-        item("!", "bold red", f"analysis failed: {safe_label(report['error'], 200)}", indent=0)
-    runs = report.get("runs", [])
-    if not runs:
+    if report.error:
+        item("!", "bold red", f"analysis failed: {safe_label(report.error, 200)}", indent=0)
+    if not report.runs:
         out.append("No runs shown.\n", style="dim")
-    for run in runs:
-        run_id = run["id"]
-        color = colors.get(run_id, "")
-        head = f"{numbers.get(run_id, '?')} {swatches.get(run_id, '■')}"
-        title = textwrap.wrap(safe_label(run["label"], 200), max(10, width - len(head) - 1)) or [""]
+    for run in report.runs:
+        color = colors.get(run.id, "")
+        head = f"{numbers.get(run.id, '?')} {swatches.get(run.id, '■')}"
+        title = textwrap.wrap(safe_label(run.label, 200), max(10, width - len(head) - 1)) or [""]
         out.append(head[:-1], style="bold")
         out.append(head[-1], style=color)
         out.append(" " + title[0], style="bold")
         for line in title[1:]:
             out.append("\n" + " " * (len(head) + 1) + line, style="bold")
         out.append("\n")
-        facts = primary_facts(run)
-        if facts is None or not facts["points"]:
+        facts = run.primary
+        if facts is None or not facts.points:
             item("…", "dim", "no points yet", "dim")
             continue
-        for anomaly in facts["anomalies"]:
-            mark = ANOMALY_GLYPHS.get(anomaly["kind"], ("!", "!"))[glyph]
-            fresh = anomaly_key(run_id, anomaly) in new
-            body = safe_label(anomaly.get("message") or f"{anomaly['kind']} {_describe(anomaly)}", 400)
+        for anomaly in facts.anomalies:
+            mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
+            fresh = anomaly_key(run.id, anomaly) in new
+            body = safe_label(anomaly.message, 400)
             item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
-        for plateau in facts["plateaus"]:
-            item("─" if not ascii else "-", "bold",
-                 f"plateau {fmt_step(plateau['start_step'])}-{fmt_step(plateau['end_step'])} at "
-                 f"{fmt_value(plateau['mean'])} ({fmt_value(plateau['low'])}-{fmt_value(plateau['high'])})")
-        conv = facts.get("convergence_step")
-        summary = f"converged at {fmt_step(conv)}" if conv is not None else "not converged"
-        summary += f"; final {fmt_value(facts['final'])}"
-        if facts.get("min") is not None:
-            summary += f", min {fmt_value(facts['min'])}"
+        for plateau in facts.plateaus:
+            item("─" if not ascii else "-", "bold", describe.plateau(plateau))
+        conv = finite(facts.convergence_step)
+        low = finite(facts.min)
+        summary = describe.settling(conv, fmt_value(finite(facts.final)), fmt_value(low) if low is not None else None)
         item(("✓" if not ascii else "+") if conv is not None else ("…" if not ascii else "~"), "bold", summary)
-        for seg in run.get("segments", [])[1:]:
+        for seg in run.segments[1:]:
             item(ANOMALY_GLYPHS["reset"][glyph], "yellow",
-                 f"new segment at {fmt_step(seg['start_step'])}: {safe_label(seg['reason'], 20)}", "yellow")
-        skipped = run.get("skipped", {})
-        if skipped.get("lines"):
-            item("·", "dim", f"skipped {skipped['lines']:,} lines", "dim")
-        if run.get("state") == "deleted":
+                 describe.segment(finite(seg.start_step), safe_label(seg.reason, 20)), "yellow")
+        if run.skipped.lines:
+            item("·", "dim", describe.skipped(run.skipped.lines), "dim")
+        if run.deleted:
             item("!", "yellow", "log deleted; its points are kept", "yellow")
-    observations = report.get("observations") or []
-    if observations:
+    if report.observations:
         out.append("Across runs\n", style="bold underline")
-        for obs in observations:
-            item("•" if not ascii else "-", "bold", safe_label(obs.get("message", ""), 400))
+        for obs in report.observations:
+            item("•" if not ascii else "-", "bold", safe_label(obs.message, 400))
     out.rstrip()
     return out
-
-
-def _describe(anomaly: dict) -> str:
-    parts = [f"at {fmt_step(anomaly.get('step'))}"]
-    if anomaly.get("value") is not None:
-        parts.append(f"value {fmt_value(anomaly['value'])}")
-    if anomaly.get("end_step") is not None:
-        parts.append(f"until {fmt_step(anomaly['end_step'])}")
-    return ", ".join(parts)

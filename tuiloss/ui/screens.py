@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from tuiloss.ui.text import safe_label
+from tuiloss.ui.markup import safe_label
 
 KEYS = (
     ("1-9, 0", "show or hide run 1-10"),

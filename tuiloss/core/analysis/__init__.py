@@ -10,7 +10,6 @@ from tuiloss.core.analysis.observations import Observation, RunFacts, compare_ru
 from tuiloss.core.analysis.plateaus import Plateau
 from tuiloss.core.analysis.smoothing import ema, rolling_median
 from tuiloss.core.analysis.summary import SeriesAnalysis, analyze_series, final_value
-from tuiloss.core.analysis.text import format_step, format_value
 
 __all__ = [
     "Anomaly",
@@ -28,8 +27,6 @@ __all__ = [
     "final_value",
     "find_nans",
     "find_resets",
-    "format_step",
-    "format_value",
     "minmax_columns",
     "rolling_median",
     "stall_anomaly",

@@ -11,9 +11,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from tuiloss.core.analysis.anomalies import json_number
-from tuiloss.core.analysis.summary import SeriesAnalysis, analyze_series, final_value
-from tuiloss.core.analysis.text import format_ratio, format_step, format_value
+from tuiloss.core.analysis import describe
+from tuiloss.core.analysis.display import format_setting
+from tuiloss.core.analysis.summary import SeriesAnalysis
 
 #: Config keys that name or locate a run rather than configure it; never compared.
 IDENTITY_KEYS = frozenset(
@@ -78,32 +78,6 @@ class RunFacts:
     steps: np.ndarray
     values: np.ndarray
 
-    @classmethod
-    def from_facts(cls, run, facts, steps: np.ndarray, values: np.ndarray) -> RunFacts:
-        """Build from a store ``Run`` and a report's per-metric facts (duck-typed).
-
-        ``facts`` needs ``points``, ``first_step``, ``last_step``, ``min``, ``min_step``,
-        ``convergence_step``, ``anomalies`` and ``plateaus``; if it says it was not
-        analysed (``analyzed`` False), the series is analysed here.
-        """
-        steps = np.asarray(steps, dtype=np.float64)
-        values = np.asarray(values, dtype=np.float64)
-        if getattr(facts, "analyzed", True) is False:
-            analysis = analyze_series(steps, values, getattr(run, "segments", ()))
-        else:
-            analysis = SeriesAnalysis(
-                points=int(getattr(facts, "points", len(steps))),
-                first_step=getattr(facts, "first_step", None),
-                last_step=getattr(facts, "last_step", None),
-                final=final_value(values),
-                min=getattr(facts, "min", None),
-                min_step=getattr(facts, "min_step", None),
-                convergence_step=getattr(facts, "convergence_step", None),
-                anomalies=tuple(getattr(facts, "anomalies", ()) or ()),
-                plateaus=tuple(getattr(facts, "plateaus", ()) or ()),
-            )
-        return cls(str(run.id), str(getattr(run, "label", run.id)), dict(getattr(run, "config", {}) or {}), analysis, steps, values)
-
 
 @dataclass(frozen=True, slots=True)
 class Observation:
@@ -114,33 +88,13 @@ class Observation:
             ``lowest_final``, ``most_stable``, ``anomalies`` or ``config_pair``.
         runs: the run ids it is about (the one it names first, first).
         message: the sentence.
-        fields: the numbers, JSON-ready through :meth:`to_dict`.
+        fields: the numbers (the report makes them JSON).
     """
 
     kind: str
     runs: tuple[str, ...]
     message: str
     fields: Mapping = field(default_factory=lambda: MappingProxyType({}))
-
-    def to_dict(self) -> dict:
-        """JSON-safe form."""
-        return {"kind": self.kind, "runs": list(self.runs), "message": self.message, "fields": _json(dict(self.fields))}
-
-
-def _json(value):
-    if isinstance(value, dict):
-        return {str(k): _json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        return json_number(float(value))
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if value is None or isinstance(value, (str, int, bool)):
-        return value
-    return str(value)  # dates and other config values JSON cannot hold
 
 
 def _obs(kind: str, runs: Sequence[str], message: str, **fields) -> Observation:
@@ -183,18 +137,18 @@ def _convergence(runs: list[RunFacts]) -> list[Observation]:
                 _obs(
                     "fastest_convergence",
                     [fast.id],
-                    f"{fast.label} is the only run that settled, by {format_step(fast.analysis.convergence_step)}",
+                    describe.only_settled(fast.label, fast.analysis.convergence_step),
                     step=fast.analysis.convergence_step,
                     steps=steps,
                 )
             )
         else:
-            others = ", ".join(f"{r.label} {format_step(r.analysis.convergence_step)}" for r in order[1:])
             out.append(
                 _obs(
                     "fastest_convergence",
                     [fast.id] + [r.id for r in order[1:]],
-                    f"{fast.label} converged fastest, by {format_step(fast.analysis.convergence_step)} ({others})",
+                    describe.fastest(fast.label, fast.analysis.convergence_step,
+                                     [(r.label, r.analysis.convergence_step) for r in order[1:]]),
                     step=fast.analysis.convergence_step,
                     steps=steps,
                 )
@@ -203,19 +157,17 @@ def _convergence(runs: list[RunFacts]) -> list[Observation]:
                 _obs(
                     "slowest_convergence",
                     [slow.id],
-                    f"{slow.label} converged slowest, by {format_step(slow.analysis.convergence_step)}",
+                    describe.slowest(slow.label, slow.analysis.convergence_step),
                     step=slow.analysis.convergence_step,
                     steps=steps,
                 )
             )
     if settled_not:
-        names = ", ".join(r.label for r in settled_not)
-        verb = "has" if len(settled_not) == 1 else "have"
         out.append(
             _obs(
                 "not_converged",
                 [r.id for r in settled_not],
-                f"{names} {verb} not settled by the end of the log",
+                describe.not_settled([r.label for r in settled_not]),
             )
         )
     return out
@@ -226,13 +178,11 @@ def _final(runs: list[RunFacts]) -> list[Observation]:
     best = order[0]
     rest = order[1:]
     finals = {r.id: r.analysis.final for r in order}
-    lo, hi = rest[0].analysis.final, rest[-1].analysis.final
-    others = format_value(lo) if len(rest) == 1 else f"{format_value(lo)}-{format_value(hi)}"
     return [
         _obs(
             "lowest_final",
             [best.id] + [r.id for r in rest],
-            f"{best.label} ended lowest, at {format_value(best.analysis.final)} (others {others})",
+            describe.lowest_final(best.label, best.analysis.final, [r.analysis.final for r in rest]),
             value=best.analysis.final,
             finals=finals,
         )
@@ -251,11 +201,7 @@ def _stability(runs: list[RunFacts]) -> list[Observation]:
     best_id = min(spreads, key=lambda k: spreads[k][0])
     spread, plateau = spreads[best_id]
     best = next(r for r in runs if r.id == best_id)
-    message = (
-        f"{best.label} is the most stable late in training: its last plateau stays within "
-        f"{format_value(plateau.low)}-{format_value(plateau.high)} (±{spread * 50:.1f}%) "
-        f"from {format_step(plateau.start_step)}"
-    )
+    message = describe.most_stable(best.label, plateau, spread)
     return [
         _obs(
             "most_stable",
@@ -276,15 +222,9 @@ def _anomalies(runs: list[RunFacts]) -> list[Observation]:
         if counts:
             found.append((r, counts))
     if not found:
-        return [_obs("anomalies", [], f"no anomalies in any of the {len(runs)} runs", counts={})]
-    parts = []
-    for r, counts in found:
-        what = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(counts.items()))
-        parts.append(f"{r.label} ({what})")
+        return [_obs("anomalies", [], describe.no_anomalies(len(runs)), counts={})]
     clean = [r.label for r in runs if r not in [f[0] for f in found]]
-    message = f"anomalies in {len(found)} of {len(runs)} runs: " + "; ".join(parts)
-    if clean:
-        message += f"; none in {', '.join(clean)}"
+    message = describe.anomaly_counts([(r.label, counts) for r, counts in found], len(runs), clean)
     return [_obs("anomalies", [r.id for r, _ in found], message, counts={r.id: c for r, c in found})]
 
 
@@ -314,16 +254,6 @@ def _norm(value):
     return value
 
 
-def _show(value) -> str:
-    if value is None:
-        return "unset"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
 def _pairs(runs: list[RunFacts]) -> list[Observation]:
     out = []
     for i in range(len(runs)):
@@ -339,8 +269,8 @@ def _pairs(runs: list[RunFacts]) -> list[Observation]:
 
 
 def _compare_pair(a: RunFacts, b: RunFacts, key: str) -> Observation | None:
-    name_a = f"{key}={_show(a.config.get(key))}"
-    name_b = f"{key}={_show(b.config.get(key))}"
+    name_a = f"{key}={format_setting(a.config.get(key))}"
+    name_b = f"{key}={format_setting(b.config.get(key))}"
     target = _round2(max(a.analysis.final, b.analysis.final) * TARGET_MARGIN)
     reach_a = reached(a.steps, a.values, target)
     reach_b = reached(b.steps, b.values, target)
@@ -352,7 +282,7 @@ def _compare_pair(a: RunFacts, b: RunFacts, key: str) -> Observation | None:
     if reach_a is None or reach_b is None:
         first, name_first, name_other = (a, name_a, name_b) if reach_a is not None else (b, name_b, name_a)
         step = reach_a if reach_a is not None else reach_b
-        message = f"{name_first} reached {_level(target)} by {format_step(step)}; {name_other} never did"
+        message = describe.only_reached(name_first, target, step, name_other)
         return _obs("config_pair", [first.id, (b if first is a else a).id], message, **fields)
     # who got there first, and how much sooner (relative to where the runs start)
     start = min(_first_step(a.steps), _first_step(b.steps))
@@ -364,34 +294,9 @@ def _compare_pair(a: RunFacts, b: RunFacts, key: str) -> Observation | None:
         fast, slow, name_fast, name_slow, ratio = b, a, name_b, name_a, span_a / span_b
         s_fast, s_slow = reach_b, reach_a
     fields["ratio"] = ratio
-    if ratio >= SAME_PACE:
-        message = (
-            f"{name_fast} reached {_level(target)} {format_ratio(ratio)} sooner than {name_slow} "
-            f"({format_step(s_fast)} vs {format_step(s_slow)})"
-        )
-    else:
-        message = (
-            f"{name_fast} and {name_slow} reached {_level(target)} at about the same step "
-            f"({format_step(s_fast)} vs {format_step(s_slow)})"
-        )
-    message += _final_clause(name_fast, fast.analysis.final, name_slow, slow.analysis.final)
+    message = describe.reached_first(name_fast, s_fast, name_slow, s_slow, target, ratio if ratio >= SAME_PACE else None)
+    message += describe.lower_final(name_fast, fast.analysis.final, name_slow, slow.analysis.final)
     return _obs("config_pair", [fast.id, slow.id], message, **fields)
-
-
-def _final_clause(name_a: str, final_a: float, name_b: str, final_b: float) -> str:
-    """``"; key=10 ended 11% lower (0.178 vs 0.201)"`` when the finals differ by 2% or more."""
-    if not (final_a and final_b and final_a > 0 and final_b > 0) or abs(final_a / final_b - 1) < 0.02:
-        return ""
-    if final_b < final_a:
-        name_a, final_a, name_b, final_b = name_b, final_b, name_a, final_a
-    pct = (1 - final_a / final_b) * 100
-    amount = f"{pct:.0f}%" if pct >= 10 else f"{pct:.1f}%"
-    return f"; {name_a} ended {amount} lower ({format_value(final_a)} vs {format_value(final_b)})"
-
-
-def _level(value: float) -> str:
-    """A comparison level, as rounded (2 significant digits)."""
-    return f"{value:.2g}" if 1e-3 <= abs(value) < 1e4 else f"{value:.1e}"
 
 
 def _first_step(steps: np.ndarray) -> float:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tuiloss.core.analysis.anomalies import json_number
 from tuiloss.core.analysis.blocks import Blocks
 from tuiloss.core.analysis.stats import running_median
 
@@ -53,17 +52,6 @@ class Plateau:
     low: float
     high: float
     std: float
-
-    def to_dict(self) -> dict:
-        """JSON-safe fields."""
-        return {
-            "start_step": json_number(self.start_step),
-            "end_step": json_number(self.end_step),
-            "mean": json_number(self.mean),
-            "low": json_number(self.low),
-            "high": json_number(self.high),
-            "std": json_number(self.std),
-        }
 
 
 def decade_positions(steps: np.ndarray) -> np.ndarray:

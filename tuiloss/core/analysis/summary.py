@@ -17,17 +17,9 @@ from typing import Sequence
 
 import numpy as np
 
-from tuiloss.core.analysis.anomalies import (
-    Anomaly,
-    divergence_message,
-    drift_message,
-    find_nans,
-    find_resets,
-    json_number,
-    spike_message,
-)
+from tuiloss.core.analysis import describe
+from tuiloss.core.analysis.anomalies import Anomaly, find_nans, find_resets
 from tuiloss.core.analysis.blocks import Blocks, assemble, partial_block
-from tuiloss.core.analysis.text import format_step
 from tuiloss.core.analysis.plateaus import (
     PLATEAU_RATE,
     Plateau,
@@ -76,20 +68,6 @@ class SeriesAnalysis:
     convergence_step: float | None
     anomalies: tuple[Anomaly, ...]
     plateaus: tuple[Plateau, ...]
-
-    def to_dict(self) -> dict:
-        """JSON-safe fields, anomalies and plateaus as lists of dicts."""
-        return {
-            "points": self.points,
-            "first_step": json_number(self.first_step),
-            "last_step": json_number(self.last_step),
-            "final": json_number(self.final),
-            "min": json_number(self.min),
-            "min_step": json_number(self.min_step),
-            "convergence_step": json_number(self.convergence_step),
-            "anomalies": [a.to_dict() for a in self.anomalies],
-            "plateaus": [p.to_dict() for p in self.plateaus],
-        }
 
     def of_kind(self, kind: str) -> tuple[Anomaly, ...]:
         """The anomalies of one kind."""
@@ -299,10 +277,7 @@ def _nan_anomalies(scan: Scan) -> list[Anomaly]:
         rest = runs[len(shown) :]
         first, last = rest[0], rest[-1]
         end_step = None if last[1] == -1 else float(steps[last[1]])
-        message = (
-            f"{len(rest):,} more stretches of NaN/Inf values from {format_step(float(steps[first[0]]))} "
-            f"to {format_step(float(steps[last[0]]))}"
-        )
+        message = describe.more_nonfinite(len(rest), float(steps[first[0]]), float(steps[last[0]]))
         out.append(Anomaly("nan", float(steps[first[0]]), end_step, None, None, message))
     return out
 
@@ -325,7 +300,7 @@ def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int) -
     end_step = float(fs[ex.end]) if ex.end >= 0 else None
     peak = float(fv[ex.peak])
     baseline = _level(scan, ex.baseline)
-    return Anomaly("spike", step, end_step, peak, baseline, spike_message(peak, step, baseline, end_step, scan.log))
+    return Anomaly("spike", step, end_step, peak, baseline, describe.spike(peak, step, baseline, end_step, scan.log))
 
 
 def _divergence(div: Divergence, scan: Scan, fs: np.ndarray, fv: np.ndarray, steps: np.ndarray) -> Anomaly:
@@ -333,7 +308,7 @@ def _divergence(div: Divergence, scan: Scan, fs: np.ndarray, fv: np.ndarray, ste
     baseline = _level(scan, div.baseline)
     peak = float(fv[div.peak])
     nan_step = float(steps[scan.nan_runs[-1][0]]) if div.to_nonfinite else None
-    return Anomaly("divergence", step, None, peak, baseline, divergence_message(step, baseline, peak, nan_step, scan.log))
+    return Anomaly("divergence", step, None, peak, baseline, describe.divergence(step, baseline, peak, nan_step, scan.log))
 
 
 def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomaly:
@@ -341,7 +316,7 @@ def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomal
     end_step = _drift_end(drift, blocks, fs, nf)
     start_level = _level(scan, drift.start_level)
     end_level = _level(scan, drift.end_level)
-    message = drift_message(step, end_step, start_level, end_level, scan.log, drift.ongoing)
+    message = describe.drift(step, end_step, start_level, end_level, scan.log, drift.ongoing)
     return Anomaly("drift", step, end_step, end_level, start_level, message)
 
 

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from tuiloss.ui.text import safe_label
+from tuiloss.ui.markup import safe_label
 
 STATE_STYLES = {"live": "bold green", "stalled": "yellow", "finished": "dim", "deleted": "red", "waiting": "dim"}
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from tuiloss.ui.text import safe_label
+from tuiloss.ui.markup import safe_label
 
 
 @dataclass(frozen=True, slots=True)

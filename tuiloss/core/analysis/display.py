@@ -1,4 +1,9 @@
-"""How numbers read in findings: steps as ``25.0K``, values with 3 significant digits."""
+"""How every number and step reads, in the report, the panel and the chart.
+
+Steps as ``25.0K``, values with 3 significant digits, ratios, percentages, durations and
+chart tick labels. It lives in :mod:`tuiloss.core.analysis` because the analysis words its
+findings with it, and the analysis imports nothing of the rest of tuiloss.
+"""
 
 from __future__ import annotations
 
@@ -84,3 +89,52 @@ def format_duration(seconds: float) -> str:
     if seconds < 48 * 3600:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
+
+
+def fmt_step(step: float | None) -> str:
+    """``25000`` -> ``25.0K``, ``1_200_000`` -> ``1.2M``, ``850`` -> ``850``; None -> ``-``."""
+    return "-" if step is None else format_step(step)
+
+
+def fmt_value(value: float | None) -> str:
+    """Three significant digits (``0.200``, ``1.40``), NaN and Inf readable; None -> ``-``."""
+    return "-" if value is None else format_value(value)
+
+
+def finite(value: float | None) -> float | None:
+    """``value`` if it is a finite number, else None (how a missing number is shown: ``-``)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def step_label(step: float) -> str:
+    """Short tick label: ``1``, ``10``, ``100``, ``1K``, ``2.5K``, ``100K``, ``1M``."""
+    if not math.isfinite(step):
+        return "-"
+    magnitude = abs(step)
+    for bound, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if magnitude >= bound:
+            scaled = step / bound
+            text = f"{scaled:.0f}" if abs(scaled - round(scaled)) < 1e-6 else f"{scaled:.3g}"
+            return text + suffix
+    if abs(step - round(step)) < 1e-9:
+        return str(int(round(step)))
+    return f"{step:.3g}"
+
+
+def format_level(value: float) -> str:
+    """A comparison level, as rounded (2 significant digits): ``0.25``, ``1.2e-05``."""
+    return f"{value:.2g}" if 1e-3 <= abs(value) < 1e4 else f"{value:.1e}"
+
+
+def format_setting(value: object) -> str:
+    """A config value as a person writes it: ``unset``, ``true``, ``0.0003``, ``adam``."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

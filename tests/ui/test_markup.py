@@ -2,7 +2,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.text import Text
 
-from tuiloss.ui.text import safe_label, safe_markup, strip_controls, truncate_middle
+from tuiloss.ui.markup import safe_label, safe_markup, strip_controls, truncate_middle
 
 
 def test_plain_labels_pass_through():

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tuiloss.core.analysis.text import format_duration, format_percent, format_ratio, format_step, format_value
+from tuiloss.core.analysis.display import format_duration, format_percent, format_ratio, format_step, format_value
 
 
 @pytest.mark.parametrize(

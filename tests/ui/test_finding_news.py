@@ -1,0 +1,90 @@
+"""What is new among the findings, live stalls and chart marks, without a terminal."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+
+from tuiloss.core.analysis import Anomaly, SeriesAnalysis
+from tuiloss.core.report import MetricReport, Report, RunReport, SkipCounts
+from tuiloss.core.store import Run, Series
+from tuiloss.ui.findings import Findings, anomaly_counts, anomaly_key, marks, with_stall
+from tuiloss.ui.runstate import Activity
+
+SPIKE = Anomaly("spike", 25_000.0, 30_000.0, 1.4, 0.2, "spiked to 1.40 at 25.0K")
+RESET = Anomaly("reset", 200.0, None, None, None, "the step counter went back to 200")
+NAN = Anomaly("nan", math.nan, None, None, None, "became NaN")
+
+
+def run_report(run_id: str, *anomalies: Anomaly) -> RunReport:
+    analysis = SeriesAnalysis(10, 1.0, 10.0, 0.2, 0.19, 9.0, None, anomalies, ())
+    metric = MetricReport("loss", 10, 1.0, 10.0, 1.0, 0.2, 0.19, 9.0, analysis)
+    return RunReport(run_id, run_id.upper(), run_id, "csv", {}, "loss", False, SkipCounts(0, {}, 0), (), (),
+                     {"loss": metric})
+
+
+def report(*runs: RunReport) -> Report:
+    return Report("0", None, runs)
+
+
+def test_an_onset_refined_a_little_is_the_same_finding():
+    moved = Anomaly("spike", 25_300.0, None, 1.5, 0.2, "spiked")
+    assert anomaly_key("a", SPIKE) == anomaly_key("a", moved) == ("a", "spike", 25)
+    assert anomaly_key("a", NAN) == ("a", "nan", None)  # no onset to round
+    assert anomaly_key("b", SPIKE) != anomaly_key("a", SPIKE)
+
+
+def test_history_is_not_news_and_what_comes_later_is():
+    findings = Findings()
+    findings.initial_runs.add("a")
+    assert findings.take(report(run_report("a", SPIKE)), 1) == []  # before the load finished
+    assert not findings.known
+    findings.baseline_generation = 2
+    assert findings.take(report(run_report("a", SPIKE)), 2) == []  # the first full analysis: history
+    assert anomaly_key("a", SPIKE) in findings.known and not findings.new
+    later = Anomaly("divergence", 80_000.0, None, 3.0, 0.2, "diverged")
+    fresh = findings.take(report(run_report("a", SPIKE, later), run_report("b", SPIKE)), 3)
+    assert fresh == [("A", later), ("B", SPIKE)]  # a run found while watching has no history
+    assert findings.new == {anomaly_key("a", later), anomaly_key("b", SPIKE)}
+    assert findings.take(report(run_report("a", SPIKE, later)), 4) == []  # told once
+
+
+def test_a_run_that_falls_silent_is_stalled_once():
+    run = Run(id="a", label="A", source="a", format="csv")
+    series = run.series["loss"] = Series()
+    series.extend(np.array([1.0, 2.0, 2500.0]), np.array([1.0, 0.9, 0.8]))
+    activity = Activity()
+    for t in (0.0, 10.0, 20.0):
+        activity.grew(t)
+    findings = Findings()
+    assert findings.check_stalls([run], {"a": activity}, 30.0) == ([], False)
+    fresh, changed = findings.check_stalls([run], {"a": activity}, 620.0)
+    assert changed and [run_id for run_id, _ in fresh] == ["a"]
+    stall = findings.stalls["a"]
+    assert stall.kind == "stall" and "2.5K" in stall.message
+    assert anomaly_key("a", stall) in findings.new
+    fresh, changed = findings.check_stalls([run], {"a": activity}, 700.0)
+    assert fresh == [] and changed  # the silence grew: same stall, new sentence
+    run.deleted = True
+    assert findings.check_stalls([run], {"a": activity}, 800.0) == ([], True) and not findings.stalls
+
+
+def test_a_stall_joins_the_primary_metric_and_counts():
+    stall = Anomaly("stall", 2500.0, None, None, None, "no new point for 10 min")
+    entry = with_stall(run_report("a", SPIKE), stall)
+    assert entry.primary.anomalies == (SPIKE, stall)
+    assert with_stall(entry, None) is entry
+    assert anomaly_counts(report(entry, run_report("b"))) == {"a": 2, "b": 0}
+
+
+def test_marks_leave_out_resets_and_findings_without_a_step():
+    found = marks(report(run_report("a", RESET, SPIKE, NAN)))
+    assert [(m.kind, m.step, m.value, m.end_step) for m in found["a"]] == [("spike", 25_000.0, 1.4, 30_000.0)]
+    assert marks(None) == {}
+
+
+def test_findings_import_no_textual():
+    code = "import sys, tuiloss.ui.findings, tuiloss.ui.insights; print('textual' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -1,0 +1,222 @@
+"""Every sentence about a finding, in one place: the report and the panel word them alike.
+
+The detectors call the anomaly and comparison sentences when they make a finding; the
+report and the insights panel call the plateau, convergence, segment and skip sentences.
+Numbers read as :mod:`display` writes them. Text from logs (labels, reasons) is passed in
+as the caller wants it shown (made safe or not); nothing here strips or escapes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tuiloss.core.analysis.display import (
+    finite,
+    fmt_step,
+    fmt_value,
+    format_duration,
+    format_level,
+    format_percent,
+    format_ratio,
+    format_step,
+    format_value,
+)
+
+if TYPE_CHECKING:
+    from tuiloss.core.analysis.plateaus import Plateau
+
+# -- anomalies ----------------------------------------------------------------------------------
+
+
+def spike(peak: float, step: float, baseline: float, end_step: float | None, relative: bool) -> str:
+    """``spiked to 1.40 at 25.0K (7x the 0.200 baseline), recovered by 30.0K``."""
+    text = f"spiked to {format_value(peak)} at {format_step(step)}"
+    if relative and baseline > 0 and peak > 0:
+        text += f" ({format_ratio(peak / baseline)} the {format_value(baseline)} baseline)"
+    else:
+        text += f" (baseline {format_value(baseline)})"
+    if end_step is None:
+        return text + ", not recovered yet"
+    return text + f", recovered by {format_step(end_step)}"
+
+
+def nonfinite(step: float, end_step: float | None, what: str, before: float | None) -> str:
+    """``became NaN at 5 (last finite value 0.300), finite again from 9``."""
+    text = f"became {what} at {format_step(step)}"
+    if before is not None:
+        text += f" (last finite value {format_value(before)})"
+    if end_step is None:
+        return text + " and stayed non-finite to the end of the log"
+    return text + f", finite again from {format_step(end_step)}"
+
+
+def more_nonfinite(count: int, first_step: float, last_step: float) -> str:
+    """The stretches of NaN/Inf past the ones reported one by one, in one sentence."""
+    return f"{count:,} more stretches of NaN/Inf values from {format_step(first_step)} to {format_step(last_step)}"
+
+
+def divergence(step: float, baseline: float, value: float, nan_step: float | None, relative: bool) -> str:
+    """``diverged from 60.0K: rose from 0.200 to 3.10 (16x) and never came back down``."""
+    text = f"diverged from {format_step(step)}: rose from {format_value(baseline)} to {format_value(value)}"
+    if relative and baseline > 0 and value > 0:
+        text += f" ({format_ratio(value / baseline)})"
+    if nan_step is not None:
+        return text + f" and became non-finite at {format_step(nan_step)}"
+    return text + " and never came back down"
+
+
+def drift(step: float, end_step: float, start_level: float, end_level: float, relative: bool, ongoing: bool) -> str:
+    """``drifted up from 0.200 to 0.260 (+30%) between 40.0K and 80.0K``."""
+    text = f"drifted up from {format_value(start_level)} to {format_value(end_level)}"
+    if relative and start_level > 0:
+        text += f" ({format_percent(end_level / start_level - 1)})"
+    if ongoing:
+        return text + f" from {format_step(step)} to the end of the log ({format_step(end_step)})"
+    return text + f" between {format_step(step)} and {format_step(end_step)}"
+
+
+_RESET_TEXT = {
+    "reset": "the step counter went back to {step} (a restart or resume)",
+    "truncated": "the log file was truncated; the series starts again at step {step}",
+    "replaced": "the log file was replaced; the series starts again at step {step}",
+    "rotated": "the log file was rotated; the series continues from step {step} in a new file",
+    "recreated": "the log file was deleted and recreated; the series starts again at step {step}",
+}
+
+
+def reset(step: float, reason: str) -> str:
+    """Why a new segment started, by its reason (``reset``, ``truncated``, ``rotated``...)."""
+    template = _RESET_TEXT.get(reason, "the series started again at step {step} (" + str(reason) + ")")
+    return template.format(step=format_step(step))
+
+
+def stall(silence: float, interval: float, last_step: float) -> str:
+    """``no new point for 12 min (usually one every 30 s); last at step 2.5K``."""
+    return (
+        f"no new point for {format_duration(silence)} (usually one every {format_duration(interval)}); "
+        f"last at step {format_step(last_step)}"
+    )
+
+
+# -- across runs ----------------------------------------------------------------------------------
+
+
+def only_settled(label: str, step: float) -> str:
+    """The one run of several that converged."""
+    return f"{label} is the only run that settled, by {format_step(step)}"
+
+
+def fastest(label: str, step: float, others: list[tuple[str, float]]) -> str:
+    """``A converged fastest, by 24.2K (B 29.7K, C 36.4K)``."""
+    rest = ", ".join(f"{name} {format_step(at)}" for name, at in others)
+    return f"{label} converged fastest, by {format_step(step)} ({rest})"
+
+
+def slowest(label: str, step: float) -> str:
+    """``C converged slowest, by 36.4K``."""
+    return f"{label} converged slowest, by {format_step(step)}"
+
+
+def not_settled(labels: list[str]) -> str:
+    """``B has not settled by the end of the log``."""
+    verb = "has" if len(labels) == 1 else "have"
+    return f"{', '.join(labels)} {verb} not settled by the end of the log"
+
+
+def lowest_final(label: str, final: float, others: list[float]) -> str:
+    """``A ended lowest, at 0.180 (others 0.200-0.250)``; ``others`` in ascending order."""
+    lo, hi = others[0], others[-1]
+    rest = format_value(lo) if len(others) == 1 else f"{format_value(lo)}-{format_value(hi)}"
+    return f"{label} ended lowest, at {format_value(final)} (others {rest})"
+
+
+def most_stable(label: str, last: Plateau, spread: float) -> str:
+    """The run whose last plateau is the narrowest, ``spread`` its width over its mean."""
+    return (
+        f"{label} is the most stable late in training: its last plateau stays within "
+        f"{format_value(last.low)}-{format_value(last.high)} (±{spread * 50:.1f}%) "
+        f"from {format_step(last.start_step)}"
+    )
+
+
+def no_anomalies(runs: int) -> str:
+    """No run has an anomaly."""
+    return f"no anomalies in any of the {runs} runs"
+
+
+def anomaly_counts(found: list[tuple[str, dict[str, int]]], runs: int, clean: list[str]) -> str:
+    """``anomalies in 1 of 3 runs: B (1 spike); none in A, C``."""
+    parts = []
+    for label, counts in found:
+        what = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(counts.items()))
+        parts.append(f"{label} ({what})")
+    message = f"anomalies in {len(found)} of {runs} runs: " + "; ".join(parts)
+    if clean:
+        message += f"; none in {', '.join(clean)}"
+    return message
+
+
+def only_reached(name: str, level: float, step: float, other: str) -> str:
+    """``clip=10 reached 0.25 by 30.0K; clip=1 never did``."""
+    return f"{name} reached {format_level(level)} by {format_step(step)}; {other} never did"
+
+
+def reached_first(fast: str, fast_step: float, slow: str, slow_step: float, level: float, ratio: float | None) -> str:
+    """``clip=10 reached 0.25 1.5x sooner than clip=1 (20.0K vs 30.0K)``; with ``ratio`` None,
+    the two reached it ``at about the same step``."""
+    if ratio is not None:
+        text = f"{fast} reached {format_level(level)} {format_ratio(ratio)} sooner than {slow} "
+    else:
+        text = f"{fast} and {slow} reached {format_level(level)} at about the same step "
+    return text + f"({format_step(fast_step)} vs {format_step(slow_step)})"
+
+
+def lower_final(name_a: str, final_a: float, name_b: str, final_b: float) -> str:
+    """``"; key=10 ended 11% lower (0.178 vs 0.201)"`` when the finals differ by 2% or more."""
+    if not (final_a and final_b and final_a > 0 and final_b > 0) or abs(final_a / final_b - 1) < 0.02:
+        return ""
+    if final_b < final_a:
+        name_a, final_a, name_b, final_b = name_b, final_b, name_a, final_a
+    pct = (1 - final_a / final_b) * 100
+    amount = f"{pct:.0f}%" if pct >= 10 else f"{pct:.1f}%"
+    return f"; {name_a} ended {amount} lower ({format_value(final_a)} vs {format_value(final_b)})"
+
+
+# -- one series, as the report and the panel list it -----------------------------------------------
+
+
+def plateau(found: Plateau) -> str:
+    """``plateau 60.0K-100.0K at 0.230 (0.220-0.240)``."""
+    return (
+        f"plateau {fmt_step(finite(found.start_step))}-{fmt_step(finite(found.end_step))} at "
+        f"{fmt_value(finite(found.mean))} ({fmt_value(finite(found.low))}-{fmt_value(finite(found.high))})"
+    )
+
+
+def settling(convergence_step: float | None, final: str, low: str | None = None) -> str:
+    """``converged at 18.0K; final 0.200`` or ``not converged; final 0.310``, with ``, min ...``
+    when ``low`` is given. ``final`` and ``low`` come already written (how a missing final
+    reads differs: the report says ``NaN``, the panel ``-``)."""
+    text = f"converged at {fmt_step(convergence_step)}" if convergence_step is not None else "not converged"
+    text += f"; final {final}"
+    if low is not None:
+        text += f", min {low}"
+    return text
+
+
+def segment(start_step: float | None, reason: str) -> str:
+    """``new segment at 200: reset``."""
+    return f"new segment at {fmt_step(start_step)}: {reason}"
+
+
+def skipped(lines: int, reasons: list[tuple[str, int]] | None = None) -> str:
+    """``skipped 3 lines: 2 not a number, 1 no step``; without reasons, ``skipped 3 lines``."""
+    if reasons is None:
+        return f"skipped {lines:,} lines"
+    listed = ", ".join(f"{count:,} {why}" for why, count in reasons)
+    return f"skipped {lines:,} line{'s' if lines != 1 else ''}: {listed}"
+
+
+def no_metrics(skipped_lines: int) -> str:
+    """A run with no metric read yet."""
+    return "no metrics read yet" + (f" ({skipped_lines:,} lines skipped)" if skipped_lines else "")

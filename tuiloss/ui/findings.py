@@ -1,0 +1,138 @@
+"""Which findings are news: known vs new anomalies, live stalls, and the marks findings put on the chart.
+
+The viewer delegates this to :class:`Findings`, which holds no widget and imports no Textual,
+so it is tested on its own. A finding is known once it has been shown; what was already in
+the logs when they were first loaded is history, not news.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Iterable, Mapping
+
+from tuiloss.core.analysis import Anomaly, stall_anomaly
+from tuiloss.core.analysis.display import finite
+from tuiloss.core.report import Report, RunReport
+from tuiloss.core.store import Run
+from tuiloss.ui.chartdata import Mark
+from tuiloss.ui.runstate import Activity
+
+#: An anomaly's identity across re-analyses: (run id, kind, onset in thousands of steps).
+AnomalyKey = tuple[str, str, "int | None"]
+
+
+def anomaly_key(run_id: str, anomaly: Anomaly) -> AnomalyKey:
+    """Identity of a finding across re-analyses (its onset may be refined, so not the step)."""
+    return (run_id, anomaly.kind, _bucket(anomaly.step))
+
+
+def _bucket(step: float | None) -> int | None:
+    step = finite(step)
+    if step is None:
+        return None
+    # Re-analysis with more data can move an onset a little; same stretch, same finding.
+    return int(round(step / 1000.0))
+
+
+def anomaly_counts(report: Report) -> dict[str, int]:
+    """How many anomalies each run's primary metric has."""
+    return {run.id: len(run.primary.anomalies) if run.primary is not None else 0 for run in report.runs}
+
+
+def with_stall(run: RunReport, stall: Anomaly | None) -> RunReport:
+    """A run's report with a live ``stall`` finding added to its primary metric."""
+    metric = run.primary
+    if stall is None or metric is None or metric.analysis is None:
+        return run
+    analysis = replace(metric.analysis, anomalies=(*metric.analysis.anomalies, stall))
+    return replace(run, metrics=MappingProxyType({**run.metrics, metric.name: replace(metric, analysis=analysis)}))
+
+
+def marks(report: Report | None) -> dict[str, list[Mark]]:
+    """Per run, the anomalies of its primary metric to mark on its curve (resets are drawn as lines)."""
+    out: dict[str, list[Mark]] = {}
+    for run in report.runs if report is not None else ():
+        metric = run.primary
+        if metric is None:
+            continue
+        out[run.id] = [
+            Mark(a.kind, a.step, finite(a.value), finite(a.end_step))
+            for a in metric.anomalies
+            if finite(a.step) is not None and a.kind != "reset"
+        ]
+    return out
+
+
+class Findings:
+    """What the viewer has shown of the findings, and what is new since.
+
+    Attributes:
+        known: keys of every finding seen (shown or history).
+        new: keys of the findings that arrived while watching and are not yet acknowledged.
+        stalls: per run id, its live stall (no point for many usual intervals).
+        initial_runs: runs found before the first load finished: their findings are history.
+        baseline_generation: the first analysis that covers the whole first load; None until
+            the load finished. Findings of earlier (partial) analyses are not recorded.
+    """
+
+    def __init__(self) -> None:
+        self.known: set[AnomalyKey] = set()
+        self.new: set[AnomalyKey] = set()
+        self.stalls: dict[str, Anomaly] = {}
+        self.initial_runs: set[str] = set()
+        self.baseline_generation: int | None = None
+        self._analysed: set[str] = set()
+
+    def take(self, report: Report, generation: int) -> list[tuple[str, Anomaly]]:
+        """Record the anomalies of analysis number ``generation``.
+
+        Returns:
+            (run label, anomaly) for each finding to announce: not known before, found after the
+            baseline, and not the history of a run that was there at the first load.
+        """
+        fresh: list[tuple[str, Anomaly]] = []
+        baseline = self.baseline_generation is not None and generation >= self.baseline_generation
+        for run in report.runs:
+            anomalies = run.primary.anomalies if run.primary is not None else ()
+            first_time = run.id not in self._analysed
+            if baseline:
+                self._analysed.add(run.id)
+            for anomaly in anomalies:
+                key = anomaly_key(run.id, anomaly)
+                if key in self.known or not baseline:
+                    continue
+                self.known.add(key)
+                quiet = first_time and run.id in self.initial_runs
+                if not quiet and generation > self.baseline_generation:
+                    fresh.append((run.label, anomaly))
+                    self.new.add(key)
+        return fresh
+
+    def check_stalls(self, runs: Iterable[Run], activity: Mapping[str, Activity], now: float) -> tuple[list[tuple[str, Anomaly]], bool]:
+        """Find the runs that grew while watched and then fell silent for many usual intervals.
+
+        Returns:
+            The stalls not known before, as (run id, anomaly), and whether the stalls changed.
+        """
+        stalls = {}
+        for run in runs:
+            seen = activity.get(run.id)
+            if seen is None or len(seen.arrivals) < 3 or run.deleted:
+                continue
+            name = run.primary_metric
+            series = run.series.get(name) if name else None
+            if series is None or not len(series):
+                continue
+            anomaly = stall_anomaly(float(series.visible()[0][-1]), seen.last, list(seen.arrivals), now)
+            if anomaly is not None:
+                stalls[run.id] = anomaly
+        fresh = [(run_id, a) for run_id, a in stalls.items() if anomaly_key(run_id, a) not in self.known]
+        for run_id, anomaly in fresh:
+            key = anomaly_key(run_id, anomaly)
+            self.known.add(key)
+            self.new.add(key)
+        changed = stalls != self.stalls
+        if changed:
+            self.stalls = stalls
+        return fresh, changed
