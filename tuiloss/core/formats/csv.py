@@ -289,7 +289,7 @@ class CsvParser:
             if usable is not None:
                 keep = usable if keep is None else usable & keep
             if keep is None:
-                batch.add(name, steps, values)
+                batch.add_rows(steps, {name: values})  # every cell held a number: the chunk's steps
                 valued[:] = True
             elif keep.any():
                 batch.add(name, steps[keep], values[keep])
