@@ -1,7 +1,7 @@
 """``python -m benchmarks [--quick] [--only NAME[,NAME]] [--repeat N]``: measure, write RESULTS.md.
 
-Rows (names for ``--only``): csv, jsonl, text (with the physical limit), tfevents,
-tail, memory, latency, latency-poll, redraw, keys, startup, startup-1gb, many-runs.
+Rows (names for ``--only``): csv, csv-pieces, jsonl, text (with the physical limit),
+tfevents, tail, memory, latency, latency-poll, redraw, keys, startup, startup-1gb, many-runs.
 """
 
 from __future__ import annotations
@@ -55,13 +55,14 @@ BOUNDS = {
 
 
 def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, list]:
-    from benchmarks import events, ingest, memory, tail_cost, ui
+    from benchmarks import csv_pieces, events, ingest, memory, tail_cost, ui
 
     lines = 1_000_000 if quick else 10_000_000
     reps = repeat or 9  # pairs; the median of few pairs moves with one noisy neighbour
     rows, limits = [], []
     plan = {
         "csv": lambda: ingest.run("csv", lines, reps),
+        "csv-pieces": lambda: csv_pieces.run(lines, reps),
         "jsonl": lambda: ingest.run("jsonl", lines, reps),
         "text": lambda: ingest.run("text", lines, reps),
         "tfevents": lambda: events.run(200_000 if quick else 1_000_000, reps if quick else 2),

@@ -322,14 +322,13 @@ def csv_log(seed: int, lines: int, odd_share: float) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
-def feed_csv(data: bytes, cuts: list[int], fast: bool, monkeypatch, buffers: bool = True):
+def feed_csv(data: bytes, cuts: list[int], fast: bool, monkeypatch, pieces: str | None = None):
     from tuiloss.core.formats import csv as csv_module
 
     with monkeypatch.context() as patch:
         patch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
         patch.setattr(csv_module, "_workers", lambda: 3)
-        if not buffers:  # as with a pandas whose C reader cannot parse a buffer in place
-            patch.setattr(csv_module, "_buffer_api", False)
+        patch.setattr(csv_module, "PIECE_READER", pieces)
         if not fast:
             patch.setattr(csv_module.CsvParser, "_read_numbers", lambda self, data, start, end: None)
         parser = csv_module.CsvParser()
@@ -343,32 +342,41 @@ def feed_csv(data: bytes, cuts: list[int], fast: bool, monkeypatch, buffers: boo
     return batches
 
 
-@pytest.mark.parametrize("buffers", [True, False], ids=["buffer-readers", "read_csv"])
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("odd_share", [0.0, 0.0005, 0.02])
-def test_csv_threaded_numbers_path_reads_what_the_general_path_reads(seed, odd_share, buffers, monkeypatch):
-    data = csv_log(seed, 6000, odd_share)
-    rng = random.Random(seed)
-    cuts = sorted(rng.randrange(len(data)) for _ in range(rng.randrange(0, 6)))
-    fast = feed_csv(data, cuts, True, monkeypatch, buffers)
-    slow = feed_csv(data, cuts, False, monkeypatch)
-    assert_same(fast, slow)
-    if odd_share == 0.0:
-        assert all(batch.lines is not None for batch in fast)  # the threaded path was taken
-
-
 def has_buffer_api() -> bool:
     from pandas._libs import parsers
 
     return hasattr(parsers.TextReader, "load_buffer")
 
 
-def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp_path, monkeypatch):
+#: Both readers of the numbers-only path; the private one only where this pandas has it.
+PIECE_READERS = [
+    pytest.param("buffer", marks=pytest.mark.skipif(not has_buffer_api(), reason="no load_buffer in this pandas")),
+    "read_csv",
+]
+
+
+@pytest.mark.parametrize("pieces", PIECE_READERS)
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("odd_share", [0.0, 0.0005, 0.02])
+def test_csv_threaded_numbers_path_reads_what_the_general_path_reads(seed, odd_share, pieces, monkeypatch):
+    data = csv_log(seed, 6000, odd_share)
+    rng = random.Random(seed)
+    cuts = sorted(rng.randrange(len(data)) for _ in range(rng.randrange(0, 6)))
+    fast = feed_csv(data, cuts, True, monkeypatch, pieces)
+    slow = feed_csv(data, cuts, False, monkeypatch)
+    assert_same(fast, slow)
+    if odd_share == 0.0:
+        assert all(batch.lines is not None for batch in fast)  # the threaded path was taken
+
+
+@pytest.mark.parametrize("pieces", PIECE_READERS)
+def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp_path, monkeypatch, pieces):
     from tuiloss.core.formats import csv as csv_module
     from tuiloss.core.sources.line import LineSource
 
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     monkeypatch.setattr(csv_module, "_workers", lambda: 2)
+    monkeypatch.setattr(csv_module, "PIECE_READER", pieces)
     path = tmp_path / "metrics.csv"
     lines = 400_000  # over two reads of the smallest size a source reads
     path.write_text("step,loss\n" + "".join(f"{i},{i / 7:.5f}\n" for i in range(lines)))
@@ -377,7 +385,7 @@ def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp
     _, more = source.read()
     assert more
     kept = [reader for reader in parser._readers if reader is not None]
-    assert len(kept) == (2 * csv_module._PIECES_PER_WORKER if has_buffer_api() else 0)
+    assert len(kept) == 2 * csv_module._PIECES_PER_WORKER and {reader.kind for reader in kept} == {pieces}
     while more:
         _, more = source.read()
     assert parser._readers == []  # read to its end: their buffers are freed
@@ -388,11 +396,13 @@ def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp
     assert [list(v) for v in batch.series["loss"]] == [[lines + 1.0], [0.5]]
 
 
-def test_csv_a_failed_buffer_read_does_not_spoil_the_next_chunk(monkeypatch):
+@pytest.mark.parametrize("pieces", PIECE_READERS)
+def test_csv_a_failed_buffer_read_does_not_spoil_the_next_chunk(monkeypatch, pieces):
     from tuiloss.core.formats import csv as csv_module
 
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     monkeypatch.setattr(csv_module, "_workers", lambda: 2)
+    monkeypatch.setattr(csv_module, "PIECE_READER", pieces)
     parser = csv_module.CsvParser()
     good = "".join(f"{i},{i / 7:.5f},0.1\n" for i in range(400)).encode()
     bad = good.replace(b"\n7,", b"\n7,x", 1)  # one cell that is not a number: the general path
@@ -451,9 +461,11 @@ def test_csv_one_sum_shortcuts_answer_exactly_and_quietly():
             assert (_has_nan(array), _all_finite(array)) == (has_nan, all_finite), name
 
 
-def test_csv_small_chunks_of_several_files_share_one_reader_and_stay_apart():
+@pytest.mark.parametrize("pieces", PIECE_READERS)
+def test_csv_small_chunks_of_several_files_share_one_reader_and_stay_apart(monkeypatch, pieces):
     from tuiloss.core.formats import csv as csv_module
 
+    monkeypatch.setattr(csv_module, "PIECE_READER", pieces)
     parsers = [csv_module.CsvParser() for _ in range(3)]
     for parser in parsers:
         parser.feed(b"step,loss,lr\n", 1)
@@ -468,5 +480,29 @@ def test_csv_small_chunks_of_several_files_share_one_reader_and_stay_apart():
             got[k].extend(batch.series["loss"][1].tolist())
     for k in range(3):
         assert got[k] == [round(k + i / 1000, 4) for i in range(300)]
-    if has_buffer_api():
-        assert (3, ",") in csv_module._small.readers  # one reader of three columns, for every file
+    assert (pieces, 3, ",") in csv_module._small.readers  # one reader of three columns, for every file
+
+
+def test_csv_pieces_go_to_the_buffer_reader_only_where_pandas_has_one(monkeypatch):
+    from tuiloss.core.formats import csv as csv_module
+
+    monkeypatch.setattr(csv_module, "PIECE_READER", None)
+    assert csv_module.piece_reader_kind() == ("buffer" if has_buffer_api() else "read_csv")
+    monkeypatch.setattr(csv_module, "_has_buffer_api", False)  # as with a pandas before 3.1
+    assert csv_module.piece_reader_kind() == "read_csv"
+    assert isinstance(csv_module.new_piece_reader(2, ","), csv_module.CallReader)
+
+
+@pytest.mark.skipif(not has_buffer_api(), reason="no load_buffer in this pandas")
+def test_the_csv_pieces_benchmark_feeds_each_reader_the_same_chunks(monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
+    from benchmarks import csv_pieces
+    from benchmarks.datagen import csv_lines
+    from tuiloss.core.formats import csv as csv_module
+
+    data = ("step,loss,lr\n" + csv_lines(0, 3000)).encode()
+    assert csv_pieces.parse_with("buffer", [(data, 1)]) == csv_pieces.parse_with("read_csv", [(data, 1)]) == 6000
+    assert csv_pieces.parse_small_with("read_csv", [data]) == 6000
+    assert csv_module.PIECE_READER is None  # the benchmark leaves the parser's choice as it was

@@ -2,9 +2,10 @@
 
 import numpy as np
 
-from tuiloss.core.model import Batch, SegmentEvent
+from tuiloss.core.analysis.arrays import GrowableArray
+from tuiloss.core.model import Batch, RowGroup, SegmentEvent
 from tuiloss.core import store as store_module
-from tuiloss.core.store import GrowableArray, Run, Series, choose_primary, eval_counterpart, step_drops
+from tuiloss.core.store import Run, Series, choose_primary, eval_counterpart, step_drops
 
 
 def test_growable_array_appends_in_amortised_chunks():
@@ -14,6 +15,48 @@ def test_growable_array_appends_in_amortised_chunks():
     assert len(array) == 1000
     assert array.view[-1] == 999.0
     assert array.nbytes < 1000 * 8 * 2  # growth factor keeps slack bounded
+
+
+def test_growable_array_keeps_its_type_through_copies_and_truncation():
+    array = GrowableArray(dtype=np.int64)
+    array.extend(np.arange(100))
+    array.truncate(10)
+    twin = array.copy()
+    array.extend(np.array([7]))
+    assert twin.view.dtype == np.int64 and twin.view.tolist() == list(range(10))
+    assert array.view.tolist() == list(range(10)) + [7]
+    assert not array.view.flags.writeable
+
+
+def test_row_groups_say_which_metrics_share_steps_and_keep_the_order_of_series():
+    steps = np.arange(3.0)
+    batch = Batch()
+    batch.add_rows(steps, {"loss": steps / 10})
+    batch.add("acc", np.array([5.0]), np.array([0.5]))
+    batch.add_rows(steps, {"lr": steps / 100})  # the same rows: the same group
+    assert batch.groups == [RowGroup(steps, ("loss", "lr"))]
+    assert [(g.metrics, g.steps is steps) for g in batch.row_groups()] == [(("loss", "lr"), True), (("acc",), False)]
+    assert all(batch.series[name][0] is steps for name in ("loss", "lr"))
+    batch.add("loss", np.array([3.0]), np.array([0.3]))  # appended: loss has steps of its own now
+    assert [g.metrics for g in batch.groups] == [("lr",)]
+    assert batch.series["loss"][0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    merged = Batch()
+    merged.add("acc", np.array([4.0]), np.array([0.4]))
+    merged.merge(batch)
+    assert list(merged.series) == ["acc", "loss", "lr"]
+    assert [g.metrics for g in merged.groups] == [("lr",)] and merged.series["lr"][0] is steps
+    assert merged.series["acc"][0].tolist() == [4.0, 5.0]
+
+
+def test_metrics_in_no_group_get_steps_of_their_own_even_from_one_array():
+    run = Run(id="r", label="r", source="r", format="csv")
+    steps = np.arange(4.0)
+    batch = Batch()
+    batch.series["loss"] = (steps, steps / 10)  # one array, but no group says they share rows
+    batch.series["lr"] = (steps, steps / 100)
+    run.apply(batch)
+    assert run.series["loss"].steps is not run.series["lr"].steps
+    assert run.series["lr"].steps.view.tolist() == steps.tolist()
 
 
 def test_nan_and_inf_are_values_not_gaps():
@@ -128,14 +171,12 @@ def test_metrics_of_the_same_rows_share_one_stored_copy_of_the_steps_until_their
     run = Run(id="r", label="r", source="r", format="csv")
     steps = np.arange(4.0)
     first = Batch()
-    first.series["loss"] = (steps, steps / 10)
-    first.series["lr"] = (steps, steps / 100)
+    first.add_rows(steps, {"loss": steps / 10, "lr": steps / 100})
     run.apply(first)
     assert run.series["loss"].steps is run.series["lr"].steps
     more = np.arange(4.0, 6.0)
     second = Batch()
-    second.series["loss"] = (more, more / 10)
-    second.series["lr"] = (more, more / 100)
+    second.add_rows(more, {"loss": more / 10, "lr": more / 100})
     run.apply(second)
     assert run.series["loss"].steps is run.series["lr"].steps
     gap = Batch()  # lr is empty on step 6: the rows differ from here on
@@ -150,7 +191,7 @@ def test_metrics_of_the_same_rows_share_one_stored_copy_of_the_steps_until_their
 
 
 def test_shared_steps_store_what_separate_steps_store(monkeypatch):
-    """Random batches, some of whose metrics share a steps array, against a run given copies."""
+    """Random batches, some of whose metrics are read from the same rows, against a run given copies."""
     rng = np.random.default_rng(11)
     for trial in range(40):
         shared_run = Run(id="a", label="a", source="a", format="csv")
@@ -167,7 +208,10 @@ def test_shared_steps_store_what_separate_steps_store(monkeypatch):
                     continue  # not in this batch
                 own = steps if roll < 0.7 else steps[rng.random(n) < 0.7]
                 values = rng.normal(size=len(own))
-                batch.series[metric] = (own, values)
+                if own is steps:
+                    batch.add_rows(steps, {metric: values})
+                else:
+                    batch.series[metric] = (own, values)
                 copies.series[metric] = (own.copy(), values.copy())
             if rng.random() < 0.15:
                 event = SegmentEvent("truncated", "test")

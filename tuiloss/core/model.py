@@ -20,12 +20,27 @@ class Skipped:
     text: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class RowGroup:
+    """Metrics read from the same rows: their points share one steps array.
+
+    The store then keeps one copy of those steps for all of them, for as long as
+    their rows agree.
+    """
+
+    steps: np.ndarray
+    metrics: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class Batch:
     """Points parsed from one chunk of a log, metric by metric, in file order.
 
     ``series`` maps a metric name to ``(steps, values)``, two float64 arrays of the
     same length. NaN and Inf values are kept: they are findings, not gaps.
+    ``groups`` names the metrics that :meth:`add_rows` read from the same rows:
+    each of them has the group's ``steps`` array itself in ``series``. A metric in
+    no group has steps of its own.
 
     ``lines`` is how many lines the batch was read from, when the parser knows it
     without counting them (the source counts otherwise). ``backlog`` is how many
@@ -40,6 +55,7 @@ class Batch:
     examples: list[Skipped] = field(default_factory=list)
     lines: int | None = None
     backlog: float = 0.0
+    groups: list[RowGroup] = field(default_factory=list)
 
     MAX_EXAMPLES = 20
 
@@ -62,28 +78,67 @@ class Batch:
         if old is not None:
             steps = np.concatenate((old[0], steps))
             values = np.concatenate((old[1], values))
+            self._ungroup(metric)
         self.series[metric] = (steps, values)
 
+    def add_rows(self, steps: np.ndarray, columns: dict[str, np.ndarray]) -> None:
+        """Add metrics read from the same rows: one ``steps`` array for all ``columns``.
+
+        Calls with the same steps array add to one group. A metric already in the
+        batch gets these points appended, with steps of its own.
+        """
+        steps = np.asarray(steps, dtype=np.float64)
+        shared = []
+        for metric, values in columns.items():
+            if metric in self.series:
+                self.add(metric, steps, values)
+            else:
+                self.series[metric] = (steps, np.asarray(values, dtype=np.float64))
+                shared.append(metric)
+        if not shared:
+            return
+        for k, group in enumerate(self.groups):
+            if group.steps is steps:
+                self.groups[k] = RowGroup(steps, group.metrics + tuple(shared))
+                return
+        self.groups.append(RowGroup(steps, tuple(shared)))
+
+    def row_groups(self) -> list[RowGroup]:
+        """Every metric of the batch in one group, in the order of ``series``.
+
+        A metric in none of ``groups`` is a group of its own.
+        """
+        grouped = {metric: group for group in self.groups for metric in group.metrics}
+        out = []
+        for metric, (steps, _) in self.series.items():
+            group = grouped.get(metric)
+            if group is None:
+                out.append(RowGroup(steps, (metric,)))
+            elif group.metrics[0] == metric:
+                out.append(group)
+        return out
+
     def merge(self, other: Batch) -> None:
+        grouped = {metric: group.steps for group in other.groups for metric in group.metrics}
         for metric, (steps, values) in other.series.items():
-            self.add(metric, steps, values)
+            if metric in grouped:
+                self.add_rows(grouped[metric], {metric: values})
+            else:
+                self.add(metric, steps, values)
         self.skipped.update(other.skipped)
         self.unmatched += other.unmatched
         room = self.MAX_EXAMPLES - len(self.examples)
         if room > 0:
             self.examples.extend(other.examples[:room])
 
-
-def batch_from_rows(rows: dict[str, tuple[list[float], list[float]]]) -> Batch:
-    """Build a batch from per-metric Python lists of steps and values."""
-    batch = Batch()
-    for metric, (steps, values) in rows.items():
-        if steps:
-            batch.series[metric] = (
-                np.asarray(steps, dtype=np.float64),
-                np.asarray(values, dtype=np.float64),
-            )
-    return batch
+    def _ungroup(self, metric: str) -> None:
+        for k, group in enumerate(self.groups):
+            if metric in group.metrics:
+                rest = tuple(name for name in group.metrics if name != metric)
+                self.groups[k] = RowGroup(group.steps, rest)
+                if not rest:
+                    del self.groups[k]
+                return
 
 
 @dataclass(frozen=True, slots=True)

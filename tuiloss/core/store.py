@@ -9,56 +9,8 @@ from typing import Iterator
 
 import numpy as np
 
+from tuiloss.core.analysis.arrays import GrowableArray
 from tuiloss.core.model import Batch, Notice, SegmentEvent, Skipped
-
-_GROWTH = 1.5
-_MIN_CAPACITY = 64
-
-
-class GrowableArray:
-    """A float64 array with amortised O(1) append of single values or arrays."""
-
-    __slots__ = ("_data", "_size")
-
-    def __init__(self, capacity: int = _MIN_CAPACITY) -> None:
-        self._data = np.empty(max(capacity, 1), dtype=np.float64)
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    def copy(self) -> GrowableArray:
-        """A copy of the stored values, with the same room to grow."""
-        twin = GrowableArray(len(self._data))
-        twin.extend(self._data[: self._size])
-        return twin
-
-    def reserve(self, capacity: int) -> None:
-        """Make room for ``capacity`` values in all (pages not yet written cost no memory)."""
-        if capacity > len(self._data):
-            grown = np.empty(capacity, dtype=np.float64)
-            grown[: self._size] = self._data[: self._size]
-            self._data = grown
-
-    def extend(self, values: np.ndarray) -> None:
-        needed = self._size + len(values)
-        if needed > len(self._data):
-            # Grow from what is needed, not from the old size: a big batch then
-            # leaves room for the next one instead of forcing a copy at once.
-            self.reserve(int(max(needed, len(self._data)) * _GROWTH) + 1)
-        self._data[self._size : needed] = values
-        self._size = needed
-
-    @property
-    def view(self) -> np.ndarray:
-        """The filled part, as a read-only view (no copy)."""
-        out = self._data[: self._size]
-        out.flags.writeable = False
-        return out
-
-    @property
-    def nbytes(self) -> int:
-        return self._data.nbytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,18 +278,16 @@ class Run:
     def apply(self, batch: Batch, now: float | None = None) -> int:
         """Store a parsed batch; return how many points it added.
 
-        Metrics read from the same rows come with one steps array: their series
-        then share one stored copy of the steps, for as long as their rows agree.
+        Metrics of one of the batch's row groups share one stored copy of the
+        steps, for as long as their rows agree.
         """
-        groups: dict[int, list[str]] = {}
-        for metric, (steps, _) in batch.series.items():
-            groups.setdefault(id(steps), []).append(metric)
+        for metric in batch.series:
             if metric not in self.series:
                 self.series[metric] = Series()
         holders = Counter(id(series.steps) for series in self.series.values())
         added = 0
-        for metrics in groups.values():
-            steps = batch.series[metrics[0]][0]
+        for group in batch.row_groups():
+            steps, metrics = group.steps, group.metrics
             if not len(steps):
                 continue
             members = [self.series[metric] for metric in metrics]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
-from tuiloss.core.store import GrowableArray, Run, Series, Store
+from tuiloss.core.analysis.arrays import GrowableArray
+from tuiloss.core.store import Run, Series, Store
 
 
 def _freeze(array: GrowableArray) -> GrowableArray:

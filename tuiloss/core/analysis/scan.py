@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from tuiloss.core.analysis.arrays import GrowableArray
 from tuiloss.core.analysis.blocks import block_size, compute_blocks
 from tuiloss.core.analysis.stats import MAD_SCALE, running_median
 
@@ -43,39 +44,6 @@ QUANTA = 2.5
 _MAX_DECIMALS = 12
 
 
-class Grow:
-    """A growable 1-D array (amortised O(1) append)."""
-
-    __slots__ = ("data", "size")
-
-    def __init__(self, dtype=np.float64) -> None:
-        self.data = np.empty(64, dtype=dtype)
-        self.size = 0
-
-    def extend(self, values: np.ndarray) -> None:
-        need = self.size + len(values)
-        if need > len(self.data):
-            grown = np.empty(max(need, 2 * len(self.data)), dtype=self.data.dtype)
-            grown[: self.size] = self.data[: self.size]
-            self.data = grown
-        self.data[self.size : need] = values
-        self.size = need
-
-    def reserve(self, size: int) -> None:
-        """Make room for ``size`` values in all (one allocation instead of doublings)."""
-        if size > len(self.data):
-            grown = np.empty(size, dtype=self.data.dtype)
-            grown[: self.size] = self.data[: self.size]
-            self.data = grown
-
-    def truncate(self, size: int) -> None:
-        self.size = min(self.size, max(0, size))
-
-    @property
-    def view(self) -> np.ndarray:
-        return self.data[: self.size]
-
-
 def decimals(values: np.ndarray) -> int:
     """Most decimal places any value needs (``_MAX_DECIMALS + 1`` for full-precision floats)."""
     values = np.abs(values[np.isfinite(values)])
@@ -101,9 +69,9 @@ class Scan:
         self.key: object = None
         self.log = True  # log space until a finite value <= 0 is seen
         self.decimals = 0
-        self.f_step = Grow()
-        self.f_value = Grow()
-        self.y = Grow()  # transformed finite values
+        self.f_step = GrowableArray()
+        self.f_value = GrowableArray()
+        self.y = GrowableArray()  # transformed finite values
         self.nan_runs: list[list[int]] = []  # [start, end) in visible indices; end -1 while open
         self.min_i = -1  # finite index of the (first) minimum value
         # local spike detection at scales 1, 8, 64, ... points (see LocalTrack)
@@ -122,7 +90,7 @@ class Scan:
 
     @property
     def nf(self) -> int:
-        return self.y.size
+        return len(self.y)
 
     def update(self, steps: np.ndarray, values: np.ndarray, key: object = None) -> None:
         """Catch up with the visible arrays: process new points, or start over if earlier ones changed.
@@ -194,7 +162,7 @@ class Scan:
         if restart:
             with np.errstate(divide="ignore", invalid="ignore"):
                 all_fv = self.f_value.view
-                self.y = Grow()
+                self.y = GrowableArray()
                 self.y.extend(np.log(all_fv) if self.log else all_fv)
             self._clear_local()
             first_new = 0
@@ -272,15 +240,6 @@ class Scan:
             new = compute_blocks(self.y.view, self.f_step.view, size, have, done)
             self.blocks = [np.concatenate((old, add)) for old, add in zip(self.blocks, new)]
 
-    def noise_at(self, i: int) -> float:
-        """Local noise sigma (of the centred residual) at finite point ``i``."""
-        if not self.tracks:
-            return 0.0
-        noise = self.tracks[0].noise[0].view
-        if not len(noise):
-            return 0.0
-        return float(noise[min(len(noise) - 1, i // NOISE_CHUNK)])
-
     def candidates(self) -> list[tuple[int, int, float]]:
         """Local candidates of every scale: ``(scale, index at that scale, baseline)``."""
         out = []
@@ -330,20 +289,20 @@ class LocalTrack:
     def __init__(self, scale: int) -> None:
         self.scale = scale
         self.values = np.empty(0)
-        self.own = Grow()  # group medians (scales above 1)
-        self.med = Grow()  # running median; entries before med_stable are final
+        self.own = GrowableArray()  # group medians (scales above 1)
+        self.med = GrowableArray()  # running median; entries before med_stable are final
         self.med_stable = 0
-        self.chunk_noise = (Grow(), Grow())  # per chunk: centred and trailing residual noise
+        self.chunk_noise = (GrowableArray(), GrowableArray())  # per chunk: centred and trailing residual noise
         self.chunk_stable = 0
-        self.noise = (Grow(), Grow())  # the same, smoothed over neighbouring chunks
+        self.noise = (GrowableArray(), GrowableArray())  # the same, smoothed over neighbouring chunks
         self.noise_stable = 0
-        self.cand = Grow(np.int64)  # candidates below cand_stable (indices at this scale)
+        self.cand = GrowableArray(dtype=np.int64)  # candidates below cand_stable (indices at this scale)
         self.cand_stable = 0
         self.tail_cand = np.empty(0, np.int64)
 
     def absorb(self, parent: np.ndarray) -> None:
         """Append the medians of the parent's newly completed groups."""
-        have = self.own.size
+        have = len(self.own)
         done = len(parent) // SCALE_FACTOR
         if done > have:
             groups = parent[have * SCALE_FACTOR : done * SCALE_FACTOR].reshape(-1, SCALE_FACTOR)

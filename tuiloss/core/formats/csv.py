@@ -8,7 +8,8 @@ float64, with no type inference and no per-column text work, in pieces on
 several threads (pandas' reader lets go of the GIL while it parses). Where
 pandas' C reader can parse a buffer in place (pandas 3.1), each piece of a big
 chunk is handed to a reader kept for that piece until the file is read to its
-end. A chunk with any cell that is not a number (``nan``, ``None``, a repeated
+end; elsewhere each piece is a ``pandas.read_csv`` call (:data:`PIECE_READER`
+chooses, and the ``csv-pieces`` benchmark row compares the two). A chunk with any cell that is not a number (``nan``, ``None``, a repeated
 header, text) takes the general path, which tells text, missing and NaN apart.
 """
 
@@ -47,9 +48,9 @@ class CsvParser:
         # bad cell counts the same wherever reads split the file; a column that never
         # held a number is text (dates, split names).
         self.metric_columns: set[str] = set()
-        # pandas readers for the pieces of big chunks, one per piece, kept while the
-        # file is read to its end: a reader's buffers are then reused, not faulted in anew
-        self._readers: list = []
+        # readers of the pieces of big chunks, one per piece, kept while the file is
+        # read to its end: a buffer reader's buffers are then reused, not faulted in anew
+        self._readers: list[BufferReader | CallReader | None] = []
 
     def restart(self) -> None:
         self._readers = []
@@ -162,32 +163,22 @@ class CsvParser:
 
         A row with too many fields raises too, so every line is a row. A piece of a
         big chunk (``slot`` given) goes to that slot's reader, a small chunk to this
-        thread's reader of small chunks, when pandas has such readers.
+        thread's reader of small chunks.
         """
         if slot is None:
-            engine = _small_reader(width, self.delimiter)
+            reader = _small_reader(width, self.delimiter)
         else:
-            engine = self._readers[slot]
-            if engine is None:
-                engine = self._readers[slot] = _new_buffer_reader(width, self.delimiter)
-        if engine is None:
-            frame = self._read(
-                data, start, end, dtype=np.float64, on_bad_lines="error", skip_blank_lines=False, quoting=csv.QUOTE_NONE
-            )
-            if len(frame.columns) != width:
-                raise ValueError("the header and pandas disagree on the columns")
-            return [frame.iloc[:, k].to_numpy(dtype=np.float64) for k in range(width)]
+            reader = self._readers[slot]
+            if reader is None or reader.kind != piece_reader_kind():
+                reader = self._readers[slot] = new_piece_reader(width, self.delimiter)
         try:
-            engine._reader.load_buffer(memoryview(data)[start:end])
-            engine._first_chunk = True  # else a reused reader takes an empty read for the end
-            _, _, arrays = engine.read()
+            return reader.read(data, start, end)
         except BaseException:  # its state after a failed read is unknown: it is not used again
             if slot is None:
-                _small.readers.pop((width, self.delimiter), None)
+                _small.readers.pop((reader.kind, width, self.delimiter), None)
             else:
                 self._readers[slot] = None
             raise
-        return [np.asarray(arrays[k], dtype=np.float64) for k in range(width)]
 
     def _take_header(self, data: bytes, start: int, end: int, first_line: int) -> tuple[int, int]:
         """Find the header line; return where the data after it starts, and its line number."""
@@ -289,7 +280,7 @@ class CsvParser:
             if usable is not None:
                 keep = usable if keep is None else usable & keep
             if keep is None:
-                batch.add(name, steps, values)
+                batch.add_rows(steps, {name: values})  # every cell held a number: the chunk's steps
                 valued[:] = True
             elif keep.any():
                 batch.add(name, steps[keep], values[keep])
@@ -347,72 +338,120 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(_workers(), thread_name_prefix="tuiloss-csv")
 
 
-_buffer_api: bool | None = None  # whether this pandas' C reader parses a buffer in place
+#: What the numbers-only path reads its pieces with: "buffer", a pandas C reader kept
+#: for each piece that parses the bytes in place (private pandas API, see
+#: :class:`BufferReader`), or "read_csv", a public ``pandas.read_csv`` call per piece.
+#: None: "buffer" where this pandas has that API. The tests and ``python -m benchmarks``
+#: set it to test and measure each.
+PIECE_READER: str | None = None
+_has_buffer_api: bool | None = None
 
 
-def _new_buffer_reader(width: int, delimiter: str | None, keep_buffers: bool = True):
-    """A pandas C reader of ``width`` float64 columns that parses a buffer in place, or None.
+def piece_reader_kind() -> str:
+    """The kind of reader pieces are read with now: "buffer" or "read_csv"."""
+    global _has_buffer_api
+    if PIECE_READER is not None:
+        return PIECE_READER
+    if _has_buffer_api is None:
+        from pandas._libs.parsers import TextReader
+
+        _has_buffer_api = hasattr(TextReader, "load_buffer") and hasattr(TextReader, "trim_after_read")
+    return "buffer" if _has_buffer_api else "read_csv"
+
+
+def new_piece_reader(width: int, delimiter: str | None, keep_buffers: bool = True) -> BufferReader | CallReader:
+    """A reader of pieces of ``width`` float64 columns, of :func:`piece_reader_kind`."""
+    if piece_reader_kind() == "buffer":
+        return BufferReader(width, delimiter, keep_buffers)
+    return CallReader(width, delimiter)
+
+
+#: What both readers are told: no header, every cell a float64, a quote is a character
+#: (no number holds one), a row with too many fields is an error, a blank line a row.
+_PIECE_OPTIONS = {
+    "header": None,
+    "index_col": False,
+    "engine": "c",
+    "encoding_errors": "replace",
+    "keep_default_na": False,
+    "na_values": [""],
+    "dtype": np.float64,
+    "on_bad_lines": "error",
+    "skip_blank_lines": False,
+    "quoting": csv.QUOTE_NONE,
+}
+
+
+class CallReader:
+    """Pieces read by a public ``pandas.read_csv`` call each."""
+
+    kind = "read_csv"
+
+    def __init__(self, width: int, delimiter: str | None) -> None:
+        self.width = width
+        self.delimiter = delimiter
+
+    def read(self, data: bytes, start: int, end: int) -> list[np.ndarray]:
+        """``data[start:end]`` (whole lines) as ``width`` float64 columns."""
+        import pandas as pd
+
+        frame = pd.read_csv(
+            _Joined(b"", data, start, end), names=list(range(self.width)), sep=self.delimiter, **_PIECE_OPTIONS
+        )
+        return [frame.iloc[:, k].to_numpy(dtype=np.float64) for k in range(self.width)]
+
+
+class BufferReader:
+    """Pieces read by one pandas C reader, in place, with its buffers kept between pieces.
 
     pandas 3.1 gave its C reader ``load_buffer`` for its own parallel ``read_csv``:
     it parses a slice of memory where it lies, without the file-object reads and
-    the set-up that each ``read_csv`` call pays, and it keeps its parse buffers
-    for the next slice. That is not public API, so it is looked for; None means
-    pieces are read through ``read_csv``.
+    the set-up that each ``read_csv`` call pays. That is not public API: it is used
+    only where :func:`piece_reader_kind` finds it, on the pandas versions that
+    ``pyproject.toml`` allows. With ``keep_buffers`` the reader keeps its parse
+    buffers at their largest for the next piece instead of trimming them after each.
     """
-    global _buffer_api
-    if _buffer_api is False:
-        return None
-    import pandas as pd
 
-    try:
-        engine = pd.read_csv(
-            io.BytesIO(b""),
-            header=None,
-            names=list(range(width)),
-            index_col=False,
-            sep=delimiter,
-            engine="c",
-            encoding_errors="replace",
-            keep_default_na=False,
-            na_values=[""],
-            dtype=np.float64,
-            on_bad_lines="error",
-            skip_blank_lines=False,
-            quoting=csv.QUOTE_NONE,  # a quote is a character, which no number holds
-            low_memory=False,
-            iterator=True,
+    kind = "buffer"
+
+    def __init__(self, width: int, delimiter: str | None, keep_buffers: bool = True) -> None:
+        import pandas as pd
+
+        self.width = width
+        self._engine = pd.read_csv(
+            io.BytesIO(b""), names=list(range(width)), sep=delimiter, low_memory=False, iterator=True, **_PIECE_OPTIONS
         )._engine
-        engine._reader.load_buffer  # noqa: B018 - the method this path needs
         if keep_buffers:
-            engine._reader.trim_after_read = False  # else each big slice pays for fresh buffers
-    except Exception:
-        _buffer_api = False
-        return None
-    _buffer_api = True
-    return engine
+            self._engine._reader.trim_after_read = False  # else each big piece pays for fresh buffers
+
+    def read(self, data: bytes, start: int, end: int) -> list[np.ndarray]:
+        """``data[start:end]`` (whole lines) as ``width`` float64 columns."""
+        self._engine._reader.load_buffer(memoryview(data)[start:end])
+        self._engine._first_chunk = True  # else a reused reader takes an empty read for the end
+        _, _, arrays = self._engine.read()
+        return [np.asarray(arrays[k], dtype=np.float64) for k in range(self.width)]
 
 
-_small = threading.local()  # each thread's readers of small chunks, by (width, delimiter)
+_small = threading.local()  # each thread's readers of small chunks, by (kind, width, delimiter)
 _SMALL_READERS = 4
 
 
-def _small_reader(width: int, delimiter: str | None):
+def _small_reader(width: int, delimiter: str | None) -> BufferReader | CallReader:
     """This thread's reader of chunks too small to split, shared by every CSV the thread reads.
 
-    It saves each small read (a tailed append, one of a thousand small runs) the
-    set-up of a ``read_csv`` call. Its buffers are trimmed after each read, so it
-    holds little between reads.
+    A buffer reader saves each small read (a tailed append, one of a thousand
+    small runs) the set-up of a ``read_csv`` call. Its buffers are trimmed after
+    each read, so it holds little between reads.
     """
     readers = _small.__dict__.setdefault("readers", {})
-    engine = readers.get((width, delimiter))
-    if engine is None:
-        engine = _new_buffer_reader(width, delimiter, keep_buffers=False)
-        if engine is None:
-            return None
+    key = (piece_reader_kind(), width, delimiter)
+    reader = readers.get(key)
+    if reader is None:
+        reader = new_piece_reader(width, delimiter, keep_buffers=False)
         if len(readers) >= _SMALL_READERS:
             readers.pop(next(iter(readers)))
-        readers[(width, delimiter)] = engine
-    return engine
+        readers[key] = reader
+    return reader
 
 
 def _split_lines(data: bytes, start: int, end: int, parts: int) -> list[tuple[int, int]]:

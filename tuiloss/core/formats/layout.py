@@ -563,7 +563,7 @@ class LayoutReader:
         self._flush(parts)
         for name, pieces in parts.items():
             if len(pieces) == 1:
-                batch.series[name] = pieces[0]
+                batch.add_rows(pieces[0][0], {name: pieces[0][1]})  # one layout's names share its steps
             else:
                 batch.series[name] = (
                     np.concatenate([steps for steps, _ in pieces]),
