@@ -93,7 +93,16 @@ async def wait_loaded(pilot, app, timeout: float = 30.0) -> None:
     while not (app.loaded and app.report is not None):
         assert time.monotonic() < deadline, "the first load never finished"
         await pilot.pause(0.02)
-    await pilot.pause(0.2)  # one throttled redraw
+    await settle(pilot, app)
+
+
+async def settle(pilot, app, timeout: float = 10.0) -> None:
+    """Until the app says its screen is at rest (no redraw pending, driver idle, list laid out)."""
+    deadline = time.monotonic() + timeout
+    while not app.settled():
+        assert time.monotonic() < deadline, "the screen never settled"
+        await pilot.pause(0.02)
+    await pilot.pause()
 
 
 def test_viewer_shows_hostile_names_literally(tree):
@@ -105,10 +114,10 @@ def test_viewer_shows_hostile_names_literally(tree):
             await wait_loaded(pilot, app)
             screens = [screen_text(app)]
             await pilot.press("m")  # the metric picker lists metric names
-            await pilot.pause(0.3)
+            await settle(pilot, app)
             screens.append(screen_text(app))
             await pilot.press("escape")
-            await pilot.pause(0.1)
+            await settle(pilot, app)
             legend = app._legend_text()
             await pilot.press("q")
         return screens, legend
@@ -134,9 +143,14 @@ def test_no_socket_is_opened_while_watching(tree, monkeypatch):
         app = make_app(Config(paths=(str(tree),), poll=5.0))
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_loaded(pilot, app)
+            points = app.store.points
             with open(next(tree.rglob("train.log")), "a") as handle:
                 handle.write("iter 999: loss 0.01, time 1.00ms\n")
-            await pilot.pause(0.5)
+            deadline = time.monotonic() + 10
+            while app.store.points == points:
+                assert time.monotonic() < deadline, "the appended point never arrived"
+                await pilot.pause(0.02)
+            await settle(pilot, app)
             await pilot.press("q")
 
     opened: list = []

@@ -10,7 +10,7 @@ from tuiloss.ui.app import make_app
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.widgets.status_bar import status_text
 
-from ui_helpers import wait_loaded
+from ui_helpers import settle, wait_loaded
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ async def test_number_keys_space_a_n_o(app):
         assert first[2] not in labels_shown(app) and first[0] in labels_shown(app)
         await pilot.press("n")
         assert labels_shown(app) == []
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert app.chart.spec.empty == "no runs to show"
         await pilot.press("a")
         assert labels_shown(app) == first
@@ -43,7 +43,7 @@ async def test_number_keys_space_a_n_o(app):
         assert labels_shown(app) == []
         await pilot.press("space", "0", "9")  # runs 10 and 9 do not exist: nothing happens
         assert labels_shown(app) == [first[1]]
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert [r.visible for r in app.run_list.rows_shown] == [False, True, False, False]
 
 
@@ -78,7 +78,7 @@ async def test_cursor_keys_show_values_at_a_step(app):
             await pilot.press("left")
         assert 90_000 < app.view.cursor < 100_000
         await pilot.press("right")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         header = str(app.run_list.columns[list(app.run_list.columns)[3]].label)
         assert header.startswith("@9") and header.endswith("K")
         values = [row.value for row in app.run_list.rows_shown]
@@ -86,7 +86,7 @@ async def test_cursor_keys_show_values_at_a_step(app):
         assert "cursor" in app.chart.spec.title
         await pilot.press("escape")
         assert app.view.cursor is None
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert str(app.run_list.columns[list(app.run_list.columns)[3]].label) == "last"
 
 
@@ -95,31 +95,31 @@ async def test_zoom_axes_smoothing_and_eval(app):
         await wait_loaded(pilot, app)
         assert app.chart.spec.x_log and app.chart.spec.x_ticks[1] == ["100", "1K", "10K", "100K"]
         await pilot.press("x")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert not app.chart.spec.x_log
         await pilot.press("left_square_bracket")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert app.chart.spec.x_lim[0] == pytest.approx(50_000, rel=0.01)
         await pilot.press("left_square_bracket")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert app.chart.spec.x_lim[0] == pytest.approx(75_000, rel=0.01)
         await pilot.press("right_square_bracket")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert app.chart.spec.x_lim[0] == pytest.approx(50_000, rel=0.01)
         await pilot.press("r")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert app.chart.spec.x_lim[0] < 1000
         await pilot.press("y")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert "log y" in app.chart.spec.title
         await pilot.press("s")
         assert app.view.smoothing == 0.6
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert "EMA 0.6" in app.chart.spec.title
         await pilot.press("s", "s", "s")
         assert app.view.smoothing == 0.0
         await pilot.press("v")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         scatters = [t for t in app.chart.spec.traces if t.kind == "scatter"]
         assert len(scatters) == 4  # every sample run has an evaluation series
         assert all(len(t.xs) == 20 for t in scatters)
@@ -137,7 +137,7 @@ async def test_metric_picker(app):
             await pilot.press("down")
         await pilot.press("enter")
         assert app.metric == "grad_norm"
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert app.chart.spec.title.startswith("grad_norm")
         await pilot.press("m", "escape")
         assert app.metric == "grad_norm"
@@ -192,7 +192,7 @@ async def test_narrow_terminal_starts_with_insights_hidden(sample_logs, config_f
         await wait_loaded(pilot, app)
         assert app.insights_panel.has_class("hidden")
         await pilot.press("i")
-        await pilot.pause(0.1)
+        await settle(pilot, app)
         assert not app.insights_panel.has_class("hidden")
         assert app.insights_panel.size.width >= 70  # stacked under the chart, full width
 

@@ -8,7 +8,7 @@ import time
 
 from tuiloss.ui.app import make_app
 
-from ui_helpers import wait_for, wait_loaded
+from ui_helpers import settle, wait_for, wait_loaded
 
 
 def jsonl_run(app):
@@ -30,7 +30,7 @@ async def test_an_appended_line_reaches_the_chart_list_and_panel(sample_logs, co
         latency = time.monotonic() - written
         assert latency < 1.0, latency  # on a quiet machine ~30-80 ms; the budget is 250 ms
         assert app.chart.spec.x_lim[1] == math.log10(100_100)
-        await pilot.pause(0.15)
+        await settle(pilot, app)
         row = next(r for r in app.run_list.rows_shown if r.key == run.id)
         assert row.value == "0.123" and row.state == "live"
         await wait_for(pilot, lambda: "final 0.123" in app.insights_panel.text.plain, 5, "the panel")
@@ -49,12 +49,12 @@ async def test_new_runs_appear_and_deleted_ones_stay_marked(sample_logs, config_
         await wait_for(pilot, lambda: len(app.store) == 5 and app.store.points >= 15_210, 5, "the new run")
         new = next(run for run in app.store if "prenorm_new" in run.id)
         assert len(new.series["loss"]) == 10 and app.switched_on[new.id]
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         assert len(app.run_list.rows_shown) == 5
         os.remove(sample_logs / "postnorm_deepnorm" / "train.log")
         deleted = next(run for run in app.store if "postnorm" in run.id)
         await wait_for(pilot, lambda: deleted.deleted, 5, "the deletion")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         row = next(r for r in app.run_list.rows_shown if r.key == deleted.id)
         assert row.state == "deleted" and row.value != "-"  # its points are kept
 
@@ -81,7 +81,7 @@ async def test_a_new_anomaly_is_highlighted_notified_and_rung(sample_logs, confi
         with open(sample_logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
             handle.write('{"step": 100100, "loss": 1.5}\n')
         await wait_for(pilot, lambda: app.new_anomalies, 10, "the new spike")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         notes = [n.message for n in app._notifications]
         assert any("Pre-Norm | Gradient Clip=1 | Run 2" in m and "1.50" in m for m in notes), notes
         assert rings == [1]
@@ -110,7 +110,7 @@ async def test_hostile_labels_and_metric_names_are_shown_as_plain_text(tmp_path,
         shown = [str(app.run_list.get_cell_at((0, 2)))]
         shown.append(app.insights_panel.text.plain)
         await pilot.press("m")
-        await pilot.pause(0.1)
+        await settle(pilot, app)
         shown.append(" ".join(str(option.prompt) for option in app.screen.query_one("OptionList")._options))
         for text in shown:  # ... the screen shows it made safe
             assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text and "\x9b" not in text
@@ -127,9 +127,11 @@ async def test_updates_while_a_modal_screen_is_open(sample_logs, config_for):
         with open(sample_logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
             handle.write('{"step": 100100, "loss": 0.2}\n')
         await wait_for(pilot, lambda: len(run.series["loss"]) == before + 1, 5, "the point")
-        await pilot.pause(1.2)  # a redraw, an analysis and a status tick behind the help
+        analysed = app.report_generation
+        await wait_for(pilot, lambda: app.report_generation > analysed and app.settled(), 10,
+                       "a redraw and an analysis behind the help")
         await pilot.press("escape", "m")
-        await pilot.pause(0.6)
+        await settle(pilot, app)
         await pilot.press("escape")
         assert app.chart.draws > 0 and app.is_running
 
@@ -149,7 +151,7 @@ async def test_a_run_that_falls_silent_is_stalled(sample_logs, config_for):
             now[0] += 5
         now[0] += 600  # silent for 10 minutes
         await wait_for(pilot, lambda: run.id in app.stalls, 5, "the stall")
-        await pilot.pause(0.2)
+        await settle(pilot, app)
         row = next(r for r in app.run_list.rows_shown if r.key == run.id)
         assert row.state == "stalled"
         assert "no new point for" in app.insights_panel.text.plain
