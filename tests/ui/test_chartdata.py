@@ -12,6 +12,7 @@ from tuiloss.ui.chartdata import (
     linear_ticks,
     log_ticks,
     moved_cursor,
+    next_smoothing,
     step_label,
     x_window,
 )
@@ -171,3 +172,8 @@ def test_the_step_cursor_starts_at_the_right_edge_moves_by_columns_and_stays_ins
     assert (edge_step(log, end=False), edge_step(log, end=True)) == (10.0, 100_000.0)
     empty = ChartSpec(empty="no runs to show")
     assert moved_cursor(empty, 5.0, 1, 40) is None and edge_step(empty, end=True) is None
+
+
+def test_smoothing_cycles_through_its_steps_and_back_to_none():
+    assert [next_smoothing(w) for w in (0.0, 0.6, 0.9, 0.99)] == [0.6, 0.9, 0.99, 0.0]
+    assert next_smoothing(0.7) == 0.9  # a --smoothing between the steps goes on to the next one

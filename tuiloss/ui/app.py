@@ -30,7 +30,7 @@ from tuiloss.core.analysis import stall_anomaly
 from tuiloss.core.engine import Engine, Options, apply_result
 from tuiloss.core.report import build_report, render_markdown
 from tuiloss.core.store import Run, Store, eval_counterpart
-from tuiloss.ui.chartdata import SMOOTHING_STEPS, ChartView, Mark, edge_step, moved_cursor, step_label
+from tuiloss.ui.chartdata import ChartView, Mark, edge_step, moved_cursor, next_smoothing, step_label
 from tuiloss.ui.curves import Curves, legend_text, values_at
 from tuiloss.ui.export import choose_folder, write_export
 from tuiloss.ui.ingest import Ingested, IngestFailed, Ingestor, LoadFinished, WatchStarted
@@ -565,10 +565,7 @@ class TuilossApp(App[None]):
         self._set_view(log_y=not self.view.log_y)
 
     def action_cycle_smoothing(self) -> None:
-        steps = list(SMOOTHING_STEPS)
-        current = self.view.smoothing
-        later = [w for w in steps if w > current + 1e-9]
-        self._set_view(smoothing=later[0] if later else 0.0)
+        self._set_view(smoothing=next_smoothing(self.view.smoothing))
         self.notify(f"smoothing: EMA {self.view.smoothing:g}" if self.view.smoothing else "smoothing off",
                     timeout=1.5, markup=False)
 

@@ -157,6 +157,12 @@ class ChartSpec:
     notes: list[str] = field(default_factory=list)
 
 
+def next_smoothing(current: float) -> float:
+    """The smoothing after ``current`` in :data:`SMOOTHING_STEPS`, back to none after the last."""
+    later = [w for w in SMOOTHING_STEPS if w > current + 1e-9]
+    return later[0] if later else 0.0
+
+
 def moved_cursor(spec: ChartSpec, cursor: float | None, columns: int, width: int) -> float | None:
     """The step cursor moved by ``columns`` of a ``width``-column plot (from the right edge if unset).
 
