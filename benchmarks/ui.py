@@ -183,9 +183,9 @@ async def _frame_after(pilot, frames: Frames, moment: float, predicate, timeout:
 
 def _forget(app) -> None:
     """Drop what a redraw reuses from the last one, as if every curve had changed."""
-    for index in app._indexes.values():
+    for index in app.curves._indexes.values():
         index._last_query = index._last_answer = None
-    app._points_memo.clear()
+    app.curves._points_memo.clear()
     app._insights_inputs = None
 
 

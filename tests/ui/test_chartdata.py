@@ -3,12 +3,16 @@ import math
 import numpy as np
 
 from tuiloss.ui.chartdata import (
+    ChartSpec,
     ChartView,
     Mark,
     build_chart,
     curve_from_arrays,
+    edge_step,
     linear_ticks,
     log_ticks,
+    moved_cursor,
+    next_smoothing,
     step_label,
     x_window,
 )
@@ -153,3 +157,23 @@ def test_a_memo_reuses_the_points_of_an_unchanged_curve_and_not_of_a_changed_one
     fresh = build_chart([grown], ChartView(), 80)
     assert np.array_equal(after.traces[0].xs, fresh.traces[0].xs)
     assert np.array_equal(after.traces[0].ys, fresh.traces[0].ys)
+
+
+def test_the_step_cursor_starts_at_the_right_edge_moves_by_columns_and_stays_inside():
+    linear = ChartSpec(x_lim=(0.0, 100.0))
+    assert moved_cursor(linear, None, -1, 50) == 100.0
+    assert moved_cursor(linear, 100.0, -10, 50) == 80.0
+    assert moved_cursor(linear, 10.0, -10, 50) == 0.0
+    assert (edge_step(linear, end=False), edge_step(linear, end=True)) == (0.0, 100.0)
+    log = ChartSpec(x_lim=(1.0, 5.0), x_log=True)  # steps 10 .. 100K
+    assert moved_cursor(log, None, 1, 40) == 100_000
+    assert math.isclose(moved_cursor(log, 100_000, -10, 40), 10**4)
+    assert math.isclose(moved_cursor(log, 0.0, 10, 40), 10**2)  # step 0 sits at the left edge
+    assert (edge_step(log, end=False), edge_step(log, end=True)) == (10.0, 100_000.0)
+    empty = ChartSpec(empty="no runs to show")
+    assert moved_cursor(empty, 5.0, 1, 40) is None and edge_step(empty, end=True) is None
+
+
+def test_smoothing_cycles_through_its_steps_and_back_to_none():
+    assert [next_smoothing(w) for w in (0.0, 0.6, 0.9, 0.99)] == [0.6, 0.9, 0.99, 0.0]
+    assert next_smoothing(0.7) == 0.9  # a --smoothing between the steps goes on to the next one

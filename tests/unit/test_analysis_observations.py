@@ -1,5 +1,4 @@
 import numpy as np
-import pytest
 
 from tuiloss.core.analysis import RunFacts, analyze_series, compare_runs
 from tuiloss.core.analysis.observations import differing_key, is_identity_key, reached

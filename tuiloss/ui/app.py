@@ -10,7 +10,6 @@ second, only when something changed.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import time
@@ -18,7 +17,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Callable
 
-import numpy as np
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -28,18 +26,14 @@ from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from tuiloss.config import Config
-from tuiloss.core.analysis import Anomaly, ColumnIndex, ema
-from tuiloss.core.analysis.display import fmt_step, fmt_value, step_label
+from tuiloss.core.analysis import Anomaly
+from tuiloss.core.analysis.display import step_label
 from tuiloss.core.driver import Ingested, Ingestor
 from tuiloss.core.engine import Engine, Options, apply_result
 from tuiloss.core.report import Report, build_report, render_markdown
 from tuiloss.core.store import Run, Store, eval_counterpart
-from tuiloss.ui.chartdata import (
-    SMOOTHING_STEPS,
-    ChartView,
-    CurveInput,
-    build_chart,
-)
+from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smoothing
+from tuiloss.ui.curves import Curves, legend_text, values_at
 from tuiloss.ui.export import choose_folder, write_export
 from tuiloss.ui import messages
 from tuiloss.ui.findings import Findings, anomaly_counts, marks, with_stall
@@ -48,37 +42,22 @@ from tuiloss.ui.insights import (
     InsightsWorker,
     render_insights,
 )
-from tuiloss.ui.runstate import Activity, run_state
+from tuiloss.ui.runstate import Activity, list_rows
 from tuiloss.ui.screens import HelpScreen, MetricScreen
+from tuiloss.ui.selection import Selection, common_metric, metric_counts, parse_filter
+from tuiloss.ui.selection import rich_color as _rich
 from tuiloss.ui.snapshot import snapshot_run, snapshot_store
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.watcher import Watcher
-from tuiloss.ui.widgets import InsightsPanel, LossChart, RunList, RunRow, StatusBar
+from tuiloss.ui.widgets import InsightsPanel, LossChart, RunList, StatusBar
 from tuiloss.ui.widgets.status_bar import Status
 
-#: One stable colour per run, in discovery order (Okabe-Ito based, readable on dark and light).
-PALETTE: tuple[tuple[int, int, int], ...] = (
-    (86, 180, 233),
-    (230, 159, 0),
-    (0, 190, 140),
-    (240, 100, 160),
-    (240, 228, 66),
-    (213, 94, 0),
-    (150, 130, 255),
-    (160, 220, 110),
-    (0, 114, 178),
-    (190, 190, 190),
-)
-#: Per-run markers when colour or braille is unavailable (--ascii, NO_COLOR).
-ASCII_MARKERS = "*+ox#%@=~&"
 #: Narrower than this, the insights panel starts hidden and stacks under the chart.
 NARROW = 100
 REDRAW_INTERVAL = 0.1
 INSIGHTS_INTERVAL = 0.5
 
 
-def _rich(color: tuple[int, int, int]) -> str:
-    return f"rgb({color[0]},{color[1]},{color[2]})"
 
 
 class TuilossApp(App[None]):
@@ -148,10 +127,7 @@ class TuilossApp(App[None]):
             ascii=config.ascii,
             no_color=no_color,
         )
-        self.metric: str | None = config.metric
-        self.filter: re.Pattern | None = None
-        self.switched_on: dict[str, bool] = {}
-        self.run_colors: dict[str, tuple[int, int, int]] = {}
+        self.selection = Selection(config.metric)
         self.activity: dict[str, Activity] = {}
         self.watch_mode = "starting"
         self.mode_reason = ""
@@ -168,10 +144,8 @@ class TuilossApp(App[None]):
         self._last_insights = 0.0
         self._redraw_timer = None
         self._last_draw = 0.0
-        self._smooth_cache: dict[tuple, tuple[int, np.ndarray]] = {}
-        self._indexes: dict[tuple, ColumnIndex] = {}
+        self.curves = Curves()
         self._insights_inputs: tuple | None = None
-        self._points_memo: dict = {}  # build_chart's per-curve points, reused while a curve is unchanged
         self.ingestor = Ingestor(self.engine, self.watcher, lambda event: self.post_message(messages.from_driver(event)))
         self.insights_worker = InsightsWorker(lambda ready: self.post_message(messages.InsightsReady(ready)))
         self._stopped = False
@@ -291,9 +265,7 @@ class TuilossApp(App[None]):
         apply_result(self.store, result, self.options, now=now)
         for spec in result.new_runs:
             run_id = spec.id
-            if run_id not in self.run_colors:
-                self.run_colors[run_id] = PALETTE[len(self.run_colors) % len(PALETTE)]
-                self.switched_on[run_id] = True
+            if self.selection.add(run_id):
                 mtime = event.activity.get(run_id)
                 self.activity[run_id] = Activity(mtime if mtime else None)
                 if not self.loaded:
@@ -393,32 +365,41 @@ class TuilossApp(App[None]):
 
     # -- which runs -------------------------------------------------------------------------------
 
+    # The selection's state, under the names the rest of the app and the tests read.
+    @property
+    def metric(self) -> str | None:
+        return self.selection.metric
+
+    @property
+    def filter(self) -> re.Pattern | None:
+        return self.selection.filter
+
+    @property
+    def switched_on(self) -> dict[str, bool]:
+        return self.selection.switched_on
+
+    @property
+    def run_colors(self) -> dict[str, tuple[int, int, int]]:
+        return self.selection.colors
+
     def listed_runs(self) -> list[Run]:
         """Runs in the list: all of them, or those matching the filter."""
-        runs = list(self.store)
-        if self.filter is None:
-            return runs
-        return [run for run in runs if self.filter.search(_filter_text(run))]
+        return self.selection.listed(self.store)
 
     def shown_runs(self) -> list[Run]:
         """Runs on the chart and in the insights: listed and switched on."""
-        return [run for run in self.listed_runs() if self.switched_on.get(run.id, True)]
+        return self.selection.shown(self.store)
 
     def _numbered(self) -> list[tuple[int, Run]]:
-        return list(enumerate(self.listed_runs(), 1))
+        return self.selection.numbered(self.store)
 
-    def metric_of(self, run: Run) -> str | None:
-        if self.metric and self.metric in run.series:
-            return self.metric
-        if self.metric:
-            return None
-        return run.primary_metric
+    @property
+    def _plain(self) -> bool:
+        """Runs are told apart by markers, not colours."""
+        return self.view.ascii or self.view.no_color
 
     def _swatch(self, run_id: str) -> str:
-        if self.view.ascii or self.view.no_color:
-            index = list(self.run_colors).index(run_id) if run_id in self.run_colors else 0
-            return ASCII_MARKERS[index % len(ASCII_MARKERS)]
-        return "■"
+        return self.selection.swatch(run_id, self._plain)
 
     # -- drawing ----------------------------------------------------------------------------------
 
@@ -458,141 +439,44 @@ class TuilossApp(App[None]):
         except Exception:
             return (30, 30, 30)
 
-    def _curves(self) -> list[CurveInput]:
-        curves = []
-        marks_by_run = self._marks()
-        reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
-        color_index = {run_id: k for k, run_id in enumerate(self.run_colors)}
-        for run in self.shown_runs():
-            name = self.metric_of(run)
-            if name is None or name not in run.series:
-                continue
-            series = run.series[name]
-            steps, values = series.visible()
-            if not len(steps):
-                continue
-            raw = self._column_index((run.id, name), steps, values, len(series.segments))
-            smoothed = None
-            if self.view.smoothing > 0:
-                smooth_values = self._smoothed(run.id, name, values)
-                key = (run.id, name, self.view.smoothing, self.view.log_y)
-                smoothed = self._column_index(key, steps, smooth_values, len(series.segments))
-            eval_steps = eval_values = None
-            if self.view.show_eval:
-                eval_name = eval_counterpart(name, list(run.series))
-                if eval_name and eval_name in run.series:
-                    eval_steps, eval_values = run.series[eval_name].visible()
-            first_positive = int(np.searchsorted(steps, 0.0, side="right"))
-            index = color_index.get(run.id, 0)
-            curves.append(
-                CurveInput(
-                    key=run.id,
-                    color=self.run_colors.get(run.id, PALETTE[0]),
-                    marker=ASCII_MARKERS[index % len(ASCII_MARKERS)],
-                    first_step=float(steps[0]),
-                    last_step=float(steps[-1]),
-                    min_positive=float(steps[first_positive]) if first_positive < len(steps) else None,
-                    raw=raw.query,
-                    smoothed=smoothed.query if smoothed is not None else None,
-                    eval_steps=eval_steps,
-                    eval_values=eval_values,
-                    marks=marks_by_run.get(run.id, []) if name == reported.get(run.id) else [],
-                    segment_starts=[(s.start_step, s.reason) for s in series.segments[1:]],
-                    has_nonpositive_steps=bool(steps[0] <= 0),
-                )
-            )
-        return curves
-
-    def _column_index(self, key: tuple, steps: np.ndarray, values: np.ndarray, segments: int) -> ColumnIndex:
-        """The incremental per-column min/max index of one curve, caught up with its points."""
-        index = self._indexes.get(key)
-        if index is None:
-            index = self._indexes[key] = ColumnIndex()
-        index.sync(steps, values, key=segments)
-        return index
-
     def _marks(self) -> dict:
         return marks(self.report)
 
-    def _smoothed(self, run_id: str, name: str, values: np.ndarray) -> np.ndarray:
-        key = (run_id, name, self.view.smoothing, self.view.log_y)
-        cached = self._smooth_cache.get(key)
-        if cached is not None and cached[0] == len(values):
-            return cached[1]
-        smoothed = ema(values, self.view.smoothing, log=self.view.log_y)
-        self._smooth_cache[key] = (len(values), smoothed)
-        return smoothed
-
     def _draw_chart(self) -> None:
         chart = self.chart
-        label = self.metric or _common_metric(self.shown_runs()) or "loss"
-        spec = build_chart(self._curves(), self.view, chart.plot_width, height=chart.plot_height,
-                           metric=safe_label(label, 40),
-                           background=self._background(), memo=self._points_memo)
+        shown = self.shown_runs()
+        label = self.metric or common_metric(shown) or "loss"
+        reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
+        curves = self.curves.prepare(shown, self.selection, self.view, self._marks(), reported)
+        spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
+                                 metric=safe_label(label, 40), background=self._background())
         if not self.loaded and self.load_progress is not None:
             spec.title += f" · loading {self.load_progress:.0%}"
         chart.draw(spec)
-
-    def _cursor_values(self) -> dict[str, float | None]:
-        out: dict[str, float | None] = {}
-        cursor = self.view.cursor
-        if cursor is None:
-            return out
-        for run in self.shown_runs():
-            name = self.metric_of(run)
-            if not name:
-                continue
-            steps, values = run.series[name].visible()
-            out[run.id] = _value_at(steps, values, cursor)
-        return out
 
     def _draw_list(self) -> None:
         now = self.clock()
         counts = anomaly_counts(self.report) if self.report else {}
         for run_id in self.stalls:
             counts[run_id] = counts.get(run_id, 0) + 1
-        new_runs = {key[0] for key in self.new_anomalies}
-        at_cursor = self._cursor_values()
-        rows = []
-        for number, run in self._numbered():
-            name = self.metric_of(run)
-            series = run.series.get(name) if name else None
-            if self.view.cursor is not None:
-                value = fmt_value(at_cursor.get(run.id)) if run.id in at_cursor else ""
-            elif series is not None and len(series):
-                value = fmt_value(float(series.visible()[1][-1]))
-            else:
-                value = "-"
-            rows.append(
-                RunRow(
-                    key=run.id,
-                    number=str(number % 10) if number <= 10 else "",
-                    swatch=self._swatch(run.id),
-                    color=_rich(self.run_colors.get(run.id, PALETTE[0])),
-                    label=run.label,
-                    value=value,
-                    state="stalled" if run.id in self.stalls and not run.deleted
-                    else run_state(run.deleted, self.activity.get(run.id), now, has_points=run.points > 0),
-                    anomalies=counts.get(run.id, 0),
-                    visible=self.switched_on.get(run.id, True),
-                    new_anomaly=run.id in new_runs,
-                )
-            )
-        header = f"@{step_label(round(self.view.cursor))}" if self.view.cursor is not None else "last"
+        cursor = self.view.cursor
+        at_cursor = values_at(self.shown_runs(), self.selection, cursor) if cursor is not None else None
+        rows = list_rows(list(self.store), self.selection, plain=self._plain, at_cursor=at_cursor, findings=counts,
+                         stalled=self.stalls, new={key[0] for key in self.new_anomalies}, activity=self.activity,
+                         now=now)
+        header = f"@{step_label(round(cursor))}" if cursor is not None else "last"
         run_list = self.run_list
-        label_width = max(10, run_list.size.width - 33)
-        run_list.show(rows, value_header=header, label_width=label_width)
+        run_list.show(rows, value_header=header, label_width=max(10, run_list.size.width - 33))
         listed, total = len(rows), len(self.store)
         run_list.border_title = f"runs ({listed}/{total} match /{safe_label(self.filter.pattern, 20)}/)" if self.filter else "runs"
 
     def _draw_status(self) -> None:
         lasts = [a.last for a in self.activity.values() if a.last is not None]
         since = self.clock() - max(lasts) if lasts else None
-        listed = self.listed_runs()
         self.status_bar.show(
             Status(
                 runs=len(self.store),
-                shown=len([r for r in listed if self.switched_on.get(r.id, True)]),
+                shown=len(self.shown_runs()),
                 points=self.store.points,
                 files=self.files,
                 mode=self.watch_mode,
@@ -629,8 +513,6 @@ class TuilossApp(App[None]):
     # -- actions ------------------------------------------------------------------------------------
 
     def _set_view(self, **changes) -> None:
-        from dataclasses import replace
-
         self.view = replace(self.view, **changes)
         self.schedule_redraw()
 
@@ -641,10 +523,7 @@ class TuilossApp(App[None]):
         self._set_view(log_y=not self.view.log_y)
 
     def action_cycle_smoothing(self) -> None:
-        steps = list(SMOOTHING_STEPS)
-        current = self.view.smoothing
-        later = [w for w in steps if w > current + 1e-9]
-        self._set_view(smoothing=later[0] if later else 0.0)
+        self._set_view(smoothing=next_smoothing(self.view.smoothing))
         self.notify(f"smoothing: EMA {self.view.smoothing:g}" if self.view.smoothing else "smoothing off",
                     timeout=1.5, markup=False)
 
@@ -652,7 +531,7 @@ class TuilossApp(App[None]):
         show = not self.view.show_eval
         self._set_view(show_eval=show)
         if show and not any(
-            eval_counterpart(self.metric_of(run) or "", list(run.series)) for run in self.shown_runs()
+            eval_counterpart(self.selection.metric_of(run) or "", list(run.series)) for run in self.shown_runs()
         ):
             self.notify("no evaluation series (val_loss, eval_loss...) in the shown runs", timeout=3, markup=False)
 
@@ -665,38 +544,18 @@ class TuilossApp(App[None]):
     def action_reset_zoom(self) -> None:
         self._set_view(zoom=0)
 
-    def _x_range(self) -> tuple[float, float, bool] | None:
-        spec = self.chart.spec
-        if spec.empty:
-            return None
-        return spec.x_lim[0], spec.x_lim[1], spec.x_log
-
     def action_move_cursor(self, columns: int) -> None:
-        x_range = self._x_range()
-        if x_range is None:
-            return
-        lo, hi, log = x_range
-        if self.view.cursor is None:
-            x = hi
-        else:
-            x = math.log10(self.view.cursor) if log and self.view.cursor > 0 else (lo if log else self.view.cursor)
-            x += columns * (hi - lo) / max(self.chart.plot_width, 1)
-        x = min(max(x, lo), hi)
-        self._set_view(cursor=10**x if log else x)
-        self._draw_list()
+        self._move_cursor(moved_cursor(self.chart.spec, self.view.cursor, columns, self.chart.plot_width))
 
     def action_cursor_home(self) -> None:
-        x_range = self._x_range()
-        if x_range is not None:
-            lo, _, log = x_range
-            self._set_view(cursor=10**lo if log else lo)
-            self._draw_list()
+        self._move_cursor(edge_step(self.chart.spec, end=False))
 
     def action_cursor_end(self) -> None:
-        x_range = self._x_range()
-        if x_range is not None:
-            _, hi, log = x_range
-            self._set_view(cursor=10**hi if log else hi)
+        self._move_cursor(edge_step(self.chart.spec, end=True))
+
+    def _move_cursor(self, step: float | None) -> None:
+        if step is not None:
+            self._set_view(cursor=step)
             self._draw_list()
 
     def action_escape(self) -> None:
@@ -730,8 +589,7 @@ class TuilossApp(App[None]):
         self._draw_status()
 
     def _toggle(self, run_ids: list[str], value: bool | None = None) -> None:
-        for run_id in run_ids:
-            self.switched_on[run_id] = (not self.switched_on.get(run_id, True)) if value is None else value
+        self.selection.toggle(run_ids, value)
         self.schedule_redraw()
         self.request_insights(now=True)
         self._draw_list()
@@ -754,11 +612,9 @@ class TuilossApp(App[None]):
 
     def action_show_only(self) -> None:
         key = self.run_list.highlighted_key
-        if key is None:
-            return
-        for run in self.listed_runs():
-            self.switched_on[run.id] = run.id == key
-        self._toggle([key], True)
+        if key is not None:
+            self.selection.show_only(self.listed_runs(), key)
+            self._toggle([key], True)
 
     def action_filter(self) -> None:
         filter_input = self.filter_input
@@ -769,15 +625,11 @@ class TuilossApp(App[None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "filter":
             return
-        pattern = event.value.strip()
-        if not pattern:
-            self.filter = None
-        else:
-            try:
-                self.filter = re.compile(pattern, re.IGNORECASE)
-            except re.error as exc:
-                self.notify(f"not a valid regex: {exc}", severity="error", markup=False)
-                return
+        try:
+            self.selection.filter = parse_filter(event.value)
+        except re.error as exc:
+            self.notify(f"not a valid regex: {exc}", severity="error", markup=False)
+            return
         event.input.add_class("hidden")
         self.run_list.focus()
         self.request_insights(now=True)
@@ -789,21 +641,15 @@ class TuilossApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_pick_metric(self) -> None:
-        counts: dict[str, int] = {}
-        for run in self.listed_runs():
-            for name in run.series:
-                counts[name] = counts.get(name, 0) + 1
-        metrics = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-
         def chosen(name: str | None) -> None:
             if name is None:
                 return
-            self.metric = name or None
+            self.selection.metric = name or None
             self.report = None
             self.request_insights(now=True)
             self.schedule_redraw()
 
-        self.push_screen(MetricScreen(metrics, self.metric), chosen)
+        self.push_screen(MetricScreen(metric_counts(self.listed_runs()), self.metric), chosen)
 
     def action_export(self) -> None:
         folder, note = choose_folder(self.export_dir, list(self.config.paths))
@@ -827,38 +673,9 @@ class TuilossApp(App[None]):
         self.notify(message, title="exported", timeout=6, markup=False)
 
     def _legend_text(self) -> str:
-        lines = []
-        for number, run in self._numbered():
-            if not self.switched_on.get(run.id, True):
-                continue
-            name = self.metric_of(run)
-            series = run.series.get(name) if name else None
-            last = fmt_value(float(series.visible()[1][-1])) if series is not None and len(series) else "-"
-            steps = f"{fmt_step(float(series.visible()[0][-1]))}" if series is not None and len(series) else "-"
-            lines.append(f"{number:>2} {self._swatch(run.id)} {safe_label(run.label, 100)}  last {last} at {steps}")
-        return "\n".join(lines)
+        return legend_text(list(self.store), self.selection, self._plain)
 
 
-def _filter_text(run: Run) -> str:
-    config = " ".join(f"{key}={value}" for key, value in run.config.items())
-    return f"{run.label} {run.source} {config}"
-
-
-def _common_metric(runs: list[Run]) -> str | None:
-    names = {run.primary_metric for run in runs if run.primary_metric}
-    if len(names) == 1:
-        return names.pop()
-    return " / ".join(sorted(names)[:3]) if names else None
-
-
-def _value_at(steps: np.ndarray, values: np.ndarray, step: float) -> float | None:
-    """The value at the point nearest to ``step``."""
-    if not len(steps):
-        return None
-    i = int(np.searchsorted(steps, step))
-    candidates = [j for j in (i - 1, i) if 0 <= j < len(steps)]
-    j = min(candidates, key=lambda k: abs(steps[k] - step))
-    return float(values[j])
 
 
 def make_app(

@@ -142,6 +142,37 @@ class ChartSpec:
     notes: list[str] = field(default_factory=list)
 
 
+def next_smoothing(current: float) -> float:
+    """The smoothing after ``current`` in :data:`SMOOTHING_STEPS`, back to none after the last."""
+    later = [w for w in SMOOTHING_STEPS if w > current + 1e-9]
+    return later[0] if later else 0.0
+
+
+def moved_cursor(spec: ChartSpec, cursor: float | None, columns: int, width: int) -> float | None:
+    """The step cursor moved by ``columns`` of a ``width``-column plot (from the right edge if unset).
+
+    ``None`` when the chart is empty: there is nowhere to put a cursor.
+    """
+    if spec.empty:
+        return None
+    lo, hi = spec.x_lim
+    if cursor is None:
+        x = hi
+    else:
+        x = math.log10(cursor) if spec.x_log and cursor > 0 else (lo if spec.x_log else cursor)
+        x += columns * (hi - lo) / max(width, 1)
+    x = min(max(x, lo), hi)
+    return 10**x if spec.x_log else x
+
+
+def edge_step(spec: ChartSpec, end: bool) -> float | None:
+    """The step at the chart's left edge (its right one if ``end``); ``None`` when it is empty."""
+    if spec.empty:
+        return None
+    x = spec.x_lim[1] if end else spec.x_lim[0]
+    return 10**x if spec.x_log else x
+
+
 def fade(color: tuple[int, int, int], background: tuple[int, int, int], amount: float = 0.55) -> tuple[int, int, int]:
     """``color`` mixed toward ``background`` by ``amount`` (the raw curve behind a smoothed one)."""
     return tuple(int(round(c + (b - c) * amount)) for c, b in zip(color, background))  # type: ignore[return-value]

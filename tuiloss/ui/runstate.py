@@ -1,9 +1,19 @@
-"""A run's state in the list: live, stalled, finished or deleted."""
+"""What the runs list shows of each run: its row, and its state (live, stalled, finished or deleted).
+
+Headless: :func:`list_rows` computes the rows that the
+:class:`~tuiloss.ui.widgets.run_list.RunList` widget shows.
+"""
 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from statistics import median
+from typing import Collection, Mapping
+
+from tuiloss.core.report import fmt_value
+from tuiloss.core.store import Run
+from tuiloss.ui.selection import Selection, rich_color
 
 #: Silence after which a live run counts as stalled, at least.
 LIVE_WINDOW = 60.0
@@ -46,3 +56,71 @@ def run_state(deleted: bool, activity: Activity | None, now: float, has_points: 
     if silence <= max(FINISHED_AFTER, 100 * interval):
         return "stalled"
     return "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """What one row shows (already formatted; the widget makes the label safe)."""
+
+    key: str
+    number: str  # "1".."9", "0", or "" past ten
+    swatch: str
+    color: str  # a Rich colour, "" for none
+    label: str
+    value: str
+    state: str
+    anomalies: int
+    visible: bool
+    new_anomaly: bool = False
+
+
+def list_rows(
+    runs: list[Run],
+    selection: Selection,
+    *,
+    plain: bool,
+    at_cursor: Mapping[str, float | None] | None,
+    findings: Mapping[str, int],
+    stalled: Collection[str],
+    new: Collection[str],
+    activity: Mapping[str, Activity],
+    now: float,
+) -> list[RunRow]:
+    """One row per listed run of ``runs``, numbered as the number keys toggle them.
+
+    Args:
+        runs: every run, in discovery order.
+        selection: which runs are listed and switched on, their colours.
+        plain: swatches are markers (no colour or no braille).
+        at_cursor: each shown run's value at the step cursor, or ``None`` without a cursor
+            (the rows then show the last values).
+        findings: how many findings each run has.
+        stalled: runs stalled now; new: runs with a finding not yet seen.
+        activity: when each run grew; now: the time to age them at.
+    """
+    rows = []
+    for number, run in selection.numbered(runs):
+        name = selection.metric_of(run)
+        series = run.series.get(name) if name else None
+        if at_cursor is not None:
+            value = fmt_value(at_cursor.get(run.id)) if run.id in at_cursor else ""
+        elif series is not None and len(series):
+            value = fmt_value(float(series.visible()[1][-1]))
+        else:
+            value = "-"
+        rows.append(
+            RunRow(
+                key=run.id,
+                number=str(number % 10) if number <= 10 else "",
+                swatch=selection.swatch(run.id, plain),
+                color=rich_color(selection.color(run.id)),
+                label=run.label,
+                value=value,
+                state="stalled" if run.id in stalled and not run.deleted
+                else run_state(run.deleted, activity.get(run.id), now, has_points=run.points > 0),
+                anomalies=findings.get(run.id, 0),
+                visible=selection.is_on(run.id),
+                new_anomaly=run.id in new,
+            )
+        )
+    return rows

@@ -1,32 +1,18 @@
-"""The runs list, which is also the chart's legend: swatch, label, value, state, findings."""
+"""The runs list, which is also the chart's legend: swatch, label, value, state, findings.
+
+It shows the :class:`~tuiloss.ui.runstate.RunRow` values that :func:`~tuiloss.ui.runstate.list_rows` computes.
+"""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
 from tuiloss.ui.markup import safe_label
+from tuiloss.ui.runstate import RunRow
 
 STATE_STYLES = {"live": "bold green", "stalled": "yellow", "finished": "dim", "deleted": "red", "waiting": "dim"}
-
-
-@dataclass(frozen=True, slots=True)
-class RunRow:
-    """What one row shows (already formatted, labels already made safe)."""
-
-    key: str
-    number: str  # "1".."9", "0", or "" past ten
-    swatch: str
-    color: str  # a Rich colour, "" for none
-    label: str
-    value: str
-    state: str
-    anomalies: int
-    visible: bool
-    new_anomaly: bool = False
 
 
 class RunList(DataTable, inherit_bindings=False):

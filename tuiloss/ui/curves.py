@@ -1,0 +1,149 @@
+"""Each shown run's curve, prepared for the chart from the store, without any UI.
+
+:class:`Curves` turns the shown runs' series into the chart's
+:class:`~tuiloss.ui.chartdata.CurveInput` and keeps what makes a frame cost what
+is new: a per-column min/max index per curve
+(:class:`~tuiloss.core.analysis.ColumnIndex`, caught up with appended points),
+the smoothed values per (run, metric, smoothing, log y), and
+:func:`~tuiloss.ui.chartdata.build_chart`'s memo of each curve's points.
+The values at the step cursor and the export's legend read the same series.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from tuiloss.core.analysis import ColumnIndex, ema
+from tuiloss.core.report import fmt_step, fmt_value
+from tuiloss.core.sanitize import safe_label
+from tuiloss.core.store import Run, eval_counterpart
+from tuiloss.ui.chartdata import ChartSpec, ChartView, CurveInput, Mark, build_chart
+from tuiloss.ui.selection import Selection
+
+
+class Curves:
+    """The chart's curves and the caches that keep a redraw incremental."""
+
+    def __init__(self) -> None:
+        self._indexes: dict[tuple, ColumnIndex] = {}
+        self._smooth_cache: dict[tuple, tuple[int, np.ndarray]] = {}
+        self._points_memo: dict = {}  # build_chart's per-curve points, reused while a curve is unchanged
+
+    def prepare(
+        self,
+        runs: list[Run],
+        selection: Selection,
+        view: ChartView,
+        marks: Mapping[str, list[Mark]],
+        marked_metric: Mapping[str, str | None],
+    ) -> list[CurveInput]:
+        """The curve of each of ``runs`` that has points in its metric.
+
+        Args:
+            runs: the shown runs, in list order.
+            selection: their colours, markers and metrics.
+            view: the smoothing, log y and eval switches.
+            marks: findings to mark, by run id ...
+            marked_metric: ... drawn only on the curve of the metric they were found in.
+        """
+        curves = []
+        for run in runs:
+            name = selection.metric_of(run)
+            if name is None or name not in run.series:
+                continue
+            series = run.series[name]
+            steps, values = series.visible()
+            if not len(steps):
+                continue
+            raw = self.column_index((run.id, name), steps, values, len(series.segments))
+            smoothed = None
+            if view.smoothing > 0:
+                smooth_values = self.smoothed(run.id, name, values, view.smoothing, view.log_y)
+                key = (run.id, name, view.smoothing, view.log_y)
+                smoothed = self.column_index(key, steps, smooth_values, len(series.segments))
+            eval_steps = eval_values = None
+            if view.show_eval:
+                eval_name = eval_counterpart(name, list(run.series))
+                if eval_name and eval_name in run.series:
+                    eval_steps, eval_values = run.series[eval_name].visible()
+            first_positive = int(np.searchsorted(steps, 0.0, side="right"))
+            curves.append(
+                CurveInput(
+                    key=run.id,
+                    color=selection.color(run.id),
+                    marker=selection.marker(run.id),
+                    first_step=float(steps[0]),
+                    last_step=float(steps[-1]),
+                    min_positive=float(steps[first_positive]) if first_positive < len(steps) else None,
+                    raw=raw.query,
+                    smoothed=smoothed.query if smoothed is not None else None,
+                    eval_steps=eval_steps,
+                    eval_values=eval_values,
+                    marks=marks.get(run.id, []) if name == marked_metric.get(run.id) else [],
+                    segment_starts=[(s.start_step, s.reason) for s in series.segments[1:]],
+                    has_nonpositive_steps=bool(steps[0] <= 0),
+                )
+            )
+        return curves
+
+    def chart(self, curves: list[CurveInput], view: ChartView, width: int, *, height: int, metric: str,
+              background: tuple[int, int, int]) -> ChartSpec:
+        """:func:`~tuiloss.ui.chartdata.build_chart` of ``curves``, reusing the points of unchanged ones."""
+        return build_chart(curves, view, width, height=height, metric=metric, background=background,
+                           memo=self._points_memo)
+
+    def column_index(self, key: tuple, steps: np.ndarray, values: np.ndarray, segments: int) -> ColumnIndex:
+        """The incremental per-column min/max index of one curve, caught up with its points."""
+        index = self._indexes.get(key)
+        if index is None:
+            index = self._indexes[key] = ColumnIndex()
+        index.sync(steps, values, key=segments)
+        return index
+
+    def smoothed(self, run_id: str, name: str, values: np.ndarray, smoothing: float, log_y: bool) -> np.ndarray:
+        """The EMA of ``values``, computed again only when their number changed."""
+        key = (run_id, name, smoothing, log_y)
+        cached = self._smooth_cache.get(key)
+        if cached is not None and cached[0] == len(values):
+            return cached[1]
+        smoothed = ema(values, smoothing, log=log_y)
+        self._smooth_cache[key] = (len(values), smoothed)
+        return smoothed
+
+
+def value_at(steps: np.ndarray, values: np.ndarray, step: float) -> float | None:
+    """The value at the point nearest to ``step``."""
+    if not len(steps):
+        return None
+    i = int(np.searchsorted(steps, step))
+    candidates = [j for j in (i - 1, i) if 0 <= j < len(steps)]
+    j = min(candidates, key=lambda k: abs(steps[k] - step))
+    return float(values[j])
+
+
+def values_at(runs: list[Run], selection: Selection, step: float) -> dict[str, float | None]:
+    """Each of ``runs``' value of its metric nearest to ``step``, by run id (runs without a metric left out)."""
+    out: dict[str, float | None] = {}
+    for run in runs:
+        name = selection.metric_of(run)
+        if not name:
+            continue
+        steps, values = run.series[name].visible()
+        out[run.id] = value_at(steps, values, step)
+    return out
+
+
+def legend_text(runs: list[Run], selection: Selection, plain: bool) -> str:
+    """The chart's legend as plain text: number, swatch, label and last value of each shown listed run."""
+    lines = []
+    for number, run in selection.numbered(runs):
+        if not selection.is_on(run.id):
+            continue
+        name = selection.metric_of(run)
+        series = run.series.get(name) if name else None
+        last = fmt_value(float(series.visible()[1][-1])) if series is not None and len(series) else "-"
+        steps = f"{fmt_step(float(series.visible()[0][-1]))}" if series is not None and len(series) else "-"
+        lines.append(f"{number:>2} {selection.swatch(run.id, plain)} {safe_label(run.label, 100)}  last {last} at {steps}")
+    return "\n".join(lines)

@@ -1,0 +1,139 @@
+"""Which runs the viewer lists and shows, in which colour, and which metric of each.
+
+Headless (no Textual): the app's keys call :class:`Selection`, and the chart,
+the runs list, the insights and the export all read it, so they agree on the
+numbering, the colours and the runs switched off.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from tuiloss.core.store import Run
+
+#: One stable colour per run, in discovery order (Okabe-Ito based, readable on dark and light).
+PALETTE: tuple[tuple[int, int, int], ...] = (
+    (86, 180, 233),
+    (230, 159, 0),
+    (0, 190, 140),
+    (240, 100, 160),
+    (240, 228, 66),
+    (213, 94, 0),
+    (150, 130, 255),
+    (160, 220, 110),
+    (0, 114, 178),
+    (190, 190, 190),
+)
+#: Per-run markers when colour or braille is unavailable (--ascii, NO_COLOR).
+ASCII_MARKERS = "*+ox#%@=~&"
+
+
+def rich_color(color: tuple[int, int, int]) -> str:
+    """``color`` as a Rich colour string."""
+    return f"rgb({color[0]},{color[1]},{color[2]})"
+
+
+def filter_text(run: Run) -> str:
+    """What the filter's regex searches: the label, the source and the config."""
+    config = " ".join(f"{key}={value}" for key, value in run.config.items())
+    return f"{run.label} {run.source} {config}"
+
+
+def parse_filter(text: str) -> re.Pattern | None:
+    """The filter typed as ``text`` (case-insensitive); ``None`` for a blank one.
+
+    Raises:
+        re.error: ``text`` is not a valid regex.
+    """
+    pattern = text.strip()
+    return re.compile(pattern, re.IGNORECASE) if pattern else None
+
+
+def common_metric(runs: list[Run]) -> str | None:
+    """The primary metric of ``runs`` if they share one, else up to three of them joined."""
+    names = {run.primary_metric for run in runs if run.primary_metric}
+    if len(names) == 1:
+        return names.pop()
+    return " / ".join(sorted(names)[:3]) if names else None
+
+
+def metric_counts(runs: Iterable[Run]) -> list[tuple[str, int]]:
+    """Every metric of ``runs`` with how many runs have it, the most common first."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        for name in run.series:
+            counts[name] = counts.get(name, 0) + 1
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+class Selection:
+    """The runs' colours and on/off switches, the filter and the chosen metric.
+
+    A run is *listed* when it matches the filter (numbered from 1 in that list)
+    and *shown* (on the chart, in the insights) when it is listed and switched on.
+    Runs not seen by :meth:`add` count as switched on.
+    """
+
+    def __init__(self, metric: str | None = None) -> None:
+        self.metric = metric
+        self.filter: re.Pattern | None = None
+        self.colors: dict[str, tuple[int, int, int]] = {}
+        self.switched_on: dict[str, bool] = {}
+        self._order: dict[str, int] = {}  # discovery order of ``colors``, which only ever grows
+
+    def add(self, run_id: str) -> bool:
+        """Give a newly found run the next colour and switch it on; ``False`` if it was known."""
+        if run_id in self.colors:
+            return False
+        self.colors[run_id] = PALETTE[len(self.colors) % len(PALETTE)]
+        self.switched_on[run_id] = True
+        return True
+
+    def color(self, run_id: str) -> tuple[int, int, int]:
+        return self.colors.get(run_id, PALETTE[0])
+
+    def marker(self, run_id: str) -> str:
+        """The run's marker without colour: by discovery order, the first one for an unknown run."""
+        if len(self._order) != len(self.colors):
+            self._order = {key: k for k, key in enumerate(self.colors)}
+        index = self._order.get(run_id, 0)
+        return ASCII_MARKERS[index % len(ASCII_MARKERS)]
+
+    def swatch(self, run_id: str, plain: bool) -> str:
+        """What stands for the run in the list and legend: a coloured square, or its marker if ``plain``."""
+        return self.marker(run_id) if plain else "■"
+
+    def is_on(self, run_id: str) -> bool:
+        return self.switched_on.get(run_id, True)
+
+    def toggle(self, run_ids: Iterable[str], value: bool | None = None) -> None:
+        """Switch ``run_ids`` to ``value``, or each to the opposite when ``value`` is ``None``."""
+        for run_id in run_ids:
+            self.switched_on[run_id] = (not self.is_on(run_id)) if value is None else value
+
+    def show_only(self, runs: Iterable[Run], run_id: str) -> None:
+        """Switch ``run_id`` on and the other ``runs`` off."""
+        for run in runs:
+            self.switched_on[run.id] = run.id == run_id
+        self.switched_on[run_id] = True
+
+    def listed(self, runs: Iterable[Run]) -> list[Run]:
+        """``runs`` that match the filter (all of them without one)."""
+        if self.filter is None:
+            return list(runs)
+        return [run for run in runs if self.filter.search(filter_text(run))]
+
+    def shown(self, runs: Iterable[Run]) -> list[Run]:
+        """``runs`` that are listed and switched on."""
+        return [run for run in self.listed(runs) if self.is_on(run.id)]
+
+    def numbered(self, runs: Iterable[Run]) -> list[tuple[int, Run]]:
+        """The listed runs with their numbers in the list, from 1."""
+        return list(enumerate(self.listed(runs), 1))
+
+    def metric_of(self, run: Run) -> str | None:
+        """The chosen metric if ``run`` has it (``None`` if not), else the run's primary metric."""
+        if self.metric:
+            return self.metric if self.metric in run.series else None
+        return run.primary_metric
