@@ -186,7 +186,7 @@ def _forget(app) -> None:
     for index in app.curves._indexes.values():
         index._last_query = index._last_answer = None
     app.curves._points_memo.clear()
-    app._insights_inputs = None
+    app.panel.forget()
 
 
 async def _redraws(folder: str, repeat: int, timeout: float = 10.0,

@@ -58,11 +58,11 @@ async def test_filter_by_regex_over_labels_and_config(app):
         await pilot.press("slash", *"gradient_clip=10", "enter")  # a config key=value
         assert [run.label for run in app.listed_runs()] == ["Pre-Norm | Gradient Clip=10 | Run 1"]
         await pilot.press("slash", *"(", "enter")  # invalid: kept open, old filter stays
-        assert app.filter.pattern == "gradient_clip=10"
+        assert app.selection.filter.pattern == "gradient_clip=10"
         await pilot.press("escape")
         assert app.focused is app.run_list
         await pilot.press("slash", "backspace", "enter")
-        assert app.filter is None and len(app.listed_runs()) == 4
+        assert app.selection.filter is None and len(app.listed_runs()) == 4
 
 
 async def test_cursor_keys_show_values_at_a_step(app):
@@ -136,13 +136,13 @@ async def test_metric_picker(app):
         for _ in range(index):
             await pilot.press("down")
         await pilot.press("enter")
-        assert app.metric == "grad_norm"
+        assert app.selection.metric == "grad_norm"
         await settle(pilot, app)
         assert app.chart.spec.title.startswith("grad_norm")
         await pilot.press("m", "escape")
-        assert app.metric == "grad_norm"
+        assert app.selection.metric == "grad_norm"
         await pilot.press("m", "home", "enter")
-        assert app.metric is None
+        assert app.selection.metric is None
 
 
 async def test_insights_toggle_pause_help_and_quit(app):

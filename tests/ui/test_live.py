@@ -48,7 +48,7 @@ async def test_new_runs_appear_and_deleted_ones_stay_marked(sample_logs, config_
                 handle.write(f'{{"step": {step}, "loss": {1.0 / step ** 0.2:.4f}}}\n')
         await wait_for(pilot, lambda: len(app.store) == 5 and app.store.points >= 15_210, 5, "the new run")
         new = next(run for run in app.store if "prenorm_new" in run.id)
-        assert len(new.series["loss"]) == 10 and app.switched_on[new.id]
+        assert len(new.series["loss"]) == 10 and app.selection.switched_on[new.id]
         await settle(pilot, app)
         assert len(app.run_list.rows_shown) == 5
         os.remove(sample_logs / "postnorm_deepnorm" / "train.log")
@@ -77,10 +77,10 @@ async def test_a_new_anomaly_is_highlighted_notified_and_rung(sample_logs, confi
     app.bell = lambda: rings.append(1)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_loaded(pilot, app)
-        assert not app.new_anomalies and not list(app._notifications)  # history is not news
+        assert not app.findings.new and not list(app._notifications)  # history is not news
         with open(sample_logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
             handle.write('{"step": 100100, "loss": 1.5}\n')
-        await wait_for(pilot, lambda: app.new_anomalies, 10, "the new spike")
+        await wait_for(pilot, lambda: app.findings.new, 10, "the new spike")
         await settle(pilot, app)
         notes = [n.message for n in app._notifications]
         assert any("Pre-Norm | Gradient Clip=1 | Run 2" in m and "1.50" in m for m in notes), notes
@@ -90,7 +90,7 @@ async def test_a_new_anomaly_is_highlighted_notified_and_rung(sample_logs, confi
         assert row.new_anomaly
         assert any(label.text.endswith("1.50") for label in app.chart.spec.labels)
         await pilot.press("escape")  # acknowledged
-        assert not app.new_anomalies
+        assert not app.findings.new
 
 
 async def test_hostile_labels_and_metric_names_are_shown_as_plain_text(tmp_path, config_for):
@@ -150,7 +150,7 @@ async def test_a_run_that_falls_silent_is_stalled(sample_logs, config_for):
             await wait_for(pilot, lambda: len(run.series["loss"]) == before + 1, 5, "the point")
             now[0] += 5
         now[0] += 600  # silent for 10 minutes
-        await wait_for(pilot, lambda: run.id in app.stalls, 5, "the stall")
+        await wait_for(pilot, lambda: run.id in app.findings.stalls, 5, "the stall")
         await settle(pilot, app)
         row = next(r for r in app.run_list.rows_shown if r.key == run.id)
         assert row.state == "stalled"

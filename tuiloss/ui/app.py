@@ -1,17 +1,16 @@
 """The live viewer: ``tuiloss watch`` and ``tuiloss demo``.
 
-Threads: the driver (:mod:`tuiloss.core.driver`) reads files and posts
-batches; the insights thread (:mod:`tuiloss.ui.insights`) analyses frozen
-snapshots and posts reports. Only this module's UI thread touches the store,
-the widgets and the plot: it applies batches with
-:func:`~tuiloss.core.engine.apply_result` and redraws at most ten times a
-second, only when something changed.
+Threads: the driver (:mod:`tuiloss.core.driver`) reads files and posts batches; the insights
+thread (:mod:`tuiloss.ui.insights`) analyses frozen snapshots and posts reports. Only the UI
+thread touches the store, the widgets and the plot: it applies batches with
+:func:`~tuiloss.core.engine.apply_result` and redraws at most ten times a second, only when
+something changed. What each widget shows is worked out by headless helpers (selection,
+curves, findings, panel, runstate); this module composes, routes messages and keys, and draws.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import time
 from dataclasses import replace
 from datetime import datetime
@@ -19,10 +18,9 @@ from typing import Callable
 
 from textual import on
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.color import Color
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input
+from textual.widgets import Footer
 from textual.worker import get_current_worker
 
 from tuiloss.config import Config
@@ -30,26 +28,23 @@ from tuiloss.core.analysis import Anomaly
 from tuiloss.core.analysis.display import step_label
 from tuiloss.core.driver import Ingested, Ingestor
 from tuiloss.core.engine import Engine, Options, apply_result
-from tuiloss.core.report import Report, build_report, render_markdown
+from tuiloss.core.report import Report, build_report
 from tuiloss.core.store import Run, Store, eval_counterpart
+from tuiloss.ui import keys, messages
 from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smoothing
 from tuiloss.ui.curves import Curves, legend_text, values_at
-from tuiloss.ui.export import choose_folder, write_export
-from tuiloss.ui import messages
-from tuiloss.ui.findings import Findings, anomaly_counts, marks, with_stall
-from tuiloss.ui.insights import (
-    InsightsRequest,
-    InsightsWorker,
-    render_insights,
-)
-from tuiloss.ui.runstate import Activity, list_rows
-from tuiloss.ui.screens import HelpScreen, MetricScreen
-from tuiloss.ui.selection import Selection, common_metric, metric_counts, parse_filter
-from tuiloss.ui.selection import rich_color as _rich
-from tuiloss.ui.snapshot import snapshot_run, snapshot_store
+from tuiloss.ui.export import choose_folder, export_markdown, write_export
+from tuiloss.ui.findings import Findings, anomaly_counts, marks
+from tuiloss.ui.insights import InsightsRequest, InsightsWorker
 from tuiloss.ui.markup import safe_label
+from tuiloss.ui.panel import PanelText
+from tuiloss.ui.runstate import Activities, list_rows
+from tuiloss.ui.screens import HelpScreen, MetricScreen
+from tuiloss.ui.selection import Selection, common_metric, metric_counts
+from tuiloss.ui.snapshot import snapshot_run, snapshot_store
+from tuiloss.ui.throttle import Throttle
 from tuiloss.ui.watcher import Watcher
-from tuiloss.ui.widgets import InsightsPanel, LossChart, RunList, StatusBar
+from tuiloss.ui.widgets import FilterBar, InsightsPanel, LossChart, RunList, StatusBar
 from tuiloss.ui.widgets.status_bar import Status
 
 #: Narrower than this, the insights panel starts hidden and stacks under the chart.
@@ -58,45 +53,19 @@ REDRAW_INTERVAL = 0.1
 INSIGHTS_INTERVAL = 0.5
 
 
-
-
 class TuilossApp(App[None]):
     """Charts, runs list, insights and status of every run under the watched paths."""
 
     CSS_PATH = "tuiloss.tcss"
     TITLE = "tuiloss"
     ENABLE_COMMAND_PALETTE = False
+    BINDINGS = keys.BINDINGS
 
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
-        Binding("question_mark", "help", "Help"),
-        Binding("i", "toggle_insights", "Insights"),
-        Binding("x", "toggle_log_x", "Log x"),
-        Binding("y", "toggle_log_y", "Log y"),
-        Binding("s", "cycle_smoothing", "Smooth"),
-        Binding("v", "toggle_eval", "Eval"),
-        Binding("m", "pick_metric", "Metric"),
-        Binding("left_square_bracket", "zoom_in", "Zoom+"),
-        Binding("right_square_bracket", "zoom_out", "Zoom-"),
-        Binding("r", "reset_zoom", "Reset zoom", show=False),
-        Binding("p", "toggle_pause", "Pause"),
-        Binding("e", "export", "Export"),
-        Binding("slash", "filter", "Filter"),
-        Binding("left", "move_cursor(-1)", "Cursor left", show=False),
-        Binding("right", "move_cursor(1)", "Cursor right", show=False),
-        Binding("shift+left", "move_cursor(-10)", "Cursor far left", show=False),
-        Binding("shift+right", "move_cursor(10)", "Cursor far right", show=False),
-        Binding("home", "cursor_home", "Cursor to start", show=False),
-        Binding("end", "cursor_end", "Cursor to end", show=False),
-        Binding("escape", "escape", "Hide cursor", show=False),
-        Binding("space", "toggle_highlighted", "Toggle run", show=False),
-        Binding("enter", "toggle_highlighted", "Toggle run", show=False),
-        Binding("a", "show_all", "All runs", show=False),
-        Binding("n", "show_none", "No runs", show=False),
-        Binding("o", "show_only", "Only this run", show=False),
-        *[Binding(str((k + 1) % 10), f"toggle_run({k})", f"Toggle run {k + 1}", show=False) for k in range(10)],
-    ]
+    chart: LossChart
+    run_list: RunList
+    insights_panel: InsightsPanel
+    status_bar: StatusBar
+    filter_input: FilterBar
 
     def __init__(
         self,
@@ -119,38 +88,28 @@ class TuilossApp(App[None]):
         self.redraw_interval = redraw_interval
         self.report_root = config.paths[0] if len(config.paths) == 1 else None
         self.store = Store()
-        no_color = bool(os.environ.get("NO_COLOR"))
-        self.view = ChartView(
-            log_x=config.log_x,
-            log_y=config.log_y,
-            smoothing=config.smoothing,
-            ascii=config.ascii,
-            no_color=no_color,
-        )
+        self.view = ChartView(log_x=config.log_x, log_y=config.log_y, smoothing=config.smoothing,
+                              ascii=config.ascii, no_color=bool(os.environ.get("NO_COLOR")))
         self.selection = Selection(config.metric)
-        self.activity: dict[str, Activity] = {}
-        self.watch_mode = "starting"
-        self.mode_reason = ""
+        self.curves = Curves()
+        self.findings = Findings()
+        self.panel = PanelText()
+        self.activity = Activities()
+        self.watch_mode, self.mode_reason = "starting", ""
         self.files = 0
         self.load_progress: float | None = 0.0
         self.loaded = False
         self.error: str | None = None
         self.report: Report | None = None
         self.report_generation = 0
-        self.findings = Findings()
+        self.analysis_seconds = 0.0
         self._insights_generation = 0
-        self._insights_due = False
-        self._insights_timer = None
-        self._last_insights = 0.0
-        self._redraw_timer = None
-        self._last_draw = 0.0
-        self.curves = Curves()
-        self._insights_inputs: tuple | None = None
+        self.insights_due = Throttle(self.set_timer, self._send_insights, self._insights_interval, shortest=0.01)
+        self.redraws = Throttle(self.set_timer, self._redraw, lambda: self.redraw_interval)
         self.ingestor = Ingestor(self.engine, self.watcher, lambda event: self.post_message(messages.from_driver(event)))
         self.insights_worker = InsightsWorker(lambda ready: self.post_message(messages.InsightsReady(ready)))
         self._stopped = False
-        self._widgets: dict = {}
-        self.analysis_seconds = 0.0
+        self._main_screen = None
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -160,43 +119,19 @@ class TuilossApp(App[None]):
                 yield LossChart(id="chart")
                 yield RunList(id="runs")
             yield InsightsPanel(id="insights")
-        yield Input(placeholder="regex over run labels and config; enter applies, empty clears, escape cancels",
-                    id="filter", classes="hidden")
+        yield FilterBar(id="filter")
         yield StatusBar(id="status")
         yield Footer()
 
-    # Widgets are looked up once on the main screen: the current screen may be a modal.
-    @property
-    def chart(self) -> LossChart:
-        return self._widgets["chart"]
-
-    @property
-    def run_list(self) -> RunList:
-        return self._widgets["runs"]
-
-    @property
-    def insights_panel(self) -> InsightsPanel:
-        return self._widgets["insights"]
-
-    @property
-    def status_bar(self) -> StatusBar:
-        return self._widgets["status"]
-
-    @property
-    def filter_input(self) -> Input:
-        return self._widgets["filter"]
-
     def on_mount(self) -> None:
-        screen = self.screen
-        self._widgets = {
-            "chart": screen.query_one("#chart", LossChart),
-            "runs": screen.query_one("#runs", RunList),
-            "insights": screen.query_one("#insights", InsightsPanel),
-            "status": screen.query_one("#status", StatusBar),
-            "filter": screen.query_one("#filter", Input),
-        }
+        # Looked up once, on the main screen: the current screen may be a modal.
+        self._main_screen = screen = self.screen
+        self.chart = screen.query_one("#chart", LossChart)
+        self.run_list = screen.query_one("#runs", RunList)
+        self.insights_panel = screen.query_one("#insights", InsightsPanel)
+        self.status_bar = screen.query_one("#status", StatusBar)
+        self.filter_input = screen.query_one("#filter", FilterBar)
         narrow = self.size.width < NARROW
-        self._main_screen = screen
         screen.set_class(narrow, "narrow")
         self.insights_panel.set_class(narrow, "hidden")
         screen.set_class(not narrow, "with-insights")
@@ -208,7 +143,7 @@ class TuilossApp(App[None]):
         self._draw_status()
 
     def on_resize(self) -> None:
-        if self._widgets:
+        if self._main_screen is not None:
             self._main_screen.set_class(self.size.width < NARROW, "narrow")
         self.schedule_redraw()
 
@@ -217,11 +152,10 @@ class TuilossApp(App[None]):
         self.ingestor.run(should_stop=lambda: worker.is_cancelled)
 
     def _stop_threads(self) -> None:
-        if self._stopped:
-            return
-        self._stopped = True
-        self.ingestor.stop()
-        self.insights_worker.stop()
+        if not self._stopped:
+            self._stopped = True
+            self.ingestor.stop()
+            self.insights_worker.stop()
 
     def on_unmount(self) -> None:
         self._stop_threads()
@@ -259,27 +193,22 @@ class TuilossApp(App[None]):
         self._draw_status()
 
     def _apply(self, event: Ingested) -> None:
-        now = self.clock()
-        result = event.result
+        now, result = self.clock(), event.result
         before = {u.run_id: self.store.runs[u.run_id].points for u in result.updates if u.run_id in self.store.runs}
         apply_result(self.store, result, self.options, now=now)
         for spec in result.new_runs:
-            run_id = spec.id
-            if self.selection.add(run_id):
-                mtime = event.activity.get(run_id)
-                self.activity[run_id] = Activity(mtime if mtime else None)
+            if self.selection.add(spec.id):
+                self.activity.found(spec.id, event.activity.get(spec.id))
                 if not self.loaded:
-                    self.findings.initial_runs.add(run_id)
+                    self.findings.initial_runs.add(spec.id)
         changed = bool(result.new_runs)
         for update in result.updates:
             run = self.store.runs.get(update.run_id)
-            if run is None:
-                continue
-            changed = True
-            if run.points > before.get(update.run_id, 0) and self.loaded:
-                self.activity.setdefault(run.id, Activity()).grew(now)
-        if event.files:
-            self.files = event.files
+            if run is not None:
+                changed = True
+                if self.loaded and run.points > before.get(update.run_id, 0):
+                    self.activity.grew(run.id, now)
+        self.files = event.files or self.files
         if event.progress is not None and not self.loaded:
             self.load_progress = event.progress
         for notice in result.notices:
@@ -293,94 +222,43 @@ class TuilossApp(App[None]):
 
     def request_insights(self, now: bool = False) -> None:
         """Analyse the visible runs again soon (at most every INSIGHTS_INTERVAL)."""
-        self._insights_due = True
-        if self._insights_timer is not None:
-            return
+        self.insights_due.request(now)
+
+    def _insights_interval(self) -> float:
         # A slow analysis (millions of points) runs less often, so it never hogs the CPU.
-        interval = max(INSIGHTS_INTERVAL, 2 * self.analysis_seconds)
-        wait = 0.0 if now else max(0.0, self._last_insights + interval - time.monotonic())
-        self._insights_timer = self.set_timer(max(wait, 0.01), self._send_insights)
+        return max(INSIGHTS_INTERVAL, 2 * self.analysis_seconds)
 
     def _send_insights(self) -> None:
-        self._insights_timer = None
-        if not self._insights_due:
-            return
-        self._insights_due = False
-        self._last_insights = time.monotonic()
         self._insights_generation += 1
         runs = [snapshot_run(run) for run in self.shown_runs()]
-        self.insights_worker.request(InsightsRequest(self._insights_generation, runs, self.metric, self.report_root))
+        self.insights_worker.request(InsightsRequest(self._insights_generation, runs, self.selection.metric, self.report_root))
 
     @on(messages.InsightsReady)
     def take_insights(self, message: messages.InsightsReady) -> None:
         ready = message.ready
         if ready.generation < self.report_generation:
             return
-        self.report_generation = ready.generation
-        self.report = ready.report
-        self.analysis_seconds = ready.seconds
-        fresh = self.findings.take(ready.report, ready.generation)
-        for label, anomaly in fresh:
-            text = f"{safe_label(label, 60)}: {safe_label(anomaly.message, 200)}"
-            self.notify(text, title=f"new {safe_label(anomaly.kind, 20)}", severity="warning", timeout=8, markup=False)
-        if fresh and self.config.bell:
-            self.bell()
+        self.report_generation, self.report, self.analysis_seconds = ready.generation, ready.report, ready.seconds
+        self._announce(self.findings.take(ready.report, ready.generation))
         self._draw_insights()
         self.schedule_redraw()
 
-    @property
-    def stalls(self) -> dict[str, Anomaly]:
-        """Per run id, its live stall (see :class:`~tuiloss.ui.findings.Findings`)."""
-        return self.findings.stalls
+    def _check_stalls(self) -> None:
+        """A run that grew while watched and then fell silent for many usual intervals is stalled."""
+        fresh, changed = self.findings.check_stalls(self.store, self.activity, self.clock())
+        self._announce([(self.store.runs[run_id].label, anomaly) for run_id, anomaly in fresh])
+        if changed:
+            self._draw_insights()
 
-    @property
-    def new_anomalies(self) -> set[tuple]:
-        """Keys of the findings that arrived while watching, not yet acknowledged."""
-        return self.findings.new
-
-    def _draw_insights(self) -> None:
-        if self.report is None:
-            return
-        numbers = {run.id: n for n, run in self._numbered()}
-        shown = {run.id for run in self.shown_runs()}
-        width = max(20, self.insights_panel.size.width - 1) if self.insights_panel.size.width else 40
-        # Everything the text depends on: with a thousand runs, rendering it is a large share of a redraw.
-        inputs = (self.report, tuple(numbers.items()), frozenset(shown), self.stalls,
-                  frozenset(self.new_anomalies), len(self.run_colors), self.view.ascii, self.view.no_color, width)
-        if inputs == self._insights_inputs:
-            return
-        self._insights_inputs = inputs
-        report = replace(self.report, runs=tuple(with_stall(r, self.stalls.get(r.id)) for r in self.report.runs
-                                                 if r.id in shown))
-        text = render_insights(
-            report,
-            colors={rid: _rich(c) for rid, c in self.run_colors.items()},
-            numbers={rid: str(n) for rid, n in numbers.items()},
-            swatches={rid: self._swatch(rid) for rid in self.run_colors},
-            new=self.new_anomalies,
-            ascii=self.config.ascii,
-            width=width,
-        )
-        self.insights_panel.show(text)
+    def _announce(self, fresh: list[tuple[str, Anomaly]]) -> None:
+        """A toast per finding that is news (and the bell, if asked for)."""
+        for label, anomaly in fresh:
+            self.notify(f"{safe_label(label, 60)}: {safe_label(anomaly.message, 200)}",
+                        title=f"new {safe_label(anomaly.kind, 20)}", severity="warning", timeout=8, markup=False)
+        if fresh and self.config.bell:
+            self.bell()
 
     # -- which runs -------------------------------------------------------------------------------
-
-    # The selection's state, under the names the rest of the app and the tests read.
-    @property
-    def metric(self) -> str | None:
-        return self.selection.metric
-
-    @property
-    def filter(self) -> re.Pattern | None:
-        return self.selection.filter
-
-    @property
-    def switched_on(self) -> dict[str, bool]:
-        return self.selection.switched_on
-
-    @property
-    def run_colors(self) -> dict[str, tuple[int, int, int]]:
-        return self.selection.colors
 
     def listed_runs(self) -> list[Run]:
         """Runs in the list: all of them, or those matching the filter."""
@@ -390,36 +268,16 @@ class TuilossApp(App[None]):
         """Runs on the chart and in the insights: listed and switched on."""
         return self.selection.shown(self.store)
 
-    def _numbered(self) -> list[tuple[int, Run]]:
-        return self.selection.numbered(self.store)
-
     @property
     def _plain(self) -> bool:
         """Runs are told apart by markers, not colours."""
         return self.view.ascii or self.view.no_color
 
-    def _swatch(self, run_id: str) -> str:
-        return self.selection.swatch(run_id, self._plain)
-
     # -- drawing ----------------------------------------------------------------------------------
 
     def schedule_redraw(self) -> None:
         """Redraw soon, at most every ``redraw_interval`` seconds."""
-        if self._redraw_timer is not None:
-            return
-        wait = max(0.0, self._last_draw + self.redraw_interval - time.monotonic())
-        self._redraw_timer = self.set_timer(max(wait, 0.005), self._redraw)
-
-    def _redraw(self) -> None:
-        self._redraw_timer = None
-        if self._stopped:
-            return
-        self._last_draw = time.monotonic()
-        self._draw_chart()
-        self._draw_list()
-        self._draw_status()
-        if self.report is not None:
-            self._draw_insights()
+        self.redraws.request()
 
     def settled(self) -> bool:
         """Whether the screen is at rest: loaded, nothing read waits to be applied, no redraw pending.
@@ -427,11 +285,27 @@ class TuilossApp(App[None]):
         The runs list (a DataTable) sizes its columns when it is next idle, so a list given new
         rows is not at rest until it has laid them out. Tests wait on this before they look.
         """
-        return (self.loaded and self.ingestor.idle and self._redraw_timer is None
+        return (self.loaded and self.ingestor.idle and not self.redraws.pending
                 and not getattr(self.run_list, "_require_update_dimensions", False))
 
     def on_loss_chart_resized(self, _: LossChart.Resized) -> None:
         self.schedule_redraw()
+
+    def _redraw(self) -> None:
+        if self._stopped:
+            return
+        self._draw_chart()
+        self._draw_list()
+        self._draw_status()
+        if self.report is not None:
+            self._draw_insights()
+
+    def _tick(self) -> None:
+        """Once a second: ages, run states and stalls change with time alone."""
+        if not self._stopped:
+            self._check_stalls()
+            self._draw_status()
+            self._draw_list()
 
     def _background(self) -> tuple[int, int, int]:
         try:
@@ -439,15 +313,11 @@ class TuilossApp(App[None]):
         except Exception:
             return (30, 30, 30)
 
-    def _marks(self) -> dict:
-        return marks(self.report)
-
     def _draw_chart(self) -> None:
-        chart = self.chart
-        shown = self.shown_runs()
-        label = self.metric or common_metric(shown) or "loss"
+        chart, shown = self.chart, self.shown_runs()
+        label = self.selection.metric or common_metric(shown) or "loss"
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
-        curves = self.curves.prepare(shown, self.selection, self.view, self._marks(), reported)
+        curves = self.curves.prepare(shown, self.selection, self.view, marks(self.report), reported)
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
                                  metric=safe_label(label, 40), background=self._background())
         if not self.loaded and self.load_progress is not None:
@@ -455,60 +325,38 @@ class TuilossApp(App[None]):
         chart.draw(spec)
 
     def _draw_list(self) -> None:
-        now = self.clock()
         counts = anomaly_counts(self.report) if self.report else {}
-        for run_id in self.stalls:
+        for run_id in self.findings.stalls:
             counts[run_id] = counts.get(run_id, 0) + 1
         cursor = self.view.cursor
         at_cursor = values_at(self.shown_runs(), self.selection, cursor) if cursor is not None else None
         rows = list_rows(list(self.store), self.selection, plain=self._plain, at_cursor=at_cursor, findings=counts,
-                         stalled=self.stalls, new={key[0] for key in self.new_anomalies}, activity=self.activity,
-                         now=now)
-        header = f"@{step_label(round(cursor))}" if cursor is not None else "last"
+                         stalled=self.findings.stalls, new={key[0] for key in self.findings.new}, activity=self.activity,
+                         now=self.clock())
         run_list = self.run_list
+        header = f"@{step_label(round(cursor))}" if cursor is not None else "last"
         run_list.show(rows, value_header=header, label_width=max(10, run_list.size.width - 33))
-        listed, total = len(rows), len(self.store)
-        run_list.border_title = f"runs ({listed}/{total} match /{safe_label(self.filter.pattern, 20)}/)" if self.filter else "runs"
+        run_list.border_title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(self.selection.filter.pattern, 20)}/)"
+                                 if self.selection.filter else "runs")
 
     def _draw_status(self) -> None:
-        lasts = [a.last for a in self.activity.values() if a.last is not None]
-        since = self.clock() - max(lasts) if lasts else None
-        self.status_bar.show(
-            Status(
-                runs=len(self.store),
-                shown=len(self.shown_runs()),
-                points=self.store.points,
-                files=self.files,
-                mode=self.watch_mode,
-                reason=self.mode_reason,
-                since_last=since,
-                skipped=self.store.skipped_lines,
-                paused=self.ingestor.paused,
-                loading=self.load_progress if not self.loaded else None,
-                filter=self.filter.pattern if self.filter else None,
-                error=self.error,
-            )
-        )
+        self.status_bar.show(Status(
+            runs=len(self.store), shown=len(self.shown_runs()), points=self.store.points, files=self.files,
+            mode=self.watch_mode, reason=self.mode_reason, since_last=self.activity.since_last(self.clock()),
+            skipped=self.store.skipped_lines, paused=self.ingestor.paused,
+            loading=self.load_progress if not self.loaded else None,
+            filter=self.selection.filter.pattern if self.selection.filter else None, error=self.error,
+        ))
 
-    def _tick(self) -> None:
-        """Once a second: ages, run states and stalls change with time alone."""
-        if self._stopped:
+    def _draw_insights(self) -> None:
+        panel = self.insights_panel
+        if self.report is None:
             return
-        self._check_stalls()
-        self._draw_status()
-        self._draw_list()
-
-    def _check_stalls(self) -> None:
-        """A run that grew while watched and then fell silent for many usual intervals is stalled."""
-        fresh, changed = self.findings.check_stalls(self.store, self.activity, self.clock())
-        for run_id, anomaly in fresh:
-            label = self.store.runs[run_id].label
-            self.notify(f"{safe_label(label, 60)}: {safe_label(anomaly.message, 200)}",
-                        title="new stall", severity="warning", timeout=8, markup=False)
-        if fresh and self.config.bell:
-            self.bell()
-        if changed:
-            self._draw_insights()
+        width = max(20, panel.size.width - 1) if panel.size.width else 40
+        text = self.panel.render(self.report, list(self.store), self.selection, stalls=self.findings.stalls,
+                                 new=self.findings.new, plain=self._plain, ascii=self.config.ascii, width=width)
+        if text is not None:
+            panel.show(text)
 
     # -- actions ------------------------------------------------------------------------------------
 
@@ -528,30 +376,21 @@ class TuilossApp(App[None]):
                     timeout=1.5, markup=False)
 
     def action_toggle_eval(self) -> None:
-        show = not self.view.show_eval
-        self._set_view(show_eval=show)
-        if show and not any(
+        self._set_view(show_eval=not self.view.show_eval)
+        if self.view.show_eval and not any(
             eval_counterpart(self.selection.metric_of(run) or "", list(run.series)) for run in self.shown_runs()
         ):
             self.notify("no evaluation series (val_loss, eval_loss...) in the shown runs", timeout=3, markup=False)
 
-    def action_zoom_in(self) -> None:
-        self._set_view(zoom=min(self.view.zoom + 1, 16))
-
-    def action_zoom_out(self) -> None:
-        self._set_view(zoom=max(self.view.zoom - 1, 0))
-
-    def action_reset_zoom(self) -> None:
-        self._set_view(zoom=0)
+    def action_zoom(self, steps: int) -> None:
+        """``steps`` more (or, negative, fewer) halvings of the shown step range, 0 to 16."""
+        self._set_view(zoom=min(max(self.view.zoom + steps, 0), 16) if steps else 0)
 
     def action_move_cursor(self, columns: int) -> None:
         self._move_cursor(moved_cursor(self.chart.spec, self.view.cursor, columns, self.chart.plot_width))
 
-    def action_cursor_home(self) -> None:
-        self._move_cursor(edge_step(self.chart.spec, end=False))
-
-    def action_cursor_end(self) -> None:
-        self._move_cursor(edge_step(self.chart.spec, end=True))
+    def action_cursor_edge(self, end: bool) -> None:
+        self._move_cursor(edge_step(self.chart.spec, end=end))
 
     def _move_cursor(self, step: float | None) -> None:
         if step is not None:
@@ -559,16 +398,15 @@ class TuilossApp(App[None]):
             self._draw_list()
 
     def action_escape(self) -> None:
-        filter_input = self.filter_input
-        if not filter_input.has_class("hidden"):
-            filter_input.add_class("hidden")
+        """Close the filter; else hide the cursor; else acknowledge the new findings."""
+        if self.filter_input.is_open:
+            self.filter_input.close()
             self.run_list.focus()
-            return
-        if self.view.cursor is not None:
+        elif self.view.cursor is not None:
             self._set_view(cursor=None)
             self._draw_list()
-        elif self.new_anomalies:
-            self.new_anomalies.clear()
+        elif self.findings.new:
+            self.findings.new.clear()
             self._draw_insights()
             self._draw_list()
 
@@ -600,15 +438,11 @@ class TuilossApp(App[None]):
             self._toggle([listed[index].id])
 
     def action_toggle_highlighted(self) -> None:
-        key = self.run_list.highlighted_key
-        if key is not None:
-            self._toggle([key])
+        if self.run_list.highlighted_key is not None:
+            self._toggle([self.run_list.highlighted_key])
 
-    def action_show_all(self) -> None:
-        self._toggle([run.id for run in self.listed_runs()], True)
-
-    def action_show_none(self) -> None:
-        self._toggle([run.id for run in self.listed_runs()], False)
+    def action_show_all(self, on: bool = True) -> None:
+        self._toggle([run.id for run in self.listed_runs()], on)
 
     def action_show_only(self) -> None:
         key = self.run_list.highlighted_key
@@ -617,20 +451,11 @@ class TuilossApp(App[None]):
             self._toggle([key], True)
 
     def action_filter(self) -> None:
-        filter_input = self.filter_input
-        filter_input.remove_class("hidden")
-        filter_input.value = self.filter.pattern if self.filter else ""
-        filter_input.focus()
+        self.filter_input.open(self.selection.filter)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "filter":
-            return
-        try:
-            self.selection.filter = parse_filter(event.value)
-        except re.error as exc:
-            self.notify(f"not a valid regex: {exc}", severity="error", markup=False)
-            return
-        event.input.add_class("hidden")
+    @on(FilterBar.Chosen)
+    def apply_filter(self, message: FilterBar.Chosen) -> None:
+        self.selection.filter = message.pattern
         self.run_list.focus()
         self.request_insights(now=True)
         self.schedule_redraw()
@@ -642,58 +467,43 @@ class TuilossApp(App[None]):
 
     def action_pick_metric(self) -> None:
         def chosen(name: str | None) -> None:
-            if name is None:
-                return
-            self.selection.metric = name or None
-            self.report = None
-            self.request_insights(now=True)
-            self.schedule_redraw()
+            if name is not None:
+                self.selection.metric = name or None
+                self.report = None
+                self.request_insights(now=True)
+                self.schedule_redraw()
 
-        self.push_screen(MetricScreen(metric_counts(self.listed_runs()), self.metric), chosen)
+        self.push_screen(MetricScreen(metric_counts(self.listed_runs()), self.selection.metric), chosen)
 
     def action_export(self) -> None:
         folder, note = choose_folder(self.export_dir, list(self.config.paths))
-        report = self.report
-        if report is None:
-            report = build_report(snapshot_store([snapshot_run(r) for r in self.shown_runs()]),
-                                  root=self.report_root, metric=self.metric)
+        shown = self.shown_runs()
+        if self.report is None:
+            report = build_report(snapshot_store([snapshot_run(r) for r in shown]), root=self.report_root,
+                                  metric=self.selection.metric)
         else:
-            shown = {run.id for run in self.shown_runs()}
-            report = replace(report, runs=tuple(r for r in report.runs if r.id in shown))
+            ids = {run.id for run in shown}
+            report = replace(self.report, runs=tuple(r for r in self.report.runs if r.id in ids))
         stamp = datetime.fromtimestamp(self.clock()).strftime("%Y%m%d-%H%M%S")
-        markdown = f"# tuiloss report\n\nWatched: {', '.join(self.config.paths)}\n\n" + render_markdown(report)
         chart = self.chart.capture() + "\n\n" + self._legend_text()
         try:
-            report_path, chart_path = write_export(folder, stamp, markdown, chart)
+            self.last_export = write_export(folder, stamp, export_markdown(report, self.config.paths), chart)
         except OSError as exc:
             self.notify(f"export failed: {exc}", severity="error", markup=False)
             return
-        self.last_export = (report_path, chart_path)
-        message = f"wrote {report_path} and {chart_path}" + (f" ({note})" if note else "")
+        message = "wrote {} and {}".format(*self.last_export) + (f" ({note})" if note else "")
         self.notify(message, title="exported", timeout=6, markup=False)
 
     def _legend_text(self) -> str:
         return legend_text(list(self.store), self.selection, self._plain)
 
 
-
-
-def make_app(
-    config: Config,
-    *,
-    engine_factory: Callable[[list[str], Options], Engine] | None = None,
-    watcher_factory: Callable[[list[str], float | None], object] | None = None,
-    clock: Callable[[], float] | None = None,
-    export_dir: str | None = None,
-) -> TuilossApp:
+def make_app(config: Config, **options) -> TuilossApp:
     """The viewer for ``config``; the CLI and the tests build it the same way.
 
-    Args:
-        config: what the command line asked for.
-        engine_factory: builds the core engine from (roots, options); tests may wrap it.
-        watcher_factory: builds the watcher from (roots, poll seconds).
-        clock: wall-clock seconds; tests freeze it for stable screenshots.
-        export_dir: where ``e`` writes (default: the current folder, never inside the watched tree).
+    Options (all keyword): ``engine_factory`` builds the core engine from (roots, options), tests
+    may wrap it; ``watcher_factory`` builds the watcher from (roots, poll seconds); ``clock`` gives
+    wall-clock seconds (tests freeze it for stable screenshots); ``export_dir`` is where ``e``
+    writes (default: the current folder, never inside the watched tree).
     """
-    return TuilossApp(config, engine_factory=engine_factory, watcher_factory=watcher_factory, clock=clock,
-                      export_dir=export_dir)
+    return TuilossApp(config, **options)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import Iterable
+
+from tuiloss.core.report import Report, render_markdown
 
 
 def inside(path: str, roots: list[str]) -> bool:
@@ -26,6 +29,11 @@ def choose_folder(requested: str | None, roots: list[str], cwd: str | None = Non
         return folder, ""
     fallback = os.path.join(tempfile.gettempdir(), "tuiloss-exports")
     return fallback, f"{folder} is inside the watched folder; wrote to {fallback} instead"
+
+
+def export_markdown(report: Report, watched: Iterable[str]) -> str:
+    """The exported report: the watched paths, then the same markdown as ``report --markdown``."""
+    return f"# tuiloss report\n\nWatched: {', '.join(watched)}\n\n" + render_markdown(report)
 
 
 def write_export(folder: str, stamp: str, markdown: str, chart: str) -> tuple[str, str]:

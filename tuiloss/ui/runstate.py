@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Collection, Mapping
 
-from tuiloss.core.report import fmt_value
+from tuiloss.core.analysis.display import fmt_value
 from tuiloss.core.store import Run
 from tuiloss.ui.selection import Selection, rich_color
 
@@ -40,6 +40,22 @@ class Activity:
             return None
         times = list(self.arrivals)
         return median(b - a for a, b in zip(times, times[1:]))
+
+
+class Activities(dict):
+    """Per run id, its :class:`Activity`: when the viewer saw it grow."""
+
+    def found(self, run_id: str, mtime: float | None) -> None:
+        """A run seen for the first time; its file's mtime stands for its last growth."""
+        self[run_id] = Activity(mtime if mtime else None)
+
+    def grew(self, run_id: str, now: float) -> None:
+        self.setdefault(run_id, Activity()).grew(now)
+
+    def since_last(self, now: float) -> float | None:
+        """Seconds since any run last grew, ``None`` before the first point."""
+        lasts = [a.last for a in self.values() if a.last is not None]
+        return now - max(lasts) if lasts else None
 
 
 def run_state(deleted: bool, activity: Activity | None, now: float, has_points: bool = True) -> str:

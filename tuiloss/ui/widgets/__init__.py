@@ -1,8 +1,9 @@
 """The viewer's widgets, each named after what it shows."""
 
+from tuiloss.ui.widgets.filter_bar import FilterBar
 from tuiloss.ui.widgets.insights_panel import InsightsPanel
 from tuiloss.ui.widgets.loss_chart import LossChart
 from tuiloss.ui.widgets.run_list import RunList, RunRow
 from tuiloss.ui.widgets.status_bar import StatusBar
 
-__all__ = ["InsightsPanel", "LossChart", "RunList", "RunRow", "StatusBar"]
+__all__ = ["FilterBar", "InsightsPanel", "LossChart", "RunList", "RunRow", "StatusBar"]

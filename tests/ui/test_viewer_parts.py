@@ -1,0 +1,100 @@
+"""The viewer's small headless parts: the throttle behind redraws and analyses, the panel's
+render memo, and run activity."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tuiloss.core.report import build_report
+from tuiloss.core.store import Run, Series, Store
+from tuiloss.ui.panel import PanelText
+from tuiloss.ui.runstate import Activities
+from tuiloss.ui.selection import Selection
+from tuiloss.ui.throttle import Throttle
+
+
+class FakeTimers:
+    """Timers that fire only when the test says, on a clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.waiting: list[tuple[float, object]] = []
+
+    def set_timer(self, delay, callback):
+        self.waiting.append((delay, callback))
+        return object()
+
+    def fire(self) -> float:
+        delay, callback = self.waiting.pop(0)
+        self.now += delay
+        callback()
+        return delay
+
+
+def test_requests_while_one_waits_fold_into_one_run():
+    timers, runs = FakeTimers(), []
+    throttle = Throttle(timers.set_timer, lambda: runs.append(timers.now), lambda: 0.5, clock=lambda: timers.now)
+    throttle.request()
+    throttle.request()
+    throttle.request(now=True)
+    assert len(timers.waiting) == 1 and throttle.pending
+    timers.fire()
+    assert len(runs) == 1 and not throttle.pending
+
+
+def test_a_request_right_after_a_run_waits_out_the_interval_unless_it_is_urgent():
+    timers, runs = FakeTimers(), []
+    interval = [0.5]
+    throttle = Throttle(timers.set_timer, lambda: runs.append(timers.now), lambda: interval[0],
+                        shortest=0.01, clock=lambda: timers.now)
+    throttle.request(now=True)
+    assert timers.fire() == 0.01  # at once: only the shortest wait
+    timers.now += 0.1
+    throttle.request()
+    assert abs(timers.fire() - 0.4) < 1e-9  # the rest of the interval
+    interval[0] = 3.0  # the interval is asked each time (a slow analysis runs less often)
+    throttle.request()
+    assert abs(timers.fire() - 3.0) < 1e-9
+    throttle.request(now=True)
+    assert timers.fire() == 0.01
+    assert len(runs) == 4
+
+
+def _run(run_id: str, values: list[float]) -> Run:
+    series = Series()
+    series.extend(np.arange(1.0, len(values) + 1) * 100, np.asarray(values, dtype=float))
+    return Run(id=run_id, label=f"run {run_id}", source=f"/logs/{run_id}.csv", format="csv", series={"loss": series})
+
+
+def test_the_panel_renders_again_only_when_what_it_shows_changes():
+    runs = [_run("a", [1.0 / k for k in range(1, 60)]), _run("b", [2.0 / k for k in range(1, 60)])]
+    store = Store()
+    for run in runs:
+        store.runs[run.id] = run
+    report = build_report(store)
+    selection = Selection()
+    for run in runs:
+        selection.add(run.id)
+    panel = PanelText()
+    args = dict(stalls={}, new=set(), plain=False, ascii=False, width=60)
+    first = panel.render(report, runs, selection, **args)
+    assert first is not None and "1 ■ run a" in first.plain and "2 ■ run b" in first.plain
+    assert panel.render(report, runs, selection, **args) is None  # nothing changed
+    selection.toggle(["b"], False)
+    text = panel.render(report, runs, selection, **args)
+    assert text is not None and "1 ■ run a" in text.plain and "2 ■ run b" not in text.plain  # its findings go
+    assert panel.render(report, runs, selection, **dict(args, width=40)) is not None
+    panel.forget()
+    assert panel.render(report, runs, selection, **dict(args, width=40)) is not None
+
+
+def test_activity_tells_the_time_since_any_run_last_grew():
+    activity = Activities()
+    assert activity.since_last(1000.0) is None
+    activity.found("a", None)  # no file time: no growth seen yet
+    assert activity.since_last(1000.0) is None
+    activity.found("b", 900.0)
+    activity.grew("a", 950.0)
+    activity.grew("c", 960.0)  # a run seen growing before it was found
+    assert activity.since_last(1000.0) == 40.0
+    assert activity["b"].last == 900.0 and activity["c"].last == 960.0

@@ -1,0 +1,53 @@
+"""What the insights panel shows: the report of the shown runs, with live stalls and news.
+
+Headless: :class:`PanelText` decides whether the text must be rendered again and renders it
+with :func:`~tuiloss.ui.insights.render_insights`; the widget only shows it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping
+
+from rich.text import Text
+
+from tuiloss.core.analysis import Anomaly
+from tuiloss.core.report import Report
+from tuiloss.core.store import Run
+from tuiloss.ui.findings import with_stall
+from tuiloss.ui.insights import render_insights
+from tuiloss.ui.selection import Selection, rich_color
+
+
+class PanelText:
+    """Renders the panel only when something it shows changed (with 1,000 runs, rendering is a
+    large share of a redraw)."""
+
+    def __init__(self) -> None:
+        self.inputs: tuple | None = None
+
+    def forget(self) -> None:
+        """Render again next time, whatever changed."""
+        self.inputs = None
+
+    def render(self, report: Report, runs: list[Run], selection: Selection, *, stalls: Mapping[str, Anomaly],
+               new: set[tuple], plain: bool, ascii: bool, width: int) -> Text | None:
+        """The panel's text, or ``None`` when it would be the one shown already."""
+        numbers = {run.id: n for n, run in selection.numbered(runs)}
+        shown = {run.id for run in selection.shown(runs)}
+        inputs = (report, tuple(numbers.items()), frozenset(shown), dict(stalls), frozenset(new),
+                  len(selection.colors), plain, ascii, width)
+        if inputs == self.inputs:
+            return None
+        self.inputs = inputs
+        shown_report = replace(report, runs=tuple(with_stall(r, stalls.get(r.id)) for r in report.runs
+                                                  if r.id in shown))
+        return render_insights(
+            shown_report,
+            colors={rid: rich_color(c) for rid, c in selection.colors.items()},
+            numbers={rid: str(n) for rid, n in numbers.items()},
+            swatches={rid: selection.swatch(rid, plain) for rid in selection.colors},
+            new=new,
+            ascii=ascii,
+            width=width,
+        )

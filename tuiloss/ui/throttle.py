@@ -1,0 +1,56 @@
+"""Coalesced, rate-limited work on the UI thread: redraws and analysis requests.
+
+Headless: the timer comes from the caller (Textual's ``set_timer`` in the app, a fake in tests).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+
+class Throttle:
+    """Runs ``callback`` soon after a request, at most once every ``interval()`` seconds.
+
+    Requests made while one is waiting fold into it; a request made right after a run waits out
+    the rest of the interval. ``interval`` is asked each time, so it may follow a measured cost.
+    """
+
+    def __init__(
+        self,
+        set_timer: Callable[[float, Callable[[], None]], Any],
+        callback: Callable[[], None],
+        interval: Callable[[], float],
+        *,
+        shortest: float = 0.005,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._set_timer = set_timer
+        self._callback = callback
+        self._interval = interval
+        self._shortest = shortest
+        self._clock = clock
+        self._timer: Any = None
+        self._due = False
+        self._last = 0.0
+
+    @property
+    def pending(self) -> bool:
+        """Whether a run is scheduled and has not happened yet."""
+        return self._timer is not None
+
+    def request(self, now: bool = False) -> None:
+        """Ask for a run: at once if ``now``, else when the interval since the last run is over."""
+        self._due = True
+        if self._timer is not None:
+            return
+        wait = 0.0 if now else max(0.0, self._last + self._interval() - self._clock())
+        self._timer = self._set_timer(max(wait, self._shortest), self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if not self._due:
+            return
+        self._due = False
+        self._last = self._clock()
+        self._callback()
