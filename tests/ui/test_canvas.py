@@ -7,7 +7,9 @@ import math
 import numpy as np
 
 from tuiloss.ui.canvas import layout, rasterise, render_chart, render_plain
-from tuiloss.ui.chartdata import ChartSpec, ChartView, Label, Mark, Trace, build_chart, curve_from_arrays
+from tuiloss.ui.chartdata import ChartSpec, ChartView, Label, Mark, Trace, build_chart
+
+from ui_helpers import curve_from_arrays
 
 RED, BLUE = (255, 0, 0), (0, 0, 255)
 

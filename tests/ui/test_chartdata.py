@@ -7,7 +7,6 @@ from tuiloss.ui.chartdata import (
     ChartView,
     Mark,
     build_chart,
-    curve_from_arrays,
     edge_step,
     linear_ticks,
     log_ticks,
@@ -16,6 +15,8 @@ from tuiloss.ui.chartdata import (
     step_label,
     x_window,
 )
+
+from ui_helpers import curve_from_arrays
 
 
 def test_step_labels():

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
+from tuiloss.core.analysis import ColumnData, ema, minmax_columns
 from tuiloss.core.driver import Changes, NoWatcher
+from tuiloss.ui.chartdata import ColumnQuery, CurveInput
 
 #: A fixed wall clock for screens that show ages (2033-05-18).
 FROZEN_NOW = 2_000_000_000.0
@@ -81,3 +86,36 @@ class DriftedWatcher(NoWatcher):
 
     def take(self) -> Changes:
         raise AttributeError("'DriftedWatcher' object has no attribute 'take'")
+
+
+# -- chart inputs straight from arrays (the viewer builds them incrementally) --------------------
+
+
+def series_columns(steps: np.ndarray, values: np.ndarray) -> ColumnQuery:
+    """A column query over fixed arrays (one pass per call; tests and small series)."""
+
+    def query(x_lo: float, x_hi: float, width: int, log_x: bool) -> ColumnData:
+        return minmax_columns(steps, values, x_lo, x_hi, width, log_x)
+
+    return query
+
+
+def curve_from_arrays(key: str, steps, values, *, color=(86, 180, 233), marker="*", smoothing: float = 0.0,
+                      log_y: bool = False, **extra) -> CurveInput:
+    """A :class:`CurveInput` straight from arrays (no incremental index)."""
+    steps = np.asarray(steps, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    positive = steps[steps > 0]
+    smoothed = series_columns(steps, ema(values, smoothing, log=log_y)) if smoothing > 0 else None
+    return CurveInput(
+        key=key,
+        color=color,
+        marker=marker,
+        first_step=float(steps[0]) if len(steps) else math.nan,
+        last_step=float(steps[-1]) if len(steps) else math.nan,
+        min_positive=float(positive[0]) if len(positive) else None,
+        raw=series_columns(steps, values),
+        smoothed=smoothed,
+        has_nonpositive_steps=bool(len(steps) and steps[0] <= 0),
+        **extra,
+    )

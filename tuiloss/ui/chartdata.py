@@ -206,36 +206,6 @@ class CurveInput:
     has_nonpositive_steps: bool = False
 
 
-def series_columns(steps: np.ndarray, values: np.ndarray) -> ColumnQuery:
-    """A column query over fixed arrays (one pass per call; tests and small series)."""
-
-    def query(x_lo: float, x_hi: float, width: int, log_x: bool) -> ColumnData:
-        return minmax_columns(steps, values, x_lo, x_hi, width, log_x)
-
-    return query
-
-
-def curve_from_arrays(key: str, steps, values, *, color=(86, 180, 233), marker="*", smoothing: float = 0.0,
-                      log_y: bool = False, **extra) -> CurveInput:
-    """A :class:`CurveInput` straight from arrays (no incremental index)."""
-    steps = np.asarray(steps, dtype=np.float64)
-    values = np.asarray(values, dtype=np.float64)
-    positive = steps[steps > 0]
-    smoothed = series_columns(steps, ema(values, smoothing, log=log_y)) if smoothing > 0 else None
-    return CurveInput(
-        key=key,
-        color=color,
-        marker=marker,
-        first_step=float(steps[0]) if len(steps) else math.nan,
-        last_step=float(steps[-1]) if len(steps) else math.nan,
-        min_positive=float(positive[0]) if len(positive) else None,
-        raw=series_columns(steps, values),
-        smoothed=smoothed,
-        has_nonpositive_steps=bool(len(steps) and steps[0] <= 0),
-        **extra,
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class Window:
     """The x axis: positions ``lo..hi`` (log10 steps when ``log``), and the steps they span."""
