@@ -168,7 +168,7 @@ async def test_insights_toggle_pause_help_and_quit(app):
     assert not app.is_running and app.return_code in (0, None)
     assert app.ingestor.stopping()
     deadline = time.monotonic() + 10  # an analysis under way finishes its pass first
-    while app.insights_worker._thread.is_alive():
+    while app.insights.worker._thread.is_alive():
         assert time.monotonic() < deadline, "the insights thread did not end"
         time.sleep(0.02)
 

@@ -127,8 +127,8 @@ async def test_updates_while_a_modal_screen_is_open(sample_logs, config_for):
         with open(sample_logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
             handle.write('{"step": 100100, "loss": 0.2}\n')
         await wait_for(pilot, lambda: len(run.series["loss"]) == before + 1, 5, "the point")
-        analysed = app.report_generation
-        await wait_for(pilot, lambda: app.report_generation > analysed and app.settled(), 10,
+        analysed = app.insights.generation
+        await wait_for(pilot, lambda: app.insights.generation > analysed and app.settled(), 10,
                        "a redraw and an analysis behind the help")
         await pilot.press("escape", "m")
         await settle(pilot, app)
@@ -194,7 +194,7 @@ async def test_live_findings_equal_the_batch_report(sample_logs, config_for):
         await wait_for(pilot, lambda: next(r for r in app.report.runs if r.id == run.id)
                        .metrics["loss"].last_step == 101_900, 10, "the analysis")
         live = report_json(app.report)
-        kept = app.insights_worker.analyzers._kept
+        kept = app.insights.worker.analyzers._kept
         assert (run.id, "loss") in kept and kept[(run.id, "loss")].rebuilds == 0  # extended, not redone
     store, _, _ = load([str(sample_logs)])
     batch = report_json(build_report(store, root=str(sample_logs)))

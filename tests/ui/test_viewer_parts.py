@@ -98,3 +98,36 @@ def test_activity_tells_the_time_since_any_run_last_grew():
     activity.grew("c", 960.0)  # a run seen growing before it was found
     assert activity.since_last(1000.0) == 40.0
     assert activity["b"].last == 900.0 and activity["c"].last == 960.0
+
+
+def test_the_feed_analyses_the_shown_runs_and_keeps_only_the_newest_report():
+    import queue
+    import time
+
+    from tuiloss.ui.feed import InsightsFeed
+
+    timers, results = FakeTimers(), queue.Queue()
+    shown = [_run("a", [1.0 / k for k in range(1, 60)])]
+    feed = InsightsFeed(timers.set_timer, results.put, lambda: shown, lambda: None, None)
+    feed.start()
+    try:
+        feed.request(now=True)
+        feed.request()  # folds into the waiting one
+        timers.fire()
+        assert not timers.waiting and feed.sent == 1
+        first = results.get(timeout=20)
+        assert first.generation == 1 and [run.id for run in first.report.runs] == ["a"]
+        shown.append(_run("b", [2.0 / k for k in range(1, 60)]))
+        feed.request(now=True)
+        timers.fire()
+        second = results.get(timeout=20)
+        assert [run.id for run in second.report.runs] == ["a", "b"]
+        assert feed.take(second) and feed.report is second.report and feed.generation == 2
+        assert not feed.take(first)  # an older analysis that arrives late is dropped
+        assert feed.report is second.report
+    finally:
+        feed.stop()
+    deadline = time.monotonic() + 10
+    while feed.worker._thread.is_alive():
+        assert time.monotonic() < deadline, "the analysis thread did not end"
+        time.sleep(0.01)

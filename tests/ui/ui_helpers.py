@@ -34,7 +34,7 @@ async def wait_for(pilot, predicate, timeout: float = 10.0, what: str = "conditi
 async def wait_loaded(pilot, app, timeout: float = 20.0) -> None:
     """Until the first load is applied and the insights of it are shown."""
     await wait_for(pilot, lambda: app.loaded and app.report is not None
-                   and app.report_generation >= (app.findings.baseline_generation or 1), timeout, "the first load")
+                   and app.insights.generation >= (app.findings.baseline_generation or 1), timeout, "the first load")
     await settle(pilot, app, timeout)
 
 

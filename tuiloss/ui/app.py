@@ -35,7 +35,7 @@ from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smooth
 from tuiloss.ui.curves import Curves, legend_text, values_at
 from tuiloss.ui.export import choose_folder, export_markdown, write_export
 from tuiloss.ui.findings import Findings, anomaly_counts, marks
-from tuiloss.ui.insights import InsightsRequest, InsightsWorker
+from tuiloss.ui.feed import InsightsFeed
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.panel import PanelText
 from tuiloss.ui.runstate import Activities, list_rows
@@ -50,7 +50,6 @@ from tuiloss.ui.widgets.status_bar import Status
 #: Narrower than this, the insights panel starts hidden and stacks under the chart.
 NARROW = 100
 REDRAW_INTERVAL = 0.1
-INSIGHTS_INTERVAL = 0.5
 
 
 class TuilossApp(App[None]):
@@ -100,14 +99,10 @@ class TuilossApp(App[None]):
         self.load_progress: float | None = 0.0
         self.loaded = False
         self.error: str | None = None
-        self.report: Report | None = None
-        self.report_generation = 0
-        self.analysis_seconds = 0.0
-        self._insights_generation = 0
-        self.insights_due = Throttle(self.set_timer, self._send_insights, self._insights_interval, shortest=0.01)
+        self.insights = InsightsFeed(self.set_timer, lambda ready: self.post_message(messages.InsightsReady(ready)),
+                                     self.shown_runs, lambda: self.selection.metric, self.report_root)
         self.redraws = Throttle(self.set_timer, self._redraw, lambda: self.redraw_interval)
         self.ingestor = Ingestor(self.engine, self.watcher, lambda event: self.post_message(messages.from_driver(event)))
-        self.insights_worker = InsightsWorker(lambda ready: self.post_message(messages.InsightsReady(ready)))
         self._stopped = False
         self._main_screen = None
 
@@ -137,7 +132,7 @@ class TuilossApp(App[None]):
         screen.set_class(not narrow, "with-insights")
         self.run_list.border_title = "runs"
         self.run_list.focus()
-        self.insights_worker.start()
+        self.insights.start()
         self.run_worker(self._ingest, thread=True, name="ingest", group="ingest", exit_on_error=False)
         self.set_interval(1.0, self._tick)
         self._draw_status()
@@ -155,7 +150,7 @@ class TuilossApp(App[None]):
         if not self._stopped:
             self._stopped = True
             self.ingestor.stop()
-            self.insights_worker.stop()
+            self.insights.stop()
 
     def on_unmount(self) -> None:
         self._stop_threads()
@@ -182,7 +177,7 @@ class TuilossApp(App[None]):
     def finish_load(self) -> None:
         self.load_progress = None
         self.loaded = True
-        self.findings.baseline_generation = self._insights_generation + 1
+        self.findings.baseline_generation = self.insights.sent + 1
         self.request_insights(now=True)
         self.schedule_redraw()
 
@@ -221,27 +216,20 @@ class TuilossApp(App[None]):
     # -- insights -------------------------------------------------------------------------------
 
     def request_insights(self, now: bool = False) -> None:
-        """Analyse the visible runs again soon (at most every INSIGHTS_INTERVAL)."""
-        self.insights_due.request(now)
+        """Analyse the shown runs again soon (see :class:`~tuiloss.ui.feed.InsightsFeed`)."""
+        self.insights.request(now)
 
-    def _insights_interval(self) -> float:
-        # A slow analysis (millions of points) runs less often, so it never hogs the CPU.
-        return max(INSIGHTS_INTERVAL, 2 * self.analysis_seconds)
-
-    def _send_insights(self) -> None:
-        self._insights_generation += 1
-        runs = [snapshot_run(run) for run in self.shown_runs()]
-        self.insights_worker.request(InsightsRequest(self._insights_generation, runs, self.selection.metric, self.report_root))
+    @property
+    def report(self) -> Report | None:
+        """The newest analysis of the shown runs, ``None`` before the first (or after ``m``)."""
+        return self.insights.report
 
     @on(messages.InsightsReady)
     def take_insights(self, message: messages.InsightsReady) -> None:
-        ready = message.ready
-        if ready.generation < self.report_generation:
-            return
-        self.report_generation, self.report, self.analysis_seconds = ready.generation, ready.report, ready.seconds
-        self._announce(self.findings.take(ready.report, ready.generation))
-        self._draw_insights()
-        self.schedule_redraw()
+        if self.insights.take(message.ready):
+            self._announce(self.findings.take(message.ready.report, message.ready.generation))
+            self._draw_insights()
+            self.schedule_redraw()
 
     def _check_stalls(self) -> None:
         """A run that grew while watched and then fell silent for many usual intervals is stalled."""
@@ -469,7 +457,7 @@ class TuilossApp(App[None]):
         def chosen(name: str | None) -> None:
             if name is not None:
                 self.selection.metric = name or None
-                self.report = None
+                self.insights.report = None
                 self.request_insights(now=True)
                 self.schedule_redraw()
 

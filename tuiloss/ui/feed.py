@@ -1,0 +1,71 @@
+"""The panel's analyses: asked for throttled, run on the insights thread, taken newest first.
+
+Headless: the timer and the way results come back (a Textual message in the app) are the
+caller's. The worker analyses frozen snapshots, so the store keeps growing meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from tuiloss.core.report import Report
+from tuiloss.core.store import Run
+from tuiloss.ui.insights import InsightsReady, InsightsRequest, InsightsWorker
+from tuiloss.ui.snapshot import snapshot_run
+from tuiloss.ui.throttle import Throttle
+
+#: Analyses run at most this often; a slow one (millions of points) runs less often still.
+INSIGHTS_INTERVAL = 0.5
+
+
+class InsightsFeed:
+    """Requests analyses of the shown runs and keeps the newest report that came back.
+
+    Args:
+        set_timer: schedules a callback after a delay, on the caller's thread.
+        post: hands a finished analysis back to the caller's thread.
+        runs: the runs to analyse, asked at each request (the shown ones).
+        metric: the metric chosen by the user, ``None`` for each run's primary one.
+        root: the watched folder, when there is one (labels are relative to it).
+    """
+
+    def __init__(
+        self,
+        set_timer: Callable[[float, Callable[[], None]], Any],
+        post: Callable[[InsightsReady], None],
+        runs: Callable[[], list[Run]],
+        metric: Callable[[], str | None],
+        root: str | None,
+    ) -> None:
+        self.worker = InsightsWorker(post)
+        self.report: Report | None = None
+        self.generation = 0  # of the report taken
+        self.sent = 0  # generation of the newest request
+        self.seconds = 0.0  # what the last analysis took
+        self._runs, self._metric, self._root = runs, metric, root
+        self._due = Throttle(set_timer, self._send, self._interval, shortest=0.01)
+
+    def start(self) -> None:
+        self.worker.start()
+
+    def stop(self) -> None:
+        self.worker.stop()
+
+    def request(self, now: bool = False) -> None:
+        """Analyse again soon: at once if ``now``, else at most every :data:`INSIGHTS_INTERVAL`."""
+        self._due.request(now)
+
+    def take(self, ready: InsightsReady) -> bool:
+        """Keep ``ready``'s report unless a newer one was taken; whether it was kept."""
+        if ready.generation < self.generation:
+            return False
+        self.generation, self.report, self.seconds = ready.generation, ready.report, ready.seconds
+        return True
+
+    def _interval(self) -> float:
+        return max(INSIGHTS_INTERVAL, 2 * self.seconds)
+
+    def _send(self) -> None:
+        self.sent += 1
+        runs = [snapshot_run(run) for run in self._runs()]
+        self.worker.request(InsightsRequest(self.sent, runs, self._metric(), self._root))
