@@ -18,7 +18,6 @@ from typing import Callable
 
 from textual import on
 from textual.app import App, ComposeResult
-from textual.color import Color
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
 from textual.worker import get_current_worker
@@ -256,11 +255,6 @@ class TuilossApp(App[None]):
         """Runs on the chart and in the insights: listed and switched on."""
         return self.selection.shown(self.store)
 
-    @property
-    def _plain(self) -> bool:
-        """Runs are told apart by markers, not colours."""
-        return self.view.ascii or self.view.no_color
-
     # -- drawing ----------------------------------------------------------------------------------
 
     def schedule_redraw(self) -> None:
@@ -295,19 +289,13 @@ class TuilossApp(App[None]):
             self._draw_status()
             self._draw_list()
 
-    def _background(self) -> tuple[int, int, int]:
-        try:
-            return Color.parse(self.theme_variables.get("surface", "#1e1e1e")).rgb
-        except Exception:
-            return (30, 30, 30)
-
     def _draw_chart(self) -> None:
         chart, shown = self.chart, self.shown_runs()
         label = self.selection.metric or common_metric(shown) or "loss"
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
         curves = self.curves.prepare(shown, self.selection, self.view, marks(self.report), reported)
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
-                                 metric=safe_label(label, 40), background=self._background())
+                                 metric=safe_label(label, 40), background=chart.background)
         if not self.loaded and self.load_progress is not None:
             spec.title += f" · loading {self.load_progress:.0%}"
         chart.draw(spec)
@@ -318,7 +306,7 @@ class TuilossApp(App[None]):
             counts[run_id] = counts.get(run_id, 0) + 1
         cursor = self.view.cursor
         at_cursor = values_at(self.shown_runs(), self.selection, cursor) if cursor is not None else None
-        rows = list_rows(list(self.store), self.selection, plain=self._plain, at_cursor=at_cursor, findings=counts,
+        rows = list_rows(list(self.store), self.selection, plain=self.view.plain, at_cursor=at_cursor, findings=counts,
                          stalled=self.findings.stalls, new={key[0] for key in self.findings.new}, activity=self.activity,
                          now=self.clock())
         run_list = self.run_list
@@ -342,7 +330,7 @@ class TuilossApp(App[None]):
             return
         width = max(20, panel.size.width - 1) if panel.size.width else 40
         text = self.panel.render(self.report, list(self.store), self.selection, stalls=self.findings.stalls,
-                                 new=self.findings.new, plain=self._plain, ascii=self.config.ascii, width=width)
+                                 new=self.findings.new, plain=self.view.plain, ascii=self.config.ascii, width=width)
         if text is not None:
             panel.show(text)
 
@@ -483,7 +471,7 @@ class TuilossApp(App[None]):
         self.notify(message, title="exported", timeout=6, markup=False)
 
     def _legend_text(self) -> str:
-        return legend_text(list(self.store), self.selection, self._plain)
+        return legend_text(list(self.store), self.selection, self.view.plain)
 
 
 def make_app(config: Config, **options) -> TuilossApp:

@@ -96,6 +96,11 @@ class ChartView:
     ascii: bool = False
     no_color: bool = False
 
+    @property
+    def plain(self) -> bool:
+        """Runs are told apart by markers, not colours (``--ascii`` or ``NO_COLOR``)."""
+        return self.ascii or self.no_color
+
 
 @dataclass(slots=True)
 class Mark:

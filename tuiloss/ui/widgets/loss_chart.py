@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 from textual import events
+from textual.color import Color
 from textual.message import Message
 from textual.widget import Widget
 
@@ -46,6 +47,14 @@ class LossChart(Widget):
 
     def on_resize(self, event: events.Resize) -> None:
         self.post_message(self.Resized())
+
+    @property
+    def background(self) -> tuple[int, int, int]:
+        """The theme's surface colour, which the rasteriser blends faint dots into."""
+        try:
+            return Color.parse(self.app.theme_variables.get("surface", "#1e1e1e")).rgb
+        except Exception:
+            return (30, 30, 30)
 
     def draw(self, spec: ChartSpec) -> None:
         """Replace what is drawn."""
