@@ -41,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--bell", action="store_true", help="ring the terminal bell on a new anomaly")
     watch.add_argument("--smooth", type=float, default=0.0, metavar="W", help="EMA smoothing weight 0..0.99")
     watch.add_argument("--linear-x", action="store_true", help="start with a linear step axis")
-    watch.add_argument("--log-y", action="store_true", help="start with a logarithmic loss axis")
+    watch.add_argument("--log-y", action="store_true", help="start with a logarithmic loss axis"
+                       " (default: log when the data spans more than a decade)")
+    watch.add_argument("--linear-y", action="store_true", help="start with a linear loss axis")
     watch.add_argument("--export-dir", metavar="DIR",
                        help="where the e key writes its report (default: the current folder, never inside PATH)")
 
@@ -139,7 +141,7 @@ def _watch(args) -> int:
         bell=args.bell,
         smoothing=max(0.0, min(args.smooth, 0.99)),
         log_x=not args.linear_x,
-        log_y=args.log_y,
+        log_y=True if args.log_y else (False if args.linear_y else None),
         verbose=args.verbose,
     )
     from tuiloss.ui.app import make_app

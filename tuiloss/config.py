@@ -16,5 +16,5 @@ class Config:
     bell: bool = False
     smoothing: float = 0.0
     log_x: bool = True
-    log_y: bool = False
+    log_y: bool | None = None  # None: log when the visible data spans more than a decade
     verbose: bool = False

@@ -143,19 +143,19 @@ def test_a_memo_reuses_the_points_of_an_unchanged_curve_and_not_of_a_changed_one
     index.sync(steps, 1 / np.sqrt(steps))
     curve = replace(_curve(steps, 1 / np.sqrt(steps)), raw=index.query)
     memo: dict = {}
-    first = build_chart([curve], ChartView(), 80, memo=memo)
-    again = build_chart([curve], ChartView(), 80, memo=memo)
+    first = build_chart([curve], ChartView(log_y=False), 80, memo=memo)
+    again = build_chart([curve], ChartView(log_y=False), 80, memo=memo)
     assert again.traces[0].xs is first.traces[0].xs  # same answer from the index: points reused
     longer = np.arange(1, 6001, dtype=float)
     values = 1 / np.sqrt(longer)
     values[-1] = 5.0  # a spike at the new end
     index.sync(longer, values)
     grown = replace(curve, last_step=6000.0, raw=index.query)
-    after = build_chart([grown], ChartView(), 80, memo=memo)
+    after = build_chart([grown], ChartView(log_y=False), 80, memo=memo)
     assert after.traces[0].xs is not first.traces[0].xs
     assert max(after.traces[0].ys) == 5.0
     assert after.y_lim[1] > 5.0
-    fresh = build_chart([grown], ChartView(), 80)
+    fresh = build_chart([grown], ChartView(log_y=False), 80)
     assert np.array_equal(after.traces[0].xs, fresh.traces[0].xs)
     assert np.array_equal(after.traces[0].ys, fresh.traces[0].ys)
 
@@ -178,3 +178,63 @@ def test_the_step_cursor_starts_at_the_right_edge_moves_by_columns_and_stays_ins
 def test_smoothing_cycles_through_its_steps_and_back_to_none():
     assert [next_smoothing(w) for w in (0.0, 0.6, 0.9, 0.99)] == [0.6, 0.9, 0.99, 0.0]
     assert next_smoothing(0.7) == 0.9  # a --smoothing between the steps goes on to the next one
+
+
+def _loss(steps, start, level, noise, seed=0):
+    """A loss falling from ``start`` to ``level`` (a power law in the step), with noise."""
+    rng = np.random.default_rng(seed)
+    return level + (start - level) * (steps / steps[0]) ** -0.9 + rng.normal(0, noise, len(steps))
+
+
+def test_values_spanning_decades_get_a_log_axis_by_default_and_an_explicit_choice_wins():
+    steps = np.arange(10, 20_001, 10, dtype=float)
+    wide = _curve(steps, np.geomspace(38.0, 1e-4, len(steps)))
+    auto = build_chart([wide], ChartView(), 60, height=20)
+    assert auto.y_log and "log y (auto)" in auto.title
+    assert max(y for t in auto.traces for y in t.ys) - min(y for t in auto.traces for y in t.ys) > 5  # decades
+    linear = build_chart([wide], ChartView(log_y=False), 60, height=20)
+    assert not linear.y_log and "log y" not in linear.title
+    narrow = build_chart([_curve(steps, _loss(steps, 1.3, 0.2, 0.004))], ChartView(), 60, height=20)
+    assert not narrow.y_log  # 1.3 / 0.2 is under a decade
+    negative = build_chart([_curve(steps, np.linspace(-5, 40, len(steps)))], ChartView(), 60, height=20)
+    assert not negative.y_log  # no log axis for values at or below zero
+    forced = build_chart([_curve(steps, _loss(steps, 1.3, 0.2, 0.004))], ChartView(log_y=True), 60, height=20)
+    assert forced.y_log and "log y ·" in forced.title + " ·"
+
+
+def test_a_transient_ten_times_the_final_level_is_cut_so_the_settled_curves_get_the_rows():
+    steps = np.arange(100, 100_001, 100, dtype=float)
+    a = _curve(steps, _loss(steps, 1.3, 0.20, 0.003, seed=1))
+    b = _curve(steps, _loss(steps, 1.25, 0.23, 0.003, seed=2))
+    spec = build_chart([a, b], ChartView(), 60, height=20)
+    y_lo, y_hi = spec.y_lim
+    assert y_hi < 0.5 and y_lo < 0.2  # the settled levels 0.20 and 0.23 fill the axis
+    rows_between_the_levels = (0.23 - 0.20) / (y_hi - y_lo) * 20
+    assert rows_between_the_levels >= 2
+    arrows = [label.text for label in spec.labels if label.text.startswith("↑")]
+    assert len(arrows) == 1 and 1.27 <= float(arrows[0][1:]) <= 1.33  # where the curves began
+    full = build_chart([a, b], ChartView(), 60, height=20)
+    assert full.y_lim == spec.y_lim  # the same data, the same axis
+
+
+def test_a_curve_that_stays_in_range_is_not_cut_and_a_new_last_point_is_always_on_the_axis():
+    steps = np.arange(1, 1001, dtype=float)
+    gentle = _curve(steps, np.linspace(1.0, 0.6, len(steps)))
+    spec = build_chart([gentle], ChartView(), 60, height=20)
+    assert spec.y_lim[0] <= 0.6 and spec.y_lim[1] >= 1.0
+    assert not [label for label in spec.labels if label.text[:1] in "↑↓"]
+    values = _loss(steps, 1.3, 0.2, 0.002)
+    values[-1] = 3.0  # the newest point jumps: it must be seen at once
+    spec = build_chart([_curve(steps, values)], ChartView(), 60, height=20)
+    assert spec.y_lim[1] >= 3.0
+
+
+def test_a_rising_metric_cut_below_is_marked_below():
+    steps = np.arange(1, 2001, dtype=float)
+    accuracy = 99.5 - 87.5 * (steps / steps[0]) ** -0.9 + np.random.default_rng(3).normal(0, 0.05, len(steps))
+    spec = build_chart([_curve(steps, accuracy)], ChartView(), 60, height=20)
+    assert spec.y_lim[0] > 90
+    arrows = [label.text for label in spec.labels if label.text.startswith("↓")]
+    assert len(arrows) == 1 and 11.8 <= float(arrows[0][1:]) <= 12.2  # where it began
+    plain = build_chart([_curve(steps, accuracy)], ChartView(ascii=True), 60, height=20)
+    assert len([label for label in plain.labels if label.text.startswith("v1")]) == 1

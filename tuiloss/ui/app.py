@@ -344,7 +344,7 @@ class TuilossApp(App[None]):
         self._set_view(log_x=not self.view.log_x)
 
     def action_toggle_log_y(self) -> None:
-        self._set_view(log_y=not self.view.log_y)
+        self._set_view(log_y=not self.chart.spec.y_log)  # from what is shown, auto or not
 
     def action_cycle_smoothing(self) -> None:
         self._set_view(smoothing=next_smoothing(self.view.smoothing))

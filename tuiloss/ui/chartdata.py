@@ -88,7 +88,7 @@ class ChartView:
     """How the user asked to see the chart (keys change these)."""
 
     log_x: bool = True
-    log_y: bool = False
+    log_y: bool | None = None  # None: log when the data spans more than a decade
     smoothing: float = 0.0
     zoom: int = 0  # 0 = everything; each level halves the step range, anchored at the latest step
     show_eval: bool = False
@@ -144,6 +144,7 @@ class ChartSpec:
     title: str = ""
     empty: str | None = None  # a message instead of a chart
     x_log: bool = False  # x positions are log10(step)
+    y_log: bool = False  # y positions are log10(value)
     notes: list[str] = field(default_factory=list)
 
 
@@ -311,6 +312,74 @@ def value_axis(values, log: bool):
         return np.where(values > 0, np.log10(values), np.nan)
 
 
+#: Visible values spanning more than this ratio (max / min, robustly) get a log y axis by default.
+LOG_Y_RATIO = 10.0
+#: The whole range is cut to the settled values when it is this many times wider than they are.
+CLIP_RATIO = 2.5
+#: Room kept beyond the settled values, as a share of their span, when the range is cut: enough
+#: to see the curves arrive (which one settles first), not so much that the settled part flattens.
+CLIP_MARGIN = 1.0
+
+
+def spans_decades(columns: list[ColumnData]) -> bool:
+    """Whether the visible values are all positive and span more than about a decade.
+
+    Uses the 2nd percentile of the column minima and the 98th of the maxima, so one stray
+    point does not switch the axis.
+    """
+    lows = [c.min[np.isfinite(c.min)] for c in columns]
+    highs = [c.max[np.isfinite(c.max)] for c in columns]
+    lows = np.concatenate(lows) if lows else np.zeros(0)
+    highs = np.concatenate(highs) if highs else np.zeros(0)
+    if not len(lows) or not len(highs) or lows.min() <= 0:
+        return False
+    return float(np.quantile(highs, 0.98)) > LOG_Y_RATIO * float(np.quantile(lows, 0.02))
+
+
+def _later_half(xs: np.ndarray, ys: np.ndarray, window: Window) -> np.ndarray:
+    """A curve's values from the middle of its steps on, and its last point: what it settled to."""
+    steps = 10.0**xs if window.log else xs
+    middle = (steps[0] + steps[-1]) / 2
+    later = ys[steps >= middle]
+    return np.concatenate([later, ys[-2:]])
+
+
+def y_range(seen: list[np.ndarray], settled: list[np.ndarray], log: bool) -> tuple[float, float, float | None, float | None]:
+    """The y limits, and the most extreme values left above and below them (``None``: nothing cut).
+
+    On a linear axis, when all the values would squeeze the settled part of the curves into a
+    few rows (the early transient of a loss is often ten times its final level), the range is
+    cut to the settled values (2nd to 98th percentile of each curve's later half, and its last
+    point) with some room around them; what is left out is marked. A log axis is never cut.
+    """
+    every = np.concatenate(seen) if seen else np.zeros(0)
+    every = every[np.isfinite(every)]
+    if not len(every):
+        return 0.0, 1.0, None, None
+    y_lo, y_hi = float(every.min()), float(every.max())
+    above = below = None
+    kept = [a[np.isfinite(a)] for a in settled]
+    kept = [a for a in kept if len(a)]
+    if not log and kept:
+        body_lo = min(min(float(np.quantile(a, 0.02)), float(a[-1])) for a in kept)
+        body_hi = max(max(float(np.quantile(a, 0.98)), float(a[-1])) for a in kept)
+        body = body_hi - body_lo
+        if body > 0 and (y_hi - y_lo) > CLIP_RATIO * body:
+            top, bottom = body_hi + CLIP_MARGIN * body, body_lo - CLIP_MARGIN * body
+            if y_hi > top:
+                above, y_hi = y_hi, top
+            if y_lo < bottom:
+                below, y_lo = y_lo, bottom
+    if y_hi - y_lo < 1e-12:
+        pad = abs(y_hi) * 0.05 or 0.5
+        y_lo, y_hi = y_lo - pad, y_hi + pad
+    pad = (y_hi - y_lo) * 0.05
+    low, high = y_lo - pad, y_hi + pad
+    if not log and below is None and low < 0 <= float(every.min()):
+        low = 0.0
+    return low, high, above, below
+
+
 def build_chart(
     curves: list[CurveInput],
     view: ChartView,
@@ -338,17 +407,20 @@ def build_chart(
     columns = max(8, 2 * width)  # braille has two dots per cell
     fine = not view.ascii and not view.no_color
     glyph_index = 0 if fine else 1
+    raw_columns = [curve.raw(window.step_lo, window.step_hi, columns, window.log) for curve in curves]
+    log_y = view.log_y if view.log_y is not None else spans_decades(raw_columns)
     y_seen: list[np.ndarray] = []
+    settled: list[np.ndarray] = []  # the values that must get rows: each curve's later half and last point
     nan_marks: list[tuple[float, tuple[int, int, int]]] = []
     raw_traces: list[Trace] = []
     eval_traces: list[Trace] = []
     main_traces: list[Trace] = []
-    for curve in curves:
+    for curve, raw_cols in zip(curves, raw_columns):
         marker = "braille" if fine else curve.marker
-        raw_cols = curve.raw(window.step_lo, window.step_hi, columns, window.log)
-        rx, ry = _points(memo, (curve.key, "raw"), raw_cols, window, view.log_y)
+        rx, ry = _points(memo, (curve.key, "raw"), raw_cols, window, log_y)
         if len(ry):
             y_seen.append(ry)
+            settled.append(_later_half(rx, ry, window))
         bad = np.flatnonzero(raw_cols.nonfinite)
         for k in bad[:200]:
             nan_marks.append((window.to_x(float(raw_cols.x[k])), curve.color))
@@ -357,30 +429,31 @@ def build_chart(
                 raw_traces.append(Trace(rx, ry, fade(curve.color, background) if fine else curve.color,
                                         "braille" if fine else "."))
             smooth_cols = curve.smoothed(window.step_lo, window.step_hi, columns, window.log)
-            sx, sy = _points(memo, (curve.key, "smoothed"), smooth_cols, window, view.log_y)
+            sx, sy = _points(memo, (curve.key, "smoothed"), smooth_cols, window, log_y)
             if len(sx):
                 main_traces.append(Trace(sx, sy, curve.color, marker))
         elif len(rx):
             main_traces.append(Trace(rx, ry, curve.color, marker))
         if view.show_eval and curve.eval_steps is not None and len(curve.eval_steps):
             ex = np.asarray([window.to_x(float(s)) for s in curve.eval_steps])
-            ey = value_axis(curve.eval_values, view.log_y)
+            ey = value_axis(curve.eval_values, log_y)
             keep = (ex >= lo) & (ex <= hi) & np.isfinite(ey)
             if keep.any():
                 y_seen.append(ey[keep])
+                settled.append(ey[keep])
                 eval_traces.append(Trace(ex[keep].tolist(), ey[keep].tolist(), curve.color,
                                          "●" if fine else "o", kind="scatter"))
-    allv = np.concatenate(y_seen) if y_seen else np.zeros(0)
-    allv = allv[np.isfinite(allv)]
-    y_lo, y_hi = (float(allv.min()), float(allv.max())) if len(allv) else (0.0, 1.0)
-    if y_hi - y_lo < 1e-12:
-        pad = abs(y_hi) * 0.05 or 0.5
-        y_lo, y_hi = y_lo - pad, y_hi + pad
-    pad = (y_hi - y_lo) * 0.05
-    y_lo, y_hi = y_lo - pad, y_hi + pad
-    if not view.log_y and len(allv) and y_lo < 0 <= float(allv.min()):
-        y_lo = 0.0
+    y_lo, y_hi, above, below = y_range(y_seen, settled, log_y)
     spec.y_lim = (y_lo, y_hi)
+    spec.y_log = log_y
+    # Where the range was cut, the curves' early values beyond it: an arrow and the farthest start
+    # (a spike cut off later in the run is marked at its own step, with its peak).
+    starts = [float(ry[0]) for ry in y_seen if len(ry)]
+    cut_starts = ((above is not None and [v for v in starts if v > y_hi], "↑" if fine else "^", y_hi, max),
+                  (below is not None and [v for v in starts if v < y_lo], "↓" if fine else "v", y_lo, min))
+    for values, arrow, y, pick in cut_starts:
+        if values:
+            spec.labels.append(Label(f"{arrow}{fmt_value(pick(values))}", lo, y, "default", "left"))
     spec.traces = raw_traces + eval_traces + main_traces
 
     # Findings marked on the curves.
@@ -390,7 +463,7 @@ def build_chart(
             x = window.to_x(mark.step)
             if mark.kind == "nan" or mark.value is None or not math.isfinite(mark.value):
                 continue  # NaN/Inf points are marked from the columns
-            y = float(value_axis([mark.value], view.log_y)[0])
+            y = float(value_axis([mark.value], log_y)[0])
             if not math.isfinite(y):
                 continue
             y = min(max(y, y_lo), y_hi)
@@ -434,7 +507,7 @@ def build_chart(
     else:
         values = linear_ticks(lo, hi, max(2, min(8, plot_columns // 12)))
         spec.x_ticks = (values, [step_label(v) for v in values])
-    if view.log_y:
+    if log_y:
         values = log_ticks(y_lo, y_hi, max_ticks=max(3, height // 3))
         spec.y_ticks = ([math.log10(v) for v in values], [fmt_value(v) for v in values])
     else:
@@ -442,8 +515,8 @@ def build_chart(
         spec.y_ticks = (values, [fmt_value(v) for v in values])
 
     parts = [metric or "loss", "log step" if window.log else "step"]
-    if view.log_y:
-        parts.append("log y")
+    if log_y:
+        parts.append("log y" if view.log_y else "log y (auto)")
     if view.smoothing > 0:
         parts.append(f"EMA {view.smoothing:g}")
     if view.zoom:

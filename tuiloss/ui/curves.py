@@ -60,8 +60,8 @@ class Curves:
             raw = self.column_index((run.id, name), steps, values, len(series.segments))
             smoothed = None
             if view.smoothing > 0:
-                smooth_values = self.smoothed(run.id, name, values, view.smoothing, view.log_y)
-                key = (run.id, name, view.smoothing, view.log_y)
+                smooth_values = self.smoothed(run.id, name, values, view.smoothing, view.log_y is True)
+                key = (run.id, name, view.smoothing, view.log_y is True)
                 smoothed = self.column_index(key, steps, smooth_values, len(series.segments))
             eval_steps = eval_values = None
             if view.show_eval:

@@ -25,7 +25,7 @@ KEYS = (
     ("[ / ]", "zoom the step range in / out around the latest data"),
     ("r", "reset the zoom"),
     ("x", "log or linear step axis"),
-    ("y", "linear or log loss axis"),
+    ("y", "linear or log loss axis (log by default when the values span a decade)"),
     ("s", "cycle smoothing (EMA 0, 0.6, 0.9, 0.99); the raw curve stays behind"),
     ("v", "overlay the evaluation series (val_loss, eval_loss...) as dots"),
     ("m", "pick the metric to chart"),
