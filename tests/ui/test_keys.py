@@ -57,11 +57,21 @@ async def test_filter_by_regex_over_labels_and_config(app):
         assert app.focused is app.run_list
         await pilot.press("slash", *"gradient_clip=10", "enter")  # a config key=value
         assert [run.label for run in app.listed_runs()] == ["Pre-Norm | Gradient Clip=10 | Run 1"]
+        clip10 = app.listed_runs()[0]
+        number = next(n for n, run in enumerate(app.store, 1) if run is clip10)
+        assert number == 4 and app.run_list.rows_shown[0].number == "4"  # it keeps its number
+        await pilot.press("1")  # run 1 is filtered out: nothing to toggle
+        assert all(app.selection.is_on(run.id) for run in app.store)
+        await pilot.press("4")
+        assert not app.selection.is_on(clip10.id)
+        await pilot.press("4")
         await pilot.press("slash", *"(", "enter")  # invalid: kept open, old filter stays
         assert app.selection.filter.pattern == "gradient_clip=10"
-        await pilot.press("escape")
+        await pilot.press("escape")  # clears the filter
         assert app.focused is app.run_list
-        await pilot.press("slash", "backspace", "enter")
+        assert app.selection.filter is None and len(app.listed_runs()) == 4
+        await pilot.press("slash", *"post", "enter")
+        await pilot.press("slash", "ctrl+u", "enter")  # an empty filter clears it too
         assert app.selection.filter is None and len(app.listed_runs()) == 4
 
 

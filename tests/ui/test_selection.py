@@ -74,7 +74,7 @@ def test_toggles_switch_runs_and_show_only_keeps_one():
     assert selection.is_on("never-added")  # runs not seen yet count as on
 
 
-def test_the_filter_matches_label_source_and_config_and_renumbers_the_list():
+def test_the_filter_matches_label_source_and_config_and_keeps_each_runs_number():
     runs = [
         make_run("a", label="Pre-Norm", config={"lr": 0.001}),
         make_run("b", label="Post-Norm", source="/logs/deepnorm/out.txt"),
@@ -85,7 +85,8 @@ def test_the_filter_matches_label_source_and_config_and_renumbers_the_list():
     assert [(n, r.id) for n, r in selection.numbered(runs)] == [(1, "a"), (2, "b"), (3, "c")]
     selection.filter = parse_filter("  DEEPNORM ")
     assert selection.filter.pattern == "DEEPNORM"
-    assert [(n, r.id) for n, r in selection.numbered(runs)] == [(1, "b")]
+    assert [(n, r.id) for n, r in selection.numbered(runs)] == [(2, "b")]  # key 2 is still run b
+    assert selection.numbered_run(runs, 2) is runs[1] and selection.numbered_run(runs, 1) is None
     selection.filter = parse_filter(r"lr=0\.1\b")
     assert [r.id for r in selection.listed(runs)] == ["c"]
     selection.toggle(["c"], False)

@@ -374,10 +374,9 @@ class TuilossApp(App[None]):
             self._draw_list()
 
     def action_escape(self) -> None:
-        """Close the filter; else hide the cursor; else acknowledge the new findings."""
+        """Clear the filter being typed; else hide the cursor; else acknowledge the new findings."""
         if self.filter_input.is_open:
-            self.filter_input.close()
-            self.run_list.focus()
+            self.filter_input.clear()
         elif self.view.cursor is not None:
             self._set_view(cursor=None)
             self._draw_list()
@@ -409,9 +408,9 @@ class TuilossApp(App[None]):
         self._draw_list()
 
     def action_toggle_run(self, index: int) -> None:
-        listed = self.listed_runs()
-        if index < len(listed):
-            self._toggle([listed[index].id])
+        run = self.selection.numbered_run(self.store, index + 1)
+        if run is not None:
+            self._toggle([run.id])
 
     def action_toggle_highlighted(self) -> None:
         if self.run_list.highlighted_key is not None:

@@ -18,7 +18,7 @@ KEYS = (
     ("space", "show or hide the highlighted run"),
     ("up / down", "highlight a run"),
     ("a / n / o", "show all runs / none / only the highlighted one"),
-    ("/", "filter runs by a regex over labels and config (empty clears)"),
+    ("/", "filter runs by a regex over labels and config; empty or escape clears; runs keep their numbers"),
     ("left / right", "move the step cursor; values at the cursor appear in the list"),
     ("home / end", "cursor to the first / last step"),
     ("escape", "hide the cursor, then clear the NEW marks of fresh findings"),

@@ -70,7 +70,7 @@ def metric_counts(runs: Iterable[Run]) -> list[tuple[str, int]]:
 class Selection:
     """The runs' colours and on/off switches, the filter and the chosen metric.
 
-    A run is *listed* when it matches the filter (numbered from 1 in that list)
+    A run is *listed* when it matches the filter (numbered from 1 in discovery order, whatever the filter hides)
     and *shown* (on the chart, in the insights) when it is listed and switched on.
     Runs not seen by :meth:`add` count as switched on.
     """
@@ -120,17 +120,25 @@ class Selection:
 
     def listed(self, runs: Iterable[Run]) -> list[Run]:
         """``runs`` that match the filter (all of them without one)."""
-        if self.filter is None:
-            return list(runs)
-        return [run for run in runs if self.filter.search(filter_text(run))]
+        return [run for run in runs if self.matches(run)]
 
     def shown(self, runs: Iterable[Run]) -> list[Run]:
         """``runs`` that are listed and switched on."""
         return [run for run in self.listed(runs) if self.is_on(run.id)]
 
     def numbered(self, runs: Iterable[Run]) -> list[tuple[int, Run]]:
-        """The listed runs with their numbers in the list, from 1."""
-        return list(enumerate(self.listed(runs), 1))
+        """The listed runs with their numbers, from 1 in discovery order.
+
+        A run keeps its number whatever the filter hides: key ``1`` always means run 1.
+        """
+        return [(number, run) for number, run in enumerate(runs, 1) if self.matches(run)]
+
+    def numbered_run(self, runs: Iterable[Run], number: int) -> Run | None:
+        """Run ``number`` (from 1) of ``runs`` if the filter lists it, else ``None``."""
+        return next((run for n, run in self.numbered(runs) if n == number), None)
+
+    def matches(self, run: Run) -> bool:
+        return self.filter is None or bool(self.filter.search(filter_text(run)))
 
     def metric_of(self, run: Run) -> str | None:
         """The chosen metric if ``run`` has it (``None`` if not), else the run's primary metric."""

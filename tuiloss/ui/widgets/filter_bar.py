@@ -13,7 +13,7 @@ from tuiloss.ui.selection import parse_filter
 
 
 class FilterBar(Input):
-    """Hidden until opened; Enter applies a valid regex (empty clears it), Escape cancels."""
+    """Hidden until opened; Enter applies a valid regex, and an empty one or Escape clears the filter."""
 
     @dataclass
     class Chosen(Message):
@@ -22,7 +22,7 @@ class FilterBar(Input):
         pattern: re.Pattern | None
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(placeholder="regex over run labels and config; enter applies, empty clears, escape cancels",
+        super().__init__(placeholder="regex over run labels and config; enter applies, empty or escape clears",
                          id=id, classes="hidden")
 
     @property
@@ -36,6 +36,11 @@ class FilterBar(Input):
 
     def close(self) -> None:
         self.add_class("hidden")
+
+    def clear(self) -> None:
+        """Close and drop the filter (Escape)."""
+        self.close()
+        self.post_message(self.Chosen(None))
 
     @on(Input.Submitted)
     def _apply(self, event: Input.Submitted) -> None:
