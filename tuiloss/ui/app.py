@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Callable
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
@@ -104,6 +104,7 @@ class TuilossApp(App[None]):
         self.ingestor = Ingestor(self.engine, self.watcher, lambda event: self.post_message(messages.from_driver(event)))
         self._stopped = False
         self._main_screen = None
+        self._narrow = False
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -125,10 +126,7 @@ class TuilossApp(App[None]):
         self.insights_panel = screen.query_one("#insights", InsightsPanel)
         self.status_bar = screen.query_one("#status", StatusBar)
         self.filter_input = screen.query_one("#filter", FilterBar)
-        narrow = self.size.width < NARROW
-        screen.set_class(narrow, "narrow")
-        self.insights_panel.set_class(narrow, "hidden")
-        screen.set_class(not narrow, "with-insights")
+        self._lay_out(self.size.width)
         self.run_list.border_title = "runs"
         self.run_list.focus()
         self.insights.start()
@@ -136,10 +134,18 @@ class TuilossApp(App[None]):
         self.set_interval(1.0, self._tick)
         self._draw_status()
 
-    def on_resize(self) -> None:
-        if self._main_screen is not None:
-            self._main_screen.set_class(self.size.width < NARROW, "narrow")
+    def on_resize(self, event: events.Resize) -> None:
+        # The event has the new size; the app's own may still be the old one.
+        if self._main_screen is not None and (event.size.width < NARROW) != self._narrow:
+            self._lay_out(event.size.width)
         self.schedule_redraw()
+
+    def _lay_out(self, width: int) -> None:
+        """The layout a fresh start at ``width`` columns draws: narrow ones stack the panel, hidden."""
+        self._narrow = narrow = width < NARROW
+        self._main_screen.set_class(narrow, "narrow")
+        self.insights_panel.set_class(narrow, "hidden")
+        self._main_screen.set_class(not narrow, "with-insights")
 
     def _ingest(self) -> None:
         worker = get_current_worker()

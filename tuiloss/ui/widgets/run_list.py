@@ -33,6 +33,7 @@ class RunList(DataTable, inherit_bindings=False):
         super().__init__(id=id, cursor_type="row", zebra_stripes=False, show_cursor=True)
         self._rows: list[RunRow] = []
         self._value_header = "last"
+        self._label_width = 0
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -56,12 +57,13 @@ class RunList(DataTable, inherit_bindings=False):
         return list(self._rows)
 
     def show(self, rows: list[RunRow], value_header: str = "last", label_width: int = 60) -> None:
-        """Show ``rows``, updating cells in place when the same runs are listed."""
-        if rows == self._rows and value_header == self._value_header:
+        """Show ``rows``, updating cells in place when the same runs are listed at the same width."""
+        if rows == self._rows and value_header == self._value_header and label_width == self._label_width:
             return
         keep = self.highlighted_key
-        if value_header != self._value_header:
-            self._value_header = value_header
+        if value_header != self._value_header or label_width != self._label_width:
+            # New columns: a label column sized for another width would keep that width.
+            self._value_header, self._label_width = value_header, label_width
             self.clear(columns=True)
             self._add_columns()
             self._rows = []
