@@ -7,6 +7,7 @@ screen with a deadline; a crash stays readable because the pane remains on exit.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -94,6 +95,39 @@ def test_watch_in_tmux(tuiloss_command, tmux, tmp_path):
         assert "TUILOSS-EXIT=0" in screen or "Pane is dead (status 0," in screen, screen
         assert "TUILOSS-EXIT=1" not in screen and "Traceback" not in screen
         assert not any(p.name.startswith("tuiloss-") for p in logs.rglob("*"))
+    except AssertionError:
+        print(tmux.screen())
+        raise
+
+
+#: An SGR sequence that sets a colour: 30-37/40-47/90-97/100-107, or 38/48 with a palette or RGB colour.
+COLOUR_SGR = re.compile(rb"\x1b\[[0-9;]*?(?<![0-9])(?:3[0-7]|4[0-7]|9[0-7]|10[0-7]|38|48)(?:;[0-9;]*)?m")
+
+
+def test_no_color_and_ascii_in_tmux(tuiloss_command, tmux, tmp_path):
+    """NO_COLOR: not one colour code in the bytes written; --ascii: not one character past ASCII."""
+    logs = tmp_path / "logs"
+    shutil.copytree(REPO / "sample_logs", logs)
+    raw = tmp_path / "raw.bytes"
+    command = f"env -u COLUMNS -u LINES NO_COLOR=1 {tuiloss_command} watch --ascii {logs}; echo TUILOSS-EXIT=$?"
+    tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+         "new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", "sleep 0.5; " + command, ";",
+         "pipe-pane", "-o", "-t", "e2e", f"cat > {raw}")
+    try:
+        tmux.wait_for("spiked to 1.39 at 25.0K", 60)
+        screen = tmux.wait_for("100K", 30)
+        tmux("send-keys", "-t", "e2e", "?")
+        help_screen = tmux.wait_for("tuiloss keys", 5)
+        for text in (screen, help_screen):
+            assert all(ord(ch) < 127 for ch in text), sorted({ch for ch in text if ord(ch) >= 127})
+        tmux("send-keys", "-t", "e2e", "Escape")
+        tmux.wait_until(lambda s: "tuiloss keys" not in s, "the help to close", 5)
+        tmux("send-keys", "-t", "e2e", "q")
+        tmux.wait_until(lambda s: "TUILOSS-EXIT=" in s or "Pane is dead" in s, "the exit", 10)
+        written = raw.read_bytes()
+        assert len(written) > 10_000  # the pipe saw the screens
+        colours = COLOUR_SGR.findall(written)
+        assert not colours, colours[:5]
     except AssertionError:
         print(tmux.screen())
         raise

@@ -131,3 +131,25 @@ def test_the_feed_analyses_the_shown_runs_and_keeps_only_the_newest_report():
     while feed.worker._thread.is_alive():
         assert time.monotonic() < deadline, "the analysis thread did not end"
         time.sleep(0.01)
+
+
+def test_ascii_mode_shortens_with_dots_and_separates_the_status_with_dashes():
+    from tuiloss.core.sanitize import safe_label, truncate_middle
+    from tuiloss.ui.widgets.status_bar import Status, status_text
+
+    assert truncate_middle("Pre-Norm | Gradient Clip=10 | Run 1", 12) == "Pre-No…Run 1"
+    assert truncate_middle("Pre-Norm | Gradient Clip=10 | Run 1", 12, "...") == "Pre-N...un 1"
+    assert safe_label("Pre-Norm | Gradient Clip=10 | Run 1", 12, ascii=True) == "Pre-N...un 1"
+    assert truncate_middle("abcdef", 2, "...") == ".." and truncate_middle("abc", 3, "...") == "abc"
+    text = status_text(Status(runs=4, shown=4, points=4000, files=4, mode="inotify", ascii=True)).plain
+    assert text.isascii() and " - 4,000 points - 4 files - inotify" in text
+    assert "·" in status_text(Status(runs=4, shown=4, points=4000, files=4, mode="inotify")).plain
+
+
+def test_ascii_markers_never_look_like_a_findings_mark():
+    from tuiloss.ui.chartdata import ANOMALY_GLYPHS
+    from tuiloss.ui.selection import ASCII_MARKERS
+
+    marks = {ascii_glyph for _, ascii_glyph in ANOMALY_GLYPHS.values()} | set("+~-E")  # panel marks, eval points
+    assert len(set(ASCII_MARKERS)) == len(ASCII_MARKERS) == 10
+    assert not {m.lower() for m in ASCII_MARKERS} & {m.lower() for m in marks}

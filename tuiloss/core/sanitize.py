@@ -30,6 +30,8 @@ _CONTROLS = re.compile(
 )
 _SPACES = re.compile(r"\s+")
 ELLIPSIS = "…"
+#: The ellipsis where only ASCII may be drawn (``--ascii``).
+ASCII_ELLIPSIS = "..."
 
 
 def strip_controls(text: str) -> str:
@@ -39,7 +41,7 @@ def strip_controls(text: str) -> str:
     return _CONTROLS.sub("", text).strip()
 
 
-def truncate_middle(text: str, max_len: int) -> str:
+def truncate_middle(text: str, max_len: int, ellipsis: str = ELLIPSIS) -> str:
     """Shorten ``text`` to ``max_len`` characters, keeping its start and end.
 
     Run labels differ at both ends (``Pre-Norm | ... | Run 1``), so the middle goes.
@@ -48,19 +50,23 @@ def truncate_middle(text: str, max_len: int) -> str:
         return ""
     if len(text) <= max_len:
         return text
-    if max_len == 1:
-        return ELLIPSIS
-    head = (max_len - 1 + 1) // 2
-    tail = max_len - 1 - head
-    return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
+    if max_len <= len(ellipsis):
+        return ellipsis[:max_len]
+    kept = max_len - len(ellipsis)
+    head = (kept + 1) // 2
+    tail = kept - head
+    return text[:head] + ellipsis + (text[-tail:] if tail else "")
 
 
-def safe_label(value: object, max_len: int | None = 80) -> str:
+def safe_label(value: object, max_len: int | None = 80, *, ascii: bool = False) -> str:
     """Text from a log, ready to render as plain text (``rich.text.Text``).
 
     Args:
         value: a label, metric name or config value (anything; ``str()`` is taken).
         max_len: longest result in characters, ``None`` for no limit.
+        ascii: shorten with ``...`` instead of ``…``.
     """
     text = strip_controls(str(value))
-    return truncate_middle(text, max_len) if max_len is not None else text
+    if max_len is None:
+        return text
+    return truncate_middle(text, max_len, ASCII_ELLIPSIS if ascii else ELLIPSIS)

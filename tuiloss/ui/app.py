@@ -75,7 +75,8 @@ class TuilossApp(App[None]):
         export_dir: str | None = None,
         redraw_interval: float = REDRAW_INTERVAL,
     ) -> None:
-        super().__init__()
+        # NO_COLOR: Textual drops colour entirely with native ANSI colours (else it draws greys).
+        super().__init__(ansi_color=True if os.environ.get("NO_COLOR") else None)
         self.config = config
         self.options = Options(format=config.format, pattern=config.pattern, metric=config.metric)
         roots = list(config.paths)
@@ -127,6 +128,8 @@ class TuilossApp(App[None]):
         self.status_bar = screen.query_one("#status", StatusBar)
         self.filter_input = screen.query_one("#filter", FilterBar)
         self._lay_out(self.size.width)
+        screen.set_class(self.config.ascii, "ascii")
+        self.run_list.ascii = self.config.ascii
         self.run_list.border_title = "runs"
         self.run_list.focus()
         self.insights.start()
@@ -303,7 +306,7 @@ class TuilossApp(App[None]):
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
                                  metric=safe_label(label, 40), background=chart.background)
         if not self.loaded and self.load_progress is not None:
-            spec.title += f" · loading {self.load_progress:.0%}"
+            spec.title += f"{' - ' if self.config.ascii else ' · '}loading {self.load_progress:.0%}"
         chart.draw(spec)
 
     def _draw_list(self) -> None:
@@ -328,6 +331,7 @@ class TuilossApp(App[None]):
             skipped=self.store.skipped_lines, paused=self.ingestor.paused,
             loading=self.load_progress if not self.loaded else None,
             filter=self.selection.filter.pattern if self.selection.filter else None, error=self.error,
+            ascii=self.config.ascii,
         ))
 
     def _draw_insights(self) -> None:

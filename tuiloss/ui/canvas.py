@@ -28,7 +28,9 @@ _BRAILLE = 0x2800
 #: Bit of each dot of a braille cell, indexed [row 0..3][column 0..1].
 _DOT_BITS = np.array([[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]], dtype=np.uint8)
 _SPACE = ord(" ")
-_VLINE = ord("│")
+#: The frame, per mode: corners, edges, ticks and the vertical line (a cursor or a reset).
+BOX = {False: dict(tl="┌", tr="┐", bl="└", br="┘", h="─", v="│", ytick="┤", xtick="┬"),
+       True: dict(tl="+", tr="+", bl="+", br="+", h="-", v="|", ytick="+", xtick="+")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +214,7 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
         return []
     box = layout(spec, width, height)
     lw, pw, ph = box.label_columns, box.plot_columns, box.plot_rows
+    frame = BOX[spec.ascii]
     if pw < 2 or ph < 1:
         return [Text(_centred(spec.empty or spec.title, width))] + [Text(" " * width) for _ in range(height - 1)]
     styles_in_use: list[Style] = [Style.null()]  # style 0: plain
@@ -242,7 +245,7 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
             col = _cell(x, x_lo, x_hi, pw, flip=False)
             if 0 <= col < pw:
                 free = owner[:, col] < 0
-                codes[free, col] = _VLINE
+                codes[free, col] = ord(frame["v"])
                 styles[free, col] = style_id(line_color)
         for label in spec.labels:
             col = _cell(label.x, x_lo, x_hi, pw, flip=False)
@@ -265,12 +268,12 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
 
     title = " " * lw + _centred(spec.title, pw + 2) if len(spec.title) <= pw + 2 else _centred(spec.title, width)
     lines = [Text(title)]
-    lines.append(Text(" " * lw + "┌" + "─" * pw + "┐"))
+    lines.append(Text(" " * lw + frame["tl"] + frame["h"] * pw + frame["tr"]))
     strings = codes.view(f"<U{pw}").reshape(ph)
     for row in range(ph):
         tick = y_ticks.get(row)
-        prefix = (tick.rjust(lw)[-lw:] + "┤") if tick is not None else " " * lw + "│"
-        line = Text(prefix + str(strings[row]) + "│", no_wrap=True, overflow="crop")
+        prefix = (tick.rjust(lw)[-lw:] + frame["ytick"]) if tick is not None else " " * lw + frame["v"]
+        line = Text(prefix + str(strings[row]) + frame["v"], no_wrap=True, overflow="crop")
         style_row = styles[row]
         edges = np.flatnonzero(np.diff(style_row)) + 1
         bounds = np.concatenate(([0], edges, [pw]))
@@ -279,13 +282,13 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
                  for a, b in pairwise(bounds) if style_row[a]]
         line.spans = spans
         lines.append(line)
-    bottom = np.array(list("─" * pw))
+    bottom = np.array(list(frame["h"] * pw))
     labels = [" "] * (width + 8)
     for col, text in x_ticks:
-        bottom[col] = "┬"
+        bottom[col] = frame["xtick"]
         start = max(0, min(lw + 1 + col - len(text) // 2, width - len(text)))
         labels[start:start + len(text)] = list(text)
-    lines.append(Text(" " * lw + "└" + "".join(bottom) + "┘"))
+    lines.append(Text(" " * lw + frame["bl"] + "".join(bottom) + frame["br"]))
     lines.append(Text("".join(labels[:width]).rstrip().ljust(width)))
     for line in lines:
         line.no_wrap = True

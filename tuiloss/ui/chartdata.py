@@ -145,6 +145,7 @@ class ChartSpec:
     empty: str | None = None  # a message instead of a chart
     x_log: bool = False  # x positions are log10(step)
     y_log: bool = False  # y positions are log10(value)
+    ascii: bool = False  # frame and marks in ASCII only
     notes: list[str] = field(default_factory=list)
 
 
@@ -395,7 +396,7 @@ def build_chart(
     ``memo`` (a dict kept between calls) remembers each curve's points: a curve
     whose column query returns the same answer object as last time reuses them.
     """
-    spec = ChartSpec()
+    spec = ChartSpec(ascii=view.ascii)
     window = x_window(curves, view)
     if window is None:
         spec.empty = "waiting for points…" if curves else "no runs to show"
@@ -442,7 +443,7 @@ def build_chart(
                 y_seen.append(ey[keep])
                 settled.append(ey[keep])
                 eval_traces.append(Trace(ex[keep].tolist(), ey[keep].tolist(), curve.color,
-                                         "●" if fine else "o", kind="scatter"))
+                                         "●" if fine else "E", kind="scatter"))
     y_lo, y_hi, above, below = y_range(y_seen, settled, log_y)
     spec.y_lim = (y_lo, y_hi)
     spec.y_log = log_y
@@ -522,8 +523,8 @@ def build_chart(
     if view.zoom:
         parts.append(f"zoom {step_label(window.to_step(lo))}-{step_label(window.to_step(hi))}")
     if view.show_eval:
-        parts.append(("●" if fine else "o") + " eval")
+        parts.append(("●" if fine else "E") + " eval")
     if view.cursor is not None:
         parts.append(f"cursor {step_label(round(view.cursor))}")
-    spec.title = " · ".join(parts + spec.notes)
+    spec.title = (" - " if view.ascii else " · ").join(parts + spec.notes)
     return spec

@@ -59,13 +59,14 @@ class HelpScreen(ModalScreen[None]):
             table.add_row(key, what)
         table.add_row("", "")
         for mark, what in MARKS:
-            table.add_row(mark, what)
+            table.add_row(mark.split(" / ")[-1] if _ascii(self) else mark, what)
         with VerticalScroll(id="help-box"):
             yield Static(Text("tuiloss keys", style="bold"), id="help-title")
             yield Static(table)
             yield Static(Text("escape or ? closes; up/down scroll", style="dim"))
 
     def on_mount(self) -> None:
+        self.set_class(_ascii(self), "ascii")
         self.query_one("#help-box").focus()
 
     def action_dismiss(self) -> None:  # type: ignore[override]
@@ -93,6 +94,7 @@ class MetricScreen(ModalScreen[str | None]):
             yield OptionList(*options, id="metric-list")
 
     def on_mount(self) -> None:
+        self.set_class(_ascii(self), "ascii")
         option_list = self.query_one(OptionList)
         index = 0
         for i, (name, _) in enumerate(self.metrics, 1):
@@ -107,3 +109,9 @@ class MetricScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def _ascii(screen: ModalScreen) -> bool:
+    """Whether the app was asked for ASCII only (``--ascii``)."""
+    config = getattr(screen.app, "config", None)
+    return bool(getattr(config, "ascii", False))

@@ -25,8 +25,9 @@ PALETTE: tuple[tuple[int, int, int], ...] = (
     (0, 114, 178),
     (190, 190, 190),
 )
-#: Per-run markers when colour or braille is unavailable (--ascii, NO_COLOR).
-ASCII_MARKERS = "*+ox#%@=~&"
+#: Per-run markers when colour or braille is unavailable (--ascii, NO_COLOR): none of them is a
+#: finding's mark (^ ! / X R = in the chart, + ~ - in the panel) or the eval points' E.
+ASCII_MARKERS = "*o#%@&$swz"
 
 
 def rich_color(color: tuple[int, int, int]) -> str:

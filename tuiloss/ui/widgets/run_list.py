@@ -34,6 +34,7 @@ class RunList(DataTable, inherit_bindings=False):
         self._rows: list[RunRow] = []
         self._value_header = "last"
         self._label_width = 0
+        self.ascii = False  # labels shortened with "..." (--ascii)
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -71,12 +72,12 @@ class RunList(DataTable, inherit_bindings=False):
             for old, new in zip(self._rows, rows):
                 if old != new:
                     for column, cell in zip(("number", "swatch", "label", "value", "state", "anomalies"),
-                                            _cells(new, label_width)):
+                                            _cells(new, label_width, self.ascii)):
                         self.update_cell(new.key, column, cell, update_width=column == "label")
         else:
             self.clear()
             for row in rows:
-                self.add_row(*_cells(row, label_width), key=row.key)
+                self.add_row(*_cells(row, label_width, self.ascii), key=row.key)
             if keep is not None:
                 for index, row in enumerate(rows):
                     if row.key == keep:
@@ -85,10 +86,10 @@ class RunList(DataTable, inherit_bindings=False):
         self._rows = list(rows)
 
 
-def _cells(row: RunRow, label_width: int) -> tuple[Text, ...]:
+def _cells(row: RunRow, label_width: int, ascii: bool = False) -> tuple[Text, ...]:
     dim = "" if row.visible else "dim"
-    swatch = Text(row.swatch if row.visible else "·", style=row.color if row.visible else "dim")
-    label = Text(safe_label(row.label, label_width), style=dim)
+    swatch = Text(row.swatch if row.visible else ("." if ascii else "·"), style=row.color if row.visible else "dim")
+    label = Text(safe_label(row.label, label_width, ascii=ascii), style=dim)
     value = Text(row.value, style=dim, justify="right")
     state = Text(row.state, style=STATE_STYLES.get(row.state, ""))
     count = Text(str(row.anomalies) if row.anomalies else "", justify="right",

@@ -24,6 +24,7 @@ class Status:
     loading: float | None = None  # progress 0..1 while loading; None when done
     filter: str | None = None
     error: str | None = None
+    ascii: bool = False  # separators in ASCII (--ascii)
 
 
 def age(seconds: float | None) -> str:
@@ -40,7 +41,8 @@ def age(seconds: float | None) -> str:
 
 
 def status_text(status: Status) -> Text:
-    out = Text(no_wrap=True, overflow="ellipsis")
+    out = Text(no_wrap=True, overflow="crop" if status.ascii else "ellipsis")
+    dot = " - " if status.ascii else " · "
     if status.paused:
         out.append(" PAUSED ", style="bold reverse yellow")
         out.append(" ")
@@ -50,18 +52,18 @@ def status_text(status: Status) -> Text:
     if status.shown != status.runs:
         runs = f"{status.shown}/{status.runs} runs"
     out.append(runs, style="bold")
-    out.append(f" · {status.points:,} points · {status.files} file{'s' if status.files != 1 else ''} · ")
+    out.append(f"{dot}{status.points:,} points{dot}{status.files} file{'s' if status.files != 1 else ''}{dot}")
     mode = status.mode
     out.append(mode, style="bold" if mode == "inotify" else "bold yellow")
     if status.reason:
         out.append(f" ({safe_label(status.reason, 40)})")
-    out.append(f" · last point {age(status.since_last)}")
+    out.append(f"{dot}last point {age(status.since_last)}")
     if status.skipped:
-        out.append(f" · {status.skipped:,} skipped", style="yellow")
+        out.append(f"{dot}{status.skipped:,} skipped", style="yellow")
     if status.filter:
-        out.append(f" · filter /{safe_label(status.filter, 30)}/", style="cyan")
+        out.append(f"{dot}filter /{safe_label(status.filter, 30)}/", style="cyan")
     if status.error:
-        out.append(f" · {safe_label(status.error, 60)}", style="bold red")
+        out.append(f"{dot}{safe_label(status.error, 60)}", style="bold red")
     return out
 
 
