@@ -238,3 +238,19 @@ def test_a_rising_metric_cut_below_is_marked_below():
     assert len(arrows) == 1 and 11.8 <= float(arrows[0][1:]) <= 12.2  # where it began
     plain = build_chart([_curve(steps, accuracy)], ChartView(ascii=True), 60, height=20)
     assert len([label for label in plain.labels if label.text.startswith("v1")]) == 1
+
+
+def test_eval_points_are_drawn_over_the_curves_and_inside_the_axis():
+    steps = np.arange(25, 5001, 25, dtype=float)
+    train = np.geomspace(0.3, 1e-4, len(steps))  # falls to nothing, like an overfitting fine-tune
+    eval_steps = np.array([1000.0, 2000.0, 3000.0, 4000.0, 5000.0])
+    eval_values = np.array([0.321, 0.35, 0.38, 0.40, 0.420])  # rises at every eval
+    curve = _curve(steps, train, eval_steps=eval_steps, eval_values=eval_values)
+    spec = build_chart([curve], ChartView(show_eval=True), 60, height=20)
+    assert spec.traces[-1].kind == "scatter"  # last: no curve is drawn over an eval point
+    y_lo, y_hi = spec.y_lim
+    ys = spec.traces[-1].ys
+    assert len(ys) == 5 and all(y_lo <= y <= y_hi for y in ys)
+    assert list(ys) == sorted(ys) and ys[-1] - ys[0] > 0.02 * (y_hi - y_lo)  # seen rising, not pinned
+    linear = build_chart([curve], ChartView(show_eval=True, log_y=False), 60, height=20)
+    assert all(linear.y_lim[0] <= y <= linear.y_lim[1] for y in linear.traces[-1].ys)

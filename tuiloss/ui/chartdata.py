@@ -441,7 +441,7 @@ def build_chart(
             keep = (ex >= lo) & (ex <= hi) & np.isfinite(ey)
             if keep.any():
                 y_seen.append(ey[keep])
-                settled.append(ey[keep])
+                settled.append(_later_half(ex[keep], ey[keep], window))
                 eval_traces.append(Trace(ex[keep].tolist(), ey[keep].tolist(), curve.color,
                                          "●" if fine else "E", kind="scatter"))
     y_lo, y_hi, above, below = y_range(y_seen, settled, log_y)
@@ -455,7 +455,7 @@ def build_chart(
     for values, arrow, y, pick in cut_starts:
         if values:
             spec.labels.append(Label(f"{arrow}{fmt_value(pick(values))}", lo, y, "default", "left"))
-    spec.traces = raw_traces + eval_traces + main_traces
+    spec.traces = raw_traces + main_traces + eval_traces  # eval points last: never hidden by a curve
 
     # Findings marked on the curves.
     for curve in curves:
