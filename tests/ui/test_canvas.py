@@ -90,15 +90,15 @@ def test_colours_follow_traces_and_the_last_one_wins():
     assert not any(line.spans for line in plain)
 
 
-def test_labels_are_clipped_at_the_plot_edges():
+def test_labels_are_moved_inside_the_plot_never_cut_at_its_edges():
     spec = spec_of(labels=[Label("▲1.39 far right", 1.0, 0.5, RED, "left"), Label("centred", 0.0, 0.0, RED)])
     text = render_plain(spec, 30, 10)
     lines = text.splitlines()
     assert all(len(line) <= 30 for line in lines)
     middle = next(line for line in lines if "▲" in line)
-    assert middle.endswith("▲│")  # clipped before the right frame
+    assert middle.endswith("▲1.39 far right│")  # moved left, whole, against the right frame
     bottom_row = lines[-3]
-    assert bottom_row.startswith("     0┤tred ")  # centred on the left edge: its first half is cut
+    assert bottom_row.startswith("     0┤centred ")  # centred on the left edge: moved right, whole
 
 
 def test_empty_spec_shows_its_message():
@@ -213,3 +213,13 @@ def test_the_batched_rasteriser_draws_what_drawing_one_segment_at_a_time_draws()
         assert (owner == expected_owner).all(), trial
         assert (codes[drawn] == 0x2800 + mask[drawn]).all(), trial
         assert (codes[~drawn] == ord(" ")).all(), trial
+
+
+def test_a_label_moves_to_a_free_row_beside_the_curve_it_would_cover():
+    flat = Trace([0.0, 1.0], [0.5, 0.5], BLUE, "braille")
+    spec = spec_of(flat, labels=[Label("peak", 0.5, 0.5, RED)])
+    lines = render_plain(spec, 30, 10).splitlines()
+    curve_rows = [k for k, line in enumerate(lines) if "⠤" in line or "⠒" in line or "⣀" in line or "⠉" in line]
+    label_rows = [k for k, line in enumerate(lines) if "peak" in line]
+    assert len(label_rows) == 1 and label_rows[0] not in curve_rows  # beside the curve, not over it
+    assert curve_rows and abs(label_rows[0] - curve_rows[0]) <= 2

@@ -254,3 +254,21 @@ def test_eval_points_are_drawn_over_the_curves_and_inside_the_axis():
     assert list(ys) == sorted(ys) and ys[-1] - ys[0] > 0.02 * (y_hi - y_lo)  # seen rising, not pinned
     linear = build_chart([curve], ChartView(show_eval=True, log_y=False), 60, height=20)
     assert all(linear.y_lim[0] <= y <= linear.y_lim[1] for y in linear.traces[-1].ys)
+
+
+def test_y_tick_labels_share_one_number_of_decimals():
+    from tuiloss.ui.chartdata import tick_labels
+
+    assert tick_labels([0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4]) == ["0.2", "0.4", "0.6", "0.8", "1.0", "1.2", "1.4"]
+    assert tick_labels([0.18, 0.2, 0.22, 0.24]) == ["0.18", "0.20", "0.22", "0.24"]
+    assert tick_labels([0.0, 250.0, 500.0]) == ["0", "250", "500"]
+    steps = np.arange(1, 101, dtype=float)
+    spec = build_chart([_curve(steps, np.linspace(1.4, 0.2, 100))], ChartView(log_y=False), 40, height=20)
+    decimals = {len(label.split(".")[1]) if "." in label else 0 for label in spec.y_ticks[1]}
+    assert len(decimals) == 1
+
+
+def test_the_x_axis_always_labels_its_last_decade():
+    for top in (1e4, 1e5, 1e6, 1e7, 1e8):
+        ticks = log_ticks(0, math.log10(top), max_ticks=3)
+        assert ticks[-1] == top and len(ticks) <= 3

@@ -190,6 +190,20 @@ def _cell(value: float, lo: float, hi: float, cells: int, flip: bool) -> int:
     return int(dot // (4 if flip else 2)) if np.isfinite(dot) else -1
 
 
+def _free_row(owner: np.ndarray, codes: np.ndarray, row: int, col: int, length: int, reach: int = 2) -> int:
+    """``row``, or the nearest row within ``reach`` where ``length`` cells from ``col`` draw nothing yet.
+
+    A label then sits beside the curve it names instead of over it; with no free row near, it
+    stays on ``row``.
+    """
+    rows = owner.shape[0]
+    for offset in (0, -1, 1, -2, 2)[: 2 * reach + 1]:
+        r = row + offset
+        if 0 <= r < rows and (owner[r, col:col + length] < 0).all() and (codes[r, col:col + length] == _SPACE).all():
+            return r
+    return row
+
+
 def _put(codes: np.ndarray, styles: np.ndarray, row: int, col: int, text: str, style: int) -> None:
     """Write ``text`` from ``col`` on ``row``, clipped at the plot edges."""
     columns = codes.shape[1]
@@ -250,10 +264,14 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
         for label in spec.labels:
             col = _cell(label.x, x_lo, x_hi, pw, flip=False)
             row = _cell(label.y, y_lo, y_hi, ph, flip=True)
+            if not 0 <= row < ph:
+                continue
             if label.alignment == "center":
                 col -= len(label.text) // 2
             elif label.alignment == "right":
                 col -= len(label.text) - 1
+            col = min(max(col, 0), max(pw - len(label.text), 0))  # never cut at an edge
+            row = _free_row(owner, codes, row, col, len(label.text))
             _put(codes, styles, row, col, label.text, style_id(label.color))
         x_ticks = []
         for x, text in zip(*spec.x_ticks):

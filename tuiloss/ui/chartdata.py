@@ -73,11 +73,23 @@ def log_ticks(lo: float, hi: float, max_ticks: int = 8) -> list[float]:
                 if lo - 1e-9 <= math.log10(value) <= hi + 1e-9:
                     ticks.append(value)
         if len(ticks) >= 2:
-            if len(ticks) > max_ticks and mults != (1,):
+            if len(ticks) > max_ticks:
                 stride = math.ceil(len(ticks) / max_ticks)
-                ticks = ticks[::stride]
+                # Thinned from the top, so the last decade (the latest steps) keeps its label.
+                ticks = ticks[::-1][::stride][::-1]
             return ticks
     return ticks
+
+
+def tick_labels(values: list[float]) -> list[str]:
+    """Labels of evenly spaced linear ticks, all with the same number of decimals."""
+    if len(values) < 2:
+        return [fmt_value(v) for v in values]
+    spacing = min(abs(b - a) for a, b in zip(values, values[1:]))
+    if not spacing or not math.isfinite(spacing) or max(abs(v) for v in values) >= 1e5 or spacing < 1e-4:
+        return [fmt_value(v) for v in values]
+    decimals = max(0, -math.floor(math.log10(spacing) + 1e-9))
+    return [f"{v:.{decimals}f}" for v in values]
 
 
 # -- the chart's specification ---------------------------------------------------------
@@ -513,7 +525,7 @@ def build_chart(
         spec.y_ticks = ([math.log10(v) for v in values], [fmt_value(v) for v in values])
     else:
         values = linear_ticks(y_lo, y_hi, max(2, min(10, height // 3)))
-        spec.y_ticks = (values, [fmt_value(v) for v in values])
+        spec.y_ticks = (values, tick_labels(values))
 
     parts = [metric or "loss", "log step" if window.log else "step"]
     if log_y:
