@@ -3,6 +3,8 @@ render memo, and run activity."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from tuiloss.core.report import build_report
@@ -153,3 +155,31 @@ def test_ascii_markers_never_look_like_a_findings_mark():
     marks = {ascii_glyph for _, ascii_glyph in ANOMALY_GLYPHS.values()} | set("+~-E")  # panel marks, eval points
     assert len(set(ASCII_MARKERS)) == len(ASCII_MARKERS) == 10
     assert not {m.lower() for m in ASCII_MARKERS} & {m.lower() for m in marks}
+
+
+def test_the_readme_lists_the_keys_the_help_shows():
+    import re
+    from pathlib import Path
+
+    from tuiloss.ui.keys import KEYS
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    table = readme[readme.index("| key | does |"):].split("\n\n", 1)[0].splitlines()[2:]
+    rows = [tuple(cell.strip().strip("`") for cell in re.split(r"(?<!\\)\|", row)[1:3]) for row in table]
+    assert rows == [tuple(pair) for pair in KEYS]
+
+
+def test_every_key_of_the_help_is_bound():
+    from tuiloss.ui.keys import BINDINGS, KEYS
+
+    bound = {key for binding in BINDINGS for key in binding.key.split(",")}
+    names = {"space": "space", "enter": "enter", "up": None, "down": None, "tab": None, "?": "question_mark",
+             "/": "slash", "[": "left_square_bracket", "]": "right_square_bracket", "left": "left",
+             "right": "right", "home": "home", "end": "end", "escape": "escape"}
+    for keys, _ in KEYS:
+        for key in re.split(r" / |, |-", keys):
+            key = key.strip()
+            if key.isdigit():
+                assert key in bound
+            elif names.get(key, key) is not None:
+                assert names.get(key, key) in bound, key

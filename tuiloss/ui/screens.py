@@ -11,40 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from tuiloss.ui.keys import KEYS, MARKS
 from tuiloss.ui.markup import safe_label
-
-KEYS = (
-    ("1-9, 0", "show or hide run 1-10"),
-    ("space", "show or hide the highlighted run"),
-    ("up / down", "highlight a run"),
-    ("a / n / o", "show all runs / none / only the highlighted one"),
-    ("/", "filter runs by a regex over labels and config; empty or escape clears; runs keep their numbers"),
-    ("left / right", "move the step cursor; values at the cursor appear in the list"),
-    ("home / end", "cursor to the first / last step"),
-    ("escape", "hide the cursor, then clear the NEW marks of fresh findings"),
-    ("[ / ]", "zoom the step range in / out around the latest data"),
-    ("r", "reset the zoom"),
-    ("x", "log or linear step axis"),
-    ("y", "linear or log loss axis (log by default when the values span a decade)"),
-    ("s", "cycle smoothing (EMA 0, 0.6, 0.9, 0.99); the raw curve stays behind"),
-    ("v", "overlay the evaluation series (val_loss, eval_loss...) as dots"),
-    ("m", "pick the metric to chart"),
-    ("i", "show or hide the insights panel"),
-    ("tab", "focus the runs list or the insights panel (up/down scroll it)"),
-    ("p", "pause or resume live updates"),
-    ("e", "export a markdown report and a text capture of the chart"),
-    ("?", "this help"),
-    ("q", "quit"),
-)
-
-MARKS = (
-    ("▲ / ^", "spike, with its peak value"),
-    ("↗ / /", "upward drift (a bar spans it)"),
-    ("↑ / !", "divergence"),
-    ("× / X", "NaN or Inf (at the top)"),
-    ("↺ / R", "a new segment: step reset, truncated or replaced log"),
-)
-
 
 class HelpScreen(ModalScreen[None]):
     """Every key, and what the marks on the chart mean."""
@@ -61,9 +29,10 @@ class HelpScreen(ModalScreen[None]):
         for mark, what in MARKS:
             table.add_row(mark.split(" / ")[-1] if _ascii(self) else mark, what)
         with VerticalScroll(id="help-box"):
-            yield Static(Text("tuiloss keys", style="bold"), id="help-title")
+            title = Text("tuiloss keys", style="bold")
+            title.append("   escape or ? closes; up/down scroll", style="dim")  # on top: seen at any height
+            yield Static(title, id="help-title")
             yield Static(table)
-            yield Static(Text("escape or ? closes; up/down scroll", style="dim"))
 
     def on_mount(self) -> None:
         self.set_class(_ascii(self), "ascii")
