@@ -25,7 +25,9 @@ from tuiloss.core.analysis import (
     compare_runs,
     describe,
 )
+from tuiloss.core.analysis import metrics as names
 from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
+from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
@@ -46,6 +48,8 @@ class MetricReport:
         min: lowest finite value.
         min_step: where it was first reached.
         analysis: the findings (the primary metric and eval losses), None for the others.
+        role: what the name says it measures (``loss``, ``accuracy``, ``throughput``, ...).
+        direction: which way is better; the health verdicts follow it.
     """
 
     name: str
@@ -57,6 +61,17 @@ class MetricReport:
     min: float | None
     min_step: float | None
     analysis: SeriesAnalysis | None = None
+    role: str = "other"
+    direction: Direction = Direction.UNKNOWN
+    distinct_steps: int = 0
+
+    @property
+    def coarse_steps(self) -> bool:
+        """Whether many points share a step (an epoch rounded to 2 decimals, a step per epoch).
+
+        Such points keep the order of their lines; the axis cannot place them finer.
+        """
+        return self.points >= 4 and self.distinct_steps < 0.8 * self.points
 
     @property
     def analyzed(self) -> bool:
@@ -154,10 +169,11 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
         primary = metric if metric in run.series else run.primary_metric
         metrics = {}
         for name in sorted(run.series, key=lambda m: (m != primary, m)):
-            analyzed = name == primary or is_eval_metric(name) and "loss" in name.lower()
+            analyzed = name == primary or is_eval_metric(name) and names.role(name) in ("loss", "ppl")
             analyzer = analyzer_for(run.id, name) if analyzed and analyzer_for is not None else None
             metrics[name] = _metric(run, name, analyzed, analyzer)
-            if name == primary:
+            if name == primary and metrics[name].direction is Direction.LOWER:
+                # the comparisons across runs ("ended lowest", ...) are about losses
                 compared.append(_run_facts(run, metrics[name]))
         entries.append(
             RunReport(
@@ -182,10 +198,11 @@ def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) 
     steps, values = series.visible()
     finite_mask = np.isfinite(values)
     analysis = None
+    direction = names.direction(name)
     if analyzed and analyzer is not None:
-        analysis = analyzer.update(steps, values, series.segments)
+        analysis = follow_direction(analyzer.update(steps, values, series.segments), direction)
     elif analyzed:
-        analysis = analyze_series(steps, values, series.segments, is_eval=is_eval_metric(name))
+        analysis = analyze(steps, values, series.segments, is_eval=is_eval_metric(name), direction=direction)
     return MetricReport(
         name=name,
         points=len(series),
@@ -196,7 +213,40 @@ def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) 
         min=float(values[finite_mask].min()) if finite_mask.any() else None,
         min_step=float(steps[finite_mask][values[finite_mask].argmin()]) if finite_mask.any() else None,
         analysis=analysis,
+        role=names.role(name),
+        direction=direction,
+        distinct_steps=len(np.unique(steps)) if analyzed else 0,
     )
+
+
+#: Findings that say a lower-is-better curve went the wrong way; they mean nothing
+#: (or the opposite) on a metric that improves upwards or whose direction is unknown.
+LOWER_IS_BETTER_KINDS = frozenset(("spike", "divergence", "drift"))
+
+
+def analyze(steps, values, segments, *, is_eval: bool, direction: Direction) -> SeriesAnalysis:
+    """The detectors over one series, told which way it improves.
+
+    The one call site of the detectors in the report: ``direction`` decides which
+    health verdicts the findings may hold (see :func:`follow_direction`).
+    """
+    return follow_direction(analyze_series(steps, values, segments, is_eval=is_eval), direction)
+
+
+def follow_direction(analysis: SeriesAnalysis, direction: Direction) -> SeriesAnalysis:
+    """``analysis`` keeping only the verdicts that hold for a metric improving in ``direction``.
+
+    Spikes, divergence and upward drift are lower-is-better verdicts: a rising
+    accuracy is progress, not divergence. A metric of unknown direction gets no
+    verdict about its health at all (nor a convergence step); NaN and resets stay.
+    """
+    if direction is Direction.LOWER:
+        return analysis
+    kept = tuple(a for a in analysis.anomalies if a.kind not in LOWER_IS_BETTER_KINDS)
+    convergence = analysis.convergence_step if direction is Direction.HIGHER else None
+    if len(kept) == len(analysis.anomalies) and convergence == analysis.convergence_step:
+        return analysis
+    return replace(analysis, anomalies=kept, convergence_step=convergence)
 
 
 def _run_facts(run: Run, metric: MetricReport) -> RunFacts:
@@ -293,6 +343,9 @@ def _metric_json(m: MetricReport) -> dict:
         "final": json_number(m.final, whole=True),
         "min": json_number(m.min, whole=True),
         "min_step": json_number(m.min_step, whole=True),
+        "role": m.role,
+        "coarse_steps": m.coarse_steps,
+        "direction": m.direction.value,
         "convergence_step": json_number(m.convergence_step, whole=True),
         "analyzed": m.analyzed,
         "anomalies": [anomaly_json(a) for a in m.anomalies],
@@ -385,11 +438,23 @@ def summary_rows(report: Report) -> list[tuple[str, ...]]:
     return rows
 
 
+def metric_title(run: RunReport) -> str:
+    """The primary metric and which way it is better: ``xent, lower is better``."""
+    m = run.primary
+    if m is None:
+        return printable(run.primary_metric or "-", 40)
+    return f"{printable(m.name, 40)}, {describe.direction(m.direction.value)}"
+
+
 def run_findings(run: RunReport) -> list[str]:
     """Sentences about one run's primary metric: anomalies first, then the rest."""
     m = run.primary
     if m is None:
-        return [describe.no_metrics(run.skipped.lines)]
+        if run.metrics:
+            notes = [describe.no_quality_metric([printable(name, 40) for name in run.metrics])]
+        else:
+            notes = [describe.no_metrics(run.skipped.lines)]
+        return notes + [f"{notice.level}: {printable(notice.message)}" for notice in run.notices]
     final = fmt_value(finite(m.final)) if finite(m.final) is not None else "NaN"
     notes = [f"{a.kind}: {printable(a.message)}" for a in m.anomalies]
     notes += [describe.plateau(p) for p in m.plateaus]
@@ -398,6 +463,8 @@ def run_findings(run: RunReport) -> list[str]:
     elif m.points and m.analyzed:
         notes.append(describe.settling(None, final))
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
+    if m.coarse_steps:
+        notes.append(describe.coarse_axis(m.points, m.distinct_steps))
     if run.skipped.lines:
         reasons = [(printable(why, 80), count) for why, count in run.skipped.reasons.items()]
         notes.append(describe.skipped(run.skipped.lines, reasons))
@@ -430,7 +497,7 @@ def render_text(report: Report, *, verbose: bool = False, ignored: list | None =
         notes = run_findings(run)
         if notes:
             anomalies = len(run.primary.anomalies) if run.primary is not None else 0
-            findings.append(f"{index}. {printable(run.label, 80)} ({printable(run.primary_metric or '-', 40)})")
+            findings.append(f"{index}. {printable(run.label, 80)} ({metric_title(run)})")
             findings += [f"  {'!' if i < anomalies else '-'} {note}" for i, note in enumerate(notes)]
     if findings:
         lines += ["", "Findings", *findings]
@@ -458,7 +525,7 @@ def render_markdown(report: Report) -> str:
     for index, run in enumerate(report.runs, 1):
         notes = run_findings(run)
         if notes:
-            lines += ["", f"### {index}. {printable(run.label, 80)}", ""]
+            lines += ["", f"### {index}. {printable(run.label, 80)} ({_md(metric_title(run))})", ""]
             lines += [f"- {note}" for note in notes]
     if report.observations:
         lines += ["", "### Across runs", ""]

@@ -9,6 +9,7 @@ from typing import Iterator
 
 import numpy as np
 
+from tuiloss.core.analysis import metrics
 from tuiloss.core.analysis.arrays import GrowableArray
 from tuiloss.core.model import Batch, Notice, SegmentEvent, Skipped
 
@@ -161,73 +162,19 @@ def step_drops(steps: np.ndarray) -> np.ndarray:
     return np.concatenate(found) if found else np.empty(0, dtype=np.intp)
 
 
-# Metric names tried, in order, when choosing a run's primary metric.
-PRIMARY_CANDIDATES = (
-    "loss",
-    "train_loss",
-    "train/loss",
-    "train/loss_step",
-    "train_loss_step",
-    "lm loss",
-    "trl",
-    "total_loss",
-    "train/total_loss",
-    "train/CrossEntropyLoss",
-    "training_loss",
-    "loss_step",
-    "train_loss_epoch",
-    "interval_loss",
-    "train/box_loss",
-)
-
-EVAL_PREFIXES = ("val", "eval", "valid", "validation", "test", "tel")
-
-
 def is_eval_metric(name: str) -> bool:
-    low = name.lower().replace("/", "_").replace(" ", "_").replace("-", "_")
-    return any(low == p or low.startswith(p + "_") for p in EVAL_PREFIXES) or low in {"val loss", "tel"}
+    """Whether ``name`` is an evaluation series (see :func:`tuiloss.core.analysis.metrics.is_eval`)."""
+    return metrics.is_eval(name)
 
 
-def choose_primary(metrics: list[str]) -> str | None:
-    """The metric a person means by "the loss" of a run."""
-    if not metrics:
-        return None
-    by_lower = {m.lower(): m for m in metrics}
-    for name in PRIMARY_CANDIDATES:
-        if name.lower() in by_lower:
-            return by_lower[name.lower()]
-    losses = [m for m in metrics if "loss" in m.lower() and not is_eval_metric(m)]
-    if losses:
-        return min(losses, key=len)
-    losses = [m for m in metrics if "loss" in m.lower()]
-    if losses:
-        return min(losses, key=len)
-    return sorted(metrics)[0]
+def choose_primary(names: list[str]) -> str | None:
+    """The metric a person means by "the loss" of a run (see :mod:`tuiloss.core.analysis.metrics`)."""
+    return metrics.choose_primary(names)
 
 
-def eval_counterpart(primary: str, metrics: list[str]) -> str | None:
+def eval_counterpart(primary: str, names: list[str]) -> str | None:
     """The evaluation series matching ``primary`` (val_loss for loss, ...), if any."""
-    base = primary.lower()
-    for strip in ("train/", "train_", "training_", "train "):
-        if base.startswith(strip):
-            base = base[len(strip) :]
-    for suffix in ("_step", "_epoch"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-    wanted = []
-    for prefix in ("val", "eval", "valid", "validation", "test"):
-        for sep in ("_", "/", " "):
-            wanted.append(f"{prefix}{sep}{base}")
-            wanted.append(f"{prefix}{sep}{base}_epoch")
-    if base == "lm loss":
-        wanted.append("validation lm loss")
-    if primary.lower() == "trl":
-        wanted.append("tel")
-    by_lower = {m.lower(): m for m in metrics}
-    for name in wanted:
-        if name in by_lower:
-            return by_lower[name]
-    return None
+    return metrics.eval_counterpart(primary, names)
 
 
 @dataclass
