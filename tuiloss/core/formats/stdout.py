@@ -17,13 +17,14 @@ in order.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from tuiloss.core.formats.base import STEP_KEYS, LineParser, parse_number
+from tuiloss.core.formats.base import STEP_KEYS, LineParser, is_metric_name, parse_number, step_rank
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -71,7 +72,7 @@ def _emit(state: _State, step: float, name: str, value: float | None) -> bool:
     if value is None:
         return False
     name = name.strip()
-    if not name:
+    if not is_metric_name(name):
         return False
     target = state.columns.get(name)
     if target is None:
@@ -264,14 +265,27 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     for match in _GENERIC.finditer(text):
         line = match[0]
         step = float(match["step"])
+        pairs = list(_PAIR_TIGHT.finditer(line))
+        step = _best_step(pairs, step)
         found = 0
-        for pair in _PAIR_TIGHT.finditer(line):
+        for pair in pairs:
             key = pair["key"]
             if key.lower() in STEP_KEYS or pair.start() == match.start("stepkey") - match.start():
                 continue
             found += _emit(state, step, key, _num(pair["value"]))
         if found:
             parser.matched += 1
+
+
+def _best_step(pairs: list, step: float) -> float:
+    """The most global step counter among a line's pairs (``global_step`` over ``epoch``), else ``step``."""
+    best = None
+    for pair in pairs:
+        rank = step_rank(pair["key"])
+        value = _num(pair["value"]) if rank is not None else None
+        if value is not None and math.isfinite(value) and (best is None or rank < best[0]):
+            best = (rank, value)
+    return best[1] if best is not None else step
 
 
 FAMILIES: tuple[Family, ...] = (
