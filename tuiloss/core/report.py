@@ -32,7 +32,7 @@ from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
 from tuiloss.core.sanitize import safe_label
-from tuiloss.core.store import Run, Store, is_eval_metric
+from tuiloss.core.store import Run, Series, Store, is_eval_metric
 
 @dataclass(frozen=True, slots=True)
 class MetricReport:
@@ -126,6 +126,7 @@ class RunReport:
     notices: tuple[Notice, ...]
     segments: tuple[SegmentReport, ...]
     metrics: Mapping[str, MetricReport]
+    same_series: tuple[str, ...] = ()
 
     @property
     def primary(self) -> MetricReport | None:
@@ -163,38 +164,89 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
     so the viewer re-analyses only what is new; the findings are the same.
     """
     chosen = list(store) if runs is None else list(runs)
-    entries = []
-    compared = []
+    entries: list[RunReport] = []
+    facts: list[tuple[RunFacts, dict[str, Series]]] = []
     for run in chosen:
-        primary = metric if metric in run.series else run.primary_metric
-        metrics = {}
-        for name in sorted(run.series, key=lambda m: (m != primary, m)):
-            analyzed = name == primary or is_eval_metric(name) and names.role(name) in ("loss", "ppl")
-            analyzer = analyzer_for(run.id, name) if analyzed and analyzer_for is not None else None
-            metrics[name] = _metric(run, name, analyzed, analyzer)
-            if name == primary and metrics[name].direction is Direction.LOWER:
-                # the comparisons across runs ("ended lowest", ...) are about losses
-                compared.append(_run_facts(run, metrics[name]))
-        entries.append(
-            RunReport(
-                id=run.id,
-                label=run.label,
-                source=run.source,
-                format=run.format,
-                config=MappingProxyType(dict(run.config)),
-                primary_metric=primary,
-                deleted=run.deleted,
-                skipped=SkipCounts(run.skipped_lines, MappingProxyType(dict(run.skipped)), run.unmatched),
-                notices=tuple(run.notices),
-                segments=_segments(run, primary),
-                metrics=MappingProxyType(metrics),
-            )
-        )
+        parts = run.parts()
+        for k, series in enumerate(parts, 1):
+            run_id = run.id if k == 1 else f"{run.id}#{k}"
+            label = run.label if k == 1 else f"{run.label} #{k}"
+            entry, fact = _run_entry(run, run_id, label, series, metric, analyzer_for)
+            entries.append(entry)
+            if fact is not None:
+                facts.append((fact, series))
+    entries, compared = _same_series(entries, facts)
     return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)))
 
 
-def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) -> MetricReport:
-    series = run.series[name]
+def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], metric: str | None,
+               analyzer_for: AnalyzerFor | None) -> tuple[RunReport, RunFacts | None]:
+    """One run of a log (the whole log, or one of the runs restarted in it)."""
+    primary = metric if metric in series else (run.primary_metric if run.primary_metric in series else None)
+    metrics = {}
+    fact = None
+    for name in sorted(series, key=lambda m: (m != primary, m)):
+        analyzed = name == primary or is_eval_metric(name) and names.role(name) in ("loss", "ppl")
+        analyzer = analyzer_for(run_id, name) if analyzed and analyzer_for is not None else None
+        metrics[name] = _metric(series[name], name, analyzed, analyzer)
+        if name == primary and metrics[name].direction is Direction.LOWER:
+            # the comparisons across runs ("ended lowest", ...) are about losses
+            fact = _run_facts(run_id, label, run.config, series[name], metrics[name])
+    entry = RunReport(
+        id=run_id,
+        label=label,
+        source=run.source,
+        format=run.format,
+        config=MappingProxyType(dict(run.config)),
+        primary_metric=primary,
+        deleted=run.deleted,
+        skipped=SkipCounts(run.skipped_lines, MappingProxyType(dict(run.skipped)), run.unmatched),
+        notices=tuple(run.notices),
+        segments=_segments(series.get(primary) if primary else None),
+        metrics=MappingProxyType(metrics),
+    )
+    return entry, fact
+
+
+def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str, Series]]]):
+    """Say which runs hold the same series (one training written by two loggers); compare each once.
+
+    Two runs hold the same series when their primary metrics agree, value for value,
+    on at least 80% of the shorter one's steps (and on five steps at least).
+    """
+    groups: dict[str, list[str]] = {}
+    kept: list[RunFacts] = []
+    for fact, _ in facts:
+        twin = next((other for other in kept if _same_points(fact, other)), None)
+        if twin is None:
+            kept.append(fact)
+        else:
+            groups.setdefault(twin.id, [twin.id]).append(fact.id)
+    if not groups:
+        return entries, kept
+    by_id = {entry.id: entry for entry in entries}
+    same: dict[str, tuple[str, ...]] = {}
+    for members in groups.values():
+        for member in members:
+            same[member] = tuple(by_id[other].label for other in members if other != member)
+    out = [replace(entry, same_series=same[entry.id]) if entry.id in same else entry for entry in entries]
+    return out, kept
+
+
+def _same_points(a: RunFacts, b: RunFacts) -> bool:
+    if not len(a.steps) or not len(b.steps):
+        return False
+    common, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=False, return_indices=True)
+    if len(common) < 5 or len(common) < 0.8 * min(len(a.steps), len(b.steps)):
+        return False
+    va, vb = a.values[ia], b.values[ib]
+    both = np.isfinite(va) & np.isfinite(vb)
+    if both.sum() < 5:
+        return False
+    return bool(np.allclose(va[both], vb[both], rtol=1e-5, atol=1e-8))
+
+
+def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) -> MetricReport:
     steps, values = series.visible()
     finite_mask = np.isfinite(values)
     analysis = None
@@ -249,20 +301,19 @@ def follow_direction(analysis: SeriesAnalysis, direction: Direction) -> SeriesAn
     return replace(analysis, anomalies=kept, convergence_step=convergence)
 
 
-def _run_facts(run: Run, metric: MetricReport) -> RunFacts:
+def _run_facts(run_id: str, label: str, config: dict, series: Series, metric: MetricReport) -> RunFacts:
     """What the comparisons across runs read of a run's primary metric.
 
     Runs are compared on the median of the last finite values of the whole visible series.
     """
-    steps, values = run.series[metric.name].visible()
+    steps, values = series.visible()
     steps = np.asarray(steps, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     analysis = replace(metric.analysis, final=final_value(values))
-    return RunFacts(str(run.id), str(run.label), dict(run.config), analysis, steps, values)
+    return RunFacts(str(run_id), str(label), dict(config), analysis, steps, values)
 
 
-def _segments(run: Run, primary: str | None) -> tuple[SegmentReport, ...]:
-    series = run.series.get(primary) if primary else None
+def _segments(series: Series | None) -> tuple[SegmentReport, ...]:
     if series is None:
         return ()
     steps = series.steps.view
@@ -321,6 +372,7 @@ def _run_json(run: RunReport) -> dict:
         "state": "deleted" if run.deleted else "present",
         "skipped": {"lines": run.skipped.lines, "reasons": dict(run.skipped.reasons), "unmatched": run.skipped.unmatched},
         "notices": [{"level": n.level, "message": n.message} for n in run.notices],
+        "same_series": list(run.same_series),
         "segments": [
             {
                 "start_step": json_number(seg.start_step, whole=True),
@@ -465,6 +517,8 @@ def run_findings(run: RunReport) -> list[str]:
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
     if m.coarse_steps:
         notes.append(describe.coarse_axis(m.points, m.distinct_steps))
+    if run.same_series:
+        notes.append(describe.same_series([printable(label, 80) for label in run.same_series]))
     if run.skipped.lines:
         reasons = [(printable(why, 80), count) for why, count in run.skipped.reasons.items()]
         notes.append(describe.skipped(run.skipped.lines, reasons))

@@ -130,10 +130,73 @@ class Series:
         self._visible_cache = (n, (steps, values))
         return steps, values
 
+    def restarts(self) -> list[int]:
+        """Indices where a new run starts in the same log: the step went back to the start.
+
+        A ``reset`` segment whose first step is at or before the first logging
+        interval of the run so far (``step <= first + (second - first)``) is a
+        restart from scratch (runs appended to one file, a sweep printed to one
+        stdout); a reset to any later step is a resume from a checkpoint and stays
+        a segment of the same run. So is a counter that goes back while the curve
+        carries on from where it was (an iteration counted per epoch): a restart
+        begins a fresh curve: the old curve moved (by 10% at least) and the new
+        one opens nearer its first values than its last ones.
+        Truncation, replacement and rotation are never
+        restarts: the file's identity changed, not the training.
+        """
+        found = []
+        steps, values = self.steps.view, self.values.view
+        first = 0
+        for seg, end in self.segment_bounds():
+            if seg.reason != "reset" or seg.start == 0:
+                continue
+            start = float(steps[first])
+            interval = float(steps[first + 1] - steps[first]) if seg.start - first > 1 else 0.0
+            if seg.start_step > start + max(interval, 0.0):
+                continue
+            opening = _level(values[first : min(first + 3, seg.start)])
+            before = _level(values[max(first, seg.start - 3) : seg.start])
+            new = _level(values[seg.start : min(seg.start + 3, end)])
+            if None in (opening, before, new) or not _fresh(opening, before, new):
+                continue  # the curve goes on where it was: a counter restarted, not the training
+            found.append(seg.start)
+            first = seg.start
+        return found
+
+    def part(self, start: int, end: int) -> "Series":
+        """A copy of the points ``[start, end)`` and their segments: one run of a file that holds several."""
+        out = Series()
+        out.steps.extend(self.steps.view[start:end])
+        out.values.extend(self.values.view[start:end])
+        for seg, seg_end in self.segment_bounds():
+            if seg_end <= start or seg.start >= end:
+                continue
+            at = max(seg.start, start)
+            reason = "start" if at == start else seg.reason
+            out.segments.append(Segment(at - start, float(self.steps.view[at]), reason))
+        return out
+
     @property
     def nbytes(self) -> int:
         """Bytes reserved for this series (a steps array shared with others counts in each)."""
         return self.steps.nbytes + self.values.nbytes
+
+
+#: How far (relative) a run's curve must have moved for a return to its first level to be told apart.
+FRESH_CURVE_CHANGE = 0.1
+
+
+def _fresh(opening: float, before: float, new: float) -> bool:
+    """Whether ``new`` starts a fresh curve: the old one moved, and ``new`` is back near its opening level."""
+    scale = max(abs(opening), abs(before))
+    moved = abs(opening - before) >= FRESH_CURVE_CHANGE * scale if scale > 0 else False
+    return moved and abs(new - opening) < abs(new - before)
+
+
+def _level(values: np.ndarray) -> float | None:
+    """The median of the finite ``values``, None when there are none."""
+    values = values[np.isfinite(values)]
+    return float(np.median(values)) if len(values) else None
 
 
 def _room(size: int, batch: int, backlog: float) -> int:
@@ -270,6 +333,27 @@ class Run:
     def mark(self, event: SegmentEvent) -> None:
         for series in self.series.values():
             series.mark(event.reason)
+
+    def parts(self) -> list[dict[str, Series]]:
+        """The runs this log holds, each as its series: one, unless training restarted in it.
+
+        The primary metric's restarts (see :meth:`Series.restarts`) decide how many
+        runs there are; every metric is split at its own restarts, its k-th stretch
+        going to the k-th run (a metric with fewer restarts is absent from the last
+        runs). Without a restart this is ``[self.series]``, no copy made.
+        """
+        primary = self.primary_metric
+        main = self.series.get(primary) if primary else None
+        if main is None or not main.restarts():
+            return [self.series]
+        count = len(main.restarts()) + 1
+        out: list[dict[str, Series]] = [{} for _ in range(count)]
+        for name, series in self.series.items():
+            cuts = [0, *series.restarts(), len(series)]
+            for k in range(min(len(cuts) - 1, count)):
+                end = cuts[k + 1] if k + 1 < count else len(series)
+                out[k][name] = series.part(cuts[k], end)
+        return out
 
 
 class Store:
