@@ -157,17 +157,19 @@ AnalyzerFor = Callable[[str, str], "LiveAnalyzer | None"]
 
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
-                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None) -> Report:
+                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None,
+                 step: str | None = None) -> Report:
     """The report over ``runs`` (default: every run of ``store``).
 
     ``analyzer_for(run_id, metric)``, when given, returns a kept ``LiveAnalyzer`` (or None)
-    so the viewer re-analyses only what is new; the findings are the same.
+    so the viewer re-analyses only what is new; the findings are the same. ``step``
+    names a metric to use as the step axis instead of the one read (``--step``).
     """
     chosen = list(store) if runs is None else list(runs)
     entries: list[RunReport] = []
     facts: list[tuple[RunFacts, dict[str, Series]]] = []
     for run in chosen:
-        parts = run.parts()
+        parts = run.parts(step)
         for k, series in enumerate(parts, 1):
             run_id = run.id if k == 1 else f"{run.id}#{k}"
             label = run.label if k == 1 else f"{run.label} #{k}"

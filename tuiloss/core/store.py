@@ -193,6 +193,24 @@ def _fresh(opening: float, before: float, new: float) -> bool:
     return moved and abs(new - opening) < abs(new - before)
 
 
+def rekey(series: Series, by: Series) -> Series:
+    """``series`` with each point's step replaced by ``by``'s value at that step.
+
+    ``by`` is another metric of the same rows (an ``epoch`` or ``consumed_samples``
+    column): a point whose step ``by`` has no value at is left out. The points keep
+    their order; where the new axis goes back a segment starts, as when read.
+    """
+    out = Series()
+    steps, values = series.steps.view, series.values.view
+    at, new = by.visible()
+    if not len(steps) or not len(at):
+        return out
+    where = np.clip(np.searchsorted(at, steps, side="right") - 1, 0, len(at) - 1)
+    found = (at[where] == steps) & np.isfinite(new[where])
+    out.extend(new[where][found].astype(np.float64), values[found].astype(np.float64))
+    return out
+
+
 def _level(values: np.ndarray) -> float | None:
     """The median of the finite ``values``, None when there are none."""
     values = values[np.isfinite(values)]
@@ -334,14 +352,22 @@ class Run:
         for series in self.series.values():
             series.mark(event.reason)
 
-    def parts(self) -> list[dict[str, Series]]:
+    def parts(self, step: str | None = None) -> list[dict[str, Series]]:
         """The runs this log holds, each as its series: one, unless training restarted in it.
 
         The primary metric's restarts (see :meth:`Series.restarts`) decide how many
         runs there are; every metric is split at its own restarts, its k-th stretch
         going to the k-th run (a metric with fewer restarts is absent from the last
         runs). Without a restart this is ``[self.series]``, no copy made.
+
+        ``step`` (the user's ``--step``) names a metric of the run to use as the
+        step axis instead: every series is re-keyed on it (see :func:`rekey`) and
+        the run is then one run, its segments those of the new axis.
         """
+        if step is not None and step in self.series:
+            by = self.series[step]
+            keyed = {name: rekey(series, by) for name, series in self.series.items() if name != step}
+            return [{name: series for name, series in keyed.items() if len(series)}]
         primary = self.primary_metric
         main = self.series.get(primary) if primary else None
         if main is None or not main.restarts():
