@@ -154,8 +154,9 @@ class Series:
             interval = float(steps[first + 1] - steps[first]) if seg.start - first > 1 else 0.0
             if seg.start_step > start + max(interval, 0.0):
                 continue
-            opening = _level(values[first : min(first + 3, seg.start)])
-            before = _level(values[max(first, seg.start - 3) : seg.start])
+            k = max(1, min(3, (seg.start - first) // 2))  # the opening and closing points never overlap
+            opening = _level(values[first : first + k])
+            before = _level(values[seg.start - k : seg.start])
             new = _level(values[seg.start : min(seg.start + 3, end)])
             if None in (opening, before, new) or not _fresh(opening, before, new):
                 continue  # the curve goes on where it was: a counter restarted, not the training
