@@ -369,17 +369,21 @@ def make_labels(specs: list[tuple[str, str, dict]]) -> dict[str, str]:
 
     A run name from the config wins. Otherwise the run's own name (see
     :func:`specific_name`: its folder, not ``metrics.csv``) when no other run has
-    it, else the shortest path suffix that is unique among the runs; followed by the config keys whose values differ, the
+    it, else that name and the shortest path suffix that is unique among the runs
+    (``exp (progress.csv)``); followed by the config keys whose values differ, the
     way a legend reads ``Pre-Norm | Gradient Clip=10 | Run 1``.
     """
     labels: dict[str, str] = {}
     names = {run_id: _run_name(config) for run_id, _, config in specs}
     paths = _distinct_suffixes({run_id: source for run_id, source, _ in specs})
     own = {run_id: specific_name(run_id, source) for run_id, source, _ in specs}
+    generic = {run_id for run_id, source, _ in specs if own[run_id] != Path(source).name}
     own_counts = Counter(own.values())
     for run_id, name in own.items():
         if name and own_counts[name] == 1:
             paths[run_id] = name
+        elif name and run_id in generic and name not in Path(paths[run_id]).parts:
+            paths[run_id] = f"{name} ({paths[run_id]})"  # two logs of one folder: which one
     differing = differing_keys([config for _, _, config in specs])
     name_counts = Counter(names.values())
     for run_id, source, config in specs:
