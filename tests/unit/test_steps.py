@@ -68,3 +68,10 @@ def test_jsonl_with_epoch_and_global_step_uses_the_global_step(tmp_path):
     store, _, _ = load([str(_write(tmp_path / "r" / "log.jsonl", text))])
     (run,) = list(store)
     assert run.series["loss"].visible()[0].tolist() == [i * 8 for i in range(1, 11)]
+
+
+def test_a_counter_written_before_a_finer_one_in_key_value_lines(tmp_path):
+    lines = "".join(f"INFO epoch: {i // 4} iteration {i * 10} loss: {2 - i / 20:.3f} lr: 0.001\n" for i in range(1, 13))
+    store, _, _ = load([str(_write(tmp_path / "r" / "train.log", lines))])
+    (run,) = list(store)
+    assert run.series["loss"].visible()[0].tolist() == [i * 10 for i in range(1, 13)]

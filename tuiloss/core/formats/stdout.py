@@ -17,7 +17,6 @@ in order.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -265,10 +264,9 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     for match in _GENERIC.finditer(text):
         line = match[0]
         step = float(match["step"])
-        pairs = list(_PAIR_TIGHT.finditer(line))
-        step = _best_step(pairs, step)
+        step = _best_step(line, step)
         found = 0
-        for pair in pairs:
+        for pair in _PAIR_TIGHT.finditer(line):
             key = pair["key"]
             if key.lower() in STEP_KEYS or pair.start() == match.start("stepkey") - match.start():
                 continue
@@ -277,14 +275,18 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
             parser.matched += 1
 
 
-def _best_step(pairs: list, step: float) -> float:
-    """The most global step counter among a line's pairs (``global_step`` over ``epoch``), else ``step``."""
+_STEP_ANY = re.compile(
+    r"(?:(?<![\w/])|(?<=\d/))(?P<stepkey>" + _STEP_WORDS + r")\s*[:= ]\s*(?P<step>\d+)(?:\s*/\s*\d+)?(?![\w.])", re.I
+)  # a counter anywhere in the line, also after another one's value: epoch=0/global_step=10
+
+
+def _best_step(line: str, step: float) -> float:
+    """The most global step counter written in ``line`` (``global_step`` over ``epoch``), else ``step``."""
     best = None
-    for pair in pairs:
-        rank = step_rank(pair["key"])
-        value = _num(pair["value"]) if rank is not None else None
-        if value is not None and math.isfinite(value) and (best is None or rank < best[0]):
-            best = (rank, value)
+    for found in _STEP_ANY.finditer(line):
+        rank = step_rank(found["stepkey"])
+        if rank is not None and (best is None or rank < best[0]):
+            best = (rank, float(found["step"]))
     return best[1] if best is not None else step
 
 
