@@ -30,8 +30,6 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders (searched recursively)")
         sub.add_argument("--metric", help="the metric to chart and analyse (default: the train loss, else a "
                          "perplexity, else a reward or accuracy)")
-        sub.add_argument("--step", metavar="NAME", help="the column or key to use as the step axis (default: the "
-                         "most global counter written: global_step, num_updates, iteration, step, ..., epoch)")
         sub.add_argument("--format", choices=FORMAT_CHOICES, help="read every file as this format")
         sub.add_argument("--pattern", metavar="REGEX", help="regex with named groups (step, and one per metric) for text logs")
         sub.add_argument("-v", "--verbose", action="store_true", help="list the files passed over and why")
@@ -50,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="print the findings as text or JSON")
     common(report)
+    report.add_argument("--step", metavar="NAME", help="a column or key to use as the step axis (default: the "
+                        "most global counter written: global_step, num_updates, iteration, step, ..., epoch)")
     report.add_argument("--json", action="store_true", help="one JSON object on stdout")
     report.add_argument("--markdown", action="store_true", help="markdown instead of plain text")
 
@@ -164,7 +164,7 @@ def _check_names_while_reading(args) -> str | None:
     while True:
         result = engine.read(check_all=True)
         apply_result(store, result, options)
-        problem = unknown_names(store, args.metric, args.step)
+        problem = unknown_names(store, args.metric, None)
         if problem is None or not result.more:
             return problem
 
@@ -174,14 +174,13 @@ def _watch(args) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    if args.metric or args.step:
+    if args.metric:
         problem = _check_names_while_reading(args)
         if problem:
             print(problem, file=sys.stderr)
             return 2
     config = Config(
         paths=tuple(args.paths),
-        step=args.step,
         format=args.format,
         pattern=args.pattern,
         metric=args.metric,

@@ -175,3 +175,27 @@ def test_step_option_re_keys_every_metric_on_the_named_column():
     m = report.runs[0].primary
     assert m.name == "loss" and m.first_step == 0 and m.last_step == 10 and m.points == 100
     assert "epoch" not in report.runs[0].metrics
+
+
+def test_a_keras_sweep_in_one_stdout_file_is_one_run_per_model(tmp_path):
+    from tuiloss.core.engine import load
+
+    out = []
+    for model, (start, end) in enumerate(((0.69, 0.20), (0.71, 0.35), (0.70, 0.10))):
+        out.append(f"Model {model}: fitting\n")
+        for epoch in range(1, 9):
+            loss = start + (end - start) * (epoch - 1) / 7
+            out.append(f"Epoch {epoch}/8\n")
+            out.append(f"100/100 [==============================] - 2s 10ms/step - loss: {loss:.4f} - "
+                       f"accuracy: {1 - loss:.4f} - val_loss: {loss + 0.05:.4f} - val_accuracy: {0.95 - loss:.4f}\n")
+    (tmp_path / "sweep").mkdir()
+    (tmp_path / "sweep" / "stdout.txt").write_text("".join(out))
+    store, _, _ = load([str(tmp_path / "sweep" / "stdout.txt")])
+    report = build_report(store)
+    assert [run.label for run in report.runs] == ["sweep", "sweep #2", "sweep #3"]
+    for run, (start, end) in zip(report.runs, ((0.69, 0.20), (0.71, 0.35), (0.70, 0.10))):
+        m = run.primary
+        assert m.name == "loss" and m.points == 8 and (m.first_step, m.last_step) == (1, 8)
+        assert m.first == pytest.approx(start, abs=1e-4) and m.final == pytest.approx(end, abs=1e-4)
+        assert run.metrics["val_loss"].points == 8
+        assert not any(a.kind == "reset" for a in m.anomalies)
