@@ -78,3 +78,10 @@ def test_eval_counterpart_of_a_loss_named_otherwise():
     assert eval_counterpart("xent", ["xent", "val_loss", "acc"]) == "val_loss"
     assert eval_counterpart("train/loss", ["train/loss", "eval/loss"]) == "eval/loss"
     assert eval_counterpart("loss", ["loss", "lr"]) is None
+
+
+def test_a_name_of_no_known_role_is_still_charted_but_never_a_prefix_token():
+    assert choose_primary(["step_time", "value"]) == "value"
+    assert direction("value") is Direction.UNKNOWN
+    assert choose_primary(["logging.py", "96", "CurrSamplesPerSec"]) is None
+    assert choose_primary(["bpb", "lr"]) == "bpb" and direction("val_bpb") is Direction.LOWER

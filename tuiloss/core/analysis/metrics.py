@@ -57,7 +57,7 @@ _WORDS = {
               "workers", "free", "params"},
     "ppl": {"ppl", "perplexity"},
     "loss": {"loss", "losses", "xent", "nll", "ce", "crossentropy", "entropy", "mse", "mae", "rmse",
-             "l1", "l2", "bce", "kl", "objective", "trl", "tel", "cost", "elbo"},
+             "l1", "l2", "bce", "kl", "objective", "trl", "tel", "cost", "elbo", "bpb", "bpc", "bpd"},
     "error": {"error", "err", "wer", "cer", "ter", "fid"},
     "reward": {"reward", "rew", "rewards", "return", "returns", "score", "scores"},
     "accuracy": {"acc", "accuracy", "top1", "top5", "ap", "map", "ap50", "ap75", "map50", "bleu", "f1",
@@ -187,8 +187,9 @@ def choose_primary(names) -> str | None:
 
     Train losses first (the exact names of :data:`TRAIN_LOSS_NAMES`, then any other
     loss, the total before its components), then a perplexity, then an evaluation
-    loss, an error rate, a reward or score, an accuracy. Throughput, time, memory,
-    learning rate, norms, counts and steps never are.
+    loss, an error rate, a reward or score, an accuracy; else a name that says
+    nothing of its role (``value``), shown without health verdicts. Throughput,
+    time, memory, learning rate, norms, counts, steps and log-prefix tokens never are.
     """
     names = [n for n in names if isinstance(n, str)]
     if not names:
@@ -208,7 +209,15 @@ def choose_primary(names) -> str | None:
         found = [n for n in pool if roles[n] == wanted]
         if found:
             return min(found, key=_loss_rank)
-    return None
+    # a name that says nothing of its role (``value``, ``metric``): shown, without verdicts
+    others = [n for n in names if roles[n] == "other" and not _looks_like_prefix(n)]
+    return min(others, key=lambda n: (is_eval(n), len(n), n)) if others else None
+
+
+def _looks_like_prefix(name: str) -> bool:
+    """A token of a log line's prefix rather than a metric: ``logging.py``, ``96``, ``INFO``."""
+    text = str(name).strip()
+    return not any(c.isalpha() for c in text) or "." in text and text.rsplit(".", 1)[1].isalpha() or text.isupper()
 
 
 def _loss_rank(name: str) -> tuple:
