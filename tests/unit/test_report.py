@@ -199,3 +199,14 @@ def test_a_keras_sweep_in_one_stdout_file_is_one_run_per_model(tmp_path):
         assert m.first == pytest.approx(start, abs=1e-4) and m.final == pytest.approx(end, abs=1e-4)
         assert run.metrics["val_loss"].points == 8
         assert not any(a.kind == "reset" for a in m.anomalies)
+
+
+def test_a_twin_printed_with_five_digits_is_the_same_series_and_a_close_run_is_not():
+    steps = np.arange(1, 101, dtype=float)
+    values = np.geomspace(1.2345678, 0.0123456, 100)
+    events = _named_run("events", loss=_series(steps, values.astype(np.float32).astype(float)))
+    results = _named_run("results.csv", loss=_series(steps, np.array([float(f"{v:.5g}") for v in values])))
+    close = _named_run("seed2", loss=_series(steps, values * (1 + 0.002 * np.sin(steps))))
+    report = build_report(make_store(events, results, close))
+    by = {r.label: r.same_series for r in report.runs}
+    assert by == {"events": ("results.csv",), "results.csv": ("events",), "seed2": ()}

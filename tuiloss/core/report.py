@@ -213,17 +213,34 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
 def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str, Series]]]):
     """Say which runs hold the same series (one training written by two loggers); compare each once.
 
-    Two runs hold the same series when their primary metrics agree, value for value,
-    on at least 80% of the shorter one's steps (and on five steps at least).
+    Two runs hold the same series when their primary metrics span the same steps and
+    agree, value for value (to the 5 digits a text log prints; first, middle and last
+    value first), on at least 80% of the
+    shorter one's steps and on five steps at least. Only runs with the same first and
+    last step and nearly the same first value are compared, so this stays cheap for
+    a thousand runs.
     """
     groups: dict[str, list[str]] = {}
-    kept: list[RunFacts] = []
+    twin_of: dict[str, str] = {}
+    spans: dict[tuple, list[RunFacts]] = {}
     for fact, _ in facts:
-        twin = next((other for other in kept if _same_points(fact, other)), None)
-        if twin is None:
-            kept.append(fact)
-        else:
-            groups.setdefault(twin.id, [twin.id]).append(fact.id)
+        if len(fact.steps):
+            spans.setdefault((float(fact.steps[0]), float(fact.steps[-1])), []).append(fact)
+    for same_span in spans.values():
+        if len(same_span) < 2:
+            continue
+        opening = {fact.id: _opening(fact) for fact in same_span}
+        same_span.sort(key=lambda fact: opening[fact.id])
+        for i, fact in enumerate(same_span):
+            if fact.id in twin_of:
+                continue
+            for other in same_span[i + 1:]:
+                if not math.isclose(opening[other.id], opening[fact.id], rel_tol=2e-4, abs_tol=1e-12):
+                    break
+                if other.id not in twin_of and _close_ends(fact, other) and _same_points(fact, other):
+                    twin_of[other.id] = fact.id
+                    groups.setdefault(fact.id, [fact.id]).append(other.id)
+    kept = [fact for fact, _ in facts if fact.id not in twin_of]
     if not groups:
         return entries, kept
     by_id = {entry.id: entry for entry in entries}
@@ -235,9 +252,21 @@ def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str,
     return out, kept
 
 
+def _opening(fact: RunFacts) -> float:
+    """The first finite value (a sort key: NaN-free)."""
+    values = fact.values[np.isfinite(fact.values)]
+    return float(values[0]) if len(values) else 0.0
+
+
+def _close_ends(a: RunFacts, b: RunFacts) -> bool:
+    """A check in constant time before the full one: the middle and last values agree."""
+    for va, vb in ((a.values[len(a.values) // 2], b.values[len(b.values) // 2]), (a.values[-1], b.values[-1])):
+        if math.isfinite(va) and math.isfinite(vb) and not math.isclose(va, vb, rel_tol=2e-4, abs_tol=1e-12):
+            return False
+    return True
+
+
 def _same_points(a: RunFacts, b: RunFacts) -> bool:
-    if not len(a.steps) or not len(b.steps):
-        return False
     common, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=False, return_indices=True)
     if len(common) < 5 or len(common) < 0.8 * min(len(a.steps), len(b.steps)):
         return False
@@ -245,7 +274,7 @@ def _same_points(a: RunFacts, b: RunFacts) -> bool:
     both = np.isfinite(va) & np.isfinite(vb)
     if both.sum() < 5:
         return False
-    return bool(np.allclose(va[both], vb[both], rtol=1e-5, atol=1e-8))
+    return bool(np.allclose(va[both], vb[both], rtol=1e-4, atol=1e-8))
 
 
 def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) -> MetricReport:
@@ -269,8 +298,13 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
         analysis=analysis,
         role=names.role(name),
         direction=direction,
-        distinct_steps=len(np.unique(steps)) if analyzed else 0,
+        distinct_steps=_distinct(steps) if analyzed else 0,
     )
+
+
+def _distinct(steps: np.ndarray) -> int:
+    """How many different steps ``steps`` (in step order) holds: one pass, no sort."""
+    return int(np.count_nonzero(steps[1:] != steps[:-1])) + 1 if len(steps) else 0
 
 
 #: Findings that say a lower-is-better curve went the wrong way; they mean nothing

@@ -247,4 +247,5 @@ def no_quality_metric(found: list[str]) -> str:
 
 def same_series(others: list[str]) -> str:
     """``holds the same series as logs/events...``: one training written by two loggers."""
-    return f"holds the same series as {', '.join(others)}: one training written twice, not compared with itself"
+    shown = ", ".join(others[:3]) + (f" and {len(others) - 3:,} more" if len(others) > 3 else "")
+    return f"holds the same series as {shown}: one training written twice, not compared with itself"
