@@ -45,7 +45,7 @@ _WORDS = {
     "throughput": {"persec", "fps", "throughput", "wps", "ups", "ips", "tps", "tflops", "mfu", "flops",
                    "speed", "samplespersec", "sps"},
     "time": {"time", "eta", "elapsed", "duration", "dt", "t", "sec", "secs", "seconds", "ms", "runtime",
-             "timestamp", "wall", "clock", "hours", "minutes", "date"},
+             "timestamp", "wall", "clock", "hours", "minutes", "date", "timing", "latency"},
     "memory": {"mem", "memory", "memallocated", "maxmemallocated", "gb", "mb", "vram", "ram", "cuda"},
     "lr": {"lr", "learning", "learningrate"},
     "norm": {"norm", "gnorm", "gradnorm", "grad"},
@@ -63,13 +63,15 @@ _WORDS = {
     "accuracy": {"acc", "accuracy", "top1", "top5", "ap", "map", "ap50", "ap75", "map50", "bleu", "f1",
                  "rouge", "rouge1", "rouge2", "rougel", "auc", "auroc", "precision", "recall", "iou", "miou",
                  "dice", "psnr", "ssim", "r2", "em", "exact", "match", "matches", "correct", "hit", "hits",
-                 "ndcg", "mrr", "mean_io_u", "io", "coef", "kappa", "bertscore", "meteor", "chrf"},
+                 "ndcg", "mrr", "mean_io_u", "io", "coef", "kappa", "bertscore", "meteor", "chrf", "success",
+                 "win", "winrate", "pass"},
 }
 
 #: The order roles are tried in: a quality word wins over a unit-like word, except
 #: where the unit makes the quantity something else (``loss scale``, ``loss/sec``).
 _ROLE_ORDER = ("scale", "throughput", "ppl", "loss", "error", "reward", "accuracy",
                "lr", "norm", "memory", "time", "count", "step")
+# ("time" before "step": ``train_step_timing`` is a time, ``time/total_timesteps`` a step by name)
 
 # Whole names (normalised) with a role their words would not give.
 _NAMES = {
