@@ -371,9 +371,10 @@ class Run:
             return [{name: series for name, series in keyed.items() if len(series)}]
         primary = self.primary_metric
         main = self.series.get(primary) if primary else None
-        if main is None or not main.restarts():
+        restarts = main.restarts() if main is not None else []
+        if not restarts:
             return [self.series]
-        count = len(main.restarts()) + 1
+        count = len(restarts) + 1
         out: list[dict[str, Series]] = [{} for _ in range(count)]
         for name, series in self.series.items():
             cuts = [0, *series.restarts(), len(series)]
