@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def common(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders (searched recursively)")
-        sub.add_argument("--metric", help="the metric to chart and analyse (default: found automatically)")
+        sub.add_argument("--metric", help="the metric to chart and analyse (default: the train loss, else a "
+                         "perplexity, else a reward or accuracy)")
         sub.add_argument("--format", choices=FORMAT_CHOICES, help="read every file as this format")
         sub.add_argument("--pattern", metavar="REGEX", help="regex with named groups (step, and one per metric) for text logs")
         sub.add_argument("-v", "--verbose", action="store_true", help="list the files passed over and why")
@@ -49,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="print the findings as text or JSON")
     common(report)
+    report.add_argument("--step", metavar="NAME", help="a column or key to use as the step axis (default: the "
+                        "most global counter written: global_step, num_updates, iteration, step, ..., epoch)")
     report.add_argument("--json", action="store_true", help="one JSON object on stdout")
     report.add_argument("--markdown", action="store_true", help="markdown instead of plain text")
 
@@ -109,8 +112,12 @@ def _report(args) -> int:
 
     options = Options(format=args.format, pattern=args.pattern, metric=args.metric)
     store, engine, notices = load(args.paths, options)
+    problem = unknown_names(store, args.metric, args.step)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     root = args.paths[0] if len(args.paths) == 1 else None
-    report = build_report(store, root=root, metric=args.metric)
+    report = build_report(store, root=root, metric=args.metric, step=args.step)
     for notice in notices:
         print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
     if not len(store):
@@ -126,11 +133,54 @@ def _report(args) -> int:
     return 0
 
 
+def unknown_names(store, metric: str | None, step: str | None) -> str | None:
+    """The usage error for a ``--metric`` or ``--step`` no run has, listing the metrics there are."""
+    found = sorted({name for run in store for name in run.series})
+    for option, name in (("--metric", metric), ("--step", step)):
+        if name is None or name in found:
+            continue
+        if option == "--step" and _is_step_key(name):
+            continue  # a step key the readers already use as the step
+        from tuiloss.core.report import printable
+
+        listed = ", ".join(printable(n, 60) for n in found[:40]) + (", ..." if len(found) > 40 else "")
+        return (f"tuiloss: {option} {printable(name, 80)}: no such metric in these logs; "
+                + (f"metrics found: {listed}" if found else "no metric was read from them"))
+    return None
+
+
+def _is_step_key(name: str) -> bool:
+    from tuiloss.core.formats.base import step_rank
+
+    return step_rank(name) is not None
+
+
+def _check_names_while_reading(args) -> str | None:
+    """``unknown_names`` for ``watch``: read until every name is seen, or to the end of what is there."""
+    from tuiloss.core.engine import Engine, Options, apply_result
+    from tuiloss.core.store import Store
+
+    options = Options(format=args.format, pattern=args.pattern)
+    engine, store = Engine(args.paths, options), Store()
+    apply_result(store, engine.scan(), options)
+    while True:
+        result = engine.read(check_all=True)
+        apply_result(store, result, options)
+        problem = unknown_names(store, args.metric, None)
+        if problem is None or not result.more:
+            return problem
+
+
 def _watch(args) -> int:
     problem = _check_paths(args.paths)
     if problem:
         print(problem, file=sys.stderr)
         return 2
+    if args.metric:
+        problem = _check_names_while_reading(args)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
     config = Config(
         paths=tuple(args.paths),
         format=args.format,

@@ -102,3 +102,44 @@ def test_text_report_never_writes_escape_sequences_from_logs(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "run" in out
+
+
+def test_unknown_metric_is_a_usage_error_listing_the_metrics(capsys, tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"step": 1, "loss": 1, "acc": 0.5}\n{"step": 2, "loss": 0.5, "acc": 0.7}\n')
+    for command in ("report", "watch"):
+        assert main([command, str(tmp_path), "--metric", "nosuchmetric"]) == 2
+        err = capsys.readouterr().err
+        assert "--metric nosuchmetric" in err and "acc, loss" in err
+
+
+def test_unknown_step_is_a_usage_error_and_a_known_one_re_keys(capsys, tmp_path):
+    rows = "".join(f'{{"step": {i}, "epoch": {i // 4}, "loss": {2 - i / 10}}}\n' for i in range(1, 13))
+    (tmp_path / "a.jsonl").write_text(rows)
+    assert main(["report", str(tmp_path), "--step", "nosuchkey"]) == 2
+    assert "--step nosuchkey" in capsys.readouterr().err
+    report = run_json(capsys, str(tmp_path), "--step", "epoch")
+    facts = report["runs"][0]["metrics"]["loss"]
+    assert facts["first_step"] == 0 and facts["last_step"] == 3 and facts["points"] == 12
+
+
+def test_the_primary_metric_and_its_direction_are_in_the_report(capsys, tmp_path):
+    lines = "".join(f"[2024-01-01 10:00:00,000 INFO] Step {i * 50}/100000; acc: {12 + i * 2.5:.2f}; "
+                    f"ppl: {30 / i:.2f}; xent: {3.3 / i:.3f}; lr: 1.00e+00; 4352/5120 tok/s;\n" for i in range(1, 33))
+    (tmp_path / "nmt").mkdir()
+    (tmp_path / "nmt" / "train.log").write_text(lines)
+    report = run_json(capsys, str(tmp_path))
+    (run,) = report["runs"]
+    assert run["label"] == "nmt" and run["primary_metric"] == "xent"
+    assert run["metrics"]["xent"]["direction"] == "lower"
+    assert run["metrics"]["acc"]["direction"] == "higher"
+
+
+def test_a_missing_optional_extra_is_said_in_the_text_report(capsys, tmp_path, monkeypatch):
+    from tuiloss.core.formats import tfevents
+
+    monkeypatch.setattr(tfevents, "load_event_class", lambda: None)
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    (tmp_path / "runs" / "a" / "events.out.tfevents.1700000000.host.1.0").write_bytes(b"\x00" * 64)
+    assert main(["report", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "tuiloss[tensorboard]" in out

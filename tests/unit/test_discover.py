@@ -184,3 +184,44 @@ def test_load_raises_what_a_read_raised_and_leaves_no_reader_behind(tmp_path, mo
     with pytest.raises(ZeroDivisionError):
         engine_module.load([str(tmp_path)])
     assert not [t for t in threading.enumerate() if t.name == "tuiloss-load"]
+
+
+# -- labels: a run's own name, never a generic file name --------------------------------------
+
+
+def test_a_run_is_labelled_by_its_folder_not_a_generic_file_name():
+    labels = make_labels([
+        ("/w/hf/whisper_large_v2_ja_overfit/trainer_state.json", "trainer_state.json", {}),
+    ])
+    assert labels == {"/w/hf/whisper_large_v2_ja_overfit/trainer_state.json": "whisper_large_v2_ja_overfit"}
+    labels = make_labels([
+        ("/w/lightning_logs/version_3/metrics.csv", "lightning_logs/version_3/metrics.csv", {}),
+        ("/w/keras/runs/unet_a/logs/train.log", "keras/runs/unet_a/logs/train.log", {}),
+        ("/w/ds/opt-1.3b-globalBatchSize128.log", "ds/opt-1.3b-globalBatchSize128.log", {}),
+    ])
+    assert sorted(labels.values()) == ["opt-1.3b-globalBatchSize128.log", "unet_a", "version_3"]
+
+
+def test_runs_sharing_a_folder_fall_back_to_telling_paths():
+    labels = make_labels([
+        ("/w/ppo/logs/progress.csv", "logs/progress.csv", {}),
+        ("/w/ppo/logs", "logs", {}),
+    ])
+    assert len(set(labels.values())) == 2
+    assert all(label not in ("", "ppo") for label in labels.values())
+
+
+def test_a_single_watched_file_is_labelled_by_its_folder(tmp_path):
+    log = write(tmp_path / "whisper_small_run" / "trainer_state.json",
+                json.dumps({"log_history": [{"loss": 1.0, "step": 10}, {"loss": 0.5, "step": 20}]}))
+    store, _, _ = load([str(log)])
+    (run,) = list(store)
+    assert run.label == "whisper_small_run"
+
+
+def test_a_folder_key_is_the_hyperparameter_not_the_prefix(tmp_path):
+    write(tmp_path / "newrun_lr=1e-3" / "metrics.csv", "step,loss\n1,2\n")
+    write(tmp_path / "batch_size=32_seed=2" / "metrics.csv", "step,loss\n1,2\n")
+    found = discover([str(tmp_path)])
+    configs = sorted((r.config for r in found.runs), key=len)
+    assert {"lr": 1e-3} in configs and {"batch_size": 32, "seed": 2} in configs

@@ -69,3 +69,144 @@ def test_text_shows_a_nan_final_as_nan():
     values[-1] = math.nan
     text = render_text(build_report(make_store(make_run("a", values))))
     assert "; final NaN" in text
+
+
+# -- direction, runs in one log, the same series twice, the step axis --------------------------
+
+
+def _series(steps, values) -> Series:
+    series = Series()
+    series.extend(np.asarray(steps, dtype=float), np.asarray(values, dtype=float))
+    return series
+
+
+def _named_run(run_id: str, **series) -> Run:
+    run = Run(id=run_id, label=run_id, source=f"{run_id}/train.log", format="text")
+    run.series.update(series)
+    return run
+
+
+def test_a_rising_accuracy_is_progress_not_divergence():
+    steps = np.arange(50, 1650, 50)
+    acc = 100 - 88 * np.exp(-steps / 200.0)  # 12 -> 99.7
+    run = _named_run("nmt", acc=_series(steps, acc))
+    entry = build_report(make_store(run)).runs[0]
+    m = entry.primary
+    assert m.name == "acc" and m.direction.value == "higher"
+    assert not m.anomalies
+    # the same numbers read as a loss are a divergence: the direction decides
+    as_loss = build_report(make_store(_named_run("l", loss=_series(steps, acc)))).runs[0].primary
+    assert as_loss.direction.value == "lower" and [a.kind for a in as_loss.anomalies] == ["divergence"]
+    text = render_text(build_report(make_store(run)))
+    assert "(acc, higher is better)" in text and "diverg" not in text
+
+
+def test_a_metric_of_unknown_direction_gets_no_health_verdicts():
+    from tuiloss.core.analysis.metrics import Direction
+    from tuiloss.core.report import analyze
+
+    steps = np.arange(1, 400, dtype=float)
+    values = np.where(steps == 200, 50.0, 1.0 + 0.01 * np.sin(steps))
+    lower = analyze(steps, values, (), is_eval=False, direction=Direction.LOWER)
+    unknown = analyze(steps, values, (), is_eval=False, direction=Direction.UNKNOWN)
+    assert any(a.kind == "spike" for a in lower.anomalies)
+    assert not any(a.kind in ("spike", "divergence", "drift") for a in unknown.anomalies)
+    assert unknown.convergence_step is None
+
+
+def test_throughput_is_never_the_primary_metric():
+    steps = np.arange(10, 200, 10)
+    run = _named_run("ds", CurrSamplesPerSec=_series(steps, np.full(len(steps), 171.0)),
+                     ppl=_series([0, 100], [4998.3, 1.9]))
+    entry = build_report(make_store(run)).runs[0]
+    assert entry.primary_metric == "ppl" and entry.primary.direction.value == "lower"
+    alone = build_report(make_store(_named_run("t", CurrSamplesPerSec=_series(steps, np.ones(len(steps))))))
+    assert alone.runs[0].primary_metric is None
+    assert "no loss, perplexity, reward or accuracy" in render_text(alone)
+
+
+def test_runs_restarted_in_one_log_are_reported_apart_with_their_own_findings():
+    a = np.geomspace(2.0, 0.2, 300)
+    b = np.geomspace(2.2, 0.9, 200)
+    b[120] = 30.0  # a spike in the second run only
+    steps = np.concatenate((np.arange(1, 301), np.arange(1, 201)))
+    run = _named_run("/x/sweep/training.log", loss=_series(steps, np.concatenate((a, b))))
+    run.label = "training.log"
+    report = build_report(make_store(run))
+    assert [r.label for r in report.runs] == ["training.log", "training.log #2"]
+    first, second = report.runs
+    assert first.primary.points == 300 and second.primary.points == 200
+    assert not first.primary.anomalies
+    assert [a.kind for a in second.primary.anomalies] == ["spike"]
+    assert second.primary.anomalies[0].step == 121
+    assert report_json(report)["runs"][1]["id"] == "/x/sweep/training.log#2"
+
+
+def test_two_sources_of_the_same_series_are_said_to_be_and_compared_once():
+    steps = np.arange(2048, 2048 * 60, 2048)
+    values = np.geomspace(3.0, 0.05, len(steps))
+    csv = _named_run("progress.csv", loss=_series(steps, values))
+    events = _named_run("events", loss=_series(steps, values.astype(np.float32).astype(float)))
+    other = _named_run("other", loss=_series(steps, values * 1.5))
+    report = build_report(make_store(csv, events, other))
+    by = {r.label: r for r in report.runs}
+    assert by["progress.csv"].same_series == ("events",) and by["events"].same_series == ("progress.csv",)
+    assert by["other"].same_series == ()
+    compared = {label for o in report.observations for label in o.runs}
+    assert "events" not in compared or "progress.csv" not in compared
+    assert "holds the same series as events" in render_text(report)
+
+
+def test_a_coarse_step_axis_keeps_line_order_and_is_said():
+    epochs = np.repeat(np.round(np.linspace(0, 0.06, 7), 2), [1, 4, 4, 4, 4, 3, 3])
+    values = np.linspace(12.4, 0.5, len(epochs))
+    report = build_report(make_store(_named_run("hf", loss=_series(epochs, values))))
+    m = report.runs[0].primary
+    assert m.coarse_steps and m.distinct_steps == 7 and m.points == 23
+    assert m.first == pytest.approx(12.4) and m.final == pytest.approx(0.5)  # line order kept
+    assert "coarse step axis: 23 points on 7 distinct steps" in render_text(report)
+    assert report_json(report)["runs"][0]["metrics"]["loss"]["coarse_steps"] is True
+
+
+def test_step_option_re_keys_every_metric_on_the_named_column():
+    steps = np.arange(1, 101, dtype=float)
+    run = _named_run("r", loss=_series(steps, np.geomspace(2, 1, 100)), epoch=_series(steps, steps // 10))
+    report = build_report(make_store(run), step="epoch")
+    m = report.runs[0].primary
+    assert m.name == "loss" and m.first_step == 0 and m.last_step == 10 and m.points == 100
+    assert "epoch" not in report.runs[0].metrics
+
+
+def test_a_keras_sweep_in_one_stdout_file_is_one_run_per_model(tmp_path):
+    from tuiloss.core.engine import load
+
+    out = []
+    for model, (start, end) in enumerate(((0.69, 0.20), (0.71, 0.35), (0.70, 0.10))):
+        out.append(f"Model {model}: fitting\n")
+        for epoch in range(1, 9):
+            loss = start + (end - start) * (epoch - 1) / 7
+            out.append(f"Epoch {epoch}/8\n")
+            out.append(f"100/100 [==============================] - 2s 10ms/step - loss: {loss:.4f} - "
+                       f"accuracy: {1 - loss:.4f} - val_loss: {loss + 0.05:.4f} - val_accuracy: {0.95 - loss:.4f}\n")
+    (tmp_path / "sweep").mkdir()
+    (tmp_path / "sweep" / "stdout.txt").write_text("".join(out))
+    store, _, _ = load([str(tmp_path / "sweep" / "stdout.txt")])
+    report = build_report(store)
+    assert [run.label for run in report.runs] == ["sweep", "sweep #2", "sweep #3"]
+    for run, (start, end) in zip(report.runs, ((0.69, 0.20), (0.71, 0.35), (0.70, 0.10))):
+        m = run.primary
+        assert m.name == "loss" and m.points == 8 and (m.first_step, m.last_step) == (1, 8)
+        assert m.first == pytest.approx(start, abs=1e-4) and m.final == pytest.approx(end, abs=1e-4)
+        assert run.metrics["val_loss"].points == 8
+        assert not any(a.kind == "reset" for a in m.anomalies)
+
+
+def test_a_twin_printed_with_five_digits_is_the_same_series_and_a_close_run_is_not():
+    steps = np.arange(1, 101, dtype=float)
+    values = np.geomspace(1.2345678, 0.0123456, 100)
+    events = _named_run("events", loss=_series(steps, values.astype(np.float32).astype(float)))
+    results = _named_run("results.csv", loss=_series(steps, np.array([float(f"{v:.5g}") for v in values])))
+    close = _named_run("seed2", loss=_series(steps, values * (1 + 0.002 * np.sin(steps))))
+    report = build_report(make_store(events, results, close))
+    by = {r.label: r.same_series for r in report.runs}
+    assert by == {"events": ("results.csv",), "results.csv": ("events",), "seed2": ()}

@@ -1,6 +1,7 @@
 """Storage keeps every point, NaN included, and splits series into segments."""
 
 import numpy as np
+import pytest
 
 from tuiloss.core.analysis.arrays import GrowableArray
 from tuiloss.core.model import Batch, RowGroup, SegmentEvent
@@ -226,3 +227,85 @@ def test_shared_steps_store_what_separate_steps_store(monkeypatch):
             assert series.steps.view.tolist() == other.steps.view.tolist(), (trial, metric)
             assert series.values.view.tolist() == other.values.view.tolist(), (trial, metric)
             assert series.segments == other.segments, (trial, metric)
+
+
+# -- one run, its segments, and logs that hold several runs ------------------------------------
+
+
+def _run_of(steps, values, name="loss"):
+    from tuiloss.core.store import Run
+
+    run = Run(id="/logs/exp/training.log", label="training.log", source="training.log", format="text")
+    run.series[name] = Series()
+    run.series[name].extend(np.asarray(steps, dtype=float), np.asarray(values, dtype=float))
+    return run
+
+
+def _curve(start, n, first=2.0, last=0.5):
+    steps = np.arange(start, start + n, dtype=float)
+    return steps, np.geomspace(first, last, n)
+
+
+def test_a_resume_is_one_run_stitched_at_the_resume_step():
+    s1, v1 = _curve(1, 100)
+    s2 = np.arange(60, 150, dtype=float)  # back to the checkpoint at 60, then on
+    v2 = np.geomspace(v1[59], 0.3, len(s2))
+    run = _run_of(np.concatenate((s1, s2)), np.concatenate((v1, v2)))
+    (part,) = run.parts()
+    steps, values = part["loss"].visible()
+    assert [seg.reason for seg in part["loss"].segments] == ["start", "reset"]
+    assert steps[0] == 1 and steps[-1] == 149 and len(steps) == 59 + 90  # older up to 60, newer after
+    assert np.all(np.diff(steps) > 0) and values[0] == v1[0]
+
+
+def test_a_restart_from_the_first_step_with_a_fresh_curve_is_a_new_run():
+    s1, v1 = _curve(1, 80)
+    s2, v2 = _curve(1, 50, first=2.1, last=0.9)  # the same file, a second training
+    run = _run_of(np.concatenate((s1, s2)), np.concatenate((v1, v2)))
+    first, second = run.parts()
+    assert len(first["loss"]) == 80 and len(second["loss"]) == 50
+    assert second["loss"].segments[0].reason == "start"
+    assert second["loss"].visible()[1][0] == pytest.approx(2.1)
+
+
+def test_a_counter_that_restarts_while_the_curve_carries_on_is_not_a_new_run():
+    # an iteration counted per epoch: the step goes back to 50, the loss goes on where it was
+    steps = np.tile(np.arange(50, 550, 50, dtype=float), 3)
+    values = np.geomspace(1.0, 0.4, len(steps))
+    run = _run_of(steps, values)
+    assert len(run.parts()) == 1
+    assert run.series["loss"].restarts() == []
+
+
+def test_a_flat_curve_going_back_to_its_start_stays_one_run():
+    steps = np.concatenate((np.arange(1, 60), np.arange(1, 60))).astype(float)
+    values = np.full(len(steps), 1.39) + np.sin(np.arange(len(steps))) * 0.005
+    assert len(_run_of(steps, values).parts()) == 1
+
+
+def test_a_truncated_file_is_never_split_into_runs():
+    run = _run_of(*_curve(1, 40))
+    run.series["loss"].mark("truncated")
+    run.series["loss"].extend(*_curve(1, 40))
+    assert len(run.parts()) == 1
+
+
+def test_every_metric_is_split_at_its_own_restarts():
+    s1, v1 = _curve(1, 40)
+    s2, v2 = _curve(1, 30)
+    run = _run_of(np.concatenate((s1, s2)), np.concatenate((v1, v2)))
+    run.series["val_loss"] = Series()
+    run.series["val_loss"].extend(np.array([10.0, 20, 30, 10, 20]), np.array([2.0, 1.0, 0.8, 2.1, 1.2]))
+    first, second = run.parts()
+    assert first["val_loss"].visible()[0].tolist() == [10, 20, 30]
+    assert second["val_loss"].visible()[0].tolist() == [10, 20]
+
+
+def test_rekey_puts_points_on_another_column_of_the_same_rows():
+    from tuiloss.core.store import rekey
+
+    loss, epoch = Series(), Series()
+    loss.extend(np.array([10.0, 20, 30, 40]), np.array([4.0, 3, 2, 1]))
+    epoch.extend(np.array([10.0, 20, 40]), np.array([0.0, 0, 1]))
+    keyed = rekey(loss, epoch)
+    assert keyed.steps.view.tolist() == [0, 0, 1] and keyed.values.view.tolist() == [4, 3, 1]

@@ -293,7 +293,7 @@ def read_config(path: str, root: str, kind: str) -> dict:
     rel = os.path.relpath(path, root)
     for part in Path(rel).parts:
         for key, value in _FOLDER_PAIR.findall(part):
-            config[key] = _scalar(value)
+            config[folder_key(key)] = _scalar(value)
     for directory in reversed(chain):
         for name in CONFIG_NAMES:
             candidate = os.path.join(directory, name)
@@ -302,6 +302,22 @@ def read_config(path: str, root: str, kind: str) -> dict:
     if kind == "mlflow":
         config.update(mlflow_config(path))
     return config
+
+
+#: Hyperparameter names short and common enough that ``newrun_lr`` means ``lr`` (but
+#: ``batch_size`` stays ``batch_size``: ``size`` is not one of them).
+KNOWN_KEYS = frozenset((
+    "lr", "seed", "bs", "wd", "dropout", "eps", "momentum", "temperature", "temp", "epochs", "warmup", "clip",
+    "beta1", "beta2", "optimizer", "opt", "fold", "trial", "gamma", "alpha", "lambda", "mixup", "bsz", "accum",
+))
+
+
+def folder_key(key: str) -> str:
+    """The hyperparameter a folder name's ``key=`` sets: ``newrun_lr`` -> ``lr``, ``batch_size`` stays."""
+    words = re.split(r"[_\-]", key)
+    if len(words) > 1 and words[-1].lower() in KNOWN_KEYS:
+        return words[-1]
+    return key
 
 
 def load_config_file(path: str) -> dict:
@@ -351,13 +367,23 @@ def _scalar(text: str):
 def make_labels(specs: list[tuple[str, str, dict]]) -> dict[str, str]:
     """Labels that tell runs apart: ``(id, source, config)`` -> ``{id: label}``.
 
-    A run name from the config wins. Otherwise the shortest path suffix that is
-    unique among the runs, followed by the config keys whose values differ, the
+    A run name from the config wins. Otherwise the run's own name (see
+    :func:`specific_name`: its folder, not ``metrics.csv``) when no other run has
+    it, else that name and the shortest path suffix that is unique among the runs
+    (``exp (progress.csv)``); followed by the config keys whose values differ, the
     way a legend reads ``Pre-Norm | Gradient Clip=10 | Run 1``.
     """
     labels: dict[str, str] = {}
     names = {run_id: _run_name(config) for run_id, _, config in specs}
     paths = _distinct_suffixes({run_id: source for run_id, source, _ in specs})
+    own = {run_id: specific_name(run_id, source) for run_id, source, _ in specs}
+    generic = {run_id for run_id, source, _ in specs if own[run_id] != Path(source).name}
+    own_counts = Counter(own.values())
+    for run_id, name in own.items():
+        if name and own_counts[name] == 1:
+            paths[run_id] = name
+        elif name and run_id in generic and name not in Path(paths[run_id]).parts:
+            paths[run_id] = f"{name} ({paths[run_id]})"  # two logs of one folder: which one
     differing = differing_keys([config for _, _, config in specs])
     name_counts = Counter(names.values())
     for run_id, source, config in specs:
@@ -373,6 +399,55 @@ def make_labels(specs: list[tuple[str, str, dict]]) -> dict[str, str]:
         ][:3]
         labels[run_id] = " | ".join([base, *extras])
     return labels
+
+
+#: File names (without extensions) that every trainer of a kind writes: they say nothing about the run.
+GENERIC_FILE_STEMS = frozenset((
+    "metrics", "trainer_state", "trainer_log", "train", "training", "train_log", "training_log", "log", "logs",
+    "output", "out", "stdout", "stderr", "progress", "results", "history", "scalars", "hydra_train", "main",
+    "run", "monitor", "events", "nohup", "console", "debug", "info", "all_results", "train_results",
+    "eval_results", "log_history", "loss", "losses",
+))
+#: Folder names that hold runs rather than name one.
+GENERIC_FOLDERS = frozenset((
+    "logs", "log", "runs", "outputs", "output", "tensorboard", "tb", "tb_logs", "tblogs", "csv_logs", "events",
+    "train", "validation", "metrics", "results", "mlruns", "wandb", "files", "lightning_logs", "checkpoints",
+))
+_TFEVENTS = re.compile(r"^events\.out\.tfevents\.")
+
+
+def specific_name(run_id: str, source: str) -> str | None:
+    """What a run is called by its own path: the file's name, unless every trainer writes that
+    name (``metrics.csv``, ``trainer_state.json``, ``train.log``), then its nearest folder that
+    is not a generic one (``logs``, ``runs``); None when nothing in the path names it.
+
+    ``run_id`` (an absolute path) is used when it is one, so a run given as the root
+    itself is still named after its folder; else ``source``.
+    """
+    path = run_id if os.path.isabs(run_id) else source
+    parts = [part for part in Path(path).parts if part not in ("/", "\\")]
+    if not parts:
+        return None
+    last = parts[-1]
+    if not is_generic_file(last) and last.lower() not in GENERIC_FOLDERS:
+        return last
+    for part in reversed(parts[-5:-1]):
+        if part.lower() not in GENERIC_FOLDERS and not part.startswith("."):
+            return part
+    return None
+
+
+def is_generic_file(name: str) -> bool:
+    """Whether a log's file name is one every trainer of its kind writes."""
+    if _TFEVENTS.match(name):
+        return True
+    stem = name.lower()
+    while "." in stem:
+        stem, ext = stem.rsplit(".", 1)
+        if not ext.isalpha() and not ext.isdigit():
+            stem = f"{stem}.{ext}"
+            break
+    return stem in GENERIC_FILE_STEMS
 
 
 def _run_name(config: dict) -> str | None:

@@ -25,12 +25,14 @@ from tuiloss.core.analysis import (
     compare_runs,
     describe,
 )
+from tuiloss.core.analysis import metrics as names
 from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
+from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
 from tuiloss.core.sanitize import safe_label
-from tuiloss.core.store import Run, Store, is_eval_metric
+from tuiloss.core.store import Run, Series, Store, is_eval_metric
 
 @dataclass(frozen=True, slots=True)
 class MetricReport:
@@ -46,6 +48,8 @@ class MetricReport:
         min: lowest finite value.
         min_step: where it was first reached.
         analysis: the findings (the primary metric and eval losses), None for the others.
+        role: what the name says it measures (``loss``, ``accuracy``, ``throughput``, ...).
+        direction: which way is better; the health verdicts follow it.
     """
 
     name: str
@@ -57,6 +61,17 @@ class MetricReport:
     min: float | None
     min_step: float | None
     analysis: SeriesAnalysis | None = None
+    role: str = "other"
+    direction: Direction = Direction.UNKNOWN
+    distinct_steps: int = 0
+
+    @property
+    def coarse_steps(self) -> bool:
+        """Whether many points share a step (an epoch rounded to 2 decimals, a step per epoch).
+
+        Such points keep the order of their lines; the axis cannot place them finer.
+        """
+        return self.points >= 4 and self.distinct_steps < 0.8 * self.points
 
     @property
     def analyzed(self) -> bool:
@@ -111,6 +126,7 @@ class RunReport:
     notices: tuple[Notice, ...]
     segments: tuple[SegmentReport, ...]
     metrics: Mapping[str, MetricReport]
+    same_series: tuple[str, ...] = ()
 
     @property
     def primary(self) -> MetricReport | None:
@@ -141,51 +157,135 @@ AnalyzerFor = Callable[[str, str], "LiveAnalyzer | None"]
 
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
-                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None) -> Report:
+                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None,
+                 step: str | None = None) -> Report:
     """The report over ``runs`` (default: every run of ``store``).
 
     ``analyzer_for(run_id, metric)``, when given, returns a kept ``LiveAnalyzer`` (or None)
-    so the viewer re-analyses only what is new; the findings are the same.
+    so the viewer re-analyses only what is new; the findings are the same. ``step``
+    names a metric to use as the step axis instead of the one read (``--step``).
     """
     chosen = list(store) if runs is None else list(runs)
-    entries = []
-    compared = []
+    entries: list[RunReport] = []
+    facts: list[tuple[RunFacts, dict[str, Series]]] = []
     for run in chosen:
-        primary = metric if metric in run.series else run.primary_metric
-        metrics = {}
-        for name in sorted(run.series, key=lambda m: (m != primary, m)):
-            analyzed = name == primary or is_eval_metric(name) and "loss" in name.lower()
-            analyzer = analyzer_for(run.id, name) if analyzed and analyzer_for is not None else None
-            metrics[name] = _metric(run, name, analyzed, analyzer)
-            if name == primary:
-                compared.append(_run_facts(run, metrics[name]))
-        entries.append(
-            RunReport(
-                id=run.id,
-                label=run.label,
-                source=run.source,
-                format=run.format,
-                config=MappingProxyType(dict(run.config)),
-                primary_metric=primary,
-                deleted=run.deleted,
-                skipped=SkipCounts(run.skipped_lines, MappingProxyType(dict(run.skipped)), run.unmatched),
-                notices=tuple(run.notices),
-                segments=_segments(run, primary),
-                metrics=MappingProxyType(metrics),
-            )
-        )
+        parts = run.parts(step)
+        for k, series in enumerate(parts, 1):
+            run_id = run.id if k == 1 else f"{run.id}#{k}"
+            label = run.label if k == 1 else f"{run.label} #{k}"
+            entry, fact = _run_entry(run, run_id, label, series, metric, analyzer_for)
+            entries.append(entry)
+            if fact is not None:
+                facts.append((fact, series))
+    entries, compared = _same_series(entries, facts)
     return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)))
 
 
-def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) -> MetricReport:
-    series = run.series[name]
+def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], metric: str | None,
+               analyzer_for: AnalyzerFor | None) -> tuple[RunReport, RunFacts | None]:
+    """One run of a log (the whole log, or one of the runs restarted in it)."""
+    primary = metric if metric in series else (run.primary_metric if run.primary_metric in series else None)
+    metrics = {}
+    fact = None
+    for name in sorted(series, key=lambda m: (m != primary, m)):
+        analyzed = name == primary or is_eval_metric(name) and names.role(name) in ("loss", "ppl")
+        analyzer = analyzer_for(run_id, name) if analyzed and analyzer_for is not None else None
+        metrics[name] = _metric(series[name], name, analyzed, analyzer)
+        if name == primary and metrics[name].direction is Direction.LOWER:
+            # the comparisons across runs ("ended lowest", ...) are about losses
+            fact = _run_facts(run_id, label, run.config, series[name], metrics[name])
+    entry = RunReport(
+        id=run_id,
+        label=label,
+        source=run.source,
+        format=run.format,
+        config=MappingProxyType(dict(run.config)),
+        primary_metric=primary,
+        deleted=run.deleted,
+        skipped=SkipCounts(run.skipped_lines, MappingProxyType(dict(run.skipped)), run.unmatched),
+        notices=tuple(run.notices),
+        segments=_segments(series.get(primary) if primary else None),
+        metrics=MappingProxyType(metrics),
+    )
+    return entry, fact
+
+
+def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str, Series]]]):
+    """Say which runs hold the same series (one training written by two loggers); compare each once.
+
+    Two runs hold the same series when their primary metrics span the same steps and
+    agree, value for value (to the 5 digits a text log prints; first, middle and last
+    value first), on at least 80% of the
+    shorter one's steps and on five steps at least. Only runs with the same first and
+    last step and nearly the same first value are compared, so this stays cheap for
+    a thousand runs.
+    """
+    groups: dict[str, list[str]] = {}
+    twin_of: dict[str, str] = {}
+    spans: dict[tuple, list[RunFacts]] = {}
+    for fact, _ in facts:
+        if len(fact.steps):
+            spans.setdefault((float(fact.steps[0]), float(fact.steps[-1])), []).append(fact)
+    for same_span in spans.values():
+        if len(same_span) < 2:
+            continue
+        opening = {fact.id: _opening(fact) for fact in same_span}
+        same_span.sort(key=lambda fact: opening[fact.id])
+        for i, fact in enumerate(same_span):
+            if fact.id in twin_of:
+                continue
+            for other in same_span[i + 1:]:
+                if not math.isclose(opening[other.id], opening[fact.id], rel_tol=2e-4, abs_tol=1e-12):
+                    break
+                if other.id not in twin_of and _close_ends(fact, other) and _same_points(fact, other):
+                    twin_of[other.id] = fact.id
+                    groups.setdefault(fact.id, [fact.id]).append(other.id)
+    kept = [fact for fact, _ in facts if fact.id not in twin_of]
+    if not groups:
+        return entries, kept
+    by_id = {entry.id: entry for entry in entries}
+    same: dict[str, tuple[str, ...]] = {}
+    for members in groups.values():
+        for member in members:
+            same[member] = tuple(by_id[other].label for other in members if other != member)
+    out = [replace(entry, same_series=same[entry.id]) if entry.id in same else entry for entry in entries]
+    return out, kept
+
+
+def _opening(fact: RunFacts) -> float:
+    """The first finite value (a sort key: NaN-free)."""
+    values = fact.values[np.isfinite(fact.values)]
+    return float(values[0]) if len(values) else 0.0
+
+
+def _close_ends(a: RunFacts, b: RunFacts) -> bool:
+    """A check in constant time before the full one: the middle and last values agree."""
+    for va, vb in ((a.values[len(a.values) // 2], b.values[len(b.values) // 2]), (a.values[-1], b.values[-1])):
+        if math.isfinite(va) and math.isfinite(vb) and not math.isclose(va, vb, rel_tol=2e-4, abs_tol=1e-12):
+            return False
+    return True
+
+
+def _same_points(a: RunFacts, b: RunFacts) -> bool:
+    common, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=False, return_indices=True)
+    if len(common) < 5 or len(common) < 0.8 * min(len(a.steps), len(b.steps)):
+        return False
+    va, vb = a.values[ia], b.values[ib]
+    both = np.isfinite(va) & np.isfinite(vb)
+    if both.sum() < 5:
+        return False
+    return bool(np.allclose(va[both], vb[both], rtol=1e-4, atol=1e-8))
+
+
+def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) -> MetricReport:
     steps, values = series.visible()
     finite_mask = np.isfinite(values)
     analysis = None
+    direction = names.direction(name)
     if analyzed and analyzer is not None:
-        analysis = analyzer.update(steps, values, series.segments)
+        analysis = follow_direction(analyzer.update(steps, values, series.segments), direction)
     elif analyzed:
-        analysis = analyze_series(steps, values, series.segments, is_eval=is_eval_metric(name))
+        analysis = analyze(steps, values, series.segments, is_eval=is_eval_metric(name), direction=direction)
     return MetricReport(
         name=name,
         points=len(series),
@@ -196,23 +296,60 @@ def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) 
         min=float(values[finite_mask].min()) if finite_mask.any() else None,
         min_step=float(steps[finite_mask][values[finite_mask].argmin()]) if finite_mask.any() else None,
         analysis=analysis,
+        role=names.role(name),
+        direction=direction,
+        distinct_steps=_distinct(steps) if analyzed else 0,
     )
 
 
-def _run_facts(run: Run, metric: MetricReport) -> RunFacts:
+def _distinct(steps: np.ndarray) -> int:
+    """How many different steps ``steps`` (in step order) holds: one pass, no sort."""
+    return int(np.count_nonzero(steps[1:] != steps[:-1])) + 1 if len(steps) else 0
+
+
+#: Findings that say a lower-is-better curve went the wrong way; they mean nothing
+#: (or the opposite) on a metric that improves upwards or whose direction is unknown.
+LOWER_IS_BETTER_KINDS = frozenset(("spike", "divergence", "drift"))
+
+
+def analyze(steps, values, segments, *, is_eval: bool, direction: Direction) -> SeriesAnalysis:
+    """The detectors over one series, told which way it improves.
+
+    The one call site of the detectors in the report: ``direction`` decides which
+    health verdicts the findings may hold (see :func:`follow_direction`).
+    """
+    return follow_direction(analyze_series(steps, values, segments, is_eval=is_eval), direction)
+
+
+def follow_direction(analysis: SeriesAnalysis, direction: Direction) -> SeriesAnalysis:
+    """``analysis`` keeping only the verdicts that hold for a metric improving in ``direction``.
+
+    Spikes, divergence and upward drift are lower-is-better verdicts: a rising
+    accuracy is progress, not divergence. A metric of unknown direction gets no
+    verdict about its health at all (nor a convergence step); NaN and resets stay.
+    """
+    if direction is Direction.LOWER:
+        return analysis
+    kept = tuple(a for a in analysis.anomalies if a.kind not in LOWER_IS_BETTER_KINDS)
+    convergence = analysis.convergence_step if direction is Direction.HIGHER else None
+    if len(kept) == len(analysis.anomalies) and convergence == analysis.convergence_step:
+        return analysis
+    return replace(analysis, anomalies=kept, convergence_step=convergence)
+
+
+def _run_facts(run_id: str, label: str, config: dict, series: Series, metric: MetricReport) -> RunFacts:
     """What the comparisons across runs read of a run's primary metric.
 
     Runs are compared on the median of the last finite values of the whole visible series.
     """
-    steps, values = run.series[metric.name].visible()
+    steps, values = series.visible()
     steps = np.asarray(steps, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     analysis = replace(metric.analysis, final=final_value(values))
-    return RunFacts(str(run.id), str(run.label), dict(run.config), analysis, steps, values)
+    return RunFacts(str(run_id), str(label), dict(config), analysis, steps, values)
 
 
-def _segments(run: Run, primary: str | None) -> tuple[SegmentReport, ...]:
-    series = run.series.get(primary) if primary else None
+def _segments(series: Series | None) -> tuple[SegmentReport, ...]:
     if series is None:
         return ()
     steps = series.steps.view
@@ -271,6 +408,7 @@ def _run_json(run: RunReport) -> dict:
         "state": "deleted" if run.deleted else "present",
         "skipped": {"lines": run.skipped.lines, "reasons": dict(run.skipped.reasons), "unmatched": run.skipped.unmatched},
         "notices": [{"level": n.level, "message": n.message} for n in run.notices],
+        "same_series": list(run.same_series),
         "segments": [
             {
                 "start_step": json_number(seg.start_step, whole=True),
@@ -293,6 +431,9 @@ def _metric_json(m: MetricReport) -> dict:
         "final": json_number(m.final, whole=True),
         "min": json_number(m.min, whole=True),
         "min_step": json_number(m.min_step, whole=True),
+        "role": m.role,
+        "coarse_steps": m.coarse_steps,
+        "direction": m.direction.value,
         "convergence_step": json_number(m.convergence_step, whole=True),
         "analyzed": m.analyzed,
         "anomalies": [anomaly_json(a) for a in m.anomalies],
@@ -385,11 +526,23 @@ def summary_rows(report: Report) -> list[tuple[str, ...]]:
     return rows
 
 
+def metric_title(run: RunReport) -> str:
+    """The primary metric and which way it is better: ``xent, lower is better``."""
+    m = run.primary
+    if m is None:
+        return printable(run.primary_metric or "-", 40)
+    return f"{printable(m.name, 40)}, {describe.direction(m.direction.value)}"
+
+
 def run_findings(run: RunReport) -> list[str]:
     """Sentences about one run's primary metric: anomalies first, then the rest."""
     m = run.primary
     if m is None:
-        return [describe.no_metrics(run.skipped.lines)]
+        if run.metrics:
+            notes = [describe.no_quality_metric([printable(name, 40) for name in run.metrics])]
+        else:
+            notes = [describe.no_metrics(run.skipped.lines)]
+        return notes + [f"{notice.level}: {printable(notice.message)}" for notice in run.notices]
     final = fmt_value(finite(m.final)) if finite(m.final) is not None else "NaN"
     notes = [f"{a.kind}: {printable(a.message)}" for a in m.anomalies]
     notes += [describe.plateau(p) for p in m.plateaus]
@@ -398,6 +551,10 @@ def run_findings(run: RunReport) -> list[str]:
     elif m.points and m.analyzed:
         notes.append(describe.settling(None, final))
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
+    if m.coarse_steps:
+        notes.append(describe.coarse_axis(m.points, m.distinct_steps))
+    if run.same_series:
+        notes.append(describe.same_series([printable(label, 80) for label in run.same_series]))
     if run.skipped.lines:
         reasons = [(printable(why, 80), count) for why, count in run.skipped.reasons.items()]
         notes.append(describe.skipped(run.skipped.lines, reasons))
@@ -430,7 +587,7 @@ def render_text(report: Report, *, verbose: bool = False, ignored: list | None =
         notes = run_findings(run)
         if notes:
             anomalies = len(run.primary.anomalies) if run.primary is not None else 0
-            findings.append(f"{index}. {printable(run.label, 80)} ({printable(run.primary_metric or '-', 40)})")
+            findings.append(f"{index}. {printable(run.label, 80)} ({metric_title(run)})")
             findings += [f"  {'!' if i < anomalies else '-'} {note}" for i, note in enumerate(notes)]
     if findings:
         lines += ["", "Findings", *findings]
@@ -458,7 +615,7 @@ def render_markdown(report: Report) -> str:
     for index, run in enumerate(report.runs, 1):
         notes = run_findings(run)
         if notes:
-            lines += ["", f"### {index}. {printable(run.label, 80)}", ""]
+            lines += ["", f"### {index}. {printable(run.label, 80)} ({_md(metric_title(run))})", ""]
             lines += [f"- {note}" for note in notes]
     if report.observations:
         lines += ["", "### Across runs", ""]

@@ -9,6 +9,7 @@ from typing import Iterator
 
 import numpy as np
 
+from tuiloss.core.analysis import metrics
 from tuiloss.core.analysis.arrays import GrowableArray
 from tuiloss.core.model import Batch, Notice, SegmentEvent, Skipped
 
@@ -129,10 +130,92 @@ class Series:
         self._visible_cache = (n, (steps, values))
         return steps, values
 
+    def restarts(self) -> list[int]:
+        """Indices where a new run starts in the same log: the step went back to the start.
+
+        A ``reset`` segment whose first step is at or before the first logging
+        interval of the run so far (``step <= first + (second - first)``) is a
+        restart from scratch (runs appended to one file, a sweep printed to one
+        stdout); a reset to any later step is a resume from a checkpoint and stays
+        a segment of the same run. So is a counter that goes back while the curve
+        carries on from where it was (an iteration counted per epoch): a restart
+        begins a fresh curve: the old curve moved (by 10% at least) and the new
+        one opens nearer its first values than its last ones.
+        Truncation, replacement and rotation are never
+        restarts: the file's identity changed, not the training.
+        """
+        found = []
+        steps, values = self.steps.view, self.values.view
+        first = 0
+        for seg, end in self.segment_bounds():
+            if seg.reason != "reset" or seg.start == 0:
+                continue
+            start = float(steps[first])
+            interval = float(steps[first + 1] - steps[first]) if seg.start - first > 1 else 0.0
+            if seg.start_step > start + max(interval, 0.0):
+                continue
+            k = max(1, min(3, (seg.start - first) // 2))  # the opening and closing points never overlap
+            opening = _level(values[first : first + k])
+            before = _level(values[seg.start - k : seg.start])
+            new = _level(values[seg.start : min(seg.start + 3, end)])
+            if None in (opening, before, new) or not _fresh(opening, before, new):
+                continue  # the curve goes on where it was: a counter restarted, not the training
+            found.append(seg.start)
+            first = seg.start
+        return found
+
+    def part(self, start: int, end: int) -> "Series":
+        """A copy of the points ``[start, end)`` and their segments: one run of a file that holds several."""
+        out = Series()
+        out.steps.extend(self.steps.view[start:end])
+        out.values.extend(self.values.view[start:end])
+        for seg, seg_end in self.segment_bounds():
+            if seg_end <= start or seg.start >= end:
+                continue
+            at = max(seg.start, start)
+            reason = "start" if at == start else seg.reason
+            out.segments.append(Segment(at - start, float(self.steps.view[at]), reason))
+        return out
+
     @property
     def nbytes(self) -> int:
         """Bytes reserved for this series (a steps array shared with others counts in each)."""
         return self.steps.nbytes + self.values.nbytes
+
+
+#: How far (relative) a run's curve must have moved for a return to its first level to be told apart.
+FRESH_CURVE_CHANGE = 0.1
+
+
+def _fresh(opening: float, before: float, new: float) -> bool:
+    """Whether ``new`` starts a fresh curve: the old one moved, and ``new`` is back near its opening level."""
+    scale = max(abs(opening), abs(before))
+    moved = abs(opening - before) >= FRESH_CURVE_CHANGE * scale if scale > 0 else False
+    return moved and abs(new - opening) < abs(new - before)
+
+
+def rekey(series: Series, by: Series) -> Series:
+    """``series`` with each point's step replaced by ``by``'s value at that step.
+
+    ``by`` is another metric of the same rows (an ``epoch`` or ``consumed_samples``
+    column): a point whose step ``by`` has no value at is left out. The points keep
+    their order; where the new axis goes back a segment starts, as when read.
+    """
+    out = Series()
+    steps, values = series.steps.view, series.values.view
+    at, new = by.visible()
+    if not len(steps) or not len(at):
+        return out
+    where = np.clip(np.searchsorted(at, steps, side="right") - 1, 0, len(at) - 1)
+    found = (at[where] == steps) & np.isfinite(new[where])
+    out.extend(new[where][found].astype(np.float64), values[found].astype(np.float64))
+    return out
+
+
+def _level(values: np.ndarray) -> float | None:
+    """The median of the finite ``values``, None when there are none."""
+    values = values[np.isfinite(values)]
+    return float(np.median(values)) if len(values) else None
 
 
 def _room(size: int, batch: int, backlog: float) -> int:
@@ -161,73 +244,19 @@ def step_drops(steps: np.ndarray) -> np.ndarray:
     return np.concatenate(found) if found else np.empty(0, dtype=np.intp)
 
 
-# Metric names tried, in order, when choosing a run's primary metric.
-PRIMARY_CANDIDATES = (
-    "loss",
-    "train_loss",
-    "train/loss",
-    "train/loss_step",
-    "train_loss_step",
-    "lm loss",
-    "trl",
-    "total_loss",
-    "train/total_loss",
-    "train/CrossEntropyLoss",
-    "training_loss",
-    "loss_step",
-    "train_loss_epoch",
-    "interval_loss",
-    "train/box_loss",
-)
-
-EVAL_PREFIXES = ("val", "eval", "valid", "validation", "test", "tel")
-
-
 def is_eval_metric(name: str) -> bool:
-    low = name.lower().replace("/", "_").replace(" ", "_").replace("-", "_")
-    return any(low == p or low.startswith(p + "_") for p in EVAL_PREFIXES) or low in {"val loss", "tel"}
+    """Whether ``name`` is an evaluation series (see :func:`tuiloss.core.analysis.metrics.is_eval`)."""
+    return metrics.is_eval(name)
 
 
-def choose_primary(metrics: list[str]) -> str | None:
-    """The metric a person means by "the loss" of a run."""
-    if not metrics:
-        return None
-    by_lower = {m.lower(): m for m in metrics}
-    for name in PRIMARY_CANDIDATES:
-        if name.lower() in by_lower:
-            return by_lower[name.lower()]
-    losses = [m for m in metrics if "loss" in m.lower() and not is_eval_metric(m)]
-    if losses:
-        return min(losses, key=len)
-    losses = [m for m in metrics if "loss" in m.lower()]
-    if losses:
-        return min(losses, key=len)
-    return sorted(metrics)[0]
+def choose_primary(names: list[str]) -> str | None:
+    """The metric a person means by "the loss" of a run (see :mod:`tuiloss.core.analysis.metrics`)."""
+    return metrics.choose_primary(names)
 
 
-def eval_counterpart(primary: str, metrics: list[str]) -> str | None:
+def eval_counterpart(primary: str, names: list[str]) -> str | None:
     """The evaluation series matching ``primary`` (val_loss for loss, ...), if any."""
-    base = primary.lower()
-    for strip in ("train/", "train_", "training_", "train "):
-        if base.startswith(strip):
-            base = base[len(strip) :]
-    for suffix in ("_step", "_epoch"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-    wanted = []
-    for prefix in ("val", "eval", "valid", "validation", "test"):
-        for sep in ("_", "/", " "):
-            wanted.append(f"{prefix}{sep}{base}")
-            wanted.append(f"{prefix}{sep}{base}_epoch")
-    if base == "lm loss":
-        wanted.append("validation lm loss")
-    if primary.lower() == "trl":
-        wanted.append("tel")
-    by_lower = {m.lower(): m for m in metrics}
-    for name in wanted:
-        if name in by_lower:
-            return by_lower[name]
-    return None
+    return metrics.eval_counterpart(primary, names)
 
 
 @dataclass
@@ -323,6 +352,36 @@ class Run:
     def mark(self, event: SegmentEvent) -> None:
         for series in self.series.values():
             series.mark(event.reason)
+
+    def parts(self, step: str | None = None) -> list[dict[str, Series]]:
+        """The runs this log holds, each as its series: one, unless training restarted in it.
+
+        The primary metric's restarts (see :meth:`Series.restarts`) decide how many
+        runs there are; every metric is split at its own restarts, its k-th stretch
+        going to the k-th run (a metric with fewer restarts is absent from the last
+        runs). Without a restart this is ``[self.series]``, no copy made.
+
+        ``step`` (the user's ``--step``) names a metric of the run to use as the
+        step axis instead: every series is re-keyed on it (see :func:`rekey`) and
+        the run is then one run, its segments those of the new axis.
+        """
+        if step is not None and step in self.series:
+            by = self.series[step]
+            keyed = {name: rekey(series, by) for name, series in self.series.items() if name != step}
+            return [{name: series for name, series in keyed.items() if len(series)}]
+        primary = self.primary_metric
+        main = self.series.get(primary) if primary else None
+        restarts = main.restarts() if main is not None else []
+        if not restarts:
+            return [self.series]
+        count = len(restarts) + 1
+        out: list[dict[str, Series]] = [{} for _ in range(count)]
+        for name, series in self.series.items():
+            cuts = [0, *series.restarts(), len(series)]
+            for k in range(min(len(cuts) - 1, count)):
+                end = cuts[k + 1] if k + 1 < count else len(series)
+                out[k][name] = series.part(cuts[k], end)
+        return out
 
 
 class Store:

@@ -167,6 +167,9 @@ def render_insights(
             out.append("\n" + " " * (len(head) + 1) + line, style="bold")
         out.append("\n")
         facts = run.primary
+        for notice in run.notices:
+            if notice.level in ("error", "warning"):
+                item("!", "yellow", safe_label(notice.message, 300), "yellow")
         if facts is None or not facts.points:
             item("…", "dim", "no points yet", "dim")
             continue

@@ -133,6 +133,7 @@ def list_rows(
                 label=run.label,
                 value=value,
                 state="stalled" if run.id in stalled and not run.deleted
+                else "unread" if not run.points and any(n.level == "error" for n in run.notices)
                 else run_state(run.deleted, activity.get(run.id), now, has_points=run.points > 0),
                 anomalies=findings.get(run.id, 0),
                 visible=selection.is_on(run.id),

@@ -220,3 +220,32 @@ def skipped(lines: int, reasons: list[tuple[str, int]] | None = None) -> str:
 def no_metrics(skipped_lines: int) -> str:
     """A run with no metric read yet."""
     return "no metrics read yet" + (f" ({skipped_lines:,} lines skipped)" if skipped_lines else "")
+
+
+# -- how a run was read: its metric's direction, its step axis, its sources ------------------------
+
+
+def direction(value: str) -> str:
+    """``lower is better``, ``higher is better``, or ``direction unknown, no health verdicts``."""
+    if value == "lower":
+        return "lower is better"
+    if value == "higher":
+        return "higher is better"
+    return "direction unknown, no health verdicts"
+
+
+def coarse_axis(points: int, steps: int) -> str:
+    """The step axis repeats: ``coarse step axis: 23 points on 7 steps, kept in line order``."""
+    return f"coarse step axis: {points:,} points on {steps:,} distinct steps, kept in line order"
+
+
+def no_quality_metric(found: list[str]) -> str:
+    """A run whose metrics are all throughput, time, counts, ...: nothing to judge."""
+    shown = ", ".join(found[:8]) + (", ..." if len(found) > 8 else "")
+    return f"no loss, perplexity, reward or accuracy among its metrics ({shown})"
+
+
+def same_series(others: list[str]) -> str:
+    """``holds the same series as logs/events...``: one training written by two loggers."""
+    shown = ", ".join(others[:3]) + (f" and {len(others) - 3:,} more" if len(others) > 3 else "")
+    return f"holds the same series as {shown}: one training written twice, not compared with itself"

@@ -2,22 +2,54 @@
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from tuiloss.core.model import Batch
 
-#: Column or key names that hold the step, in order of preference.
+#: Column or key names that hold the step, most preferred first: global counters
+#: (optimizer updates, environment steps, iterations) before local ones, and the
+#: epoch only when nothing finer is written.
 STEP_KEYS = (
-    "step",
     "global_step",
     "trainer/global_step",
-    "current_steps",
-    "_step",
-    "iter",
+    "train/global_step",
+    "num_updates",
+    "total_timesteps",
+    "time/total_timesteps",
     "iteration",
+    "step",
+    "_step",
+    "current_steps",
+    "consumed_samples",
+    "iter",
     "it",
+    "micro_step",
     "epoch",
 )
+_STEP_RANK = {key: rank for rank, key in enumerate(STEP_KEYS)}
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SEPARATORS = re.compile(r"[\s\-]+")
+#: A token of a log prefix, not a metric: ``[logging.py:96:log_dist]``, ``train.py:224]``.
+_SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|cu|rs|go|java|js|ts|lua|sh)$", re.I)
+
+
+def step_key_name(name: str) -> str:
+    """``name`` spelled as in :data:`STEP_KEYS`: ``Global Step``, ``globalStep``, ``global-step`` -> ``global_step``."""
+    text = _CAMEL.sub("_", str(name).strip())
+    return _SEPARATORS.sub("_", text).lower()
+
+
+def step_rank(name: str) -> int | None:
+    """How much ``name`` is preferred as the step (0 best), None when it is not a step key."""
+    return _STEP_RANK.get(step_key_name(name))
+
+
+def is_metric_name(name: str) -> bool:
+    """Whether a key read from a line can name a metric: not a source file of a log prefix."""
+    name = name.strip()
+    return bool(name) and not _SOURCE_FILE.search(name)
 
 
 class LineParser(Protocol):
@@ -72,13 +104,19 @@ class DocumentParser(Protocol):
         ...
 
 
-def find_step_key(names) -> str | None:
-    """The first name in ``names`` that is a step key, by preference order."""
-    lowered = {str(name).strip().lower(): name for name in names}
-    for key in STEP_KEYS:
-        if key in lowered:
-            return lowered[key]
-    return None
+def find_step_key(names, prefer: str | None = None) -> str | None:
+    """The name in ``names`` that is the most preferred step key (see :data:`STEP_KEYS`).
+
+    ``prefer`` (the user's ``--step``) wins when it is one of ``names``.
+    """
+    best, best_rank = None, len(STEP_KEYS)
+    for name in names:
+        if prefer is not None and str(name).strip() == prefer:
+            return name
+        rank = step_rank(name)
+        if rank is not None and rank < best_rank:
+            best, best_rank = name, rank
+    return best
 
 
 def parse_number(text: str) -> float | None:

@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from tuiloss.core.formats.base import STEP_KEYS, LineParser, parse_number
+from tuiloss.core.formats.base import STEP_KEYS, LineParser, is_metric_name, parse_number, step_rank
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -71,7 +71,7 @@ def _emit(state: _State, step: float, name: str, value: float | None) -> bool:
     if value is None:
         return False
     name = name.strip()
-    if not name:
+    if not is_metric_name(name):
         return False
     target = state.columns.get(name)
     if target is None:
@@ -264,6 +264,7 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     for match in _GENERIC.finditer(text):
         line = match[0]
         step = float(match["step"])
+        step = _best_step(line, step)
         found = 0
         for pair in _PAIR_TIGHT.finditer(line):
             key = pair["key"]
@@ -272,6 +273,21 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
             found += _emit(state, step, key, _num(pair["value"]))
         if found:
             parser.matched += 1
+
+
+_STEP_ANY = re.compile(
+    r"(?:(?<![\w/])|(?<=\d/))(?P<stepkey>" + _STEP_WORDS + r")\s*[:= ]\s*(?P<step>\d+)(?:\s*/\s*\d+)?(?![\w.])", re.I
+)  # a counter anywhere in the line, also after another one's value: epoch=0/global_step=10
+
+
+def _best_step(line: str, step: float) -> float:
+    """The most global step counter written in ``line`` (``global_step`` over ``epoch``), else ``step``."""
+    best = None
+    for found in _STEP_ANY.finditer(line):
+        rank = step_rank(found["stepkey"])
+        if rank is not None and (best is None or rank < best[0]):
+            best = (rank, float(found["step"]))
+    return best[1] if best is not None else step
 
 
 FAMILIES: tuple[Family, ...] = (
