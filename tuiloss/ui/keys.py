@@ -50,7 +50,7 @@ KEYS = (
     ("[ / ]", "zoom the step range in / out around the latest data"),
     ("r", "reset the zoom"),
     ("x", "log or linear step axis"),
-    ("y", "linear or log loss axis (default: log when the values span a decade; on a linear axis an early transient far above the settled curves is cut and marked ↑ with where it began)"),
+    ("y", "linear or log loss axis (default: log when the values span a decade; on a linear axis an early transient far above the settled curves is cut and marked with an arrow and where it began)"),
     ("s", "cycle smoothing (EMA 0, 0.6, 0.9, 0.99); the raw curve stays behind"),
     ("v", "overlay the evaluation series (val_loss, eval_loss...) as dots"),
     ("m", "pick the metric to chart"),
