@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -49,36 +48,16 @@ def freeze_mtimes(folder: Path, when: float = FROZEN_MTIME) -> None:
         os.utime(path, (when, when))
 
 
-class StaticWatcher:
+class StaticWatcher(NoWatcher):
     """A :class:`~tuiloss.core.driver.Watcher` with a fixed mode that never sees changes (for stable screenshots)."""
 
     def __init__(self, roots: list[str], poll: float | None = None, mode: str = "inotify", reason: str = "") -> None:
-        self.mode, self.reason, self.interval = mode, reason, 1.0
-        self._event = threading.Event()
+        super().__init__()
+        self.mode, self.reason = mode, reason
 
     @property
     def uses_events(self) -> bool:
         return True
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        self._event.set()
-
-    def wake(self) -> None:
-        self._event.set()
-
-    def wait(self, timeout: float) -> bool:
-        woken = self._event.wait(timeout)
-        self._event.clear()
-        return woken
-
-    def take(self) -> Changes:
-        return Changes()
-
-    def recheck(self) -> bool:
-        return False
 
 
 class DriftedWatcher(NoWatcher):
