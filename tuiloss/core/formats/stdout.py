@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 from tuiloss.core.formats.base import STEP_KEYS, LineParser, parse_number
+from tuiloss.core.formats.counters import EpochCounter
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -41,6 +42,12 @@ class _State:
     step: float | None = None
     epoch: float | None = None
     columns: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+    counter: EpochCounter | None = None  # an inner counter that restarts every epoch
+    derived: bool = False  # a step was computed from two counters (no layout can read it)
+    held: tuple | None = None  # Keras 3: the latest bar of the current epoch, not yet final
+    done_epoch: float | None = None  # Keras 3: the epoch whose final (validated) bar was read
+    seen_val: bool = False
 
 
 @dataclass(frozen=True)
@@ -179,60 +186,6 @@ def _parse_megatron(parser: "TextParser", text: str, first_line: int, batch: Bat
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
-_HF_DICT = re.compile(r"^\s*\{('(?:loss|eval_loss|train_loss|train_runtime|eval_runtime|grad_norm|learning_rate|epoch)'.*)\}\s*$", re.M)
-_HF_PAIR = re.compile(r"'([^']+)':\s*(?:np\.float\d*\()?(" + NUM + r")")
-_HF_STEP = re.compile(r"'(step|global_step|epoch)':\s*(" + NUM + r")")
-
-
-def _parse_hf_dict(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
-    state = parser.state
-    for match in _HF_DICT.finditer(text):
-        parser.matched += 1
-        body = match[1]
-        pairs = {key: _num(value) for key, value in _HF_PAIR.findall(body)}
-        step = None
-        for key in ("step", "global_step", "epoch"):
-            if pairs.get(key) is not None:
-                step = pairs.pop(key)
-                break
-        if step is None:
-            step = float(parser.rows)
-        parser.rows += 1
-        found = 0
-        for key, value in pairs.items():
-            found += _emit(state, step, key, value)
-        if not found:
-            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
-
-
-_KERAS_EPOCH = re.compile(r"^Epoch (\d+)/\d+\s*$", re.M)
-_KERAS_LINE = re.compile(r"^[^\n]*? - loss: [^\n]*$", re.M)
-_KERAS_PAIR = re.compile(r"(\w+): (" + NUM + r")")
-
-
-def _parse_keras(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
-    state = parser.state
-    events = [(m.start(), 0, m) for m in _KERAS_EPOCH.finditer(text)]
-    events += [(m.start(), 1, m) for m in _KERAS_LINE.finditer(text)]
-    events.sort(key=lambda e: e[0])
-    for pos, kind, match in events:
-        if kind == 0:
-            parser.matched += 1
-            state.epoch = float(match[1])
-            continue
-        line = match[0].rsplit("\r", 1)[-1].rsplit("\x08", 1)[-1]
-        if "ETA:" in line:
-            continue  # progress within the epoch (unmatched text); the epoch's final line follows
-        parser.matched += 1
-        step = state.epoch if state.epoch is not None else float(parser.rows)
-        parser.rows += 1
-        found = 0
-        for key, value in _KERAS_PAIR.findall(line[line.find("loss:") :]):
-            found += _emit(state, step, key, _num(value))
-        if not found:
-            batch.skip("malformed line", _line_no(text, pos, first_line), line)
-
-
 _OLMO_HEAD = re.compile(r"\[step=(\d+)(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$", re.M)
 _OLMO_ITEM = re.compile(r"^[ \t]+([A-Za-z][\w/ ().\-]*?)=(" + NUM + r")\s*$", re.M)
 
@@ -252,26 +205,330 @@ def _parse_olmo(parser: "TextParser", text: str, first_line: int, batch: Batch) 
             batch.skip("metric before any step", _line_no(text, pos, first_line), match[0])
 
 
-_STEP_WORDS = "|".join(re.escape(key) for key in STEP_KEYS if "/" not in key)
-_GENERIC = re.compile(
-    r"^.*?(?<![\w/])(?P<stepkey>" + _STEP_WORDS + r")\s*[:= ]\s*(?P<step>\d+)(?:\s*/\s*\d+)?(?![\w.]).*$",
-    re.M | re.I,
+_KERAS_EPOCH = re.compile(r"^Epoch (\d+)/\d+\s*$", re.M)
+_KERAS_LINE = re.compile(r"^[^\n]*? - loss: [^\n]*$", re.M)
+_KERAS_PAIR = re.compile(r"(\w+): (" + NUM + r")")
+_KERAS3_BAR = "\u2501"  # Keras 3 draws its bars with this character
+
+
+def _parse_keras(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Keras ``model.fit`` stdout: an ``Epoch N/M`` header, then the epoch's bars.
+
+    Keras 2 prints progress lines with ``ETA:`` and one final line per epoch.
+    Keras 3 (``━━━`` bars) prints a bar at the end of the training batches and
+    another once validation is done: the epoch's value is that last one, so the
+    latest bar of an epoch is held until a bar with ``val_`` metrics or the next
+    epoch's header settles it (a bar still held when the log ends is not given).
+    """
+    state = parser.state
+    events = [(m.start(), 0, m) for m in _KERAS_EPOCH.finditer(text)]
+    events += [(m.start(), 1, m) for m in _KERAS_LINE.finditer(text)]
+    events.sort(key=lambda e: e[0])
+    for pos, kind, match in events:
+        if kind == 0:
+            parser.matched += 1
+            _flush_keras(state)
+            state.epoch = float(match[1])
+            continue
+        line = match[0].rsplit("\r", 1)[-1].rsplit("\x08", 1)[-1]
+        if "ETA:" in line:
+            continue  # progress within the epoch (unmatched text); the epoch's final line follows
+        parser.matched += 1
+        step = state.epoch if state.epoch is not None else float(parser.rows)
+        parser.rows += 1
+        pairs = [(key, _num(value)) for key, value in _KERAS_PAIR.findall(line[line.find(" - ") :])]
+        pairs = [(key, value) for key, value in pairs if value is not None]
+        if not pairs:
+            batch.skip("malformed line", _line_no(text, pos, first_line), line)
+            continue
+        if _KERAS3_BAR not in line:
+            for key, value in pairs:
+                _emit(state, step, key, value)
+            continue
+        state.derived = True  # held bars: no layout reads these lines
+        if any(key.startswith("val_") for key, _ in pairs):
+            state.seen_val = True
+            state.held = None
+            if state.done_epoch != step:
+                state.done_epoch = step
+                for key, value in pairs:
+                    _emit(state, step, key, value)
+        elif state.done_epoch != step:
+            state.held = (step, pairs)
+
+
+def _flush_keras(state: _State) -> None:
+    if state.held is not None:
+        step, pairs = state.held
+        state.held = None
+        if state.done_epoch != step:
+            state.done_epoch = step
+            for key, value in pairs:
+                _emit(state, step, key, value)
+
+
+# -- mmdetection / mmengine text logs ---------------------------------------------
+
+_MMDET = re.compile(
+    r"^.*?\bEpoch(?:\((?P<mode>\w+)\))?[ \t]*\[(?P<epoch>\d+)\][ \t]*\[[ \t]*(?P<inner>\d+)(?:[ \t]*/[ \t]*(?P<total>\d+))?[ \t]*\][ \t]*(?P<rest>.*)$",
+    re.M,
 )
 
 
-def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """``Epoch [6][1050/3750]  lr: ..., loss: ...``: the inner count restarts every epoch.
+
+    The step is the global iteration (see :mod:`~tuiloss.core.formats.counters`);
+    ``Epoch(val) [e][...]`` lines are placed at the end of epoch ``e``, their
+    metrics named ``val/...`` as in mmdetection's ``.log.json``.
+    """
     state = parser.state
-    for match in _GENERIC.finditer(text):
-        line = match[0]
-        step = float(match["step"])
-        found = 0
-        for pair in _PAIR_TIGHT.finditer(line):
+    if state.counter is None:
+        state.counter = EpochCounter()
+    state.derived = True
+    for match in _MMDET.finditer(text):
+        parser.matched += 1
+        mode = (match["mode"] or "train").lower()
+        val = mode in ("val", "valid", "validation", "test", "eval")
+        pairs = _fields(match["rest"])
+        if not pairs and not val:
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+            continue
+        prefix = "val/" if val else ""
+        total = None if val or match["total"] is None else float(match["total"])
+        payload = [(prefix + key, value) for key, value in pairs]
+        inner = None if val else float(match["inner"])
+        for step, items in state.counter.add(float(match["epoch"]), inner, payload, total):
+            state.step = step
+            for key, value in items:
+                _emit(state, step, key, value)
+
+
+# -- the general reader: key: value, key=value, dict and JSON lines ---------------
+
+#: Counters a line may carry, finest first: the step is the first one present.
+COUNTERS = (
+    "global_step",
+    "num_updates",
+    "total_timesteps",
+    "consumed_samples",
+    "iteration",
+    "step",
+    "steps",
+    "iter",
+    "batch",
+    "micro_step",
+    "epoch",
+)
+_COUNTER_RANK = {name: rank for rank, name in enumerate(COUNTERS)}
+_COUNTER_RANK["consumed_samples"] = len(COUNTERS)  # a counter, but never finer than the steps
+#: Counters that restart every epoch when an epoch is logged beside them.
+_INNER = frozenset({"iter", "batch", "micro_step"})
+_SPLITS = ("train_", "valid_", "val_", "eval_", "test_")
+_COUNTER_WORDS = "|".join(sorted(COUNTERS, key=len, reverse=True))
+_COUNTER = re.compile(
+    r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?(?![\w.])",
+    re.I,
+)
+_KEY = r"[A-Za-z_][\w./\-()]*"
+# A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``.
+_WHOLE = re.compile(
+    r"^(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
+)
+# Pairs inside a field: one-word keys, the value ending the field or followed by more words.
+_TIGHT = re.compile(
+    r"(?<![\w./\-])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(])"
+)
+_FIELD_SPLIT = re.compile(r"\s*(?:[,;|\t]|\s-\s)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
+_PREFIX_END = re.compile(r"^.*\]\s*")
+_SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lua|jl|scala|kt)$", re.I)
+_METRIC_WORD = re.compile(
+    r"(?i)(?:^|[\s_/.-])(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou)(?:$|[\s_/.-])"
+)
+_DICT_START = re.compile(r"\{\s*['\"]")
+_DICT_PAIR = re.compile(r"['\"]([^'\"]{1,120})['\"]\s*:\s*(?:np\.float\d*\(|tensor\(|torch\.tensor\()?\s*['\"]?(" + NUM + r")['\"]?")
+_PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
+
+
+def _fields(text: str) -> list[tuple[str, float]]:
+    """The ``key: value`` / ``key=value`` pairs of a stretch of a line, in order.
+
+    A pair is a field of its own (fields are split at ``,`` ``;`` ``|``, tabs,
+    `` - `` and runs of spaces), whose key may be several words, or a one-word
+    key inside a field. Log prefixes never become keys: whatever ends in ``]``
+    before a field's pair is cut off, and a source file (``logging.py:96``) or a
+    clock (``eta: 9:34:17``) is no pair.
+    """
+    out = []
+    for part in _FIELD_SPLIT.split(text):
+        if not part or (":" not in part and "=" not in part):
+            continue
+        if "]" in part:
+            part = _PREFIX_END.sub("", part)
+        whole = _WHOLE.match(part)
+        if whole is not None:
+            key = whole["key"].strip()
+            value = _num(whole["value"])
+            if value is not None and not _SOURCE_FILE.search(key):
+                out.append((key, value))
+            continue
+        for pair in _TIGHT.finditer(part):
             key = pair["key"]
-            if key.lower() in STEP_KEYS or pair.start() == match.start("stepkey") - match.start():
+            value = _num(pair["value"])
+            if value is not None and not _SOURCE_FILE.search(key):
+                out.append((key, value))
+    return out
+
+
+def _counter_name(key: str) -> str | None:
+    """The counter a key names (``step``, ``valid_num_updates`` -> ``num_updates``), or None."""
+    low = key.lower()
+    if low in _COUNTER_RANK:
+        return low
+    for split in _SPLITS:
+        if low.startswith(split) and low[len(split) :] in _COUNTER_RANK:
+            return low[len(split) :]
+    return None
+
+
+def _read_dict(body: str) -> dict[str, float] | None:
+    """The top-level numbers of a dict or JSON object printed on a line.
+
+    Values may be numbers or numbers in strings (fairseq's ``"loss": "9.276"``);
+    nested objects and other values are left out. None when ``body`` is no object.
+    """
+    import ast
+    import json
+
+    obj = None
+    if len(body) <= 100_000:
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            try:
+                obj = ast.literal_eval(body)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                obj = None
+    if isinstance(obj, dict):
+        out = {}
+        for key, value in obj.items():
+            if isinstance(value, bool):
                 continue
-            found += _emit(state, step, key, _num(pair["value"]))
-        if found:
-            parser.matched += 1
+            if isinstance(value, (int, float)):
+                out[str(key)] = float(value)
+            elif isinstance(value, str) and _PLAIN_NUMBER.match(value):
+                out[str(key)] = float(value)
+            elif isinstance(value, str) and value.strip().lower() in ("nan", "inf", "-inf"):
+                out[str(key)] = float(value.strip())
+        return out
+    if obj is not None:
+        return None
+    pairs = {}
+    for key, value in _DICT_PAIR.findall(body):
+        number = _num(value)
+        if number is not None and "{" not in key:
+            pairs[key] = number
+    return pairs or None
+
+
+def _choose_step(names) -> str | None:
+    best = None
+    for name in names:
+        counter = _counter_name(name)
+        if counter is not None and (best is None or _COUNTER_RANK[counter] < _COUNTER_RANK[_counter_name(best)]):
+            best = name
+    return best
+
+
+def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Any trainer's lines: ``key: value`` / ``key=value`` fields, dicts and JSON objects.
+
+    A line gives points when it carries a counter (``step=10``, ``Step 150/100000;``,
+    ``Epoch [3/50]``, ``'epoch': 0.05``, ``"num_updates": "200"``); the finest counter
+    is the step (global_step, num_updates, ... before epoch), and an inner counter
+    logged with an epoch restarts every epoch. A line that is nothing but one
+    metric (``ppl: 4.99``, ``Validation perplexity: 5.45``) is placed at the latest
+    step. The total a counter announces (``N/M``) is kept as ``planned_steps``.
+    """
+    state = parser.state
+    for number, line in enumerate(text.split("\n")):
+        if ":" not in line and "=" not in line:
+            continue
+        start = _DICT_START.search(line)
+        if start is not None and line.rstrip().endswith("}"):
+            if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1]):
+                parser.matched += 1
+            continue
+        counters = []
+        for match in _COUNTER.finditer(line):
+            counters.append((match["key"].lower(), float(match["n"]), match["m"]))
+        if not counters:
+            _read_alone(parser, line)
+            continue
+        pairs = [(key, value) for key, value in _fields(line) if _counter_name(key) is None]
+        if not pairs:
+            continue
+        counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
+        name, value, total = counters[0]
+        epoch = next((c for c in counters if c[0] == "epoch"), None)
+        parser.matched += 1
+        if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
+            if state.counter is None:
+                state.counter = EpochCounter()
+            state.derived = True
+            placed = state.counter.add(epoch[1], value, pairs, float(total) if total else None)
+            if epoch[2] and state.counter.size:
+                state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
+        else:
+            placed = [(value, pairs)]
+            if total:
+                state.meta["planned_steps"] = float(total)
+            state.meta["step_key"] = name
+        for step, items in placed:
+            state.step = step
+            for key, number_ in items:
+                _emit(state, step, key, number_)
+
+
+def _read_dict_line(parser: "TextParser", body: str) -> bool:
+    values = _read_dict(body)
+    if not values:
+        return False
+    key = _choose_step(values)
+    if key is None:
+        return False  # a settings dict, not a log record
+    state = parser.state
+    step = values.pop(key)
+    for name in [name for name in values if _counter_name(name) is not None]:
+        del values[name]
+    if not values:
+        return False
+    state.step = step
+    state.meta["step_key"] = key
+    if _counter_name(key) == "epoch" and step != int(step):
+        state.meta["coarse_steps"] = True
+    for name, value in values.items():
+        _emit(state, step, name, value)
+    return True
+
+
+def _read_alone(parser: "TextParser", line: str) -> None:
+    """A line that is one metric and nothing else, placed at the latest step."""
+    pairs = _fields(line)
+    if len(pairs) != 1 or not _METRIC_WORD.search(pairs[0][0]):
+        return
+    rest = _PREFIX_END.sub("", line).strip()
+    if _WHOLE.match(rest) is None:
+        return
+    state = parser.state
+    parser.matched += 1
+    _emit(state, state.step if state.step is not None else 0.0, pairs[0][0], pairs[0][1])
+
+
+_GENERIC = re.compile(
+    r"(?im)^[^\n]*?(?:(?<![\w/.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*|\s+|\s*\[\s*)\d+(?![\w.])[^\n]*?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
+    r"|\{\s*['\"][^\n]*?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:)"
+)
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -292,11 +549,12 @@ FAMILIES: tuple[Family, ...] = (
     Family("llmc", re.compile(r"\ns:\d+ t[re]l:"), _parse_llmc, hint="s:", layout=True),
     Family("pipe", re.compile(r"\nstep\s+\d+(?:\s*/\s*\d+)?\s*[|:].*\|"), _parse_pipe, hint="step", layout=True),
     Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
-    Family("hf_dict", _HF_DICT, _parse_hf_dict, hint="{'"),
+    Family("mmdet", re.compile(r"\bEpoch(?:\(\w+\))?\s*\[\d+\]\s*\[\s*\d+\s*/\s*\d+\s*\]"), _parse_mmdet, hint="Epoch"),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
-    Family("generic", _GENERIC, _parse_generic, generic=True),
+    Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
 )
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
+_ALIASES = {"hf_dict": "generic"}  # read by the general reader since dicts are one of its shapes
 _DETECT_PREFIX = 1 << 16  # bytes of a chunk decoded to detect its family first
 
 
@@ -345,11 +603,13 @@ class TextParser(LineParser):
     def __init__(self, family: str | None = None) -> None:
         self.family: Family | None = None
         if family is not None:
+            family = _ALIASES.get(family, family)
             self.family = next(f for f in FAMILIES if f.name == family)
         self._fixed = family is not None
         self.state = _State()
         self.rows = 0
         self.matched = 0
+        self._probe_meta: dict = {}
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
     def restart(self) -> None:
@@ -371,6 +631,7 @@ class TextParser(LineParser):
             fitted = self.layouts.feed(data, first_line, batch)
             if fitted is not None:
                 batch.unmatched = max(data.count(b"\n") - self.matched - fitted, 0)
+                batch.meta.update(self.state.meta)
                 return batch
         return self._feed_text(_decode(data) if text is None else text, first_line)
 
@@ -384,6 +645,7 @@ class TextParser(LineParser):
         for name, (steps, values) in self.state.columns.items():
             batch.add(name, steps, values)
         self.state.columns = {}
+        batch.meta.update(self.state.meta)
         return batch
 
     # -- what the layout reader needs ------------------------------------------------
@@ -395,8 +657,9 @@ class TextParser(LineParser):
         batch = Batch()
         self.family.parse(probe, line.decode("utf-8", "replace"), 1, batch)
         columns = probe.state.columns
-        if batch.skipped or probe.matched != 1 or not columns:
+        if batch.skipped or probe.matched != 1 or not columns or probe.state.derived:
             return None
+        self._probe_meta = {k: v for k, v in probe.state.meta.items() if k != "coarse_steps"}
         if any(len(steps) != 1 for steps, _ in columns.values()):
             return None
         steps = {steps[0] for steps, _ in columns.values()}
@@ -414,6 +677,10 @@ class TextParser(LineParser):
 
     def _fitted(self, steps: np.ndarray) -> None:
         self.state.step = float(steps[-1])
+        meta = self.state.meta
+        meta.update(self._probe_meta)
+        if _counter_name(str(meta.get("step_key", ""))) == "epoch" and (steps != np.floor(steps)).any():
+            meta["coarse_steps"] = True
 
 
 def _decode(data: bytes) -> str:
