@@ -79,3 +79,20 @@ class EpochCounter:
         if inner is None:
             return (epoch - self.base + 1) * size
         return (epoch - self.base) * size + inner
+
+
+def note_repeats(batch) -> None:
+    """Say in ``batch.meta`` when a metric holds many values at one step.
+
+    YOLO-style logs write every batch loss of an epoch at step = epoch: one x with
+    many values, whose spread is not a spike. ``repeated_steps`` tells the layers
+    above; the points are kept as they are, in file order.
+    """
+    import numpy as np
+
+    if batch.meta.get("repeated_steps"):
+        return
+    for steps, _ in batch.series.values():
+        if len(steps) >= 3 and np.count_nonzero(np.diff(steps) == 0) >= 2:
+            batch.meta["repeated_steps"] = True
+            return

@@ -20,7 +20,7 @@ import math
 import re
 
 from tuiloss.core.formats.base import STEP_KEYS, LineParser
-from tuiloss.core.formats.counters import EpochCounter
+from tuiloss.core.formats.counters import EpochCounter, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -73,12 +73,14 @@ class JsonlParser(LineParser):
                 self.layouts.miss()  # records numbered by row: read one by one
             elif self.layouts.feed(data[start:], line, batch) is not None:
                 batch.meta.update(self.meta)
+                note_repeats(batch)
                 return batch
             data, first_line = data[start:], line
         self._read_records(data, first_line, batch)
         for name, (steps, values) in self._take_pending().items():
             batch.add(name, steps, values)
         batch.meta.update(self.meta)
+        note_repeats(batch)
         return batch
 
     def _settle(self, data: bytes, first_line: int, batch: Batch) -> tuple[int, int]:

@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from tuiloss.core.formats.base import STEP_KEYS, LineParser, parse_number
-from tuiloss.core.formats.counters import EpochCounter
+from tuiloss.core.formats.counters import EpochCounter, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -356,8 +356,8 @@ def _fields(text: str) -> list[tuple[str, float]]:
     A pair is a field of its own (fields are split at ``,`` ``;`` ``|``, tabs,
     `` - `` and runs of spaces), whose key may be several words, or a one-word
     key inside a field. Log prefixes never become keys: whatever ends in ``]``
-    before a field's pair is cut off, and a source file (``logging.py:96``) or a
-    clock (``eta: 9:34:17``) is no pair.
+    before a field's pair is cut off, and a source file (``logging.py:96``), a
+    clock (``time: 9:34:17``) or an ``eta`` (``eta: 1 day, 2:03:04``) is no pair.
     """
     out = []
     for part in _FIELD_SPLIT.split(text):
@@ -369,13 +369,13 @@ def _fields(text: str) -> list[tuple[str, float]]:
         if whole is not None:
             key = whole["key"].strip()
             value = _num(whole["value"])
-            if value is not None and not _SOURCE_FILE.search(key):
+            if value is not None and not _SOURCE_FILE.search(key) and key.lower() != "eta":
                 out.append((key, value))
             continue
         for pair in _TIGHT.finditer(part):
             key = pair["key"]
             value = _num(pair["value"])
-            if value is not None and not _SOURCE_FILE.search(key):
+            if value is not None and not _SOURCE_FILE.search(key) and key.lower() != "eta":
                 out.append((key, value))
     return out
 
@@ -632,6 +632,7 @@ class TextParser(LineParser):
             if fitted is not None:
                 batch.unmatched = max(data.count(b"\n") - self.matched - fitted, 0)
                 batch.meta.update(self.state.meta)
+                note_repeats(batch)
                 return batch
         return self._feed_text(_decode(data) if text is None else text, first_line)
 
@@ -646,6 +647,7 @@ class TextParser(LineParser):
             batch.add(name, steps, values)
         self.state.columns = {}
         batch.meta.update(self.state.meta)
+        note_repeats(batch)
         return batch
 
     # -- what the layout reader needs ------------------------------------------------
