@@ -307,3 +307,17 @@ def test_jsonl_planned_total_and_string_numbers():
     assert pts(batch, "loss") == [(10, 2.5), (20, 2.25)]
     assert "elapsed_time" not in batch.series
     assert batch.meta["planned_steps"] == 100 and batch.meta["step_key"] == "current_steps"
+
+
+def test_pytorch_examples_ruled_lines_with_spaced_pairs():
+    data = (
+        "| epoch   1 |   200/ 2983 batches | lr 20.0000 | ms/batch 12.12 | loss  7.64 | ppl  2079.22\n"
+        "| epoch   1 |   400/ 2983 batches | lr 20.0000 | ms/batch 12.06 | loss  6.87 | ppl   960.57\n"
+        "-----------------------------------------------------------------------------------------\n"
+        "| end of epoch   1 | time: 36.93s | valid loss  5.53 | valid ppl   252.86\n"
+        "| epoch   2 |   200/ 2983 batches | lr 20.0000 | ms/batch 11.91 | loss  5.54 | ppl   254.00\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert pts(batch, "loss") == [(200, 7.64), (400, 6.87), (2983 + 200, 5.54)]
+    assert pts(batch, "valid loss") == [(2983, 5.53)]  # the epoch's summary, at its end
+    assert pts(batch, "ppl")[0] == (200, 2079.22)

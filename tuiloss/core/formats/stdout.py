@@ -350,6 +350,26 @@ _DICT_PAIR = re.compile(r"['\"]([^'\"]{1,120})['\"]\s*:\s*(?:np\.float\d*\(|tens
 _PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 
 
+_SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,3})\s+(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+)?$")
+# ``200/ 2983 batches``: an inner counter written after its number
+_COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
+
+
+def _spaced_fields(text: str) -> list[tuple[str, float]]:
+    """Pairs of a ``|``-ruled line whose keys and values stand apart by spaces.
+
+    PyTorch's examples print ``| epoch 1 | 200/ 2983 batches | lr 20.00 | loss 7.64 |``.
+    """
+    out = []
+    for part in text.split("|"):
+        match = _SPACED.match(part.strip())
+        if match is not None and _counter_name(match["key"].strip()) is None:
+            value = _num(match["value"])
+            if value is not None:
+                out.append((match["key"].strip(), value))
+    return out
+
+
 def _fields(text: str) -> list[tuple[str, float]]:
     """The ``key: value`` / ``key=value`` pairs of a stretch of a line, in order.
 
@@ -452,20 +472,29 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     """
     state = parser.state
     for number, line in enumerate(text.split("\n")):
-        if ":" not in line and "=" not in line:
+        if ":" not in line and "=" not in line and "|" not in line:
             continue
         start = _DICT_START.search(line)
         if start is not None and line.rstrip().endswith("}"):
             if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1]):
                 parser.matched += 1
             continue
+        ruled = line.count("|") >= 3
+        if ":" not in line and "=" not in line and not ruled:
+            continue
         counters = []
         for match in _COUNTER.finditer(line):
             counters.append((match["key"].lower(), float(match["n"]), match["m"]))
+        if ruled:
+            for match in _COUNT_AFTER.finditer(line):
+                counters.append(("batch", float(match["n"]), match["m"]))
         if not counters:
             _read_alone(parser, line)
             continue
         pairs = [(key, value) for key, value in _fields(line) if _counter_name(key) is None]
+        if ruled:
+            known = {key for key, _ in pairs}
+            pairs += [(key, value) for key, value in _spaced_fields(line) if key not in known]
         if not pairs:
             continue
         counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
@@ -479,6 +508,8 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
             placed = state.counter.add(epoch[1], value, pairs, float(total) if total else None)
             if epoch[2] and state.counter.size:
                 state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
+        elif name == "epoch" and state.counter is not None and state.counter.size:
+            placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end
         else:
             placed = [(value, pairs)]
             if total:
