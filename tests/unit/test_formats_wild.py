@@ -321,3 +321,37 @@ def test_pytorch_examples_ruled_lines_with_spaced_pairs():
     assert pts(batch, "loss") == [(200, 7.64), (400, 6.87), (2983 + 200, 5.54)]
     assert pts(batch, "valid loss") == [(2983, 5.53)]  # the epoch's summary, at its end
     assert pts(batch, "ppl")[0] == (200, 2079.22)
+
+
+def test_detectron2_timm_nemo_and_lightning_lines():
+    d2 = (
+        "[06/15 10:00:00 d2.utils.events]:  eta: 0:10:00  iter: 19  total_loss: 2.263  loss_cls: 0.7012  lr: 0.000399  max_mem: 1234M\n"
+        "[06/15 10:00:08 d2.utils.events]:  eta: 0:09:52  iter: 39  total_loss: 2.001  loss_cls: 0.6012  lr: 0.000799  max_mem: 1234M\n"
+    )
+    batch = TextParser().feed(d2.encode(), 1)
+    assert pts(batch, "total_loss") == [(19, 2.263), (39, 2.001)]
+    assert set(batch.series) == {"total_loss", "loss_cls", "lr", "max_mem"}
+
+    timm = (
+        "Train: 1 [   0/1251 (  0%)]  Loss: 6.912 (6.912)  Time: 3.512s,   72.89/s  (3.512s,   72.89/s)  LR: 1.000e-06  Data: 2.011 (2.011)\n"
+        "Train: 1 [ 100/1251 (  8%)]  Loss: 6.903 (6.908)  Time: 0.512s,  500.00/s  (0.540s,  474.07/s)  LR: 1.000e-06  Data: 0.011 (0.031)\n"
+        "Train: 2 [   0/1251 (  0%)]  Loss: 6.800 (6.800)  Time: 0.512s,  500.00/s  (0.540s,  474.07/s)  LR: 1.000e-06  Data: 0.011 (0.031)\n"
+    )
+    batch = TextParser().feed(timm.encode(), 1)
+    assert pts(batch, "Loss") == [(0, 6.912), (100, 6.903), (1251, 6.8)]  # the value, not the running mean
+    assert set(batch.series) == {"Loss", "Time", "LR", "Data"}
+
+    nemo = (
+        "Epoch 0:  10%|#         | 100/1000 [00:10<01:30, 9.9it/s, reduced_train_loss=2.340, global_step=99.0]"
+        "\rEpoch 0:  20%|##        | 200/1000 [00:20<01:20, 9.9it/s, reduced_train_loss=2.100, global_step=199.0]\n"
+    )
+    assert pts(TextParser().feed(nemo.encode(), 1), "reduced_train_loss") == [(99, 2.34), (199, 2.1)]
+
+    lightning = (
+        "Epoch 1:  50%|#####     | 50/100 [00:05<00:05, 9.5it/s, loss=0.5, v_num=0]"
+        "\rEpoch 1: 100%|##########| 100/100 [00:10<00:00, 9.5it/s, loss=0.4, v_num=0, val_loss=0.45]\n"
+    )
+    batch = TextParser().feed(lightning.encode(), 1)
+    assert pts(batch, "loss") == [(50, 0.5), (100, 0.4)]  # the bar's count within epoch 1
+    assert pts(batch, "val_loss") == [(100, 0.45)]
+    assert "v_num" not in batch.series

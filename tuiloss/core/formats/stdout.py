@@ -327,9 +327,13 @@ _INNER = frozenset({"iter", "batch", "micro_step"})
 _SPLITS = ("train_", "valid_", "val_", "eval_", "test_")
 _COUNTER_WORDS = "|".join(sorted(COUNTERS, key=len, reverse=True))
 _COUNTER = re.compile(
-    r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?(?![\w.])",
+    r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.])",
     re.I,
 )
+# timm's ``Train: 1 [ 100/1251 (  8%)]`` and ``Epoch 1 [100/500]``: an epoch, then the batch in it
+_EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
+# a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
+_BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
 _KEY = r"[A-Za-z_][\w./\-()]*"
 # A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``.
 _WHOLE = re.compile(
@@ -337,14 +341,15 @@ _WHOLE = re.compile(
 )
 # Pairs inside a field: one-word keys, the value ending the field or followed by more words.
 _TIGHT = re.compile(
-    r"(?<![\w./\-])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(])"
+    r"(?<![\w./\-])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
 )
 _FIELD_SPLIT = re.compile(r"\s*(?:[,;|\t]|\s-\s)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
-_PREFIX_END = re.compile(r"^.*\]\s*")
+_PREFIX_END = re.compile(r"^.*\](?=\s*[A-Za-z_])\s*")  # a log prefix ends in ``]`` before the first key
 _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lua|jl|scala|kt)$", re.I)
 _METRIC_WORD = re.compile(
     r"(?i)(?:^|[\s_/.-])(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou)(?:$|[\s_/.-])"
 )
+_NOT_METRICS = frozenset({"eta", "v_num"})  # a time estimate; Lightning's version number
 _DICT_START = re.compile(r"\{\s*['\"]")
 _DICT_PAIR = re.compile(r"['\"]([^'\"]{1,120})['\"]\s*:\s*(?:np\.float\d*\(|tensor\(|torch\.tensor\()?\s*['\"]?(" + NUM + r")['\"]?")
 _PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
@@ -389,13 +394,13 @@ def _fields(text: str) -> list[tuple[str, float]]:
         if whole is not None:
             key = whole["key"].strip()
             value = _num(whole["value"])
-            if value is not None and not _SOURCE_FILE.search(key) and key.lower() != "eta":
+            if value is not None and not _SOURCE_FILE.search(key) and key.lower() not in _NOT_METRICS:
                 out.append((key, value))
             continue
         for pair in _TIGHT.finditer(part):
             key = pair["key"]
             value = _num(pair["value"])
-            if value is not None and not _SOURCE_FILE.search(key) and key.lower() != "eta":
+            if value is not None and not _SOURCE_FILE.search(key) and key.lower() not in _NOT_METRICS:
                 out.append((key, value))
     return out
 
@@ -415,20 +420,17 @@ def _read_dict(body: str) -> dict[str, float] | None:
     """The top-level numbers of a dict or JSON object printed on a line.
 
     Values may be numbers or numbers in strings (fairseq's ``"loss": "9.276"``);
-    nested objects and other values are left out. None when ``body`` is no object.
+    nested objects and other values are left out. JSON is parsed; a Python dict
+    is read by pattern, never evaluated. None when ``body`` is no object.
     """
-    import ast
     import json
 
     obj = None
-    if len(body) <= 100_000:
+    if len(body) <= 100_000 and body.startswith('{"'):
         try:
             obj = json.loads(body)
-        except ValueError:
-            try:
-                obj = ast.literal_eval(body)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                obj = None
+        except (ValueError, RecursionError):
+            obj = None
     if isinstance(obj, dict):
         out = {}
         for key, value in obj.items():
@@ -443,11 +445,15 @@ def _read_dict(body: str) -> dict[str, float] | None:
         return out
     if obj is not None:
         return None
+    # A Python dict (repr of a dict: never evaluated): its top-level ``'key': number`` pairs
     pairs = {}
-    for key, value in _DICT_PAIR.findall(body):
-        number = _num(value)
-        if number is not None and "{" not in key:
-            pairs[key] = number
+    for match in _DICT_PAIR.finditer(body):
+        at = match.start()
+        if body.count("{", 0, at) - body.count("}", 0, at) != 1:
+            continue  # inside a nested dict (a settings dump)
+        number = _num(match[2])
+        if number is not None:
+            pairs[match[1]] = number
     return pairs or None
 
 
@@ -470,55 +476,74 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     metric (``ppl: 4.99``, ``Validation perplexity: 5.45``) is placed at the latest
     step. The total a counter announces (``N/M``) is kept as ``planned_steps``.
     """
-    state = parser.state
-    for number, line in enumerate(text.split("\n")):
+    for line in text.split("\n"):
         if ":" not in line and "=" not in line and "|" not in line:
             continue
-        start = _DICT_START.search(line)
-        if start is not None and line.rstrip().endswith("}"):
-            if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1]):
-                parser.matched += 1
-            continue
-        ruled = line.count("|") >= 3
-        if ":" not in line and "=" not in line and not ruled:
-            continue
-        counters = []
-        for match in _COUNTER.finditer(line):
-            counters.append((match["key"].lower(), float(match["n"]), match["m"]))
-        if ruled:
-            for match in _COUNT_AFTER.finditer(line):
-                counters.append(("batch", float(match["n"]), match["m"]))
-        if not counters:
-            _read_alone(parser, line)
-            continue
-        pairs = [(key, value) for key, value in _fields(line) if _counter_name(key) is None]
-        if ruled:
-            known = {key for key, _ in pairs}
-            pairs += [(key, value) for key, value in _spaced_fields(line) if key not in known]
-        if not pairs:
-            continue
-        counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
-        name, value, total = counters[0]
-        epoch = next((c for c in counters if c[0] == "epoch"), None)
-        parser.matched += 1
-        if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
-            if state.counter is None:
-                state.counter = EpochCounter()
-            state.derived = True
-            placed = state.counter.add(epoch[1], value, pairs, float(total) if total else None)
-            if epoch[2] and state.counter.size:
-                state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
-        elif name == "epoch" and state.counter is not None and state.counter.size:
-            placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end
+        if "\r" in line:
+            # a progress bar redrawn in place: every redraw is an update of its own
+            found = False
+            for segment in line.split("\r"):
+                found = _read_line(parser, segment) or found
         else:
-            placed = [(value, pairs)]
-            if total:
-                state.meta["planned_steps"] = float(total)
-            state.meta["step_key"] = name
-        for step, items in placed:
-            state.step = step
-            for key, number_ in items:
-                _emit(state, step, key, number_)
+            found = _read_line(parser, line)
+        parser.matched += found
+
+
+def _read_line(parser: "TextParser", line: str) -> bool:
+    """Read one line (or one redraw of a progress bar); whether it gave points."""
+    state = parser.state
+    if ":" not in line and "=" not in line and "|" not in line:
+        return False
+    start = _DICT_START.search(line)
+    if start is not None and line.rstrip().endswith("}"):
+        return _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1])
+    ruled = line.count("|") >= 3
+    if ":" not in line and "=" not in line and not ruled:
+        return False
+    counters = []
+    for match in _COUNTER.finditer(line):
+        counters.append((match["key"].lower(), float(match["n"]), match["m"]))
+    words = set()
+    for match in _EPOCH_BRACKET.finditer(line):
+        counters.append(("epoch", float(match["e"]), None))
+        counters.append(("batch", float(match["n"]), match["m"]))
+        words.add(match[0].split(":")[0].split()[0].lower())
+    bar = _BAR_COUNT.search(line)
+    if bar is not None:
+        counters.append(("batch", float(bar["n"]), bar["m"]))
+    if ruled:
+        for match in _COUNT_AFTER.finditer(line):
+            counters.append(("batch", float(match["n"]), match["m"]))
+    if not counters:
+        return _read_alone(parser, line)
+    pairs = [(key, value) for key, value in _fields(line) if _counter_name(key) is None and key.lower() not in words]
+    if ruled:
+        known = {key for key, _ in pairs}
+        pairs += [(key, value) for key, value in _spaced_fields(line) if key not in known]
+    if not pairs:
+        return False
+    counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
+    name, value, total = counters[0]
+    epoch = next((c for c in counters if c[0] == "epoch"), None)
+    if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
+        if state.counter is None:
+            state.counter = EpochCounter()
+        state.derived = True
+        placed = state.counter.add(epoch[1], value, pairs, float(total) if total else None)
+        if epoch[2] and state.counter.size:
+            state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
+    elif name == "epoch" and state.counter is not None and state.counter.size:
+        placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end
+    else:
+        placed = [(value, pairs)]
+        if total:
+            state.meta["planned_steps"] = float(total)
+        state.meta["step_key"] = name
+    for step, items in placed:
+        state.step = step
+        for key, number in items:
+            _emit(state, step, key, number)
+    return True
 
 
 def _read_dict_line(parser: "TextParser", body: str) -> bool:
@@ -543,22 +568,24 @@ def _read_dict_line(parser: "TextParser", body: str) -> bool:
     return True
 
 
-def _read_alone(parser: "TextParser", line: str) -> None:
+def _read_alone(parser: "TextParser", line: str) -> bool:
     """A line that is one metric and nothing else, placed at the latest step."""
     pairs = _fields(line)
     if len(pairs) != 1 or not _METRIC_WORD.search(pairs[0][0]):
-        return
+        return False
     rest = _PREFIX_END.sub("", line).strip()
     if _WHOLE.match(rest) is None:
-        return
+        return False
     state = parser.state
-    parser.matched += 1
     _emit(state, state.step if state.step is not None else 0.0, pairs[0][0], pairs[0][1])
+    return True
 
 
 _GENERIC = re.compile(
     r"(?im)^[^\n]*?(?:(?<![\w/.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*|\s+|\s*\[\s*)\d+(?![\w.])[^\n]*?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
-    r"|\{\s*['\"][^\n]*?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:)"
+    r"|\{\s*['\"][^\n]*?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
+    r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n]*?[A-Za-z_]\s*[:=]\s*[-+]?\d"
+    r"|\|\s*\d+/\d+\s*\[[^\n]*?[A-Za-z_]\s*=\s*[-+]?\d)"
 )
 
 
