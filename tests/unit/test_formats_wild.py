@@ -355,3 +355,17 @@ def test_detectron2_timm_nemo_and_lightning_lines():
     assert pts(batch, "loss") == [(50, 0.5), (100, 0.4)]  # the bar's count within epoch 1
     assert pts(batch, "val_loss") == [(100, 0.45)]
     assert "v_num" not in batch.series
+
+
+def test_planned_totals_of_the_older_families_and_of_settings_dumps():
+    megatron = b" iteration       10/    1000 | consumed samples: 80 | lm loss: 9.5E+00 | loss scale: 1.0 |\n"
+    assert TextParser().feed(megatron, 1).meta["planned_steps"] == 1000
+    pipe = b"step    1/5000 | loss: 10.9 | lr 6e-05 | norm: 1.2 | dt: 300ms\n"
+    assert TextParser().feed(pipe, 1).meta["planned_steps"] == 5000
+    olmo = b"2025-12-12 11:05:05.850\tINFO\t[step=2/15000,epoch=0]\n    train/CrossEntropyLoss=2.919\n"
+    assert TextParser().feed(olmo, 1).meta["planned_steps"] == 15000
+    dump = (
+        "[2022-04-08 18:40:57,965][fairseq_cli.train][INFO] - {'optimization': {'max_epoch': 0, 'max_update': 400000}}\n"
+        '[2022-04-08 18:48:05,372][train_inner][INFO] - {"epoch": 1, "loss": "9.276", "num_updates": "200"}\n'
+    )
+    assert TextParser().feed(dump.encode(), 1).meta["planned_steps"] == 400000

@@ -148,3 +148,25 @@ def test_the_older_text_families_still_read_their_logs(real_logs, folder, family
     assert len(at) > 100 and at == sorted(at)
     if count is not None:
         assert len(at) == count
+
+
+@pytest.mark.parametrize(
+    "path, planned, last_step, metric",
+    [
+        ("fairseq/wav2vec2_pretrain_hydra_json/hydra_train.log", 400000, 4600, "loss"),  # stopped early
+        ("opennmt/morph_inflection_lstm/train.log", 100000, 1600, "xent"),
+        ("plain_text/olmo1b_continue_pretrain_killed/training.log", 15000, None, "train/CrossEntropyLoss"),
+        ("hf_trainer_state/whisper_large_v2_ja_overfit/trainer_state.json", 5000, 5000, "loss"),
+    ],
+)
+def test_the_planned_total_is_carried_in_batch_meta(real_logs, path, planned, last_step, metric):
+    _, batch = read(real_logs / path)
+    assert batch.meta["planned_steps"] == planned
+    if last_step is not None:
+        assert steps(batch, metric)[-1] == last_step
+
+
+def test_megatron_planned_iterations(real_logs):
+    folder = real_logs / "plain_text" / "megatron_deepspeed_moe_gpt3_125m"
+    _, batch = read(next(p for p in folder.iterdir() if p.name != "SOURCE.md"))
+    assert 1.7e6 <= batch.meta["planned_steps"] < 1.8e6 and steps(batch, "lm loss")[-1] == 2130

@@ -121,7 +121,7 @@ def _parse_nanogpt(parser: "TextParser", text: str, first_line: int, batch: Batc
                 batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
-_PIPE = re.compile(r"^step\s+(\d+)(?:\s*/\s*\d+)?\s*[|:]\s*(.*\|.*)$", re.M)
+_PIPE = re.compile(r"^step\s+(\d+)(?:\s*/\s*(\d+))?\s*[|:]\s*(.*\|.*)$", re.M)
 _STANDALONE = re.compile(r"^(validation loss|val loss|eval loss|test loss)\s*:\s*(" + NUM + r")\s*$", re.M | re.I)
 
 
@@ -138,7 +138,9 @@ def _parse_pipe(parser: "TextParser", text: str, first_line: int, batch: Batch) 
         if kind == 0:
             step = float(match[1])
             state.step = step
-            if not _pairs_split(match[2], "|", state, step):
+            if match[2]:
+                state.meta["planned_steps"] = float(match[2])
+            if not _pairs_split(match[3], "|", state, step):
                 batch.skip("malformed line", _line_no(text, pos, first_line), match[0])
         else:
             _emit(state, state.step if state.step is not None else 0.0, match[1].lower(), _num(match[2]))
@@ -160,7 +162,7 @@ def _parse_llmc(parser: "TextParser", text: str, first_line: int, batch: Batch) 
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
-_MEGATRON = re.compile(r"^.*?\biteration\s+(\d+)\s*/\s*\d+\s*\|(.*)$", re.M)
+_MEGATRON = re.compile(r"^.*?\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$", re.M)
 _MEGATRON_VAL = re.compile(r"^.*?\bvalidation loss at iteration\s+(\d+)\s*\|(.*)$", re.M)
 
 
@@ -168,7 +170,8 @@ def _parse_megatron(parser: "TextParser", text: str, first_line: int, batch: Bat
     state = parser.state
     for match in _MEGATRON.finditer(text):
         parser.matched += 1
-        if not _pairs_split(match[2], "|", state, float(match[1])):
+        state.meta["planned_steps"] = float(match[2])
+        if not _pairs_split(match[3], "|", state, float(match[1])):
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
     for match in _MEGATRON_VAL.finditer(text):
         parser.matched += 1
@@ -186,7 +189,7 @@ def _parse_megatron(parser: "TextParser", text: str, first_line: int, batch: Bat
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
-_OLMO_HEAD = re.compile(r"\[step=(\d+)(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$", re.M)
+_OLMO_HEAD = re.compile(r"\[step=(\d+)(?:/(\d+))?(?:,\s*epoch=\d+)?\]\s*$", re.M)
 _OLMO_ITEM = re.compile(r"^[ \t]+([A-Za-z][\w/ ().\-]*?)=(" + NUM + r")\s*$", re.M)
 
 
@@ -199,6 +202,8 @@ def _parse_olmo(parser: "TextParser", text: str, first_line: int, batch: Batch) 
         parser.matched += 1
         if kind == 0:
             state.step = float(match[1])
+            if match[2]:
+                state.meta["planned_steps"] = float(match[2])
         elif state.step is not None:
             _emit(state, state.step, match[1], _num(match[2]))
         else:
@@ -332,6 +337,7 @@ _COUNTER = re.compile(
 )
 # timm's ``Train: 1 [ 100/1251 (  8%)]`` and ``Epoch 1 [100/500]``: an epoch, then the batch in it
 _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
+_PLANNED = re.compile(r"(?<![\w])['\"]?max_(?:update|updates|steps|iters|iterations)['\"]?\s*[:=]\s*(\d+)")
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
 _KEY = r"[A-Za-z_][\w./\-()]*"
@@ -479,6 +485,10 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     for line in text.split("\n"):
         if ":" not in line and "=" not in line and "|" not in line:
             continue
+        if "max_" in line and "planned_steps" not in parser.state.meta:
+            planned = _PLANNED.search(line)  # a settings dump or argument list: the planned total
+            if planned is not None and int(planned[1]) > 0:
+                parser.state.meta["planned_steps"] = float(planned[1])
         if "\r" in line:
             # a progress bar redrawn in place: every redraw is an update of its own
             found = False
