@@ -369,3 +369,20 @@ def test_planned_totals_of_the_older_families_and_of_settings_dumps():
         '[2022-04-08 18:48:05,372][train_inner][INFO] - {"epoch": 1, "loss": "9.276", "num_updates": "200"}\n'
     )
     assert TextParser().feed(dump.encode(), 1).meta["planned_steps"] == 400000
+
+
+def test_lightning_hparams_with_python_tags_keep_their_plain_keys(tmp_path):
+    from tuiloss.core.discover import discover
+
+    run = tmp_path / "version_3"
+    run.mkdir()
+    (run / "hparams.yaml").write_text(
+        "lr: 0.001\nbatch_size: 32\nbetas: !!python/tuple\n- 0.9\n- 0.999\n"
+        "model: !!python/object:my.Model\n  depth: 3\nnested:\n  act: !!python/name:torch.nn.ReLU ''\n  width: 64\n"
+    )
+    (run / "metrics.csv").write_text("step,loss\n1,2.0\n2,1.5\n")
+    found = discover([str(tmp_path)])
+    (spec,) = found.runs
+    assert spec.config == {"lr": 0.001, "batch_size": 32, "nested.width": 64}
+    (notice,) = [n for n in found.notices if "tagged for Python" in n.message]
+    assert "betas" in notice.message and "model" in notice.message and "nested.act" in notice.message

