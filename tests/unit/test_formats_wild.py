@@ -386,3 +386,13 @@ def test_lightning_hparams_with_python_tags_keep_their_plain_keys(tmp_path):
     assert spec.config == {"lr": 0.001, "batch_size": 32, "nested.width": 64}
     (notice,) = [n for n in found.notices if "tagged for Python" in n.message]
     assert "betas" in notice.message and "model" in notice.message and "nested.act" in notice.message
+
+
+def test_keras3_without_validation_gives_the_last_epoch_too():
+    data = "".join(
+        f"Epoch {e}/3\n\x1b[1m1875/1875\x1b[0m \x1b[32m{BAR}\x1b[0m 3s 2ms/step - accuracy: 0.9{e} - loss: 0.{9 - e}\n" for e in (1, 2, 3)
+    )
+    batch = feed_lines(TextParser(), data, per_call=2)
+    assert pts(batch, "loss") == [(1, 0.8), (2, 0.7), (3, 0.6)]
+    partial = TextParser().feed(f"Epoch 1/2\n 22/328 {BAR} 2s 8ms/step - accuracy: 0.0676 - loss: 2.8580\n".encode(), 1)
+    assert "loss" not in partial.series  # a bar caught mid-epoch is not the epoch's value

@@ -48,6 +48,7 @@ class _State:
     held: tuple | None = None  # Keras 3: the latest bar of the current epoch, not yet final
     done_epoch: float | None = None  # Keras 3: the epoch whose final (validated) bar was read
     seen_val: bool = False
+    epochs_unvalidated: bool = False  # Keras 3: an epoch ended with no validated bar
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,8 @@ def _parse_keras(parser: "TextParser", text: str, first_line: int, batch: Batch)
     Keras 3 (``━━━`` bars) prints a bar at the end of the training batches and
     another once validation is done: the epoch's value is that last one, so the
     latest bar of an epoch is held until a bar with ``val_`` metrics or the next
-    epoch's header settles it (a bar still held when the log ends is not given).
+    epoch's header settles it. Once an epoch has ended without validation, a full
+    bar (``N/N``) is its epoch's value at once, so the last epoch is not held.
     """
     state = parser.state
     events = [(m.start(), 0, m) for m in _KERAS_EPOCH.finditer(text)]
@@ -259,10 +261,23 @@ def _parse_keras(parser: "TextParser", text: str, first_line: int, batch: Batch)
                 for key, value in pairs:
                     _emit(state, step, key, value)
         elif state.done_epoch != step:
-            state.held = (step, pairs)
+            count = _KERAS3_COUNT.match(_ANSI.sub("", line))
+            if not state.seen_val and state.epochs_unvalidated and count and count[1] == count[2]:
+                # epochs end without validation here: an epoch's full bar is its value
+                state.done_epoch = step
+                for key, value in pairs:
+                    _emit(state, step, key, value)
+            else:
+                state.held = (step, pairs)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_KERAS3_COUNT = re.compile(r"\s*(\d+)/(\d+)\s")
 
 
 def _flush_keras(state: _State) -> None:
+    if state.held is not None and not state.seen_val:
+        state.epochs_unvalidated = True
     if state.held is not None:
         step, pairs = state.held
         state.held = None
