@@ -396,3 +396,15 @@ def test_keras3_without_validation_gives_the_last_epoch_too():
     assert pts(batch, "loss") == [(1, 0.8), (2, 0.7), (3, 0.6)]
     partial = TextParser().feed(f"Epoch 1/2\n 22/328 {BAR} 2s 8ms/step - accuracy: 0.0676 - loss: 2.8580\n".encode(), 1)
     assert "loss" not in partial.series  # a bar caught mid-epoch is not the epoch's value
+
+
+def test_a_step_with_its_total_beside_the_epoch_that_keeps_counting_is_global():
+    data = (
+        "Epoch 1/2, step 1000/3000, loss: 2.0\n"
+        "Epoch 1/2, step 1500/3000, loss: 1.8\n"
+        "Epoch 2/2, step 2000/3000, loss: 1.6\n"
+        "Epoch 2/2, step 2500/3000, loss: 1.5\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert pts(batch, "loss") == [(1000, 2.0), (1500, 1.8), (2000, 1.6), (2500, 1.5)]
+    assert batch.meta["planned_steps"] == 3000

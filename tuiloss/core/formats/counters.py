@@ -62,7 +62,7 @@ class EpochCounter:
 
     def _observe(self, epoch: float, inner: float) -> None:
         if self.epoch is not None and epoch > self.epoch:
-            if self.last is not None and inner > self.last and self.restarts and self.per_epoch is None:
+            if self.last is not None and inner > self.last and self.restarts:
                 self.restarts = False  # it kept counting: a global counter
             elif self.restarts and self.per_epoch is None:
                 self.learnt = max(self.learnt or 0.0, self.peak)

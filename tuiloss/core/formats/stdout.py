@@ -523,7 +523,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         return False
     start = _DICT_START.search(line)
     if start is not None and line.rstrip().endswith("}"):
-        return _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1])
+        if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1]):
+            return True
     ruled = line.count("|") >= 3
     if ":" not in line and "=" not in line and not ruled:
         return False
@@ -557,7 +558,9 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             state.counter = EpochCounter()
         state.derived = True
         placed = state.counter.add(epoch[1], value, pairs, float(total) if total else None)
-        if epoch[2] and state.counter.size:
+        if not state.counter.restarts and total:
+            state.meta["planned_steps"] = float(total)  # it was a global counter with its total
+        elif epoch[2] and state.counter.size:
             state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
     elif name == "epoch" and state.counter is not None and state.counter.size:
         placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end
