@@ -147,7 +147,7 @@ def test_mmdet_json_resumed_at_a_later_epoch_waits_for_the_epoch_size():
     text = _mmdet_json(2, first_epoch=5)
     lines = text.splitlines(keepends=True)
     first = parser.feed("".join(lines[:4]).encode(), 1)  # all of epoch 5: its size is not known yet
-    assert "loss" not in first.series
+    assert "loss" not in first.series and first.meta["held"] == 3
     rest = parser.feed("".join(lines[4:]).encode(), 5)
     assert [s for s, _ in pts(rest, "loss")] == [450, 500, 550, 600]
 

@@ -53,7 +53,9 @@ class Batch:
     N/M``), ``step_key`` (the counter the steps come from), ``coarse_steps``
     (True when the only axis is a rounded epoch, so lines keep their order at
     repeated steps), ``repeated_steps`` (True when one step carries many values
-    of a metric on purpose: one x with many values, not spikes).
+    of a metric on purpose: one x with many values, not spikes), ``held`` (how
+    many lines wait to be placed: an epoch-local counter whose epoch length is
+    not known yet).
     """
 
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)

@@ -10,7 +10,7 @@ starts).
 
 While ``per_epoch`` is unknown, points of any epoch but the first are held and
 given out once it is learnt (a log resumed at epoch 5 learns it when epoch 6
-starts). A counter presumed to restart that turns out to keep counting across an
+starts); the parsers say how many wait in ``Batch.meta["held"]``. A counter presumed to restart that turns out to keep counting across an
 epoch change is read as global from then on.
 """
 
@@ -55,6 +55,9 @@ class EpochCounter:
                 out.append((self._place(held_epoch, held_inner), held_payload))
             self.held = []
         if not known and (epoch != self.base or inner is None):
+            if inner is None and epoch == self.base and self.epoch == epoch and self.peak > 0:
+                out.append((self.peak, payload))  # the first epoch's end, as far as it is known
+                return out
             self.held.append((epoch, inner, payload))
             return out
         out.append((self._place(epoch, inner), payload))

@@ -73,6 +73,7 @@ class JsonlParser(LineParser):
                 self.layouts.miss()  # records numbered by row: read one by one
             elif self.layouts.feed(data[start:], line, batch) is not None:
                 batch.meta.update(self.meta)
+                self._note_held(batch)
                 note_repeats(batch)
                 return batch
             data, first_line = data[start:], line
@@ -80,8 +81,14 @@ class JsonlParser(LineParser):
         for name, (steps, values) in self._take_pending().items():
             batch.add(name, steps, values)
         batch.meta.update(self.meta)
+        self._note_held(batch)
         note_repeats(batch)
         return batch
+
+    def _note_held(self, batch: Batch) -> None:
+        """Say how many records wait for the epoch's length (see :mod:`~tuiloss.core.formats.counters`)."""
+        if self.counter is not None and self.counter.held:
+            batch.meta["held"] = len(self.counter.held)
 
     def _settle(self, data: bytes, first_line: int, batch: Batch) -> tuple[int, int]:
         """Read lines one by one until the step key is known (it shapes every record)."""

@@ -372,6 +372,7 @@ _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lu
 _METRIC_WORD = re.compile(
     r"(?i)(?:^|[\s_/.-])(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou)(?:$|[\s_/.-])"
 )
+_ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
 _NOT_METRICS = frozenset({"eta", "v_num"})  # a time estimate; Lightning's version number
 _DICT_START = re.compile(r"\{\s*['\"]")
 _DICT_PAIR = re.compile(r"['\"]([^'\"]{1,120})['\"]\s*:\s*(?:np\.float\d*\(|tensor\(|torch\.tensor\()?\s*['\"]?(" + NUM + r")['\"]?")
@@ -526,8 +527,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1]):
             return True
     ruled = line.count("|") >= 3
-    if ":" not in line and "=" not in line and not ruled:
-        return False
+    if not ruled and _ANY_PAIR.search(line) is None:
+        return False  # no key next to a number (a progress bar, a banner): nothing to read
     counters = []
     for match in _COUNTER.finditer(line):
         counters.append((match["key"].lower(), float(match["n"]), match["m"]))
@@ -612,10 +613,12 @@ def _read_alone(parser: "TextParser", line: str) -> bool:
 
 
 _GENERIC = re.compile(
-    r"(?im)^[^\n]*?(?:(?<![\w/.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*|\s+|\s*\[\s*)\d+(?![\w.])[^\n]*?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
-    r"|\{\s*['\"][^\n]*?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
-    r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n]*?[A-Za-z_]\s*[:=]\s*[-+]?\d"
-    r"|\|\s*\d+/\d+\s*\[[^\n]*?[A-Za-z_]\s*=\s*[-+]?\d)"
+    # unanchored, each way in starts with a literal and looks at most a few hundred
+    # characters on: long lines (tqdm redraws joined by \r) stay linear
+    r"(?i)(?:(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)\d+(?:\.0+)?(?![\w.])[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
+    r"|\{\s*['\"][^\n\r]{0,4000}?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
+    r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*[-+]?\d"
+    r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d)"
 )
 
 
@@ -637,7 +640,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("llmc", re.compile(r"\ns:\d+ t[re]l:"), _parse_llmc, hint="s:", layout=True),
     Family("pipe", re.compile(r"\nstep\s+\d+(?:\s*/\s*\d+)?\s*[|:].*\|"), _parse_pipe, hint="step", layout=True),
     Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
-    Family("mmdet", re.compile(r"\bEpoch(?:\(\w+\))?\s*\[\d+\]\s*\[\s*\d+\s*/\s*\d+\s*\]"), _parse_mmdet, hint="Epoch"),
+    Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
 )
@@ -735,6 +738,8 @@ class TextParser(LineParser):
             batch.add(name, steps, values)
         self.state.columns = {}
         batch.meta.update(self.state.meta)
+        if self.state.counter is not None and self.state.counter.held:
+            batch.meta["held"] = len(self.state.counter.held)  # lines that wait for the epoch's length
         note_repeats(batch)
         return batch
 
