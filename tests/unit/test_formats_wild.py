@@ -408,3 +408,33 @@ def test_a_step_with_its_total_beside_the_epoch_that_keeps_counting_is_global():
     batch = TextParser().feed(data.encode(), 1)
     assert pts(batch, "loss") == [(1000, 2.0), (1500, 1.8), (2000, 1.6), (2500, 1.5)]
     assert batch.meta["planned_steps"] == 3000
+
+
+def test_ultralytics_tfevents_many_values_at_one_step_are_flagged_not_merged(tmp_path):
+    """Ultralytics writes every batch loss of an epoch at step = epoch: one x, many values."""
+    import pytest
+
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    from tuiloss.core.model import Batch
+    from tuiloss.core.sources.tfevents import TfeventsRunSource
+
+    writer = EventFileWriter(str(tmp_path))
+    for epoch in (1, 2):
+        for k in range(1, 5):
+            value = summary_pb2.Summary.Value(tag="train/box_loss", simple_value=1.0 / (epoch + k))
+            writer.add_event(event_pb2.Event(wall_time=1.7e9, step=epoch, summary=summary_pb2.Summary(value=[value])))
+    writer.close()
+    source = TfeventsRunSource(str(tmp_path))
+    items = []
+    for _ in range(100):
+        got, more = source.read()
+        items += got
+        if not more:
+            break
+    batches = [item for item in items if isinstance(item, Batch) and "train/box_loss" in item.series]
+    steps = [s for batch in batches for s in batch.series["train/box_loss"][0].tolist()]
+    assert steps == [1.0] * 4 + [2.0] * 4  # kept, in file order
+    assert any(batch.meta.get("repeated_steps") for batch in batches)
