@@ -6,8 +6,12 @@ errors. A line that starts like a log record but carries no number is
 *malformed* and counted with a reason.
 
 The parser locks onto the first family whose pattern appears; a specific family
-(nanoGPT, llm.c, Megatron, ...) found later replaces the generic ``key=value``
-one.
+(nanoGPT, llm.c, Megatron, mmdetection, Keras, ...) found later replaces the
+general reader, which reads any trainer's ``key: value`` / ``key=value`` fields,
+dicts and JSON objects (fairseq, Hugging Face, OpenNMT, DeepSpeed, detectron2,
+timm, Lightning bars, Python logging) with the finest counter of a line as its
+step. What the parser learns of the axis (the planned total, the counter used,
+a coarse or repeated step) goes to ``Batch.meta``.
 
 Once a family is known and it marks its lines as standing alone, big chunks go
 through a :class:`~tuiloss.core.formats.layout.LayoutReader`, which reads the
@@ -236,6 +240,7 @@ def _parse_keras(parser: "TextParser", text: str, first_line: int, batch: Batch)
             parser.matched += 1
             _flush_keras(state)
             state.epoch = float(match[1])
+            state.meta["step_key"] = "epoch"
             continue
         line = match[0].rsplit("\r", 1)[-1].rsplit("\x08", 1)[-1]
         if "ETA:" in line:
@@ -306,6 +311,7 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
     if state.counter is None:
         state.counter = EpochCounter()
     state.derived = True
+    state.meta["step_key"] = "iter"  # made global: (epoch - 1) * iterations per epoch + iter
     for match in _MMDET.finditer(text):
         parser.matched += 1
         mode = (match["mode"] or "train").lower()
