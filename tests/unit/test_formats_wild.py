@@ -438,3 +438,17 @@ def test_ultralytics_tfevents_many_values_at_one_step_are_flagged_not_merged(tmp
     steps = [s for batch in batches for s in batch.series["train/box_loss"][0].tolist()]
     assert steps == [1.0] * 4 + [2.0] * 4  # kept, in file order
     assert any(batch.meta.get("repeated_steps") for batch in batches)
+
+
+def test_logging_lines_after_a_banner_are_not_sniffed_as_csv(tmp_path):
+    path = tmp_path / "run.log"
+    path.write_text(
+        "2024-05-01 12:00:00,123 - starting, seed 42\n"
+        "2024-05-01 12:00:01,123 - Epoch [1/50], Train Loss: 2.31, Val Loss: 2.20\n"
+        "2024-05-01 12:00:02,123 - Epoch [2/50], Train Loss: 2.01, Val Loss: 1.98\n"
+    )
+    assert sniff(str(path)) == ("text", "")
+    assert pts(TextParser().feed(path.read_bytes(), 1), "Val Loss") == [(1, 2.2), (2, 1.98)]
+    plain = tmp_path / "metrics.txt"
+    plain.write_text("step,loss,lr\n1,2.5,0.001\n2,2.25,0.001\n")
+    assert sniff(str(plain)) == ("csv", "")

@@ -254,8 +254,8 @@ _PAIR_FIELD = re.compile(rb"[A-Za-z_][\w ./\-]*\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|n
 
 def _looks_like_csv(head: bytes) -> bool:
     lines = [line for line in head.split(b"\n")[:64] if line.strip() and not line.lstrip().startswith(b"#")][:6]
-    if lines and _PAIR_FIELD.search(lines[0]):
-        return False  # ``Epoch [3/50], Train Loss: 1.94, ...``: a text log of pairs, not a header row
+    if any(_PAIR_FIELD.search(line) for line in lines):
+        return False  # ``Epoch [3/50], Train Loss: 1.94, ...``: a text log of pairs, not CSV rows
     if len(lines) < 2:
         header = lines[0] if lines else b""
         fields = [f.strip().lower() for f in header.decode("utf-8", "replace").split(",")]
