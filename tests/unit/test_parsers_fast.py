@@ -17,6 +17,7 @@ from tuiloss.core.formats import stdout as stdout_module
 from tuiloss.core.formats.jsonl import JsonlParser
 from tuiloss.core.formats.layout import LineLayout
 from tuiloss.core.formats.stdout import TextParser
+from tuiloss.core.model import Batch
 
 
 def line_chunks(data: bytes, cuts: list[int]) -> list[tuple[int, int, int]]:
@@ -506,3 +507,26 @@ def test_the_csv_pieces_benchmark_feeds_each_reader_the_same_chunks(monkeypatch)
     assert csv_pieces.parse_with("buffer", [(data, 1)]) == csv_pieces.parse_with("read_csv", [(data, 1)]) == 6000
     assert csv_pieces.parse_small_with("read_csv", [data]) == 6000
     assert csv_module.PIECE_READER is None  # the benchmark leaves the parser's choice as it was
+
+
+def test_general_reader_layout_reads_what_its_lines_read():
+    """Key=value lines of a new trainer: a layout read of a big chunk gives the line-by-line points."""
+    lines = [
+        f"INFO train.py:10] step={i} loss={1 / (i + 1):.6f} lr=3e-4 grad_norm: {i % 7 * 0.1:.3f}\n"
+        for i in range(3000)
+    ]
+    lines[1500] = "INFO train.py:10] evaluating\n"
+    lines[2000] = "INFO train.py:10] step=2000 loss=nan lr=3e-4 grad_norm: 0.100\n"
+    data = "".join(lines).encode()
+    whole_parser = TextParser()
+    whole = whole_parser.feed(data, 1)
+    assert whole_parser.family.name == "generic" and whole_parser.layouts.layout is not None
+    parts = TextParser()
+    merged = Batch()
+    for k in range(0, len(lines), 50):  # chunks too small for a layout read
+        merged.merge(parts.feed("".join(lines[k : k + 50]).encode(), k + 1))
+    for name in ("loss", "lr", "grad_norm"):
+        a, b = whole.series[name], merged.series[name]
+        assert a[0].tolist() == b[0].tolist()
+        assert np.array_equal(a[1], b[1], equal_nan=True)
+    assert len(whole.series["loss"][0]) == 2999 and whole.unmatched == merged.unmatched == 1
