@@ -452,3 +452,12 @@ def test_logging_lines_after_a_banner_are_not_sniffed_as_csv(tmp_path):
     plain = tmp_path / "metrics.txt"
     plain.write_text("step,loss,lr\n1,2.5,0.001\n2,2.25,0.001\n")
     assert sniff(str(plain)) == ("csv", "")
+
+
+def test_mmdet_planned_iterations_from_the_config_dump():
+    text = "runner = dict(type='EpochBasedRunner', max_epochs=12)\n" + MMDET_TEXT
+    batch = TextParser().feed(text.encode(), 1)
+    assert batch.meta["planned_epochs"] == 12 and batch.meta["planned_steps"] == 1200
+    records = ['{"env_info": "x", "config": "runner = dict(type=\'EpochBasedRunner\', max_epochs=3)\\n"}']
+    batch = JsonlParser().feed((records[0] + "\n" + _mmdet_json(2).split("\n", 1)[1]).encode(), 1)
+    assert batch.meta["planned_steps"] == 300

@@ -170,3 +170,15 @@ def test_megatron_planned_iterations(real_logs):
     folder = real_logs / "plain_text" / "megatron_deepspeed_moe_gpt3_125m"
     _, batch = read(next(p for p in folder.iterdir() if p.name != "SOURCE.md"))
     assert 1.7e6 <= batch.meta["planned_steps"] < 1.8e6 and steps(batch, "lm loss")[-1] == 2130
+
+
+@pytest.mark.parametrize("name", ["20211207_135738.log", "20211207_135738.log.json", "20211207_235354.log", "20211207_235354.log.json"])
+def test_mmdet_planned_total_from_max_epochs(real_logs, name):
+    _, batch = read(real_logs / "mmdet" / "faster_rcnn_lrx10_nan_then_resume" / name)
+    assert batch.meta["planned_epochs"] == 12
+    assert batch.meta["planned_steps"] == 12 * 3750  # run 1 stops at 37500, the resume finishes at 45000
+
+
+def test_keras_planned_epochs(real_logs):
+    _, batch = read(real_logs / "keras_stdout" / "keras3_road_surface_cnn" / "training_log.txt")
+    assert batch.meta["planned_steps"] == 40 and steps(batch, "loss")[-1] == 26  # early stopping at 26 of 40

@@ -16,7 +16,11 @@ epoch change is read as global from then on.
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+#: ``max_epochs=12`` in an mmcv/mmengine config dump: the planned epochs.
+MAX_EPOCHS = re.compile(r"\bmax_epochs\s*=\s*(\d+)")
 
 
 class EpochCounter:

@@ -20,7 +20,7 @@ import math
 import re
 
 from tuiloss.core.formats.base import STEP_KEYS, LineParser
-from tuiloss.core.formats.counters import EpochCounter, note_repeats
+from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -86,9 +86,15 @@ class JsonlParser(LineParser):
         return batch
 
     def _note_held(self, batch: Batch) -> None:
-        """Say how many records wait for the epoch's length (see :mod:`~tuiloss.core.formats.counters`)."""
+        """Say how many records wait for the epoch's length (see :mod:`~tuiloss.core.formats.counters`).
+
+        With the planned epochs (mmdetection's config) and the epoch's length, the
+        planned total of iterations is known too.
+        """
         if self.counter is not None and self.counter.held:
             batch.meta["held"] = len(self.counter.held)
+        if "planned_epochs" in self.meta and self.counter is not None and self.counter.size:
+            self.meta["planned_steps"] = batch.meta["planned_steps"] = self.meta["planned_epochs"] * self.counter.size
 
     def _settle(self, data: bytes, first_line: int, batch: Batch) -> tuple[int, int]:
         """Read lines one by one until the step key is known (it shapes every record)."""
@@ -116,6 +122,11 @@ class JsonlParser(LineParser):
             self._add_record(record, line_no, self._pending, batch)
 
     def _add_record(self, record: dict, line_no: int, columns: dict, batch: Batch) -> None:
+        config = record.get("config")
+        if isinstance(config, str) and "planned_epochs" not in self.meta:
+            planned = MAX_EPOCHS.search(config)  # mmdetection's first line holds its config
+            if planned is not None:
+                self.meta["planned_epochs"] = float(planned[1])
         flat = flatten_record(record)
         step = None
         key = self.step_key if self.step_key in flat else _first_step_key(flat)

@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from tuiloss.core.formats.base import LineParser, parse_number
-from tuiloss.core.formats.counters import EpochCounter, note_repeats
+from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -215,7 +215,7 @@ def _parse_olmo(parser: "TextParser", text: str, first_line: int, batch: Batch) 
             batch.skip("metric before any step", _line_no(text, pos, first_line), match[0])
 
 
-_KERAS_EPOCH = re.compile(r"^Epoch (\d+)/\d+\s*$", re.M)
+_KERAS_EPOCH = re.compile(r"^Epoch (\d+)/(\d+)\s*$", re.M)
 _KERAS_LINE = re.compile(r"^[^\n]*? - loss: [^\n]*$", re.M)
 _KERAS_PAIR = re.compile(r"(\w+): (" + NUM + r")")
 _KERAS3_BAR = "\u2501"  # Keras 3 draws its bars with this character
@@ -241,6 +241,7 @@ def _parse_keras(parser: "TextParser", text: str, first_line: int, batch: Batch)
             _flush_keras(state)
             state.epoch = float(match[1])
             state.meta["step_key"] = "epoch"
+            state.meta["planned_steps"] = float(match[2])
             continue
         line = match[0].rsplit("\r", 1)[-1].rsplit("\x08", 1)[-1]
         if "ETA:" in line:
@@ -312,6 +313,10 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
         state.counter = EpochCounter()
     state.derived = True
     state.meta["step_key"] = "iter"  # made global: (epoch - 1) * iterations per epoch + iter
+    if "max_epochs" in text:
+        planned = MAX_EPOCHS.search(text)  # the config dump at the top of the log
+        if planned is not None:
+            state.meta["planned_epochs"] = float(planned[1])
     for match in _MMDET.finditer(text):
         parser.matched += 1
         mode = (match["mode"] or "train").lower()
@@ -328,6 +333,8 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
             state.step = step
             for key, value in items:
                 _emit(state, step, key, value)
+    if "planned_epochs" in state.meta and state.counter.size:
+        state.meta["planned_steps"] = state.meta["planned_epochs"] * state.counter.size
 
 
 # -- the general reader: key: value, key=value, dict and JSON lines ---------------
