@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -427,21 +428,28 @@ def _fields(text: str) -> list[tuple[str, float]]:
             continue
         if "]" in part:
             part = _PREFIX_END.sub("", part)
-        whole = _WHOLE.match(part)
+        # a field that is one pair has one separator; with more it holds several pairs
+        whole = _WHOLE.match(part) if part.count(":") + part.count("=") == 1 else None
         if whole is not None:
             key = whole["key"].strip()
             value = _num(whole["value"])
-            if value is not None and not _SOURCE_FILE.search(key) and key.lower() not in _NOT_METRICS:
+            if value is not None and _is_metric_key(key):
                 out.append((key, value))
             continue
         for pair in _TIGHT.finditer(part):
             key = pair["key"]
             value = _num(pair["value"])
-            if value is not None and not _SOURCE_FILE.search(key) and key.lower() not in _NOT_METRICS:
+            if value is not None and _is_metric_key(key):
                 out.append((key, value))
     return out
 
 
+@lru_cache(maxsize=4096)
+def _is_metric_key(key: str) -> bool:
+    return not _SOURCE_FILE.search(key) and key.lower() not in _NOT_METRICS
+
+
+@lru_cache(maxsize=4096)
 def _counter_name(key: str) -> str | None:
     """The counter a key names (``step``, ``valid_num_updates`` -> ``num_updates``), or None."""
     low = key.lower()
@@ -535,7 +543,7 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     state = parser.state
     if ":" not in line and "=" not in line and "|" not in line:
         return False
-    start = _DICT_START.search(line)
+    start = _DICT_START.search(line) if "{" in line else None
     if start is not None and line.rstrip().endswith("}"):
         if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1]):
             return True
@@ -546,11 +554,12 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     for match in _COUNTER.finditer(line):
         counters.append((match["key"].lower(), float(match["n"]), match["m"]))
     words = set()
-    for match in _EPOCH_BRACKET.finditer(line):
-        counters.append(("epoch", float(match["e"]), None))
-        counters.append(("batch", float(match["n"]), match["m"]))
-        words.add(match[0].split(":")[0].split()[0].lower())
-    bar = _BAR_COUNT.search(line)
+    if "[" in line:
+        for match in _EPOCH_BRACKET.finditer(line):
+            counters.append(("epoch", float(match["e"]), None))
+            counters.append(("batch", float(match["n"]), match["m"]))
+            words.add(match[0].split(":")[0].split()[0].lower())
+    bar = _BAR_COUNT.search(line) if "|" in line else None
     if bar is not None:
         counters.append(("batch", float(bar["n"]), bar["m"]))
     if ruled:
