@@ -72,10 +72,15 @@ def test_run_name_in_config_wins():
 
 
 def test_yaml_config_is_read_safely(tmp_path):
-    write(tmp_path / "r" / "config.yaml", "x: !!python/object/apply:os.system ['echo pwned']\nlr: 0.1\n")
+    marker = tmp_path / "pwned"
+    write(tmp_path / "r" / "config.yaml", f"x: !!python/object/apply:os.system ['touch {marker}']\nlr: 0.1\n")
     write(tmp_path / "r" / "log.jsonl", '{"step": 1, "loss": 1}\n')
-    (run,) = discover([str(tmp_path)]).runs
-    assert run.config == {}  # unsafe YAML is refused as a whole, never executed
+    found = discover([str(tmp_path)])
+    (run,) = found.runs
+    # the plain key is read, the tagged value is skipped (never built, never run) and said
+    assert run.config == {"lr": 0.1}
+    assert not marker.exists()
+    assert any("tagged for Python" in notice.message and "x" in notice.message for notice in found.notices)
 
 
 def test_symlink_loop_is_reported_not_followed_forever(tmp_path):

@@ -17,6 +17,7 @@ from tuiloss.core.formats import stdout as stdout_module
 from tuiloss.core.formats.jsonl import JsonlParser
 from tuiloss.core.formats.layout import LineLayout
 from tuiloss.core.formats.stdout import TextParser
+from tuiloss.core.model import Batch
 
 
 def line_chunks(data: bytes, cuts: list[int]) -> list[tuple[int, int, int]]:
@@ -506,3 +507,75 @@ def test_the_csv_pieces_benchmark_feeds_each_reader_the_same_chunks(monkeypatch)
     assert csv_pieces.parse_with("buffer", [(data, 1)]) == csv_pieces.parse_with("read_csv", [(data, 1)]) == 6000
     assert csv_pieces.parse_small_with("read_csv", [data]) == 6000
     assert csv_module.PIECE_READER is None  # the benchmark leaves the parser's choice as it was
+
+
+def test_general_reader_layout_reads_what_its_lines_read():
+    """Key=value lines of a new trainer: a layout read of a big chunk gives the line-by-line points."""
+    lines = [
+        f"INFO train.py:10] step={i} loss={1 / (i + 1):.6f} lr=3e-4 grad_norm: {i % 7 * 0.1:.3f}\n"
+        for i in range(3000)
+    ]
+    lines[1500] = "INFO train.py:10] evaluating\n"
+    lines[2000] = "INFO train.py:10] step=2000 loss=nan lr=3e-4 grad_norm: 0.100\n"
+    data = "".join(lines).encode()
+    whole_parser = TextParser()
+    whole = whole_parser.feed(data, 1)
+    assert whole_parser.family.name == "generic" and whole_parser.layouts.layout is not None
+    parts = TextParser()
+    merged = Batch()
+    for k in range(0, len(lines), 50):  # chunks too small for a layout read
+        merged.merge(parts.feed("".join(lines[k : k + 50]).encode(), k + 1))
+    for name in ("loss", "lr", "grad_norm"):
+        a, b = whole.series[name], merged.series[name]
+        assert a[0].tolist() == b[0].tolist()
+        assert np.array_equal(a[1], b[1], equal_nan=True)
+    assert len(whole.series["loss"][0]) == 2999 and whole.unmatched == merged.unmatched == 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_numbers_read_from_nowhere_may_vary_under_a_layout(seed):
+    """Clocks and totals the parser ignores change from line to line; a layout still reads the lines."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(4000):
+        clock = f"2024-0{rng.randint(1, 9)}-{rng.randint(10, 28)} {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d},{rng.randint(0, 999):03d}"
+        kind = rng.random()
+        if kind < 0.02:
+            lines.append(f"[{clock}] [INFO] [logging.py:96:log_dist] [Rank 0] saving checkpoint {i}\n")
+        elif kind < 0.04:
+            lines.append(f"[{clock}] [INFO] [logging.py:96:log_dist] [Rank 0] step={i}, loss_{rng.randint(0, 3)}={rng.random():.4f}\n")
+        else:
+            loss = "nan" if rng.random() < 0.01 else f"{rng.random() * 5:.5f}"
+            lines.append(f"[{clock}] [INFO] [logging.py:96:log_dist] [Rank {rng.randint(0, 7)}] step={i}, skipped={rng.randint(0, 99)}, loss={loss}, lr=[{rng.random():.3e}, 1e-05]\n")
+    data = "".join(lines).encode()
+    parser = TextParser()
+    whole = parser.feed(data, 1)
+    assert parser.layouts.layout is not None  # the clock and the rank did not stop the layout
+    by_line = Batch()
+    slow = TextParser()
+    for k in range(0, len(lines), 40):
+        by_line.merge(slow.feed("".join(lines[k : k + 40]).encode(), k + 1))
+    assert set(whole.series) == set(by_line.series)
+    for name in whole.series:
+        a, b = whole.series[name], by_line.series[name]
+        assert a[0].tolist() == b[0].tolist(), name
+        assert np.array_equal(a[1], b[1], equal_nan=True), name
+    assert whole.unmatched == by_line.unmatched
+
+
+def test_jsonl_time_strings_vary_under_a_layout():
+    lines = [
+        json.dumps({"current_steps": i, "loss": round(1 / (i + 1), 6), "elapsed_time": f"{i // 3600}:{i // 60 % 60:02d}:{i % 60:02d}", "version": "1.2.3"}) + "\n"
+        for i in range(1, 3000)
+    ]
+    data = "".join(lines).encode()
+    parser = JsonlParser()
+    whole = parser.feed(data, 1)
+    assert parser.layouts.layout is not None
+    slow = JsonlParser()
+    by_line = Batch()
+    for k in range(0, len(lines), 50):
+        by_line.merge(slow.feed("".join(lines[k : k + 50]).encode(), k + 1))
+    assert whole.series["loss"][0].tolist() == by_line.series["loss"][0].tolist()
+    assert whole.series["loss"][1].tolist() == by_line.series["loss"][1].tolist()
+    assert set(whole.series) == set(by_line.series) == {"loss"}

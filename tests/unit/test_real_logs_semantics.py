@@ -1,13 +1,7 @@
 """What the report reads in real logs: the runs, every point, the step axis, the primary metric
-and which way it is better, the labels (facts from ../shared/real_logs/README.md).
+and which way it is better, the labels (facts from ../shared/real_logs/README.md)."""
 
-Assertions that need a line format the text readers do not know yet are marked
-``xfail(strict=False)`` with the gap they wait for.
-"""
 
-import math
-
-import numpy as np
 import pytest
 
 from tuiloss.core.engine import load
@@ -209,7 +203,6 @@ def test_mmdet_json_metrics_and_their_directions(real_logs):
 # -- waiting for the text readers (the formats of issue 12, item 4) --------------------------------
 
 
-@pytest.mark.xfail(strict=False, reason="parser gap: DeepSpeed 'ppl: X' lines are not read yet")
 def test_dschat_primary_metric_is_the_perplexity(real_logs):
     _, data = report_of(real_logs, "deepspeed/dschat_step1_sft_opt1.3b")
     run = only(data)
@@ -219,7 +212,6 @@ def test_dschat_primary_metric_is_the_perplexity(real_logs):
     assert ppl["min"] == pytest.approx(1.803, abs=1e-3)
 
 
-@pytest.mark.xfail(strict=False, reason="parser gap: OpenNMT 'Validation perplexity: X' lines are not read yet")
 def test_opennmt_validation_perplexity(real_logs):
     _, data = report_of(real_logs, "opennmt/morph_inflection_lstm")
     run = only(data)
@@ -230,7 +222,6 @@ def test_opennmt_validation_perplexity(real_logs):
     assert facts["first"] == pytest.approx(5.45281) and facts["final"] == pytest.approx(1.100, abs=1e-3)
 
 
-@pytest.mark.xfail(strict=False, reason="parser gap: fairseq hydra JSON lines with string values are not read yet")
 def test_fairseq_steps_on_num_updates(real_logs):
     _, data = report_of(real_logs, "fairseq/wav2vec2_pretrain_hydra_json")
     run = only(data)
@@ -239,11 +230,10 @@ def test_fairseq_steps_on_num_updates(real_logs):
     assert run["primary_metric"] == "loss" and loss["direction"] == "lower"
     assert (loss["points"], loss["first_step"], loss["last_step"]) == (23, 200, 4600)
     assert loss["first"] == pytest.approx(9.276) and loss["final"] == pytest.approx(3.922)
-    valid = next(facts for name, facts in run["metrics"].items() if name.startswith("valid") and "loss" in name)
+    valid = run["metrics"]["valid_loss"]
     assert valid["points"] == 10 and valid["first"] == pytest.approx(6.389) and valid["final"] == pytest.approx(3.792)
 
 
-@pytest.mark.xfail(strict=False, reason="parser gap: HF dict lines glued to a tqdm bar are not read yet")
 def test_hf_stdout_every_dict_is_read(real_logs):
     _, data = report_of(real_logs, "hf_stdout/lmsys_gemma2_lora_killed")
     run = only(data)
@@ -252,7 +242,6 @@ def test_hf_stdout_every_dict_is_read(real_logs):
     assert metric(run, "eval_loss")["final"] == pytest.approx(0.5166, abs=1e-4)
 
 
-@pytest.mark.xfail(strict=False, reason="parser gap: Keras 3 pre-validation bars are read as epoch values")
 def test_keras3_stdout_one_point_per_epoch(real_logs):
     _, data = report_of(real_logs, "keras_stdout/keras3_road_surface_cnn")
     assert len(data["runs"]) == 2
@@ -262,7 +251,6 @@ def test_keras3_stdout_one_point_per_epoch(real_logs):
         assert not metric(run)["coarse_steps"]
 
 
-@pytest.mark.xfail(strict=False, reason="parser gap: mmdetection's per-epoch iter is not made global yet")
 def test_mmdet_global_iteration_nan_onset_and_resume(real_logs):
     _, data = report_of(real_logs, "mmdet/faster_rcnn_lrx10_nan_then_resume")
     json_runs = {run["source"]: run for run in data["runs"] if run["format"] == "jsonl"}
@@ -276,7 +264,6 @@ def test_mmdet_global_iteration_nan_onset_and_resume(real_logs):
     assert metric(second)["points"] == 600 and metric(second)["first_step"] > 3 * 3750
 
 
-@pytest.mark.xfail(strict=False, reason="parser gap: mmdetection v2 text 'Epoch [e][i/N]  lr: ..., loss: ...' lines")
 def test_mmdet_text_twins_hold_the_same_series_as_the_json(real_logs):
     _, data = report_of(real_logs, "mmdet/faster_rcnn_lrx10_nan_then_resume")
     text_runs = [run for run in data["runs"] if run["format"] == "text"]

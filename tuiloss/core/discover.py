@@ -184,7 +184,7 @@ def _add(found: Discovery, path: str, root: str, kind: str, known) -> None:
     rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
     if rel == ".":
         rel = os.path.basename(path)
-    found.runs.append(RunSpec(path, path, rel, kind, read_config(path, root, kind)))
+    found.runs.append(RunSpec(path, path, rel, kind, read_config(path, root, kind, found.notices)))
 
 
 def sniff(path: str) -> tuple[str | None, str]:
@@ -249,8 +249,13 @@ def _is_json_object(line: bytes) -> bool:
         return False
 
 
+_PAIR_FIELD = re.compile(rb"[A-Za-z_][\w ./\-]*\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)", re.I)
+
+
 def _looks_like_csv(head: bytes) -> bool:
-    lines = [line for line in head.split(b"\n")[:6] if line.strip()]
+    lines = [line for line in head.split(b"\n")[:64] if line.strip() and not line.lstrip().startswith(b"#")][:6]
+    if any(_PAIR_FIELD.search(line) for line in lines):
+        return False  # ``Epoch [3/50], Train Loss: 1.94, ...``: a text log of pairs, not CSV rows
     if len(lines) < 2:
         header = lines[0] if lines else b""
         fields = [f.strip().lower() for f in header.decode("utf-8", "replace").split(",")]
@@ -275,8 +280,12 @@ def _is_number(cell: bytes) -> bool:
 # -- config ----------------------------------------------------------------------
 
 
-def read_config(path: str, root: str, kind: str) -> dict:
-    """Hyperparameters found beside a log, in its folder names and in its own files."""
+def read_config(path: str, root: str, kind: str, notices: list[Notice] | None = None) -> dict:
+    """Hyperparameters found beside a log, in its folder names and in its own files.
+
+    A value a config file tags for Python (``!!python/tuple``, ``!!python/object:...``)
+    is left out; ``notices`` hears which keys were, once per file.
+    """
     config: dict = {}
     folder = path if os.path.isdir(path) else os.path.dirname(path)
     chain = []
@@ -298,7 +307,12 @@ def read_config(path: str, root: str, kind: str) -> dict:
         for name in CONFIG_NAMES:
             candidate = os.path.join(directory, name)
             if os.path.isfile(candidate):
-                config.update(load_config_file(candidate))
+                skipped: list[str] = []
+                config.update(load_config_file(candidate, skipped))
+                if skipped and notices is not None:
+                    message = f"{candidate}: {len(skipped)} value(s) tagged for Python left out of the config ({', '.join(skipped[:5])}{', ...' if len(skipped) > 5 else ''})"
+                    if all(notice.message != message for notice in notices):
+                        notices.append(Notice("info", message))
     if kind == "mlflow":
         config.update(mlflow_config(path))
     return config
@@ -320,8 +334,38 @@ def folder_key(key: str) -> str:
     return key
 
 
-def load_config_file(path: str) -> dict:
-    """A flat dict of scalars from a YAML or JSON file; empty when unreadable."""
+class _Tagged:
+    """A YAML value tagged for Python: never built, left out of the config."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+
+def _yaml_loader():
+    """A safe YAML loader that reads ``!!python/...`` and other unknown tags as :class:`_Tagged`.
+
+    ``yaml.safe_load`` refuses the whole file at the first such tag (Lightning's
+    ``hparams.yaml`` holds ``!!python/tuple`` and ``!!python/object`` values), which
+    left the config empty; the plain keys are read now, the tagged values skipped.
+    """
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def tagged(loader, tag_suffix, node):
+        return _Tagged(node.tag)
+
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", tagged)
+    Loader.add_multi_constructor("!", tagged)
+    return Loader
+
+
+def load_config_file(path: str, skipped: list[str] | None = None) -> dict:
+    """A flat dict of scalars from a YAML or JSON file; empty when unreadable.
+
+    The keys of values tagged for Python are appended to ``skipped``.
+    """
     try:
         with open(path, "rb") as handle:
             data = handle.read(4 * 1024 * 1024)
@@ -331,20 +375,26 @@ def load_config_file(path: str) -> dict:
         if path.endswith(".json"):
             loaded = json.loads(data)
         else:
-            import yaml
-
-            loaded = yaml.safe_load(data)
+            loader = _yaml_loader()(data)  # a SafeLoader: builds plain data only
+            try:
+                loaded = loader.get_single_data()
+            finally:
+                loader.dispose()
     except Exception:  # a malformed config never stops the run from loading
         return {}
-    return flatten_config(loaded) if isinstance(loaded, dict) else {}
+    return flatten_config(loaded, skipped=skipped) if isinstance(loaded, dict) else {}
 
 
-def flatten_config(config: dict, prefix: str = "", depth: int = 0) -> dict:
+def flatten_config(config: dict, prefix: str = "", depth: int = 0, skipped: list[str] | None = None) -> dict:
     out: dict = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
+        if isinstance(value, _Tagged) or (isinstance(value, (list, tuple)) and any(isinstance(v, _Tagged) for v in value)):
+            if skipped is not None:
+                skipped.append(name)
+            continue
         if isinstance(value, dict) and depth < 4:
-            out.update(flatten_config(value, name + ".", depth + 1))
+            out.update(flatten_config(value, name + ".", depth + 1, skipped))
         elif isinstance(value, (str, int, float, bool)) or value is None:
             out[name] = value
         elif isinstance(value, (list, tuple)) and len(value) <= 8:

@@ -47,6 +47,15 @@ class Batch:
     bytes of the file wait unread per byte read for this batch: the store makes
     room for the points they will likely bring, so a big file is not copied over
     and over as its series grow.
+
+    ``meta`` holds what the parser learnt about the log's axis, for the layers
+    above to say or use: ``planned_steps`` (the total a line announced, ``Step
+    N/M``), ``step_key`` (the counter the steps come from), ``coarse_steps``
+    (True when the only axis is a rounded epoch, so lines keep their order at
+    repeated steps), ``repeated_steps`` (True when one step carries many values
+    of a metric on purpose: one x with many values, not spikes), ``held`` (how
+    many lines wait to be placed: an epoch-local counter whose epoch length is
+    not known yet).
     """
 
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -56,6 +65,7 @@ class Batch:
     lines: int | None = None
     backlog: float = 0.0
     groups: list[RowGroup] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
 
     MAX_EXAMPLES = 20
 
@@ -126,6 +136,7 @@ class Batch:
             else:
                 self.add(metric, steps, values)
         self.skipped.update(other.skipped)
+        self.meta.update(other.meta)
         self.unmatched += other.unmatched
         room = self.MAX_EXAMPLES - len(self.examples)
         if room > 0:

@@ -274,7 +274,20 @@ def _same_points(a: RunFacts, b: RunFacts) -> bool:
     both = np.isfinite(va) & np.isfinite(vb)
     if both.sum() < 5:
         return False
-    return bool(np.allclose(va[both], vb[both], rtol=1e-4, atol=1e-8))
+    va, vb = va[both], vb[both]
+    # A text log prints a fixed number of decimals (mmdetection: 4); its twin holds more digits.
+    unit = 10.0 ** -min(_printed_decimals(va), _printed_decimals(vb))
+    return bool(np.all(np.abs(va - vb) <= np.maximum(1e-4 * np.abs(va), 0.51 * unit) + 1e-12))
+
+
+def _printed_decimals(values: np.ndarray, most: int = 8) -> int:
+    """The fewest decimals that write every value exactly (as a log printed them), at most ``most``."""
+    sample = values[: 200]
+    for decimals in range(most):
+        scaled = sample * 10.0**decimals
+        if np.all(np.abs(scaled - np.rint(scaled)) <= 1e-6 * np.maximum(1.0, np.abs(scaled))):
+            return decimals
+    return most
 
 
 def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) -> MetricReport:

@@ -188,8 +188,8 @@ class CsvParser:
                 newline = end - 1
             line = data[start : newline + 1]
             start, first_line = newline + 1, first_line + 1
-            if not line.strip():
-                continue
+            if not line.strip() or line.lstrip().startswith(b"#"):
+                continue  # a comment before the header (stable-baselines3 monitor.csv: #{"t_start": ...})
             text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
             if self.delimiter is None:
                 self.delimiter = "\t" if text.count("\t") > text.count(",") else ","

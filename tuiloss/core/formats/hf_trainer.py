@@ -77,6 +77,10 @@ class TrainerStateParser(DocumentParser):
                 batch.skip("no numeric field", index + 1)
         for name, (steps, values) in columns.items():
             batch.add(name, steps, values)
+        planned = as_number(state.get("max_steps"))
+        if planned is not None and planned > 0:
+            batch.meta["planned_steps"] = planned  # the Trainer's planned total, for finished vs stopped
+        batch.meta["step_key"] = "step"
         self._taken = prints
         return batch, rewritten
 

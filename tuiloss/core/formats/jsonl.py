@@ -17,7 +17,10 @@ from __future__ import annotations
 import json
 import math
 
+import re
+
 from tuiloss.core.formats.base import STEP_KEYS, LineParser
+from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -33,6 +36,9 @@ except ImportError:  # pragma: no cover - orjson is a dependency
 _STEP_KEYS = frozenset(STEP_KEYS)
 # mmengine writes validation lines whose "step" is the epoch: keep them apart.
 _MODE_KEYS = ("mode", "split", "phase")
+#: Step keys that count within an epoch when the record also holds ``epoch`` (mmdetection's ``iter``).
+_PLANNED_KEYS = ("max_steps", "total_steps", "max_iters", "max_update")
+_INNER_KEYS = frozenset({"iter", "inner_iter", "batch", "batch_idx"})
 
 
 _SETTLE_LINES = 256  # lines read one by one to find the step key before a layout read
@@ -46,12 +52,16 @@ class JsonlParser(LineParser):
     def __init__(self) -> None:
         self.rows = 0
         self.step_key: str | None = None
+        self.counter: EpochCounter | None = None
+        self.meta: dict = {}  # what Batch.meta says: the step key, the planned total
         self._pending: Pending = {}
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
     def restart(self) -> None:
         self.rows = 0
         self.step_key = None
+        self.counter = None
+        self.meta = {}
         self.layouts.reset()
 
     def feed(self, data: bytes, first_line: int) -> Batch:
@@ -62,12 +72,29 @@ class JsonlParser(LineParser):
             if self.step_key is None:
                 self.layouts.miss()  # records numbered by row: read one by one
             elif self.layouts.feed(data[start:], line, batch) is not None:
+                batch.meta.update(self.meta)
+                self._note_held(batch)
+                note_repeats(batch)
                 return batch
             data, first_line = data[start:], line
         self._read_records(data, first_line, batch)
         for name, (steps, values) in self._take_pending().items():
             batch.add(name, steps, values)
+        batch.meta.update(self.meta)
+        self._note_held(batch)
+        note_repeats(batch)
         return batch
+
+    def _note_held(self, batch: Batch) -> None:
+        """Say how many records wait for the epoch's length (see :mod:`~tuiloss.core.formats.counters`).
+
+        With the planned epochs (mmdetection's config) and the epoch's length, the
+        planned total of iterations is known too.
+        """
+        if self.counter is not None and self.counter.held:
+            batch.meta["held"] = len(self.counter.held)
+        if "planned_epochs" in self.meta and self.counter is not None and self.counter.size:
+            self.meta["planned_steps"] = batch.meta["planned_steps"] = self.meta["planned_epochs"] * self.counter.size
 
     def _settle(self, data: bytes, first_line: int, batch: Batch) -> tuple[int, int]:
         """Read lines one by one until the step key is known (it shapes every record)."""
@@ -95,11 +122,22 @@ class JsonlParser(LineParser):
             self._add_record(record, line_no, self._pending, batch)
 
     def _add_record(self, record: dict, line_no: int, columns: dict, batch: Batch) -> None:
+        config = record.get("config")
+        if isinstance(config, str) and "planned_epochs" not in self.meta:
+            planned = MAX_EPOCHS.search(config)  # mmdetection's first line holds its config
+            if planned is not None:
+                self.meta["planned_epochs"] = float(planned[1])
         flat = flatten_record(record)
         step = None
         key = self.step_key if self.step_key in flat else _first_step_key(flat)
         if key is not None:
-            self.step_key = self.step_key or key
+            if self.step_key is None:
+                self.step_key = self.meta["step_key"] = key
+                for name in _PLANNED_KEYS:
+                    planned = as_number(flat.get(name))
+                    if planned is not None and planned > 0:
+                        self.meta["planned_steps"] = planned
+                        break
             step = as_number(flat.get(key))
             if step is None or not math.isfinite(step):
                 batch.skip("missing step", line_no)
@@ -112,21 +150,31 @@ class JsonlParser(LineParser):
             step = float(self.rows)
         self.rows += 1
         prefix = _mode_prefix(record)
-        added = False
+        epoch = as_number(flat.get("epoch")) if key in _INNER_KEYS else None
+        values = []
         for name, raw in flat.items():
-            if name == key or name in _MODE_KEYS:
+            if name == key or name in _MODE_KEYS or (epoch is not None and name == "epoch"):
                 continue
             value = as_number(raw)
-            if value is None:
-                continue
-            target = columns.get(prefix + name)
-            if target is None:
-                target = columns[prefix + name] = ([], [])
-            target[0].append(step)
-            target[1].append(value)
-            added = True
-        if not added:
+            if value is not None:
+                values.append((prefix + name, value))
+        if not values:
             batch.skip("no numeric field", line_no)
+            return
+        if epoch is None or not math.isfinite(epoch):
+            placed = [(step, values)]
+        else:
+            # the inner counter restarts every epoch: place the record on the global count
+            if self.counter is None:
+                self.counter = EpochCounter()
+            placed = self.counter.add(epoch, None if prefix else step, values)
+        for at, items in placed:
+            for name, value in items:
+                target = columns.get(name)
+                if target is None:
+                    target = columns[name] = ([], [])
+                target[0].append(at)
+                target[1].append(value)
 
     # -- what the layout reader needs ------------------------------------------------
 
@@ -143,6 +191,8 @@ class JsonlParser(LineParser):
         step = as_number(flat.get(key)) if key is not None else None
         if step is None or not math.isfinite(step):
             return None
+        if key in _INNER_KEYS and "epoch" in flat:
+            return None  # a step made of two counters: read record by record
         prefix = _mode_prefix(record)
         values = {}
         for name, raw in flat.items():
@@ -217,14 +267,20 @@ def _first_step_key(flat: dict) -> str | None:
 
 
 def as_number(value) -> float | None:
-    """A JSON value as a float: a number, or ``"nan"``/``"inf"`` spelled as a string; else None (booleans too)."""
+    """A JSON value as a float: a number, or a number, ``"nan"`` or ``"inf"`` spelled as a string; else None (booleans too)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
         return float(value)
-    if isinstance(value, str) and value.strip().lower() in ("nan", "inf", "-inf", "infinity", "-infinity"):
-        return float(value.strip())
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in ("nan", "inf", "-inf", "infinity", "-infinity") or _PLAIN_NUMBER.match(text):
+            return float(text)
     return None
+
+
+# fairseq and others print numbers as strings ("loss": "9.276"); dates, clocks and ids are not numbers
+_PLAIN_NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 
 
 def _mode_prefix(record: dict) -> str:

@@ -17,6 +17,10 @@ parsers):
 
 A layout is kept only if the parser reads a line with every slot changed exactly
 as the layout would, so a layout read gives the parser's own points, faster.
+A number the parser reads nothing from, whatever it is (a clock, a rank, a
+planned total), is no slot and may change from line to line; a number whose
+change changes what is read (a digit of a key, ``loss_2``) is literal text and
+must stay put.
 
 The contract between a line parser and its :class:`LayoutReader`:
 
@@ -103,7 +107,14 @@ class LineLayout:
     a chunk by the three checks of the module docstring.
     """
 
-    def __init__(self, line: bytes, slots: list[tuple[int, int]], names: list[str | None], whole: list[bool]):
+    def __init__(
+        self,
+        line: bytes,
+        slots: list[tuple[int, int]],
+        names: list[str | None],
+        whole: list[bool],
+        ignored: list[tuple[int, int]] = (),
+    ):
         order = sorted(range(len(slots)), key=lambda i: slots[i][0])
         self.line = line
         self.slots = [slots[i] for i in order]
@@ -117,7 +128,11 @@ class LineLayout:
         self.skeleton = line.translate(None, _DIGIT_BYTES)
         self._block = self.skeleton * _BLOCK
         self._runs = len(_DIGIT_RUN.findall(line))
-        self._counts = self._piece_counts(pieces)
+        # numbers the parser reads nothing from (a clock, a total) may change from line
+        # to line: the literal pieces whose digits must stay put are cut around them too
+        cuts = sorted([*self.slots, *ignored])
+        fine = [0] + [edge for cut in cuts for edge in cut] + [len(line)]
+        self._counts = self._piece_counts([line[fine[2 * i] : fine[2 * i + 1]] for i in range(len(cuts) + 1)])
         self._table, self._delete, self._fields, self._usecols = self._separate(pieces)
 
     # -- learning ------------------------------------------------------------------
@@ -140,11 +155,15 @@ class LineLayout:
         step, values = base
         slots: list[tuple[int, int]] = []
         names: list[str | None] = []
+        ignored: list[tuple[int, int]] = []
         for match in _SLOT.finditer(line):
             start, end = match.span()
             probe = parse(line[:start] + _PROBE + line[end:])
             if probe is None or probe[1].keys() != values.keys():
-                continue  # the family reads no other number there: literal text
+                continue  # the number shapes what is read (a digit of a key): literal text
+            if probe == base and _PROBE not in line[start:end]:
+                ignored.append((start, end))  # read from nowhere (a clock): may vary
+                continue
             changed = [name for name in values if probe[1][name] != values[name]]
             if probe[0] != step:
                 if changed or probe[0] != float(_PROBE):
@@ -166,7 +185,7 @@ class LineLayout:
                 return None
             whole.append(not fits)
         try:
-            layout = cls(line, slots, names, whole)
+            layout = cls(line, slots, names, whole, ignored)
         except ValueError:
             return None
         return layout if layout._check_probe(parse) else None

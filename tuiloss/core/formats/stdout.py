@@ -6,8 +6,12 @@ errors. A line that starts like a log record but carries no number is
 *malformed* and counted with a reason.
 
 The parser locks onto the first family whose pattern appears; a specific family
-(nanoGPT, llm.c, Megatron, ...) found later replaces the generic ``key=value``
-one.
+(nanoGPT, llm.c, Megatron, mmdetection, Keras, ...) found later replaces the
+general reader, which reads any trainer's ``key: value`` / ``key=value`` fields,
+dicts and JSON objects (fairseq, Hugging Face, OpenNMT, DeepSpeed, detectron2,
+timm, Lightning bars, Python logging) with the finest counter of a line as its
+step. What the parser learns of the axis (the planned total, the counter used,
+a coarse or repeated step) goes to ``Batch.meta``.
 
 Once a family is known and it marks its lines as standing alone, big chunks go
 through a :class:`~tuiloss.core.formats.layout.LayoutReader`, which reads the
@@ -19,11 +23,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
 
-from tuiloss.core.formats.base import STEP_KEYS, LineParser, is_metric_name, parse_number, step_rank
+from tuiloss.core.formats.base import LineParser, parse_number
+from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -41,6 +47,13 @@ class _State:
     step: float | None = None
     epoch: float | None = None
     columns: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+    counter: EpochCounter | None = None  # an inner counter that restarts every epoch
+    derived: bool = False  # a step was computed from two counters (no layout can read it)
+    held: tuple | None = None  # Keras 3: the latest bar of the current epoch, not yet final
+    done_epoch: float | None = None  # Keras 3: the epoch whose final (validated) bar was read
+    seen_val: bool = False
+    epochs_unvalidated: bool = False  # Keras 3: an epoch ended with no validated bar
 
 
 @dataclass(frozen=True)
@@ -71,7 +84,7 @@ def _emit(state: _State, step: float, name: str, value: float | None) -> bool:
     if value is None:
         return False
     name = name.strip()
-    if not is_metric_name(name):
+    if not name:
         return False
     target = state.columns.get(name)
     if target is None:
@@ -114,7 +127,7 @@ def _parse_nanogpt(parser: "TextParser", text: str, first_line: int, batch: Batc
                 batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
-_PIPE = re.compile(r"^step\s+(\d+)(?:\s*/\s*\d+)?\s*[|:]\s*(.*\|.*)$", re.M)
+_PIPE = re.compile(r"^step\s+(\d+)(?:\s*/\s*(\d+))?\s*[|:]\s*(.*\|.*)$", re.M)
 _STANDALONE = re.compile(r"^(validation loss|val loss|eval loss|test loss)\s*:\s*(" + NUM + r")\s*$", re.M | re.I)
 
 
@@ -131,7 +144,9 @@ def _parse_pipe(parser: "TextParser", text: str, first_line: int, batch: Batch) 
         if kind == 0:
             step = float(match[1])
             state.step = step
-            if not _pairs_split(match[2], "|", state, step):
+            if match[2]:
+                state.meta["planned_steps"] = float(match[2])
+            if not _pairs_split(match[3], "|", state, step):
                 batch.skip("malformed line", _line_no(text, pos, first_line), match[0])
         else:
             _emit(state, state.step if state.step is not None else 0.0, match[1].lower(), _num(match[2]))
@@ -153,7 +168,7 @@ def _parse_llmc(parser: "TextParser", text: str, first_line: int, batch: Batch) 
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
-_MEGATRON = re.compile(r"^.*?\biteration\s+(\d+)\s*/\s*\d+\s*\|(.*)$", re.M)
+_MEGATRON = re.compile(r"^.*?\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$", re.M)
 _MEGATRON_VAL = re.compile(r"^.*?\bvalidation loss at iteration\s+(\d+)\s*\|(.*)$", re.M)
 
 
@@ -161,7 +176,8 @@ def _parse_megatron(parser: "TextParser", text: str, first_line: int, batch: Bat
     state = parser.state
     for match in _MEGATRON.finditer(text):
         parser.matched += 1
-        if not _pairs_split(match[2], "|", state, float(match[1])):
+        state.meta["planned_steps"] = float(match[2])
+        if not _pairs_split(match[3], "|", state, float(match[1])):
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
     for match in _MEGATRON_VAL.finditer(text):
         parser.matched += 1
@@ -179,61 +195,7 @@ def _parse_megatron(parser: "TextParser", text: str, first_line: int, batch: Bat
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
-_HF_DICT = re.compile(r"^\s*\{('(?:loss|eval_loss|train_loss|train_runtime|eval_runtime|grad_norm|learning_rate|epoch)'.*)\}\s*$", re.M)
-_HF_PAIR = re.compile(r"'([^']+)':\s*(?:np\.float\d*\()?(" + NUM + r")")
-_HF_STEP = re.compile(r"'(step|global_step|epoch)':\s*(" + NUM + r")")
-
-
-def _parse_hf_dict(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
-    state = parser.state
-    for match in _HF_DICT.finditer(text):
-        parser.matched += 1
-        body = match[1]
-        pairs = {key: _num(value) for key, value in _HF_PAIR.findall(body)}
-        step = None
-        for key in ("step", "global_step", "epoch"):
-            if pairs.get(key) is not None:
-                step = pairs.pop(key)
-                break
-        if step is None:
-            step = float(parser.rows)
-        parser.rows += 1
-        found = 0
-        for key, value in pairs.items():
-            found += _emit(state, step, key, value)
-        if not found:
-            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
-
-
-_KERAS_EPOCH = re.compile(r"^Epoch (\d+)/\d+\s*$", re.M)
-_KERAS_LINE = re.compile(r"^[^\n]*? - loss: [^\n]*$", re.M)
-_KERAS_PAIR = re.compile(r"(\w+): (" + NUM + r")")
-
-
-def _parse_keras(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
-    state = parser.state
-    events = [(m.start(), 0, m) for m in _KERAS_EPOCH.finditer(text)]
-    events += [(m.start(), 1, m) for m in _KERAS_LINE.finditer(text)]
-    events.sort(key=lambda e: e[0])
-    for pos, kind, match in events:
-        if kind == 0:
-            parser.matched += 1
-            state.epoch = float(match[1])
-            continue
-        line = match[0].rsplit("\r", 1)[-1].rsplit("\x08", 1)[-1]
-        if "ETA:" in line:
-            continue  # progress within the epoch (unmatched text); the epoch's final line follows
-        parser.matched += 1
-        step = state.epoch if state.epoch is not None else float(parser.rows)
-        parser.rows += 1
-        found = 0
-        for key, value in _KERAS_PAIR.findall(line[line.find("loss:") :]):
-            found += _emit(state, step, key, _num(value))
-        if not found:
-            batch.skip("malformed line", _line_no(text, pos, first_line), line)
-
-
-_OLMO_HEAD = re.compile(r"\[step=(\d+)(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$", re.M)
+_OLMO_HEAD = re.compile(r"\[step=(\d+)(?:/(\d+))?(?:,\s*epoch=\d+)?\]\s*$", re.M)
 _OLMO_ITEM = re.compile(r"^[ \t]+([A-Za-z][\w/ ().\-]*?)=(" + NUM + r")\s*$", re.M)
 
 
@@ -246,48 +208,440 @@ def _parse_olmo(parser: "TextParser", text: str, first_line: int, batch: Batch) 
         parser.matched += 1
         if kind == 0:
             state.step = float(match[1])
+            if match[2]:
+                state.meta["planned_steps"] = float(match[2])
         elif state.step is not None:
             _emit(state, state.step, match[1], _num(match[2]))
         else:
             batch.skip("metric before any step", _line_no(text, pos, first_line), match[0])
 
 
-_STEP_WORDS = "|".join(re.escape(key) for key in STEP_KEYS if "/" not in key)
-_GENERIC = re.compile(
-    r"^.*?(?<![\w/])(?P<stepkey>" + _STEP_WORDS + r")\s*[:= ]\s*(?P<step>\d+)(?:\s*/\s*\d+)?(?![\w.]).*$",
-    re.M | re.I,
+_KERAS_EPOCH = re.compile(r"^Epoch (\d+)/(\d+)\s*$", re.M)
+_KERAS_LINE = re.compile(r"^[^\n]*? - loss: [^\n]*$", re.M)
+_KERAS_PAIR = re.compile(r"(\w+): (" + NUM + r")")
+_KERAS3_BAR = "\u2501"  # Keras 3 draws its bars with this character
+
+
+def _parse_keras(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Keras ``model.fit`` stdout: an ``Epoch N/M`` header, then the epoch's bars.
+
+    Keras 2 prints progress lines with ``ETA:`` and one final line per epoch.
+    Keras 3 (``━━━`` bars) prints a bar at the end of the training batches and
+    another once validation is done: the epoch's value is that last one, so the
+    latest bar of an epoch is held until a bar with ``val_`` metrics or the next
+    epoch's header settles it. Once an epoch has ended without validation, a full
+    bar (``N/N``) is its epoch's value at once, so the last epoch is not held.
+    """
+    state = parser.state
+    events = [(m.start(), 0, m) for m in _KERAS_EPOCH.finditer(text)]
+    events += [(m.start(), 1, m) for m in _KERAS_LINE.finditer(text)]
+    events.sort(key=lambda e: e[0])
+    for pos, kind, match in events:
+        if kind == 0:
+            parser.matched += 1
+            _flush_keras(state)
+            state.epoch = float(match[1])
+            state.meta["step_key"] = "epoch"
+            state.meta["planned_steps"] = float(match[2])
+            continue
+        line = match[0].rsplit("\r", 1)[-1].rsplit("\x08", 1)[-1]
+        if "ETA:" in line:
+            continue  # progress within the epoch (unmatched text); the epoch's final line follows
+        parser.matched += 1
+        step = state.epoch if state.epoch is not None else float(parser.rows)
+        parser.rows += 1
+        pairs = [(key, _num(value)) for key, value in _KERAS_PAIR.findall(line[line.find(" - ") :])]
+        pairs = [(key, value) for key, value in pairs if value is not None]
+        if not pairs:
+            batch.skip("malformed line", _line_no(text, pos, first_line), line)
+            continue
+        if _KERAS3_BAR not in line:
+            for key, value in pairs:
+                _emit(state, step, key, value)
+            continue
+        state.derived = True  # held bars: no layout reads these lines
+        if any(key.startswith("val_") for key, _ in pairs):
+            state.seen_val = True
+            state.held = None
+            if state.done_epoch != step:
+                state.done_epoch = step
+                for key, value in pairs:
+                    _emit(state, step, key, value)
+        elif state.done_epoch != step:
+            count = _KERAS3_COUNT.match(_ANSI.sub("", line))
+            if not state.seen_val and state.epochs_unvalidated and count and count[1] == count[2]:
+                # epochs end without validation here: an epoch's full bar is its value
+                state.done_epoch = step
+                for key, value in pairs:
+                    _emit(state, step, key, value)
+            else:
+                state.held = (step, pairs)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_KERAS3_COUNT = re.compile(r"\s*(\d+)/(\d+)\s")
+
+
+def _flush_keras(state: _State) -> None:
+    if state.held is not None and not state.seen_val:
+        state.epochs_unvalidated = True
+    if state.held is not None:
+        step, pairs = state.held
+        state.held = None
+        if state.done_epoch != step:
+            state.done_epoch = step
+            for key, value in pairs:
+                _emit(state, step, key, value)
+
+
+# -- mmdetection / mmengine text logs ---------------------------------------------
+
+_MMDET = re.compile(
+    r"^.*?\bEpoch(?:\((?P<mode>\w+)\))?[ \t]*\[(?P<epoch>\d+)\][ \t]*\[[ \t]*(?P<inner>\d+)(?:[ \t]*/[ \t]*(?P<total>\d+))?[ \t]*\][ \t]*(?P<rest>.*)$",
+    re.M,
 )
 
 
-def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """``Epoch [6][1050/3750]  lr: ..., loss: ...``: the inner count restarts every epoch.
+
+    The step is the global iteration (see :mod:`~tuiloss.core.formats.counters`);
+    ``Epoch(val) [e][...]`` lines are placed at the end of epoch ``e``, their
+    metrics named ``val/...`` as in mmdetection's ``.log.json``.
+    """
     state = parser.state
-    for match in _GENERIC.finditer(text):
-        line = match[0]
-        step = float(match["step"])
-        step = _best_step(line, step)
-        found = 0
-        for pair in _PAIR_TIGHT.finditer(line):
+    if state.counter is None:
+        state.counter = EpochCounter()
+    state.derived = True
+    state.meta["step_key"] = "iter"  # made global: (epoch - 1) * iterations per epoch + iter
+    if "max_epochs" in text:
+        planned = MAX_EPOCHS.search(text)  # the config dump at the top of the log
+        if planned is not None:
+            state.meta["planned_epochs"] = float(planned[1])
+    for match in _MMDET.finditer(text):
+        parser.matched += 1
+        mode = (match["mode"] or "train").lower()
+        val = mode in ("val", "valid", "validation", "test", "eval")
+        pairs = _fields(match["rest"])
+        if not pairs and not val:
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+            continue
+        prefix = "val/" if val else ""
+        total = None if val or match["total"] is None else float(match["total"])
+        payload = [(prefix + key, value) for key, value in pairs]
+        inner = None if val else float(match["inner"])
+        for step, items in state.counter.add(float(match["epoch"]), inner, payload, total):
+            state.step = step
+            for key, value in items:
+                _emit(state, step, key, value)
+    if "planned_epochs" in state.meta and state.counter.size:
+        state.meta["planned_steps"] = state.meta["planned_epochs"] * state.counter.size
+
+
+# -- the general reader: key: value, key=value, dict and JSON lines ---------------
+
+#: Counters a line may carry, finest first: the step is the first one present.
+COUNTERS = (
+    "trainer/global_step",
+    "global_step",
+    "num_updates",
+    "total_timesteps",
+    "consumed_samples",
+    "iteration",
+    "step",
+    "steps",
+    "current_steps",
+    "iter",
+    "batch",
+    "micro_step",
+    "epoch",
+)
+_COUNTER_RANK = {name: rank for rank, name in enumerate(COUNTERS)}
+_COUNTER_RANK["consumed_samples"] = len(COUNTERS)  # a counter, but never finer than the steps
+#: Counters that restart every epoch when an epoch is logged beside them.
+_INNER = frozenset({"iter", "batch", "micro_step"})
+_SPLITS = ("train_", "valid_", "val_", "eval_", "test_")
+_COUNTER_WORDS = "|".join(sorted(COUNTERS, key=len, reverse=True))
+_COUNTER = re.compile(
+    r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.])",
+    re.I,
+)
+# timm's ``Train: 1 [ 100/1251 (  8%)]`` and ``Epoch 1 [100/500]``: an epoch, then the batch in it
+_EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
+_PLANNED = re.compile(r"(?<![\w])['\"]?max_(?:update|updates|steps|iters|iterations)['\"]?\s*[:=]\s*(\d+)")
+# a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
+_BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
+_KEY = r"[A-Za-z_][\w./\-()]*"
+# A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``.
+_WHOLE = re.compile(
+    r"^(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
+)
+# Pairs inside a field: one-word keys, the value ending the field or followed by more words.
+_TIGHT = re.compile(
+    r"(?<![\w./\-])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
+)
+_FIELD_SPLIT = re.compile(r"\s*(?:[,;|\t]|\s-\s)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
+_PREFIX_END = re.compile(r"^.*\](?=\s*[A-Za-z_])\s*")  # a log prefix ends in ``]`` before the first key
+_SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lua|jl|scala|kt)$", re.I)
+_METRIC_WORD = re.compile(
+    r"(?i)(?:^|[\s_/.-])(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou)(?:$|[\s_/.-])"
+)
+_ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
+_NOT_METRICS = frozenset({"eta", "v_num"})  # a time estimate; Lightning's version number
+_DICT_START = re.compile(r"\{\s*['\"]")
+_DICT_PAIR = re.compile(r"['\"]([^'\"]{1,120})['\"]\s*:\s*(?:np\.float\d*\(|tensor\(|torch\.tensor\()?\s*['\"]?(" + NUM + r")['\"]?")
+_PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
+
+
+_SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,3})\s+(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+)?$")
+# ``200/ 2983 batches``: an inner counter written after its number
+_COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
+
+
+def _spaced_fields(text: str) -> list[tuple[str, float]]:
+    """Pairs of a ``|``-ruled line whose keys and values stand apart by spaces.
+
+    PyTorch's examples print ``| epoch 1 | 200/ 2983 batches | lr 20.00 | loss 7.64 |``.
+    """
+    out = []
+    for part in text.split("|"):
+        match = _SPACED.match(part.strip())
+        if match is not None and _counter_name(match["key"].strip()) is None:
+            value = _num(match["value"])
+            if value is not None:
+                out.append((match["key"].strip(), value))
+    return out
+
+
+def _fields(text: str) -> list[tuple[str, float]]:
+    """The ``key: value`` / ``key=value`` pairs of a stretch of a line, in order.
+
+    A pair is a field of its own (fields are split at ``,`` ``;`` ``|``, tabs,
+    `` - `` and runs of spaces), whose key may be several words, or a one-word
+    key inside a field. Log prefixes never become keys: whatever ends in ``]``
+    before a field's pair is cut off, and a source file (``logging.py:96``), a
+    clock (``time: 9:34:17``) or an ``eta`` (``eta: 1 day, 2:03:04``) is no pair.
+    """
+    out = []
+    for part in _FIELD_SPLIT.split(text):
+        if not part or (":" not in part and "=" not in part):
+            continue
+        if "]" in part:
+            part = _PREFIX_END.sub("", part)
+        # a field that is one pair has one separator; with more it holds several pairs
+        whole = _WHOLE.match(part) if part.count(":") + part.count("=") == 1 else None
+        if whole is not None:
+            key = whole["key"].strip()
+            value = _num(whole["value"])
+            if value is not None and _is_metric_key(key):
+                out.append((key, value))
+            continue
+        for pair in _TIGHT.finditer(part):
             key = pair["key"]
-            if key.lower() in STEP_KEYS or pair.start() == match.start("stepkey") - match.start():
+            value = _num(pair["value"])
+            if value is not None and _is_metric_key(key):
+                out.append((key, value))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _is_metric_key(key: str) -> bool:
+    return not _SOURCE_FILE.search(key) and key.lower() not in _NOT_METRICS
+
+
+@lru_cache(maxsize=4096)
+def _counter_name(key: str) -> str | None:
+    """The counter a key names (``step``, ``valid_num_updates`` -> ``num_updates``), or None."""
+    low = key.lower()
+    if low in _COUNTER_RANK:
+        return low
+    for split in _SPLITS:
+        if low.startswith(split) and low[len(split) :] in _COUNTER_RANK:
+            return low[len(split) :]
+    return None
+
+
+def _read_dict(body: str) -> dict[str, float] | None:
+    """The top-level numbers of a dict or JSON object printed on a line.
+
+    Values may be numbers or numbers in strings (fairseq's ``"loss": "9.276"``);
+    nested objects and other values are left out. JSON is parsed; a Python dict
+    is read by pattern, never evaluated. None when ``body`` is no object.
+    """
+    import json
+
+    obj = None
+    if len(body) <= 100_000 and body.startswith('{"'):
+        try:
+            obj = json.loads(body)
+        except (ValueError, RecursionError):
+            obj = None
+    if isinstance(obj, dict):
+        out = {}
+        for key, value in obj.items():
+            if isinstance(value, bool):
                 continue
-            found += _emit(state, step, key, _num(pair["value"]))
-        if found:
-            parser.matched += 1
+            if isinstance(value, (int, float)):
+                out[str(key)] = float(value)
+            elif isinstance(value, str) and _PLAIN_NUMBER.match(value):
+                out[str(key)] = float(value)
+            elif isinstance(value, str) and value.strip().lower() in ("nan", "inf", "-inf"):
+                out[str(key)] = float(value.strip())
+        return out
+    if obj is not None:
+        return None
+    # A Python dict (repr of a dict: never evaluated): its top-level ``'key': number`` pairs
+    pairs = {}
+    for match in _DICT_PAIR.finditer(body):
+        at = match.start()
+        if body.count("{", 0, at) - body.count("}", 0, at) != 1:
+            continue  # inside a nested dict (a settings dump)
+        number = _num(match[2])
+        if number is not None:
+            pairs[match[1]] = number
+    return pairs or None
 
 
-_STEP_ANY = re.compile(
-    r"(?:(?<![\w/])|(?<=\d/))(?P<stepkey>" + _STEP_WORDS + r")\s*[:= ]\s*(?P<step>\d+)(?:\s*/\s*\d+)?(?![\w.])", re.I
-)  # a counter anywhere in the line, also after another one's value: epoch=0/global_step=10
-
-
-def _best_step(line: str, step: float) -> float:
-    """The most global step counter written in ``line`` (``global_step`` over ``epoch``), else ``step``."""
+def _choose_step(names) -> str | None:
     best = None
-    for found in _STEP_ANY.finditer(line):
-        rank = step_rank(found["stepkey"])
-        if rank is not None and (best is None or rank < best[0]):
-            best = (rank, float(found["step"]))
-    return best[1] if best is not None else step
+    for name in names:
+        counter = _counter_name(name)
+        if counter is not None and (best is None or _COUNTER_RANK[counter] < _COUNTER_RANK[_counter_name(best)]):
+            best = name
+    return best
+
+
+def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Any trainer's lines: ``key: value`` / ``key=value`` fields, dicts and JSON objects.
+
+    A line gives points when it carries a counter (``step=10``, ``Step 150/100000;``,
+    ``Epoch [3/50]``, ``'epoch': 0.05``, ``"num_updates": "200"``); the finest counter
+    is the step (global_step, num_updates, ... before epoch), and an inner counter
+    logged with an epoch restarts every epoch. A line that is nothing but one
+    metric (``ppl: 4.99``, ``Validation perplexity: 5.45``) is placed at the latest
+    step. The total a counter announces (``N/M``) is kept as ``planned_steps``.
+    """
+    for line in text.split("\n"):
+        if ":" not in line and "=" not in line and "|" not in line:
+            continue
+        if "max_" in line and "planned_steps" not in parser.state.meta:
+            planned = _PLANNED.search(line)  # a settings dump or argument list: the planned total
+            if planned is not None and int(planned[1]) > 0:
+                parser.state.meta["planned_steps"] = float(planned[1])
+        if "\r" in line:
+            # a progress bar redrawn in place: every redraw is an update of its own
+            found = False
+            for segment in line.split("\r"):
+                found = _read_line(parser, segment) or found
+        else:
+            found = _read_line(parser, line)
+        parser.matched += found
+
+
+def _read_line(parser: "TextParser", line: str) -> bool:
+    """Read one line (or one redraw of a progress bar); whether it gave points."""
+    state = parser.state
+    if ":" not in line and "=" not in line and "|" not in line:
+        return False
+    start = _DICT_START.search(line) if "{" in line else None
+    if start is not None and line.rstrip().endswith("}"):
+        if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1]):
+            return True
+    ruled = line.count("|") >= 3
+    if not ruled and _ANY_PAIR.search(line) is None:
+        return False  # no key next to a number (a progress bar, a banner): nothing to read
+    counters = []
+    for match in _COUNTER.finditer(line):
+        counters.append((match["key"].lower(), float(match["n"]), match["m"]))
+    words = set()
+    if "[" in line:
+        for match in _EPOCH_BRACKET.finditer(line):
+            counters.append(("epoch", float(match["e"]), None))
+            counters.append(("batch", float(match["n"]), match["m"]))
+            words.add(match[0].split(":")[0].split()[0].lower())
+    bar = _BAR_COUNT.search(line) if "|" in line else None
+    if bar is not None:
+        counters.append(("batch", float(bar["n"]), bar["m"]))
+    if ruled:
+        for match in _COUNT_AFTER.finditer(line):
+            counters.append(("batch", float(match["n"]), match["m"]))
+    if not counters:
+        return _read_alone(parser, line)
+    pairs = [(key, value) for key, value in _fields(line) if _counter_name(key) is None and key.lower() not in words]
+    if ruled:
+        known = {key for key, _ in pairs}
+        pairs += [(key, value) for key, value in _spaced_fields(line) if key not in known]
+    if not pairs:
+        return False
+    counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
+    name, value, total = counters[0]
+    epoch = next((c for c in counters if c[0] == "epoch"), None)
+    if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
+        if state.counter is None:
+            state.counter = EpochCounter()
+        state.derived = True
+        placed = state.counter.add(epoch[1], value, pairs, float(total) if total else None)
+        if not state.counter.restarts and total:
+            state.meta["planned_steps"] = float(total)  # it was a global counter with its total
+        elif epoch[2] and state.counter.size:
+            state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
+    elif name == "epoch" and state.counter is not None and state.counter.size:
+        placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end
+    else:
+        placed = [(value, pairs)]
+        if total:
+            state.meta["planned_steps"] = float(total)
+        state.meta["step_key"] = name
+    for step, items in placed:
+        state.step = step
+        for key, number in items:
+            _emit(state, step, key, number)
+    return True
+
+
+def _read_dict_line(parser: "TextParser", body: str) -> bool:
+    values = _read_dict(body)
+    if not values:
+        return False
+    key = _choose_step(values)
+    if key is None:
+        return False  # a settings dict, not a log record
+    state = parser.state
+    step = values.pop(key)
+    for name in [name for name in values if _counter_name(name) is not None]:
+        del values[name]
+    if not values:
+        return False
+    state.step = step
+    state.meta["step_key"] = key
+    if _counter_name(key) == "epoch" and step != int(step):
+        state.meta["coarse_steps"] = True
+    for name, value in values.items():
+        _emit(state, step, name, value)
+    return True
+
+
+def _read_alone(parser: "TextParser", line: str) -> bool:
+    """A line that is one metric and nothing else, placed at the latest step."""
+    pairs = _fields(line)
+    if len(pairs) != 1 or not _METRIC_WORD.search(pairs[0][0]):
+        return False
+    rest = _PREFIX_END.sub("", line).strip()
+    if _WHOLE.match(rest) is None:
+        return False
+    state = parser.state
+    _emit(state, state.step if state.step is not None else 0.0, pairs[0][0], pairs[0][1])
+    return True
+
+
+_GENERIC = re.compile(
+    # unanchored, each way in starts with a literal and looks at most a few hundred
+    # characters on: long lines (tqdm redraws joined by \r) stay linear
+    r"(?i)(?:(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)\d+(?:\.0+)?(?![\w.])[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
+    r"|\{\s*['\"][^\n\r]{0,4000}?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
+    r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*[-+]?\d"
+    r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d)"
+)
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -308,11 +662,12 @@ FAMILIES: tuple[Family, ...] = (
     Family("llmc", re.compile(r"\ns:\d+ t[re]l:"), _parse_llmc, hint="s:", layout=True),
     Family("pipe", re.compile(r"\nstep\s+\d+(?:\s*/\s*\d+)?\s*[|:].*\|"), _parse_pipe, hint="step", layout=True),
     Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
-    Family("hf_dict", _HF_DICT, _parse_hf_dict, hint="{'"),
+    Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
-    Family("generic", _GENERIC, _parse_generic, generic=True),
+    Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
 )
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
+_ALIASES = {"hf_dict": "generic"}  # read by the general reader since dicts are one of its shapes
 _DETECT_PREFIX = 1 << 16  # bytes of a chunk decoded to detect its family first
 
 
@@ -361,11 +716,13 @@ class TextParser(LineParser):
     def __init__(self, family: str | None = None) -> None:
         self.family: Family | None = None
         if family is not None:
+            family = _ALIASES.get(family, family)
             self.family = next(f for f in FAMILIES if f.name == family)
         self._fixed = family is not None
         self.state = _State()
         self.rows = 0
         self.matched = 0
+        self._probe_meta: dict = {}
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
     def restart(self) -> None:
@@ -387,6 +744,8 @@ class TextParser(LineParser):
             fitted = self.layouts.feed(data, first_line, batch)
             if fitted is not None:
                 batch.unmatched = max(data.count(b"\n") - self.matched - fitted, 0)
+                batch.meta.update(self.state.meta)
+                note_repeats(batch)
                 return batch
         return self._feed_text(_decode(data) if text is None else text, first_line)
 
@@ -400,6 +759,10 @@ class TextParser(LineParser):
         for name, (steps, values) in self.state.columns.items():
             batch.add(name, steps, values)
         self.state.columns = {}
+        batch.meta.update(self.state.meta)
+        if self.state.counter is not None and self.state.counter.held:
+            batch.meta["held"] = len(self.state.counter.held)  # lines that wait for the epoch's length
+        note_repeats(batch)
         return batch
 
     # -- what the layout reader needs ------------------------------------------------
@@ -411,8 +774,9 @@ class TextParser(LineParser):
         batch = Batch()
         self.family.parse(probe, line.decode("utf-8", "replace"), 1, batch)
         columns = probe.state.columns
-        if batch.skipped or probe.matched != 1 or not columns:
+        if batch.skipped or probe.matched != 1 or not columns or probe.state.derived:
             return None
+        self._probe_meta = {k: v for k, v in probe.state.meta.items() if k != "coarse_steps"}
         if any(len(steps) != 1 for steps, _ in columns.values()):
             return None
         steps = {steps[0] for steps, _ in columns.values()}
@@ -430,6 +794,10 @@ class TextParser(LineParser):
 
     def _fitted(self, steps: np.ndarray) -> None:
         self.state.step = float(steps[-1])
+        meta = self.state.meta
+        meta.update(self._probe_meta)
+        if _counter_name(str(meta.get("step_key", ""))) == "epoch" and (steps != np.floor(steps)).any():
+            meta["coarse_steps"] = True
 
 
 def _decode(data: bytes) -> str:

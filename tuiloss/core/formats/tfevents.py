@@ -40,6 +40,7 @@ from typing import Callable
 
 import numpy as np
 
+from tuiloss.core.formats.counters import note_repeats
 from tuiloss.core.formats.tfrecord import FOOTER, HEADER, MASK32, MASK_DELTA
 from tuiloss.core.model import Batch
 
@@ -248,6 +249,7 @@ class EventDecoder:
             pos = size
         for tag, (steps, points) in columns.items():
             batch.add(tag, np.frombuffer(steps), np.frombuffer(points))
+        note_repeats(batch)  # Ultralytics logs every batch's loss at step = epoch
         return RecordsRead(pos, record - first_record, skip, broken_at)
 
     def _collect(self, step: int, values, columns: dict, batch: Batch, record: int) -> None:

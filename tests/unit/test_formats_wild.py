@@ -1,0 +1,463 @@
+"""Log shapes seen in public training logs, on small logs written here.
+
+Each test writes a few lines in the shape a trainer prints them and checks the
+keys, steps and values the parsers give, and what Batch.meta says of the axis.
+"""
+
+from __future__ import annotations
+
+import math
+
+from tuiloss.core.discover import sniff
+from tuiloss.core.formats.counters import EpochCounter
+from tuiloss.core.formats.csv import CsvParser
+from tuiloss.core.formats.jsonl import JsonlParser
+from tuiloss.core.formats.stdout import TextParser
+
+
+def pts(batch, name):
+    steps, values = batch.series[name]
+    return [(float(s), float(v)) for s, v in zip(steps, values)]
+
+
+def feed_lines(parser, text: str, per_call: int = 1):
+    """Feed ``text`` a few lines at a time, as a tailer of a live file would."""
+    lines = text.splitlines(keepends=True)
+    batches = []
+    for k in range(0, len(lines), per_call):
+        batches.append(parser.feed("".join(lines[k : k + per_call]).encode(), k + 1))
+    out = batches[0]
+    for batch in batches[1:]:
+        out.merge(batch)
+    return out
+
+
+# -- fairseq hydra JSON lines -------------------------------------------------------
+
+FAIRSEQ = (
+    "[2022-04-08 18:40:57,965][fairseq_cli.train][INFO] - {'_name': None, 'common': {'log_interval': 200, 'seed': 1}, 'epoch': {'x': 1}}\n"
+    '[2022-04-08 18:48:05,372][train_inner][INFO] - {"epoch": 1, "update": 0.416, "loss": "9.276", "lr": "3.125e-06", "num_updates": "200", "wall": "425"}\n'
+    "[2022-04-08 18:49:00,000][fairseq.trainer][INFO] - begin validation on \"valid\" subset\n"
+    '[2022-04-08 18:58:04,035][valid][INFO] - {"epoch": 1, "valid_loss": "6.389", "valid_accuracy": "0.02587", "valid_num_updates": "479"}\n'
+    '[2022-04-08 19:00:05,372][train_inner][INFO] - {"epoch": 2, "update": 1.2, "loss": "6.961", "lr": "6.25e-06", "num_updates": "600", "wall": "825"}\n'
+)
+
+
+def test_fairseq_json_lines_with_string_values_step_on_num_updates():
+    batch = TextParser().feed(FAIRSEQ.encode(), 1)
+    assert pts(batch, "loss") == [(200, 9.276), (600, 6.961)]
+    assert pts(batch, "valid_loss") == [(479, 6.389)]
+    assert pts(batch, "valid_accuracy") == [(479, 0.02587)]
+    # the config dump (nested dicts, no counter of its own) gives nothing; counters are no metrics
+    assert not {"log_interval", "seed", "epoch", "num_updates", "valid_num_updates"} & set(batch.series)
+    assert batch.unmatched == 2
+
+
+def test_fairseq_lines_read_the_same_one_by_one():
+    whole = TextParser().feed(FAIRSEQ.encode(), 1)
+    split = feed_lines(TextParser(), FAIRSEQ)
+    assert {k: pts(whole, k) for k in whole.series} == {k: pts(split, k) for k in split.series}
+
+
+# -- Hugging Face Trainer / TRL dicts ---------------------------------------------
+
+def test_hf_dicts_with_string_values_and_glued_to_a_tqdm_bar():
+    data = (
+        "  0%|          | 0/100 [00:00<?, ?it/s]\r  1%|          | 1/100 [00:01<02:00,  1.2s/it]"
+        "{'loss': 12.4476, 'grad_norm': 35.8, 'learning_rate': 2.3e-05, 'epoch': 0.0}\n"
+        "{'loss': '3.412', 'grad_norm': np.float64(1.5), 'learning_rate': 4.6e-05, 'epoch': 0.0}\n"
+        "{'split_batches': False, 'dispatch_batches': None, 'min_num_params': 0}\n"
+        " 50%|#####     | 50/100 [01:00<01:00,  1.2s/it]{'eval_loss': 0.5166, 'eval_runtime': 642.6, 'epoch': 0.05}\n"
+        "{'loss': 0.488, 'grad_norm': 1.9, 'learning_rate': 6.9e-05, 'epoch': 0.06}\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert pts(batch, "loss") == [(0.0, 12.4476), (0.0, 3.412), (0.06, 0.488)]
+    assert pts(batch, "grad_norm")[1] == (0.0, 1.5)
+    assert pts(batch, "eval_loss") == [(0.05, 0.5166)]
+    assert "min_num_params" not in batch.series  # a settings dict: no counter, no record
+    assert batch.meta["coarse_steps"] is True and batch.meta["step_key"] == "epoch"
+
+
+def test_trl_dict_with_global_step_prefers_it_over_epoch():
+    data = b"{'loss': 1.25, 'rewards/chosen': '0.5', 'epoch': 0.33, 'step': 10}\n{'loss': 1.0, 'rewards/chosen': '0.75', 'epoch': 0.66, 'step': 20}\n"
+    batch = TextParser().feed(data, 1)
+    assert pts(batch, "loss") == [(10, 1.25), (20, 1.0)]
+    assert pts(batch, "rewards/chosen") == [(10, 0.5), (20, 0.75)]
+    assert "coarse_steps" not in batch.meta
+
+
+# -- mmdetection ------------------------------------------------------------------
+
+MMDET_TEXT = (
+    "2021-12-07 13:58:25,506 - mmdet - INFO - Epoch [1][50/100]\tlr: 9.890e-03, eta: 9:34:17, time: 0.767, memory: 3718, loss_cls: 0.3746, acc: 94.1870, loss: 0.8263\n"
+    "2021-12-07 13:59:00,669 - mmdet - INFO - Epoch [1][100/100]\tlr: 1.988e-02, eta: 9:09:58, time: 0.703, memory: 3720, loss_cls: 0.2478, acc: 95.8213, loss: 0.5776\n"
+    "2021-12-07 14:58:42,588 - mmdet - INFO - Epoch(val) [1][100]\tbbox_mAP: 0.0870, bbox_mAP_50: 0.1910, bbox_mAP_copypaste: 0.087 0.191 0.064\n"
+    "2021-12-07 15:00:00,000 - mmdet - INFO - Epoch [2][50/100]\tlr: 1.000e-01, eta: 1 day, 2:03:04, time: 0.757, memory: 3720, loss_cls: nan, acc: 0.2329, loss: nan\n"
+    "2021-12-07 15:10:00,000 - mmdet - INFO - Epoch(val) [2][100]\t\n"
+    "2021-12-07 15:20:00,000 - mmdet - INFO - Epoch [3][50/100]\tlr: 1.000e-01, eta: 0:10:00, time: 0.75, memory: 3720, loss_cls: nan, acc: 0.2, loss: nan\n"
+)
+
+
+def test_mmdet_text_iter_restarts_every_epoch_and_is_made_global():
+    batch = TextParser().feed(MMDET_TEXT.encode(), 1)
+    loss = pts(batch, "loss")
+    assert [s for s, _ in loss] == [50, 100, 150, 250]  # (epoch-1)*100 + iter: never back to 50
+    assert loss[:2] == [(50, 0.8263), (100, 0.5776)] and all(math.isnan(v) for _, v in loss[2:])
+    assert pts(batch, "val/bbox_mAP") == [(100, 0.087)]  # at the end of epoch 1
+    assert "eta" not in batch.series and "bbox_mAP_copypaste" not in batch.series
+    assert {"lr", "time", "memory", "loss_cls", "acc", "loss", "val/bbox_mAP", "val/bbox_mAP_50"} == set(batch.series)
+
+
+def test_mmdet_text_resumed_at_a_later_epoch_keeps_the_global_count():
+    data = (
+        "2021-12-08 00:00:00,000 - mmdet - INFO - Epoch [5][50/3750]\tlr: 1.000e-03, loss: 0.5035\n"
+        "2021-12-08 00:01:00,000 - mmdet - INFO - Epoch [5][100/3750]\tlr: 1.000e-03, loss: 0.4827\n"
+    )
+    assert [s for s, _ in pts(TextParser().feed(data.encode(), 1), "loss")] == [4 * 3750 + 50, 4 * 3750 + 100]
+
+
+def test_mmengine_text_with_padded_counters():
+    data = (
+        "2023/05/01 10:00:00 - mmengine - INFO - Epoch(train)  [1][ 50/200]  lr: 1.0000e-02  eta: 1:00:00  time: 0.5000  loss: 1.2000  loss_cls: 0.8000\n"
+        "2023/05/01 10:01:00 - mmengine - INFO - Epoch(train)  [2][ 50/200]  lr: 1.0000e-02  eta: 0:59:00  time: 0.5000  loss: 1.1000  loss_cls: 0.7000\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert pts(batch, "loss") == [(50, 1.2), (250, 1.1)]
+    assert pts(batch, "loss_cls") == [(50, 0.8), (250, 0.7)]
+
+
+def _mmdet_json(epochs, per_epoch=100, every=50, first_epoch=1):
+    lines = ['{"env_info": "sys.platform: linux", "seed": null}']
+    for epoch in range(first_epoch, first_epoch + epochs):
+        for inner in range(every, per_epoch + 1, every):
+            lines.append(f'{{"mode": "train", "epoch": {epoch}, "iter": {inner}, "lr": 0.01, "loss": {1 / (epoch * inner):.6f}}}')
+        lines.append(f'{{"mode": "val", "epoch": {epoch}, "iter": {per_epoch}, "lr": 0.01, "bbox_mAP": 0.{epoch}}}')
+    return "\n".join(lines) + "\n"
+
+
+def test_mmdet_json_learns_iters_per_epoch_from_the_data():
+    batch = feed_lines(JsonlParser(), _mmdet_json(3), per_call=2)
+    assert [s for s, _ in pts(batch, "loss")] == [50, 100, 150, 200, 250, 300]
+    assert pts(batch, "val/bbox_mAP") == [(100, 0.1), (200, 0.2), (300, 0.3)]
+    assert "epoch" not in batch.series  # part of the step, not a metric
+
+
+def test_mmdet_json_resumed_at_a_later_epoch_waits_for_the_epoch_size():
+    parser = JsonlParser()
+    text = _mmdet_json(2, first_epoch=5)
+    lines = text.splitlines(keepends=True)
+    first = parser.feed("".join(lines[:4]).encode(), 1)  # all of epoch 5: its size is not known yet
+    assert "loss" not in first.series and first.meta["held"] == 3
+    rest = parser.feed("".join(lines[4:]).encode(), 5)
+    assert [s for s, _ in pts(rest, "loss")] == [450, 500, 550, 600]
+
+
+def test_an_inner_counter_that_keeps_counting_is_read_as_global():
+    counter = EpochCounter()
+    placed = []
+    for epoch, inner in [(1, 50), (1, 100), (2, 150), (2, 200)]:
+        placed += [step for step, _ in counter.add(epoch, inner, None)]
+    assert placed == [50, 100, 150, 200]
+
+
+# -- Python logging and the PyTorch tutorial shapes ---------------------------------
+
+def test_python_logging_epoch_lines_are_text_with_metric_names_of_several_words(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text(
+        "INFO:root:Epoch [1/50], Train Loss: 2.31, Val Loss: 2.20\n"
+        "INFO:root:Epoch [2/50], Train Loss: 2.01, Val Loss: 1.98\n"
+        "INFO:root:Epoch [3/50], Train Loss: 1.94, Val Loss: 1.88\n"
+    )
+    assert sniff(str(path)) == ("text", "")
+    batch = TextParser().feed(path.read_bytes(), 1)
+    assert set(batch.series) == {"Train Loss", "Val Loss"}
+    assert pts(batch, "Val Loss") == [(1, 2.2), (2, 1.98), (3, 1.88)]
+    assert batch.meta["planned_steps"] == 50
+
+
+def test_tutorial_step_within_epoch_becomes_global_and_prefixes_are_no_metrics():
+    data = (
+        "[2024-01-01 10:00:00,123] INFO train.py:224] Epoch [1/2], Step [100/300], Loss: 2.3100\n"
+        "[2024-01-01 10:00:01,123] INFO train.py:224] Epoch [1/2], Step [200/300], Loss: 2.1000\n"
+        "[2024-01-01 10:00:02,123] INFO train.py:224] Epoch [2/2], Step [100/300], Loss: 1.9000\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert set(batch.series) == {"Loss"}
+    assert pts(batch, "Loss") == [(100, 2.31), (200, 2.1), (400, 1.9)]
+    assert batch.meta["planned_steps"] == 600
+
+
+# -- Keras 3 ----------------------------------------------------------------------
+
+BAR = "\u2501" * 20
+
+
+def test_keras3_epoch_value_is_the_final_bar_and_a_sweep_restarts_at_epoch_1():
+    data = (
+        "Epoch 1/40\n"
+        f"485/485 {BAR} 0s 105ms/step - accuracy: 0.8465 - loss: 0.4630\n"
+        "Epoch 1: val_accuracy improved from None to 0.66185, saving model to best.keras\n"
+        f"485/485 {BAR} 82s 122ms/step - accuracy: 0.8798 - loss: 0.3650 - val_accuracy: 0.6618 - val_loss: 1.3447\n"
+        "Epoch 2/40\n"
+        f"484/485 {BAR} 0s 88ms/step - accuracy: 0.9269 - loss: 0.2090\n"
+        f"485/485 {BAR} 45s 93ms/step - accuracy: 0.9367 - loss: 0.1809 - val_accuracy: 0.9515 - val_loss: 0.1509\n"
+        "Epoch 1/10\n"
+        f"100/100 {BAR} 5s 50ms/step - accuracy: 0.5 - loss: 0.9 - val_accuracy: 0.4 - val_loss: 1.1\n"
+    )
+    batch = feed_lines(TextParser("keras"), data, per_call=3)
+    assert pts(batch, "loss") == [(1, 0.365), (2, 0.1809), (1, 0.9)]
+    assert pts(batch, "accuracy") == [(1, 0.8798), (2, 0.9367), (1, 0.5)]
+    assert pts(batch, "val_loss") == [(1, 1.3447), (2, 0.1509), (1, 1.1)]
+
+
+def test_keras3_without_validation_takes_each_epoch_s_last_bar_at_the_next_header():
+    data = (
+        "Epoch 1/3\n"
+        f"10/10 {BAR} 1s 10ms/step - loss: 0.9\n"
+        f"10/10 {BAR} 1s 12ms/step - loss: 0.8\n"
+        "Epoch 2/3\n"
+        f"10/10 {BAR} 1s 10ms/step - loss: 0.7\n"
+        "Epoch 3/3\n"
+    )
+    assert pts(TextParser().feed(data.encode(), 1), "loss") == [(1, 0.8), (2, 0.7)]
+
+
+# -- stable-baselines3 monitor.csv ------------------------------------------------
+
+def test_sb3_monitor_csv_comment_line_before_the_header(tmp_path):
+    path = tmp_path / "monitor.csv"
+    path.write_text('#{"t_start": 1700000000.5, "env_id": "CartPole-v1"}\nr,l,t\n9.0,9,0.01\n12.0,12,0.03\n')
+    assert sniff(str(path)) == ("csv", "")
+    batch = CsvParser().feed(path.read_bytes(), 1)
+    assert set(batch.series) == {"r", "l", "t"}
+    assert pts(batch, "r") == [(0, 9.0), (1, 12.0)]
+
+
+# -- OpenNMT ------------------------------------------------------------------------
+
+def test_opennmt_step_lines_and_validation_lines():
+    data = (
+        "[2024-05-08 04:06:25,202 INFO] Step 150/100000; acc:  39.07; ppl:  7.69; xent: 2.04; lr: 1.00000; 15020/11663 tok/s;     12 sec\n"
+        "[2024-05-08 04:06:26,361 INFO] number of examples: 1774\n"
+        "[2024-05-08 04:06:28,390 INFO] Step 200/100000; acc:  45.52; ppl:  6.11; xent: 1.81; lr: 1.00000; 14904/11549 tok/s;     15 sec\n"
+        "[2024-05-08 04:06:28,463 INFO] Validation perplexity: 5.45281\n"
+        "[2024-05-08 04:06:28,463 INFO] Validation accuracy: 44.6274\n"
+        "[2024-05-08 04:06:28,463 INFO] Model is improving ppl: inf --> 5.45281.\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert set(batch.series) == {"acc", "ppl", "xent", "lr", "Validation perplexity", "Validation accuracy"}
+    assert pts(batch, "xent") == [(150, 2.04), (200, 1.81)]
+    assert pts(batch, "ppl") == [(150, 7.69), (200, 6.11)]  # not the inf of "Model is improving"
+    assert pts(batch, "Validation perplexity") == [(200, 5.45281)]
+    assert batch.meta["planned_steps"] == 100000
+
+
+# -- DeepSpeed ------------------------------------------------------------------------
+
+def test_deepspeed_step_lines_global_step_and_prefixes():
+    data = (
+        "***** Evaluating perplexity, Epoch 0/16 *****\n"
+        "ppl: 4998.29638671875\n"
+        "[2023-04-18 01:46:59,142] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=6, lr=[9.6e-06, 9.6e-06], mom=[(0.9, 0.95), (0.9, 0.95)]\n"
+        "[2023-04-18 01:46:59,171] [INFO] [timer.py:199:stop] epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=173.4, CurrSamplesPerSec=171.9, MemAllocated=3.96GB\n"
+        "[2023-04-18 01:47:06,590] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=7, lr=[9.5e-06, 9.5e-06], mom=[(0.9, 0.95), (0.9, 0.95)]\n"
+        "[2023-04-18 01:47:06,619] [INFO] [timer.py:199:stop] epoch=1/micro_step=10/global_step=20, RunningAvgSamplesPerSec=172.6, CurrSamplesPerSec=171.4, MemAllocated=3.96GB\n"
+        "***** Evaluating perplexity, Epoch 1/16 *****\n"
+        "ppl: 2.0179834365844727\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert set(batch.series) == {"ppl", "skipped", "lr", "RunningAvgSamplesPerSec", "CurrSamplesPerSec", "MemAllocated"}
+    assert pts(batch, "ppl") == [(0, 4998.29638671875), (20, 2.0179834365844727)]
+    assert pts(batch, "skipped") == [(10, 6), (20, 7)]
+    assert pts(batch, "lr") == [(10, 9.6e-06), (20, 9.5e-06)]
+    assert pts(batch, "CurrSamplesPerSec") == [(10, 171.9), (20, 171.4)]
+    assert batch.meta["step_key"] == "global_step"
+
+
+def test_deepspeed_pipe_form_takes_the_step_not_the_epoch():
+    data = b"epoch: 0|step: 5|loss: 2.5|lr: 0.001\nepoch: 0|step: 10|loss: 2.25|lr: 0.001\n"
+    assert pts(TextParser().feed(data, 1), "loss") == [(5, 2.5), (10, 2.25)]
+
+
+def test_a_new_trainer_s_key_value_lines_need_no_family():
+    data = (
+        "2025-01-01T00:00:00Z worker-0 [train] iteration=100 train/loss=3.5 grad_norm=1.2 tokens_per_s=12000\n"
+        "2025-01-01T00:00:10Z worker-0 [train] iteration=200 train/loss=3.25 grad_norm=1.1 tokens_per_s=12100\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert pts(batch, "train/loss") == [(100, 3.5), (200, 3.25)]
+    assert set(batch.series) == {"train/loss", "grad_norm", "tokens_per_s"}
+
+
+# -- YOLO-style: many values at one step --------------------------------------------
+
+def test_many_values_at_one_step_are_kept_in_order_and_flagged():
+    data = b"".join(f"epoch: 1, loss: {v}\n".encode() for v in (0.9, 0.5, 2.0, 0.6)) + b"epoch: 2, loss: 0.4\n"
+    batch = TextParser().feed(data, 1)
+    assert pts(batch, "loss") == [(1, 0.9), (1, 0.5), (1, 2.0), (1, 0.6), (2, 0.4)]
+    assert batch.meta["repeated_steps"] is True
+    one_each = TextParser().feed(b"epoch: 1, loss: 0.9\nepoch: 2, loss: 0.5\nepoch: 3, loss: 0.4\n", 1)
+    assert "repeated_steps" not in one_each.meta
+
+
+def test_jsonl_planned_total_and_string_numbers():
+    data = b'{"current_steps": 10, "total_steps": 100, "loss": "2.5", "elapsed_time": "0:00:12"}\n{"current_steps": 20, "total_steps": 100, "loss": 2.25, "elapsed_time": "0:00:24"}\n'
+    batch = JsonlParser().feed(data, 1)
+    assert pts(batch, "loss") == [(10, 2.5), (20, 2.25)]
+    assert "elapsed_time" not in batch.series
+    assert batch.meta["planned_steps"] == 100 and batch.meta["step_key"] == "current_steps"
+
+
+def test_pytorch_examples_ruled_lines_with_spaced_pairs():
+    data = (
+        "| epoch   1 |   200/ 2983 batches | lr 20.0000 | ms/batch 12.12 | loss  7.64 | ppl  2079.22\n"
+        "| epoch   1 |   400/ 2983 batches | lr 20.0000 | ms/batch 12.06 | loss  6.87 | ppl   960.57\n"
+        "-----------------------------------------------------------------------------------------\n"
+        "| end of epoch   1 | time: 36.93s | valid loss  5.53 | valid ppl   252.86\n"
+        "| epoch   2 |   200/ 2983 batches | lr 20.0000 | ms/batch 11.91 | loss  5.54 | ppl   254.00\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert pts(batch, "loss") == [(200, 7.64), (400, 6.87), (2983 + 200, 5.54)]
+    assert pts(batch, "valid loss") == [(2983, 5.53)]  # the epoch's summary, at its end
+    assert pts(batch, "ppl")[0] == (200, 2079.22)
+
+
+def test_detectron2_timm_nemo_and_lightning_lines():
+    d2 = (
+        "[06/15 10:00:00 d2.utils.events]:  eta: 0:10:00  iter: 19  total_loss: 2.263  loss_cls: 0.7012  lr: 0.000399  max_mem: 1234M\n"
+        "[06/15 10:00:08 d2.utils.events]:  eta: 0:09:52  iter: 39  total_loss: 2.001  loss_cls: 0.6012  lr: 0.000799  max_mem: 1234M\n"
+    )
+    batch = TextParser().feed(d2.encode(), 1)
+    assert pts(batch, "total_loss") == [(19, 2.263), (39, 2.001)]
+    assert set(batch.series) == {"total_loss", "loss_cls", "lr", "max_mem"}
+
+    timm = (
+        "Train: 1 [   0/1251 (  0%)]  Loss: 6.912 (6.912)  Time: 3.512s,   72.89/s  (3.512s,   72.89/s)  LR: 1.000e-06  Data: 2.011 (2.011)\n"
+        "Train: 1 [ 100/1251 (  8%)]  Loss: 6.903 (6.908)  Time: 0.512s,  500.00/s  (0.540s,  474.07/s)  LR: 1.000e-06  Data: 0.011 (0.031)\n"
+        "Train: 2 [   0/1251 (  0%)]  Loss: 6.800 (6.800)  Time: 0.512s,  500.00/s  (0.540s,  474.07/s)  LR: 1.000e-06  Data: 0.011 (0.031)\n"
+    )
+    batch = TextParser().feed(timm.encode(), 1)
+    assert pts(batch, "Loss") == [(0, 6.912), (100, 6.903), (1251, 6.8)]  # the value, not the running mean
+    assert set(batch.series) == {"Loss", "Time", "LR", "Data"}
+
+    nemo = (
+        "Epoch 0:  10%|#         | 100/1000 [00:10<01:30, 9.9it/s, reduced_train_loss=2.340, global_step=99.0]"
+        "\rEpoch 0:  20%|##        | 200/1000 [00:20<01:20, 9.9it/s, reduced_train_loss=2.100, global_step=199.0]\n"
+    )
+    assert pts(TextParser().feed(nemo.encode(), 1), "reduced_train_loss") == [(99, 2.34), (199, 2.1)]
+
+    lightning = (
+        "Epoch 1:  50%|#####     | 50/100 [00:05<00:05, 9.5it/s, loss=0.5, v_num=0]"
+        "\rEpoch 1: 100%|##########| 100/100 [00:10<00:00, 9.5it/s, loss=0.4, v_num=0, val_loss=0.45]\n"
+    )
+    batch = TextParser().feed(lightning.encode(), 1)
+    assert pts(batch, "loss") == [(50, 0.5), (100, 0.4)]  # the bar's count within epoch 1
+    assert pts(batch, "val_loss") == [(100, 0.45)]
+    assert "v_num" not in batch.series
+
+
+def test_planned_totals_of_the_older_families_and_of_settings_dumps():
+    megatron = b" iteration       10/    1000 | consumed samples: 80 | lm loss: 9.5E+00 | loss scale: 1.0 |\n"
+    assert TextParser().feed(megatron, 1).meta["planned_steps"] == 1000
+    pipe = b"step    1/5000 | loss: 10.9 | lr 6e-05 | norm: 1.2 | dt: 300ms\n"
+    assert TextParser().feed(pipe, 1).meta["planned_steps"] == 5000
+    olmo = b"2025-12-12 11:05:05.850\tINFO\t[step=2/15000,epoch=0]\n    train/CrossEntropyLoss=2.919\n"
+    assert TextParser().feed(olmo, 1).meta["planned_steps"] == 15000
+    dump = (
+        "[2022-04-08 18:40:57,965][fairseq_cli.train][INFO] - {'optimization': {'max_epoch': 0, 'max_update': 400000}}\n"
+        '[2022-04-08 18:48:05,372][train_inner][INFO] - {"epoch": 1, "loss": "9.276", "num_updates": "200"}\n'
+    )
+    assert TextParser().feed(dump.encode(), 1).meta["planned_steps"] == 400000
+
+
+def test_lightning_hparams_with_python_tags_keep_their_plain_keys(tmp_path):
+    from tuiloss.core.discover import discover
+
+    run = tmp_path / "version_3"
+    run.mkdir()
+    (run / "hparams.yaml").write_text(
+        "lr: 0.001\nbatch_size: 32\nbetas: !!python/tuple\n- 0.9\n- 0.999\n"
+        "model: !!python/object:my.Model\n  depth: 3\nnested:\n  act: !!python/name:torch.nn.ReLU ''\n  width: 64\n"
+    )
+    (run / "metrics.csv").write_text("step,loss\n1,2.0\n2,1.5\n")
+    found = discover([str(tmp_path)])
+    (spec,) = found.runs
+    assert spec.config == {"lr": 0.001, "batch_size": 32, "nested.width": 64}
+    (notice,) = [n for n in found.notices if "tagged for Python" in n.message]
+    assert "betas" in notice.message and "model" in notice.message and "nested.act" in notice.message
+
+
+def test_keras3_without_validation_gives_the_last_epoch_too():
+    data = "".join(
+        f"Epoch {e}/3\n\x1b[1m1875/1875\x1b[0m \x1b[32m{BAR}\x1b[0m 3s 2ms/step - accuracy: 0.9{e} - loss: 0.{9 - e}\n" for e in (1, 2, 3)
+    )
+    batch = feed_lines(TextParser(), data, per_call=2)
+    assert pts(batch, "loss") == [(1, 0.8), (2, 0.7), (3, 0.6)]
+    partial = TextParser().feed(f"Epoch 1/2\n 22/328 {BAR} 2s 8ms/step - accuracy: 0.0676 - loss: 2.8580\n".encode(), 1)
+    assert "loss" not in partial.series  # a bar caught mid-epoch is not the epoch's value
+
+
+def test_a_step_with_its_total_beside_the_epoch_that_keeps_counting_is_global():
+    data = (
+        "Epoch 1/2, step 1000/3000, loss: 2.0\n"
+        "Epoch 1/2, step 1500/3000, loss: 1.8\n"
+        "Epoch 2/2, step 2000/3000, loss: 1.6\n"
+        "Epoch 2/2, step 2500/3000, loss: 1.5\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert pts(batch, "loss") == [(1000, 2.0), (1500, 1.8), (2000, 1.6), (2500, 1.5)]
+    assert batch.meta["planned_steps"] == 3000
+
+
+def test_ultralytics_tfevents_many_values_at_one_step_are_flagged_not_merged(tmp_path):
+    """Ultralytics writes every batch loss of an epoch at step = epoch: one x, many values."""
+    import pytest
+
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    from tuiloss.core.model import Batch
+    from tuiloss.core.sources.tfevents import TfeventsRunSource
+
+    writer = EventFileWriter(str(tmp_path))
+    for epoch in (1, 2):
+        for k in range(1, 5):
+            value = summary_pb2.Summary.Value(tag="train/box_loss", simple_value=1.0 / (epoch + k))
+            writer.add_event(event_pb2.Event(wall_time=1.7e9, step=epoch, summary=summary_pb2.Summary(value=[value])))
+    writer.close()
+    source = TfeventsRunSource(str(tmp_path))
+    items = []
+    for _ in range(100):
+        got, more = source.read()
+        items += got
+        if not more:
+            break
+    batches = [item for item in items if isinstance(item, Batch) and "train/box_loss" in item.series]
+    steps = [s for batch in batches for s in batch.series["train/box_loss"][0].tolist()]
+    assert steps == [1.0] * 4 + [2.0] * 4  # kept, in file order
+    assert any(batch.meta.get("repeated_steps") for batch in batches)
+
+
+def test_logging_lines_after_a_banner_are_not_sniffed_as_csv(tmp_path):
+    path = tmp_path / "run.log"
+    path.write_text(
+        "2024-05-01 12:00:00,123 - starting, seed 42\n"
+        "2024-05-01 12:00:01,123 - Epoch [1/50], Train Loss: 2.31, Val Loss: 2.20\n"
+        "2024-05-01 12:00:02,123 - Epoch [2/50], Train Loss: 2.01, Val Loss: 1.98\n"
+    )
+    assert sniff(str(path)) == ("text", "")
+    assert pts(TextParser().feed(path.read_bytes(), 1), "Val Loss") == [(1, 2.2), (2, 1.98)]
+    plain = tmp_path / "metrics.txt"
+    plain.write_text("step,loss,lr\n1,2.5,0.001\n2,2.25,0.001\n")
+    assert sniff(str(plain)) == ("csv", "")
+
+
+def test_mmdet_planned_iterations_from_the_config_dump():
+    text = "runner = dict(type='EpochBasedRunner', max_epochs=12)\n" + MMDET_TEXT
+    batch = TextParser().feed(text.encode(), 1)
+    assert batch.meta["planned_epochs"] == 12 and batch.meta["planned_steps"] == 1200
+    records = ['{"env_info": "x", "config": "runner = dict(type=\'EpochBasedRunner\', max_epochs=3)\\n"}']
+    batch = JsonlParser().feed((records[0] + "\n" + _mmdet_json(2).split("\n", 1)[1]).encode(), 1)
+    assert batch.meta["planned_steps"] == 300
