@@ -46,12 +46,11 @@ def test_lightning_pinn_spike_and_long_plateau(real_logs):
     assert 1.9e-4 <= plateau.low < plateau.high <= 2.0e-4
 
 
-def test_llmc_single_step_spike_at_7435(real_logs):
+def test_llmc_train_loss_has_no_spike_of_its_own(real_logs):
+    # the documented events are grad-norm spikes; the train loss moves 1.1x there, as it
+    # does a dozen times elsewhere on this noisy curve: not a loss spike to a reader
     result, _, _ = analyse(real_logs / "plain_text" / "llmc_gpt2_124m_modded_nanogpt", "trl")
-    spike = next(a for a in kinds(result, "spike") if 7430 <= a.step <= 7440)
-    assert spike.step == 7435
-    assert spike.value == pytest.approx(3.78, abs=0.01)
-    assert spike.end_step == 7436
+    assert kinds(result, "spike") == []
     assert kinds(result, "divergence") == [] and kinds(result, "nan") == []
 
 

@@ -309,6 +309,8 @@ def anomaly_json(anomaly: Anomaly) -> dict:
         "value": json_number(anomaly.value),
         "baseline": json_number(anomaly.baseline),
         "message": anomaly.message,
+        "severity": json_number(anomaly.severity),
+        "severity_word": anomaly.severity_word,
     }
 
 
@@ -385,13 +387,18 @@ def summary_rows(report: Report) -> list[tuple[str, ...]]:
     return rows
 
 
+def _by_severity(m: MetricReport) -> tuple[Anomaly, ...]:
+    """The anomalies most severe first, as the report and the panel list them."""
+    return m.analysis.by_severity() if m.analysis is not None else ()
+
+
 def run_findings(run: RunReport) -> list[str]:
     """Sentences about one run's primary metric: anomalies first, then the rest."""
     m = run.primary
     if m is None:
         return [describe.no_metrics(run.skipped.lines)]
     final = fmt_value(finite(m.final)) if finite(m.final) is not None else "NaN"
-    notes = [f"{a.kind}: {printable(a.message)}" for a in m.anomalies]
+    notes = [f"{a.kind} ({a.severity_word}): {printable(a.message)}" for a in _by_severity(m)]
     notes += [describe.plateau(p) for p in m.plateaus]
     if finite(m.convergence_step) is not None:
         notes.append(describe.settling(finite(m.convergence_step), final))

@@ -170,7 +170,7 @@ def render_insights(
         if facts is None or not facts.points:
             item("…", "dim", "no points yet", "dim")
             continue
-        for anomaly in facts.anomalies:
+        for anomaly in (facts.analysis.by_severity() if facts.analysis is not None else facts.anomalies):
             mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
             fresh = anomaly_key(run.id, anomaly) in new
             body = safe_label(anomaly.message, 400)

@@ -47,6 +47,7 @@ class Excursion:
         end: first point back in the band, or -1 if the series ends above it.
         baseline: level before the onset (analysis space).
         limit: top of the band (analysis space).
+        sigma: the local noise it was measured against (analysis space, at its scale).
     """
 
     onset: int
@@ -54,6 +55,7 @@ class Excursion:
     end: int
     baseline: float
     limit: float
+    sigma: float = 0.0
 
 
 def block_trend(blocks: Blocks) -> np.ndarray:
@@ -115,7 +117,7 @@ def find_excursions(y: np.ndarray, blocks: Blocks, scan: Scan, wide: list[tuple[
         stop = ex.end if ex.end >= 0 else nf
         if ex.end >= 0 and stop - ex.onset > longest:
             continue  # a hump: up and back down over a long stretch
-        out.append(Excursion(ex.onset, range_argmax(y, blocks, ex.onset, stop), ex.end, ex.baseline, ex.limit))
+        out.append(Excursion(ex.onset, range_argmax(y, blocks, ex.onset, stop), ex.end, ex.baseline, ex.limit, ex.sigma))
         if ex.end < 0:
             break
     return out
@@ -128,6 +130,7 @@ class _Found:
     end: int
     baseline: float
     limit: float
+    sigma: float = 0.0
 
 
 def _follow(track, items, y, blocks, scan, longest) -> list[_Found]:
@@ -152,7 +155,7 @@ def _follow(track, items, y, blocks, scan, longest) -> list[_Found]:
             # no point back in the band since the last one ended: the same excursion
             out[-1].end = end * k if end >= 0 else -1
         else:
-            out.append(_Found(k, onset * k, end * k if end >= 0 else -1, pre, limit))
+            out.append(_Found(k, onset * k, end * k if end >= 0 else -1, pre, limit, sigma))
         cursor = end if end >= 0 else len(v)
         if end < 0:
             break
@@ -184,7 +187,7 @@ def _merge(found: list[_Found], nf: int) -> list[_Found]:
                 onset, baseline, limit = f.onset, f.baseline, f.limit
             if end >= 0 and (f.end < 0 or f.end > end + f.scale):
                 end = f.end
-        out.append(_Found(best.scale, onset, end, baseline, limit))
+        out.append(_Found(best.scale, onset, end, baseline, limit, best.sigma))
     return out
 
 

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tuiloss.core.analysis import describe
+from tuiloss.core.analysis import describe, severity
 from tuiloss.core.analysis.anomalies import Anomaly, find_nans, find_resets
 from tuiloss.core.analysis.blocks import Blocks, assemble, partial_block
 from tuiloss.core.analysis.plateaus import (
@@ -72,6 +72,10 @@ class SeriesAnalysis:
     def of_kind(self, kind: str) -> tuple[Anomaly, ...]:
         """The anomalies of one kind."""
         return tuple(a for a in self.anomalies if a.kind == kind)
+
+    def by_severity(self) -> tuple[Anomaly, ...]:
+        """The anomalies, most severe first (then by step): how the report and panel list them."""
+        return tuple(sorted(self.anomalies, key=lambda a: (-a.severity, a.step if math.isfinite(a.step) else math.inf)))
 
 
 def analyze_series(
@@ -153,14 +157,20 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
             convergence = float(fs[min(settled, nf - 1)])
 
     found = resets + nans
-    shown = excursions
+    near_zero = severity.is_near_zero(scan.log, blocks.level, _point_noise(scan))
+    keep = severity.reportable(
+        [y[ex.peak] for ex in excursions], [ex.baseline for ex in excursions], [ex.sigma for ex in excursions],
+        nf, scan.log, near_zero,
+    )
+    shown = [ex for ex, k in zip(excursions, keep) if k]
     if len(shown) > MAX_SPIKES:  # heavy-tailed noise: name the highest ones
         shown = sorted(shown, key=lambda ex: (-(y[ex.peak] - ex.baseline), ex.onset))[:MAX_SPIKES]
         shown.sort(key=lambda ex: ex.onset)
-    found += [_spike(ex, scan, fs, fv, nf) for ex in shown]
+    found += [_spike(ex, scan, fs, fv, nf, near_zero) for ex in shown]
     if divergence is not None:
         found.append(_divergence(divergence, scan, fs, fv, steps))
-    found += [_drift(d, blocks, scan, fs, nf) for d in drifts]
+    if not near_zero:
+        found += [_drift(d, blocks, scan, fs, nf) for d in drifts]
     return SeriesAnalysis(
         points=n,
         first_step=first_step,
@@ -278,7 +288,7 @@ def _nan_anomalies(scan: Scan) -> list[Anomaly]:
         first, last = rest[0], rest[-1]
         end_step = None if last[1] == -1 else float(steps[last[1]])
         message = describe.more_nonfinite(len(rest), float(steps[first[0]]), float(steps[last[0]]))
-        out.append(Anomaly("nan", float(steps[first[0]]), end_step, None, None, message))
+        out.append(Anomaly("nan", float(steps[first[0]]), end_step, None, None, message, severity.HIGH))
     return out
 
 
@@ -295,12 +305,22 @@ def _level(scan: Scan, y: float) -> float:
     return math.exp(y) if scan.log else y
 
 
-def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int) -> Anomaly:
+def _point_noise(scan: Scan) -> float:
+    """The typical robust noise of single points (analysis space)."""
+    if not scan.tracks:
+        return 0.0
+    noise = scan.tracks[0].noise[0].view
+    return float(np.median(noise)) if len(noise) else 0.0
+
+
+def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int, near_zero: bool) -> Anomaly:
     step = float(fs[ex.onset])
     end_step = float(fs[ex.end]) if ex.end >= 0 else None
     peak = float(fv[ex.peak])
     baseline = _level(scan, ex.baseline)
-    return Anomaly("spike", step, end_step, peak, baseline, describe.spike(peak, step, baseline, end_step, scan.log))
+    sev = severity.spike_severity(float(scan.y.view[ex.peak]), ex.baseline, ex.sigma, scan.log, near_zero)
+    message = describe.spike(peak, step, baseline, end_step, scan.log and not near_zero)
+    return Anomaly("spike", step, end_step, peak, baseline, message, sev)
 
 
 def _divergence(div: Divergence, scan: Scan, fs: np.ndarray, fv: np.ndarray, steps: np.ndarray) -> Anomaly:
@@ -308,7 +328,8 @@ def _divergence(div: Divergence, scan: Scan, fs: np.ndarray, fv: np.ndarray, ste
     baseline = _level(scan, div.baseline)
     peak = float(fv[div.peak])
     nan_step = float(steps[scan.nan_runs[-1][0]]) if div.to_nonfinite else None
-    return Anomaly("divergence", step, None, peak, baseline, describe.divergence(step, baseline, peak, nan_step, scan.log))
+    message = describe.divergence(step, baseline, peak, nan_step, scan.log)
+    return Anomaly("divergence", step, None, peak, baseline, message, severity.HIGH)
 
 
 def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomaly:
@@ -317,7 +338,9 @@ def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomal
     start_level = _level(scan, drift.start_level)
     end_level = _level(scan, drift.end_level)
     message = describe.drift(step, end_step, start_level, end_level, scan.log, drift.ongoing)
-    return Anomaly("drift", step, end_step, end_level, start_level, message)
+    rise = severity.rise_of(drift.end_level, drift.start_level, scan.log)
+    sev = min(severity.HIGH, rise / severity.DRIFT_UNIT) if rise is not None and rise > 0 else 0.1
+    return Anomaly("drift", step, end_step, end_level, start_level, message, sev)
 
 
 def _by_step(items: list[Anomaly]) -> list[Anomaly]:
