@@ -128,12 +128,13 @@ def make_realistic(k: int, rng: np.random.Generator, kind: str, lengths: list[in
         values = scale * rng.standard_normal(n) + scale * 0.3 * np.sin(np.arange(n) / rng.uniform(5, 50))
         case = Case(f"{k:04d}_rl_near_zero_{n}", "rl", steps, values, [], [], control=True, sigma=scale)
         case.noise = "gaussian"
+        case.verdict = "near_zero"
         return case
     elif kind == "short":
         n = int(rng.integers(5, 19))
         steps = (np.arange(n) + 1) * float(interval)
         start = rng.uniform(2.0, 8.0)
-        clean = np.log(start) - 0.02 * np.arange(n)
+        clean = np.log(start) - 0.03 * np.arange(n)
         z = clean + _noise(n, sigma, "gaussian", rng, clean)
         return _make(k, kind, n, steps, z, [], sigma, "gaussian", "too_short", control=True, clean=clean)
     elif kind == "still_falling":  # ~30 points, still falling 1.5% a point

@@ -11,7 +11,7 @@ import numpy as np
 from benchmarks.detection.generate import Case
 
 KINDS = ("spike", "nan", "divergence", "drift", "reset", "overfitting", "eval_spike")
-VERDICTS = ("improving", "converged", "no_progress", "diverged", "too_short")
+VERDICTS = ("improving", "converged", "no_progress", "diverged", "unsettled", "near_zero", "too_short")
 #: Onset tolerance, as a fraction of the run's step span, per kind (and at least 3 points;
 #: for eval findings, 1.5 evaluation intervals).
 TOLERANCE = {"spike": 0.01, "nan": 0.0, "reset": 0.0, "divergence": 0.05, "overfitting": 0.1, "eval_spike": 0.0}

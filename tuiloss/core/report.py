@@ -69,6 +69,17 @@ class MetricReport:
         return self.analysis.convergence_step if self.analysis is not None else None
 
     @property
+    def verdict(self):
+        """Where the series got to (None: not analysed)."""
+        return self.analysis.verdict if self.analysis is not None else None
+
+    @property
+    def settled_final(self) -> float | None:
+        """The one "final" of findings and comparisons: the median of the last 1% of finite
+        points (1 to 51); the last value when not analysed."""
+        return self.analysis.final if self.analysis is not None else self.final
+
+    @property
     def anomalies(self) -> tuple[Anomaly, ...]:
         return self.analysis.anomalies if self.analysis is not None else ()
 
@@ -290,13 +301,30 @@ def _metric_json(m: MetricReport) -> dict:
         "first_step": json_number(m.first_step, whole=True),
         "last_step": json_number(m.last_step, whole=True),
         "first": json_number(m.first, whole=True),
-        "final": json_number(m.final, whole=True),
+        "final": json_number(m.settled_final, whole=True),
+        "last": json_number(m.final, whole=True),
         "min": json_number(m.min, whole=True),
         "min_step": json_number(m.min_step, whole=True),
         "convergence_step": json_number(m.convergence_step, whole=True),
+        "verdict": verdict_json(m.verdict),
         "analyzed": m.analyzed,
         "anomalies": [anomaly_json(a) for a in m.anomalies],
         "plateaus": [plateau_json(p) for p in m.plateaus],
+    }
+
+
+def verdict_json(verdict) -> dict | None:
+    """A verdict's JSON fields (None when the metric was not analysed)."""
+    if verdict is None:
+        return None
+    return {
+        "kind": verdict.kind,
+        "step": json_number(verdict.step),
+        "level": json_number(verdict.level),
+        "low": json_number(verdict.low),
+        "high": json_number(verdict.high),
+        "start": json_number(verdict.start),
+        "message": verdict.message,
     }
 
 
@@ -397,13 +425,11 @@ def run_findings(run: RunReport) -> list[str]:
     m = run.primary
     if m is None:
         return [describe.no_metrics(run.skipped.lines)]
-    final = fmt_value(finite(m.final)) if finite(m.final) is not None else "NaN"
+    final = fmt_value(finite(m.settled_final)) if finite(m.settled_final) is not None else "NaN"
     notes = [f"{a.kind} ({a.severity_word}): {printable(a.message)}" for a in _by_severity(m)]
     notes += [describe.plateau(p) for p in m.plateaus]
-    if finite(m.convergence_step) is not None:
-        notes.append(describe.settling(finite(m.convergence_step), final))
-    elif m.points and m.analyzed:
-        notes.append(describe.settling(None, final))
+    if m.points and m.analyzed:
+        notes.append(describe.settling(m.verdict.message if m.verdict is not None else None, final))
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
     if run.skipped.lines:
         reasons = [(printable(why, 80), count) for why, count in run.skipped.reasons.items()]

@@ -179,8 +179,17 @@ def render_insights(
             item("─" if not ascii else "-", "bold", describe.plateau(plateau))
         conv = finite(facts.convergence_step)
         low = finite(facts.min)
-        summary = describe.settling(conv, fmt_value(finite(facts.final)), fmt_value(low) if low is not None else None)
-        item(("✓" if not ascii else "+") if conv is not None else ("…" if not ascii else "~"), "bold", summary)
+        verdict = facts.verdict
+        summary = describe.settling(verdict.message if verdict is not None else None,
+                                    fmt_value(finite(facts.settled_final)), fmt_value(low) if low is not None else None)
+        kind = verdict.kind if verdict is not None else None
+        if conv is not None:
+            mark = "✓" if not ascii else "+"
+        elif kind in ("diverged", "no_progress"):
+            mark = "!"
+        else:
+            mark = "…" if not ascii else "~"
+        item(mark, "bold", summary)
         for seg in run.segments[1:]:
             item(ANOMALY_GLYPHS["reset"][glyph], "yellow",
                  describe.segment(finite(seg.start_step), safe_label(seg.reason, 20)), "yellow")

@@ -193,15 +193,43 @@ def plateau(found: Plateau) -> str:
     )
 
 
-def settling(convergence_step: float | None, final: str, low: str | None = None) -> str:
-    """``converged at 18.0K; final 0.200`` or ``not converged; final 0.310``, with ``, min ...``
-    when ``low`` is given. ``final`` and ``low`` come already written (how a missing final
-    reads differs: the report says ``NaN``, the panel ``-``)."""
-    text = f"converged at {fmt_step(convergence_step)}" if convergence_step is not None else "not converged"
+def settling(verdict_message: str | None, final: str, low: str | None = None) -> str:
+    """The verdict and the final value: ``converged at 18.0K (within 0.18-0.22); final 0.200``,
+    with ``, min ...`` when ``low`` is given. ``final`` (the median of the last 1% of finite
+    points, 1 to 51, the one final of the report, the panel and the comparisons) and ``low``
+    come already written (how a missing final reads differs: the report says ``NaN``, the
+    panel ``-``)."""
+    text = verdict_message or "no verdict"
     text += f"; final {final}"
     if low is not None:
         text += f", min {low}"
     return text
+
+
+def verdict(kind: str, step: float | None, low: float | None, high: float | None,
+            start: float | None, level: float | None, previous_best: float | None, points: int, relative: bool) -> str:
+    """The run's verdict (see :mod:`verdicts` for what each means); the final value follows it
+    (:func:`settling`).
+
+    ``converged at 29.8K (within 0.182-0.220)``, ``still improving (6% below its best before
+    the last 20% of the run)``, ``no progress (started at 1.40)``, ``collapsed / diverged from
+    60.0K``, ``not settled: the log ends inside the spike from 25.0K``, ``too short to say (12 points)``.
+    """
+    if kind == "converged":
+        return f"converged at {fmt_step(step)} (within {fmt_value(low)}-{fmt_value(high)})"
+    if kind == "improving":
+        if relative and level and previous_best and level > 0 and previous_best > 0:
+            return f"still improving ({abs(level / previous_best - 1) * 100:.0f}% below its best before the last 20% of the run)"
+        return f"still improving (below its best {fmt_value(previous_best)} before the last 20% of the run)"
+    if kind == "no_progress":
+        return f"no progress (started at {fmt_value(start)})"
+    if kind == "diverged":
+        return f"collapsed / diverged from {fmt_step(step)}"
+    if kind == "unsettled":
+        return f"not settled: the log ends inside the spike from {fmt_step(step)}"
+    if kind == "near_zero":
+        return "oscillates around 0: no level to converge to"
+    return f"too short to say ({points:,} point{'s' if points != 1 else ''})"
 
 
 def segment(start_step: float | None, reason: str) -> str:

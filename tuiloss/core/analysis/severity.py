@@ -3,12 +3,15 @@
 A spike's size is read two ways: relative to the level (``peak / baseline - 1``, the
 rise as a fraction of the loss before it) and relative to the noise (the rise in the
 analysis space over the local robust noise sigma, at the scale it was found). Its
-severity is the smaller of the two, each against what a reader calls large:
+severity is the geometric mean of the two, each against what a reader calls large and
+capped (a 100x spike is not more alarming than a 10x one; a spike is as clear at 20
+sigmas as at 200):
 
-    severity = min(rise / RISE_UNIT, sigmas / SIGMA_UNIT)
+    severity = sqrt(min(rise / RISE_UNIT, 10) * min(sigmas / SIGMA_UNIT, 1))
 
 so ``1`` is a loss that doubled and stood 20 noise sigmas out; ``high`` from 1,
-``medium`` from 0.5, ``low`` below. A spike is reported only when it rose at least
+``medium`` from 0.5, ``low`` below (a 1.6x spike clear of the noise is medium, a 29x
+spike on a noisy curve high, a 1.4x outlier at 7 sigmas low). A spike is reported only when it rose at least
 ``MIN_RISE`` (30%) above its baseline and ``MIN_SIGMAS`` noise sigmas; on a series whose
 outliers come often (heavy-tailed noise: at least ``CROWD`` candidates, one per
 ``CROWD_POINTS`` points) only the ones at least ``CROWD_HEIGHT`` (2.5) times the typical
@@ -73,10 +76,10 @@ def spike_severity(peak: float, baseline: float, sigma: float, log: bool, near_z
     """Severity of a rise from ``baseline`` to ``peak`` (analysis space) over noise ``sigma``."""
     sigmas = (peak - baseline) / sigma if sigma > 0 else math.inf
     rise = None if near_zero else rise_of(peak, baseline, log)
-    by_noise = sigmas / SIGMA_UNIT
-    if rise is None:
-        return float(min(by_noise, HIGH))
-    return float(min(rise / RISE_UNIT, by_noise, HIGH))
+    by_noise = min(sigmas / SIGMA_UNIT, 1.0)
+    if rise is None:  # no level to be relative to: the noise alone says how clear it is
+        return float(by_noise)
+    return float(math.sqrt(max(0.0, min(rise / RISE_UNIT, 10.0)) * max(0.0, by_noise)))
 
 
 def reportable(peaks: Sequence[float], baselines: Sequence[float], sigmas: Sequence[float], nf: int,

@@ -33,6 +33,7 @@ from tuiloss.core.analysis.plateaus import (
 from tuiloss.core.analysis.scan import Scan
 from tuiloss.core.analysis.spikes import Excursion, block_trend, find_excursions, wide_candidates
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
+from tuiloss.core.analysis.verdicts import NONFINITE_END, Verdict, judge
 
 #: ``final`` is the median of the last 1% of finite points, at most this many (odd).
 FINAL_POINTS = 51
@@ -57,6 +58,7 @@ class SeriesAnalysis:
             its final level; None if the run never settles (still moving, diverged).
         anomalies: spikes, NaN stretches, divergence, drift and resets, by step.
         plateaus: level stretches, by step.
+        verdict: where the run got to (see :mod:`verdicts`); None for an empty series.
     """
 
     points: int
@@ -68,6 +70,7 @@ class SeriesAnalysis:
     convergence_step: float | None
     anomalies: tuple[Anomaly, ...]
     plateaus: tuple[Plateau, ...]
+    verdict: Verdict | None = None
 
     def of_kind(self, kind: str) -> tuple[Anomaly, ...]:
         """The anomalies of one kind."""
@@ -120,7 +123,8 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     nf = scan.nf
     first_step, last_step = float(steps[0]), float(steps[-1])
     if nf == 0:
-        return SeriesAnalysis(n, first_step, last_step, None, None, None, None, tuple(_by_step(resets + nans)), ())
+        verdict = Verdict("too_short", None, None, None, None, None, describe.verdict("too_short", None, None, None, None, None, None, 0, True))
+        return SeriesAnalysis(n, first_step, last_step, None, None, None, None, tuple(_by_step(resets + nans)), (), verdict)
     y = scan.y.view
     fs = scan.f_step.view
     fv = scan.f_value.view
@@ -147,15 +151,6 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         drifts = [d for d in drifts if d.end < stop - max(2, len(blocks) // 50)]
 
     plateaus = _plateaus(scan, blocks, masked, excursions, drifts, divergence)
-    convergence = None
-    if divergence is None:
-        settling = find_convergence(blocks, scan.log, scan.quantum)
-        if settling is not None:
-            k = settling.block
-            lo, hi = blocks.start(k), min(nf, blocks.start(k + 1))
-            settled = settled_from(y, lo, hi, settling.level, settling.band, _inner_half(blocks))
-            convergence = float(fs[min(settled, nf - 1)])
-
     found = resets + nans
     near_zero = severity.is_near_zero(scan.log, blocks.level, _point_noise(scan))
     keep = severity.reportable(
@@ -171,6 +166,18 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         found.append(_divergence(divergence, scan, fs, fv, steps))
     if not near_zero:
         found += [_drift(d, blocks, scan, fs, nf) for d in drifts]
+    open_spike = next((ex.onset for ex in shown if ex.end < 0), None)
+    judged = judge(
+        y, blocks, scan.log, scan.quantum,
+        diverged_at=divergence.onset if divergence is not None else None,
+        ends_nonfinite=_ends_nonfinite(scan),
+        open_spike=open_spike,
+        spikes=[(ex.onset, ex.end) for ex in shown if ex.end >= 0],
+        half=_inner_half(blocks),
+        near_zero=near_zero,
+    )
+    verdict = _verdict(judged, scan, fs, nf, near_zero, final)
+    convergence = verdict.step if verdict.kind == "converged" else None
     return SeriesAnalysis(
         points=n,
         first_step=first_step,
@@ -181,7 +188,24 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         convergence_step=convergence,
         anomalies=tuple(_by_step(found)),
         plateaus=tuple(plateaus),
+        verdict=verdict,
     )
+
+
+def _verdict(judged, scan: Scan, fs: np.ndarray, nf: int, near_zero: bool, final: float | None) -> Verdict:
+    """The judged verdict in values and words; its level is the series' one ``final``."""
+    step = float(fs[judged.index]) if judged.index is not None else None
+    level = final
+    low = high = None
+    if judged.band is not None and judged.level is not None:
+        if scan.log:
+            low, high = _level(scan, judged.level - judged.band), _level(scan, judged.level + judged.band)
+        else:
+            low, high = judged.level - judged.band, judged.level + judged.band
+    start = _level(scan, judged.start) if judged.start is not None else None
+    best = _level(scan, judged.previous_best) if judged.previous_best is not None else None
+    message = describe.verdict(judged.kind, step, low, high, start, level, best, nf, scan.log and not near_zero)
+    return Verdict(judged.kind, step, level, low, high, start, message)
 
 
 def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence) -> list[Plateau]:
@@ -303,6 +327,14 @@ def _mask(blocks: Blocks, excursions: list[Excursion], nf: int) -> np.ndarray:
 
 def _level(scan: Scan, y: float) -> float:
     return math.exp(y) if scan.log else y
+
+
+def _ends_nonfinite(scan: Scan) -> bool:
+    """The series ends in a stretch of NaN/Inf long enough to say it ended so."""
+    if not scan.nan_runs or scan.nan_runs[-1][1] != -1:
+        return False
+    length = len(scan.values) - scan.nan_runs[-1][0]
+    return length >= max(NONFINITE_END, len(scan.values) // 100)
 
 
 def _point_noise(scan: Scan) -> float:

@@ -122,7 +122,11 @@ def find_divergence(
     peak = range_argmax(y, blocks, onset, nf)
     if ends_nonfinite_after is None:
         # Still coming down from its peak: a spike that has not recovered yet, not a divergence.
-        tail, top, base = float(np.median(y[-min(5, nf) :])), float(y[peak]), baseline
+        # The peak is read off the block medians, so one extreme point (a 2751 on the way up
+        # to a level of 50) does not make a lasting jump look like a decay.
+        first_block = min(len(blocks) - 1, onset // blocks.size)
+        top = min(float(y[peak]), float(np.max(blocks.level[first_block:])))
+        tail, base = float(np.median(y[-min(5, nf) :])), baseline
         if log:
             tail, top, base = math.exp(tail), math.exp(top), math.exp(base)
         if tail - base < 0.5 * (top - base):
