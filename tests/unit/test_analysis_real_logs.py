@@ -1,5 +1,7 @@
 """Findings on real training logs (../shared/real_logs); skipped when the folder is absent."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -93,3 +95,108 @@ def test_every_real_log_analyses_cleanly(real_logs):
             for series in run.series.values():
                 steps, values = series.visible()
                 json.dumps(series_json(analyze_series(steps, values, series.segments)), allow_nan=False)
+
+
+# -- issue 13: every fact of ../shared/real_logs/README.md that is a finding ------------------
+
+
+def report_of(folder):
+    from tuiloss.core.report import build_report
+
+    return build_report(load([str(folder)])[0])
+
+
+def metric_of(report, source_part, name=None):
+    run = next(r for r in report.runs if source_part in r.source)
+    return run, (run.metrics[name] if name else run.primary)
+
+
+def test_whisper_eval_loss_overfits_from_the_first_eval(real_logs):
+    report = report_of(real_logs / "hf_trainer_state" / "whisper_large_v2_ja_overfit")
+    run, ev = metric_of(report, "trainer_state", "eval_loss")
+    [over] = ev.analysis.of_kind("overfitting")
+    assert over.step == 1000 and over.baseline == pytest.approx(0.321, abs=0.01)
+    assert over.value == pytest.approx(0.42, abs=0.01)
+    assert run.primary.verdict.kind == "converged" and 2000 <= run.primary.verdict.step <= 2300
+    assert run.primary.anomalies == ()
+
+
+def test_keras_val_loss_spikes_at_epochs_5_and_9_10(real_logs):
+    report = report_of(real_logs / "keras_stdout" / "keras3_road_surface_cnn")
+    _, a = metric_of(report, "training_log.txt", "val_loss")
+    steps = sorted(s.step for s in a.analysis.of_kind("spike"))
+    assert steps == [5, 9]
+    big = next(s for s in a.analysis.of_kind("spike") if s.step == 9)
+    assert big.value == pytest.approx(9.38, abs=0.01) and big.end_step == 11 and big.severity_word == "high"
+    _, b = metric_of(report, "logs/training.txt", "val_loss")
+    assert 9 in [s.step for s in b.analysis.of_kind("spike")]
+
+
+def test_olmo_and_hf_flat_runs_are_no_progress(real_logs):
+    result, _, _ = analyse(real_logs / "plain_text" / "olmo1b_continue_pretrain_killed")
+    assert result.verdict.kind == "no_progress"
+    report = report_of(real_logs / "tensorboard" / "hf_trainer_roberta_lora_5runs_flat")
+    verdicts = {r.label: r.primary.verdict.kind for r in report.runs}
+    assert [verdicts[f"run{k}"] for k in range(4)] == ["no_progress"] * 4
+    assert verdicts["run4"] != "no_progress"
+    assert not [o for o in report.observations if o.kind in ("fastest_convergence", "most_stable") and "run0" in o.message]
+
+
+def test_pinn_spike_is_severe_and_convergence_is_outside_it(real_logs):
+    result, _, _ = analyse(real_logs / "lightning_csv" / "pinn_pendulum_v28_long_plateau", "train_loss_epoch")
+    first = min(result.of_kind("spike"), key=lambda a: a.step)
+    assert first.severity_word == "high"
+    assert result.by_severity()[0] == max(result.of_kind("spike"), key=lambda a: a.severity)
+    v = result.verdict
+    assert v.kind == "converged"
+    assert not any(s.step <= v.step < (s.end_step or math.inf) for s in result.of_kind("spike"))
+
+
+@pytest.mark.xfail(strict=False, reason="mmdetection's per-epoch 'iter' is read as resets; the global iteration is (epoch-1)*3750+iter")
+def test_mmdet_nan_at_global_19800_to_the_end(real_logs):
+    report = report_of(real_logs / "mmdet" / "faster_rcnn_lrx10_nan_then_resume")
+    _, m = metric_of(report, "135738.log.json")
+    [nan] = m.analysis.of_kind("nan")
+    assert nan.step == 19800 and nan.end_step is None
+    assert m.analysis.of_kind("reset") == () and m.verdict.kind == "diverged"
+
+
+@pytest.mark.xfail(strict=False, reason="the OpenNMT parser does not read 'Validation perplexity' lines yet")
+def test_opennmt_validation_perplexity_overfits_at_the_end(real_logs):
+    report = report_of(real_logs / "opennmt" / "morph_inflection_lstm")
+    run = report.runs[0]
+    found = [a for m in run.metrics.values() if m.analysis is not None for a in m.analysis.of_kind("overfitting")]
+    assert found and found[0].baseline == pytest.approx(1.047, abs=0.01)
+
+
+def test_sb3_loss_around_zero_gets_no_relative_findings(real_logs):
+    report = report_of(real_logs / "sb3" / "warp_mujoco_ppo_csv_and_2_tfevents")
+    for run in report.runs:
+        m = run.primary
+        assert m.analysis.of_kind("drift") == () and m.analysis.of_kind("divergence") == ()
+        late = [a for a in m.analysis.of_kind("spike") if a.baseline is not None and abs(a.baseline) < 0.05]
+        assert all("x the" not in a.message for a in late)
+
+
+def test_mlflow_twelve_points_are_too_short_to_say(real_logs):
+    result, _, _ = analyse(real_logs / "mlflow" / "moreh_diffusers_interval_loss")
+    assert result.verdict.kind == "too_short" and result.anomalies == ()
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [
+        "jsonl/chatglm2_lora_trainer_log_50ep",
+        "plain_text/olmo1b_continue_pretrain_killed",
+        "hf_stdout/lmsys_gemma2_lora_killed",
+        "keras_csvlogger/brats2020_unet_reduce_lr",
+        "tensorboard/hf_trainer_roberta_lora_5runs_flat",
+        "plain_text/llmc_gpt2_124m_modded_nanogpt",
+    ],
+)
+def test_clean_logs_raise_no_finding_of_their_own(real_logs, folder):
+    # LR staircases, long flat stretches and noisy curves are not anomalies
+    report = report_of(real_logs / folder)
+    for run in report.runs:
+        if run.primary is not None:
+            assert [a.message for a in run.primary.anomalies if a.kind != "reset"] == [], run.label

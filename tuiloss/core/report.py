@@ -16,6 +16,7 @@ import numpy as np
 
 from tuiloss import __version__
 from tuiloss.core.analysis import (
+    join_eval,
     Anomaly,
     Observation,
     Plateau,
@@ -167,7 +168,8 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
         for name in sorted(run.series, key=lambda m: (m != primary, m)):
             analyzed = name == primary or is_eval_metric(name) and "loss" in name.lower()
             analyzer = analyzer_for(run.id, name) if analyzed and analyzer_for is not None else None
-            metrics[name] = _metric(run, name, analyzed, analyzer)
+            train = run.series[primary].visible() if primary in run.series and name != primary else None
+            metrics[name] = _metric(run, name, analyzed, analyzer, train)
             if name == primary:
                 compared.append(_run_facts(run, metrics[name]))
         entries.append(
@@ -188,7 +190,7 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
     return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)))
 
 
-def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) -> MetricReport:
+def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None) -> MetricReport:
     series = run.series[name]
     steps, values = series.visible()
     finite_mask = np.isfinite(values)
@@ -197,6 +199,12 @@ def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) 
         analysis = analyzer.update(steps, values, series.segments)
     elif analyzed:
         analysis = analyze_series(steps, values, series.segments, is_eval=is_eval_metric(name))
+    if analysis is not None and train is not None and is_eval_metric(name):
+        # what only the pair says: the eval rising from its best while train falls
+        joined = join_eval(train[0], train[1], steps, values, analysis)
+        if joined:
+            anomalies = sorted(analysis.anomalies + tuple(joined), key=lambda a: a.step)
+            analysis = replace(analysis, anomalies=tuple(anomalies))
     return MetricReport(
         name=name,
         points=len(series),
@@ -420,13 +428,30 @@ def _by_severity(m: MetricReport) -> tuple[Anomaly, ...]:
     return m.analysis.by_severity() if m.analysis is not None else ()
 
 
+def eval_metrics(run: RunReport) -> list[MetricReport]:
+    """The run's analysed metrics other than the primary one (its evaluation series)."""
+    return [m for name, m in run.metrics.items() if name != run.primary_metric and m.analysis is not None]
+
+
+def anomaly_notes(run: RunReport) -> list[str]:
+    """The anomalies of the primary metric, then those of its eval series, each most severe first."""
+    m = run.primary
+    if m is None:
+        return []
+    notes = [f"{a.kind} ({a.severity_word}): {printable(a.message)}" for a in _by_severity(m)]
+    for other in eval_metrics(run):
+        notes += [f"{a.kind} ({a.severity_word}) in {printable(other.name, 40)}: {printable(a.message)}"
+                  for a in _by_severity(other)]
+    return notes
+
+
 def run_findings(run: RunReport) -> list[str]:
     """Sentences about one run's primary metric: anomalies first, then the rest."""
     m = run.primary
     if m is None:
         return [describe.no_metrics(run.skipped.lines)]
     final = fmt_value(finite(m.settled_final)) if finite(m.settled_final) is not None else "NaN"
-    notes = [f"{a.kind} ({a.severity_word}): {printable(a.message)}" for a in _by_severity(m)]
+    notes = anomaly_notes(run)
     notes += [describe.plateau(p) for p in m.plateaus]
     if m.points and m.analyzed:
         notes.append(describe.settling(m.verdict.message if m.verdict is not None else None, final))
@@ -462,7 +487,7 @@ def render_text(report: Report, *, verbose: bool = False, ignored: list | None =
     for index, run in enumerate(report.runs, 1):
         notes = run_findings(run)
         if notes:
-            anomalies = len(run.primary.anomalies) if run.primary is not None else 0
+            anomalies = len(anomaly_notes(run))
             findings.append(f"{index}. {printable(run.label, 80)} ({printable(run.primary_metric or '-', 40)})")
             findings += [f"  {'!' if i < anomalies else '-'} {note}" for i, note in enumerate(notes)]
     if findings:

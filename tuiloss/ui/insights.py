@@ -175,6 +175,14 @@ def render_insights(
             fresh = anomaly_key(run.id, anomaly) in new
             body = safe_label(anomaly.message, 400)
             item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
+        for name, other in run.metrics.items():  # eval series: spikes, NaN, overfitting
+            if name == run.primary_metric or other.analysis is None:
+                continue
+            for anomaly in other.analysis.by_severity():
+                mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
+                fresh = anomaly_key(run.id, anomaly) in new
+                body = f"{safe_label(name, 40)}: {safe_label(anomaly.message, 400)}"
+                item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
         for plateau in facts.plateaus:
             item("─" if not ascii else "-", "bold", describe.plateau(plateau))
         conv = finite(facts.convergence_step)

@@ -31,7 +31,7 @@ from tuiloss.core.analysis.plateaus import (
     bridge_levels,
 )
 from tuiloss.core.analysis.scan import Scan
-from tuiloss.core.analysis.spikes import Excursion, block_trend, find_excursions, wide_candidates
+from tuiloss.core.analysis.spikes import Excursion, block_trend, find_excursions, short_excursions, wide_candidates
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
 from tuiloss.core.analysis.verdicts import NONFINITE_END, Verdict, judge
 
@@ -135,6 +135,9 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     trend = block_trend(blocks)
     wide = wide_candidates(blocks, trend, scan)
     excursions = find_excursions(y, blocks, scan, wide)
+    extra = short_excursions(y, scan, excursions)
+    if extra:
+        excursions = sorted(excursions + extra, key=lambda ex: ex.onset)
     ends_nonfinite = None
     if scan.nan_runs and scan.nan_runs[-1][1] == -1:
         ends_nonfinite = scan.finite_before_last_stretch()
