@@ -97,3 +97,40 @@ def test_a_bump_that_comes_back_is_not_still_improving(noise):
     values *= np.exp(noise * rng.standard_normal(n))
     v = verdict(values)
     assert v.kind == "converged"
+
+
+# -- direction: higher is better ---------------------------------------------------------------
+
+
+def test_accuracy_rising_is_improvement_never_divergence():
+    # OpenNMT acc 12 -> 99.7, read as a loss it "diverged 8x"
+    rng = np.random.default_rng(9)
+    n = 160
+    steps = 10.0 * np.arange(1, n + 1)
+    acc = 99.7 - 87.7 * np.exp(-np.arange(n) / 20.0) + 0.2 * rng.standard_normal(n)
+    as_loss = analyze_series(steps, acc)
+    assert as_loss.of_kind("divergence")  # what a loss reading says
+    result = analyze_series(steps, acc, higher_is_better=True)
+    assert result.of_kind("divergence") == () and result.of_kind("drift") == ()
+    assert result.verdict.kind == "converged"
+    assert result.min == pytest.approx(acc.max())  # the best value
+    assert 99 <= result.final <= 100 and result.verdict.low < result.final < result.verdict.high
+    for p in result.plateaus:
+        assert p.low <= p.mean <= p.high
+
+
+def test_a_sudden_accuracy_drop_is_the_spike_and_the_live_analysis_agrees():
+    from tuiloss.core.analysis import LiveAnalyzer
+
+    rng = np.random.default_rng(10)
+    n = 3000
+    steps = np.arange(1, n + 1, dtype=float)
+    acc = 0.9 - 0.6 * np.exp(-steps / 200.0) + 0.003 * rng.standard_normal(n)
+    acc[2000:2005] = 0.2
+    result = analyze_series(steps, acc, higher_is_better=True)
+    [drop] = result.of_kind("spike")
+    assert drop.step == 2001 and drop.value == pytest.approx(0.2) and drop.message.startswith("dropped to 0.200")
+    live = LiveAnalyzer(higher_is_better=True)
+    for cut in (1000, 2003, n):
+        got = live.update(steps[:cut], acc[:cut])
+    assert got == result

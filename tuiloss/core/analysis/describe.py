@@ -28,9 +28,11 @@ if TYPE_CHECKING:
 # -- anomalies ----------------------------------------------------------------------------------
 
 
-def spike(peak: float, step: float, baseline: float, end_step: float | None, relative: bool) -> str:
-    """``spiked to 1.40 at 25.0K (7x the 0.200 baseline), recovered by 30.0K``."""
-    text = f"spiked to {format_value(peak)} at {format_step(step)}"
+def spike(peak: float, step: float, baseline: float, end_step: float | None, relative: bool,
+          higher: bool = False) -> str:
+    """``spiked to 1.40 at 25.0K (7x the 0.200 baseline), recovered by 30.0K``; on a metric
+    where higher is better, ``dropped to 50.0 at 3.0K (baseline 90.0), recovered by 3.1K``."""
+    text = f"{'dropped' if higher else 'spiked'} to {format_value(peak)} at {format_step(step)}"
     if relative and baseline > 0 and peak > 0:
         text += f" ({format_ratio(peak / baseline)} the {format_value(baseline)} baseline)"
     else:
@@ -55,8 +57,15 @@ def more_nonfinite(count: int, first_step: float, last_step: float) -> str:
     return f"{count:,} more stretches of NaN/Inf values from {format_step(first_step)} to {format_step(last_step)}"
 
 
-def divergence(step: float, baseline: float, value: float, nan_step: float | None, relative: bool) -> str:
-    """``diverged from 60.0K: rose from 0.200 to 3.10 (16x) and never came back down``."""
+def divergence(step: float, baseline: float, value: float, nan_step: float | None, relative: bool,
+               higher: bool = False) -> str:
+    """``diverged from 60.0K: rose from 0.200 to 3.10 (16x) and never came back down``; where
+    higher is better, ``collapsed from 60.0K: fell from 90.0 to 10.0 and never came back up``."""
+    if higher:
+        text = f"collapsed from {format_step(step)}: fell from {format_value(baseline)} to {format_value(value)}"
+        if nan_step is not None:
+            return text + f" and became non-finite at {format_step(nan_step)}"
+        return text + " and never came back up"
     text = f"diverged from {format_step(step)}: rose from {format_value(baseline)} to {format_value(value)}"
     if relative and baseline > 0 and value > 0:
         text += f" ({format_ratio(value / baseline)})"
@@ -65,9 +74,11 @@ def divergence(step: float, baseline: float, value: float, nan_step: float | Non
     return text + " and never came back down"
 
 
-def drift(step: float, end_step: float, start_level: float, end_level: float, relative: bool, ongoing: bool) -> str:
-    """``drifted up from 0.200 to 0.260 (+30%) between 40.0K and 80.0K``."""
-    text = f"drifted up from {format_value(start_level)} to {format_value(end_level)}"
+def drift(step: float, end_step: float, start_level: float, end_level: float, relative: bool, ongoing: bool,
+          higher: bool = False) -> str:
+    """``drifted up from 0.200 to 0.260 (+30%) between 40.0K and 80.0K`` (``drifted down`` where
+    higher is better)."""
+    text = f"drifted {'down' if higher else 'up'} from {format_value(start_level)} to {format_value(end_level)}"
     if relative and start_level > 0:
         text += f" ({format_percent(end_level / start_level - 1)})"
     if ongoing:
@@ -219,7 +230,8 @@ def settling(verdict_message: str | None, final: str, low: str | None = None) ->
 
 
 def verdict(kind: str, step: float | None, low: float | None, high: float | None,
-            start: float | None, level: float | None, previous_best: float | None, points: int, relative: bool) -> str:
+            start: float | None, level: float | None, previous_best: float | None, points: int, relative: bool,
+            higher: bool = False) -> str:
     """The run's verdict (see :mod:`verdicts` for what each means); the final value follows it
     (:func:`settling`).
 
@@ -230,9 +242,10 @@ def verdict(kind: str, step: float | None, low: float | None, high: float | None
     if kind == "converged":
         return f"converged at {fmt_step(step)} (within {fmt_value(low)}-{fmt_value(high)})"
     if kind == "improving":
+        side = "above" if higher else "below"
         if relative and level and previous_best and level > 0 and previous_best > 0:
-            return f"still improving ({abs(level / previous_best - 1) * 100:.0f}% below its best before the last 20% of the run)"
-        return f"still improving (below its best {fmt_value(previous_best)} before the last 20% of the run)"
+            return f"still improving ({abs(level / previous_best - 1) * 100:.0f}% {side} its best before the last 20% of the run)"
+        return f"still improving ({side} its best {fmt_value(previous_best)} before the last 20% of the run)"
     if kind == "no_progress":
         return f"no progress (started at {fmt_value(start)})"
     if kind == "diverged":

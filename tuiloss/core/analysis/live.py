@@ -24,12 +24,14 @@ class LiveAnalyzer:
 
     ``update(steps, values, segments)`` takes the whole visible series each time (such
     as ``Series.visible()`` and ``Series.segments``) and returns exactly what
-    ``analyze_series`` would return for it.
+    ``analyze_series`` would return for it (with the same ``higher_is_better``).
     """
 
-    def __init__(self, *, is_eval: bool = False) -> None:
+    def __init__(self, *, is_eval: bool = False, higher_is_better: bool = False) -> None:
         self.is_eval = is_eval
+        self.higher_is_better = higher_is_better
         self._scan = Scan()
+        self._scan.sign = -1.0 if higher_is_better else 1.0
         self._last: tuple[object, int, SeriesAnalysis] | None = None
 
     @property
@@ -47,6 +49,8 @@ class LiveAnalyzer:
         """
         steps = np.asarray(steps, dtype=np.float64).ravel()
         values = np.asarray(values, dtype=np.float64).ravel()
+        if self.higher_is_better:  # mirrored inside, as analyze_series does
+            values = -values
         key = _segments_key(segments)
         scan = self._scan
         if self._last is not None and self._last[0] == key and self._last[1] == len(steps) and scan.n == len(steps):

@@ -82,7 +82,8 @@ class SeriesAnalysis:
 
 
 def analyze_series(
-    steps: np.ndarray, values: np.ndarray, segments: Sequence = (), *, is_eval: bool = False
+    steps: np.ndarray, values: np.ndarray, segments: Sequence = (), *, is_eval: bool = False,
+    higher_is_better: bool = False,
 ) -> SeriesAnalysis:
     """Analyse one series.
 
@@ -92,6 +93,10 @@ def analyze_series(
         segments: objects with ``start_step`` and ``reason``; every one but the first
             ``start`` becomes a ``reset`` anomaly.
         is_eval: the series is an evaluation metric (sparse): only changes wording.
+        higher_is_better: the metric improves upward (accuracy, reward): the series is
+            mirrored (negated) inside, so every detector follows it (a rise to 99.7% is
+            progress, a sudden drop a spike), and the findings are given back in its own
+            values and words (``dropped to``, ``min`` is then the best, the highest).
 
     Returns:
         A :class:`SeriesAnalysis`. Never raises on odd data (empty, all NaN, constant,
@@ -103,7 +108,8 @@ def analyze_series(
         steps, values = steps[:size], values[:size]
     with np.errstate(all="ignore"):  # odd data (huge, tiny) is reported, not warned about
         scan = Scan()
-        scan.update(steps, values)
+        scan.sign = -1.0 if higher_is_better else 1.0
+        scan.update(steps, values * scan.sign if higher_is_better else values)
         return finish(scan, segments, is_eval=is_eval)
 
 
@@ -129,8 +135,10 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     fs = scan.f_step.view
     fv = scan.f_value.view
     blocks = _blocks(scan)
+    sign = scan.sign
     final = final_value(fv)
-    low, low_step = float(fv[scan.min_i]), float(fs[scan.min_i])
+    final = None if final is None else sign * final
+    low, low_step = sign * float(fv[scan.min_i]), float(fs[scan.min_i])
 
     trend = block_trend(blocks)
     wide = wide_candidates(blocks, trend, scan)
@@ -201,13 +209,11 @@ def _verdict(judged, scan: Scan, fs: np.ndarray, nf: int, near_zero: bool, final
     level = final
     low = high = None
     if judged.band is not None and judged.level is not None:
-        if scan.log:
-            low, high = _level(scan, judged.level - judged.band), _level(scan, judged.level + judged.band)
-        else:
-            low, high = judged.level - judged.band, judged.level + judged.band
+        low, high = sorted((_level(scan, judged.level - judged.band), _level(scan, judged.level + judged.band)))
     start = _level(scan, judged.start) if judged.start is not None else None
     best = _level(scan, judged.previous_best) if judged.previous_best is not None else None
-    message = describe.verdict(judged.kind, step, low, high, start, level, best, nf, scan.log and not near_zero)
+    message = describe.verdict(judged.kind, step, low, high, start, level, best, nf, scan.log and not near_zero,
+                               higher=scan.sign < 0)
     return Verdict(judged.kind, step, level, low, high, start, message)
 
 
@@ -240,6 +246,8 @@ def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence
             continue  # mostly part of a drift
         if divergence is not None and lo >= divergence.onset:
             continue
+        if scan.sign < 0:  # mirrored: the 5th percentile of -x is minus the 95th of x
+            mean, p5, p95 = -mean, -p95, -p5
         out.append(Plateau(start, end, mean, p5, p95, std))
     return out
 
@@ -302,7 +310,7 @@ def _nan_anomalies(scan: Scan) -> list[Anomaly]:
     if not runs:
         return []
     out = []
-    steps, values = scan.steps, scan.values
+    steps, values = scan.steps, scan.values * scan.sign if scan.sign < 0 else scan.values
     shown = runs if len(runs) <= MAX_NAN_STRETCHES else runs[: MAX_NAN_STRETCHES - 1]
     for a, b in shown:
         end = len(values) if b == -1 else b
@@ -329,7 +337,8 @@ def _mask(blocks: Blocks, excursions: list[Excursion], nf: int) -> np.ndarray:
 
 
 def _level(scan: Scan, y: float) -> float:
-    return math.exp(y) if scan.log else y
+    """A level of the analysis space as a value of the series (mirrored back)."""
+    return scan.sign * (math.exp(y) if scan.log else y)
 
 
 def _ends_nonfinite(scan: Scan) -> bool:
@@ -351,19 +360,19 @@ def _point_noise(scan: Scan) -> float:
 def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int, near_zero: bool) -> Anomaly:
     step = float(fs[ex.onset])
     end_step = float(fs[ex.end]) if ex.end >= 0 else None
-    peak = float(fv[ex.peak])
+    peak = scan.sign * float(fv[ex.peak])
     baseline = _level(scan, ex.baseline)
     sev = severity.spike_severity(float(scan.y.view[ex.peak]), ex.baseline, ex.sigma, scan.log, near_zero)
-    message = describe.spike(peak, step, baseline, end_step, scan.log and not near_zero)
+    message = describe.spike(peak, step, baseline, end_step, scan.log and not near_zero, higher=scan.sign < 0)
     return Anomaly("spike", step, end_step, peak, baseline, message, sev)
 
 
 def _divergence(div: Divergence, scan: Scan, fs: np.ndarray, fv: np.ndarray, steps: np.ndarray) -> Anomaly:
     step = float(fs[div.onset])
     baseline = _level(scan, div.baseline)
-    peak = float(fv[div.peak])
+    peak = scan.sign * float(fv[div.peak])
     nan_step = float(steps[scan.nan_runs[-1][0]]) if div.to_nonfinite else None
-    message = describe.divergence(step, baseline, peak, nan_step, scan.log)
+    message = describe.divergence(step, baseline, peak, nan_step, scan.log, higher=scan.sign < 0)
     return Anomaly("divergence", step, None, peak, baseline, message, severity.HIGH)
 
 
@@ -372,7 +381,7 @@ def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomal
     end_step = _drift_end(drift, blocks, fs, nf)
     start_level = _level(scan, drift.start_level)
     end_level = _level(scan, drift.end_level)
-    message = describe.drift(step, end_step, start_level, end_level, scan.log, drift.ongoing)
+    message = describe.drift(step, end_step, start_level, end_level, scan.log, drift.ongoing, higher=scan.sign < 0)
     rise = severity.rise_of(drift.end_level, drift.start_level, scan.log)
     sev = min(severity.HIGH, rise / severity.DRIFT_UNIT) if rise is not None and rise > 0 else 0.1
     return Anomaly("drift", step, end_step, end_level, start_level, message, sev)
