@@ -227,7 +227,9 @@ def _run_facts(run: Run, metric: MetricReport) -> RunFacts:
     steps = np.asarray(steps, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     analysis = replace(metric.analysis, final=final_value(values))
-    return RunFacts(str(run.id), str(run.label), dict(run.config), analysis, steps, values)
+    return RunFacts(str(run.id), str(run.label), dict(run.config), analysis, steps, values,
+                    metric=metric.name, source=str(run.source), format=str(run.format),
+                    metric_names=frozenset(run.series))
 
 
 def _segments(run: Run, primary: str | None) -> tuple[SegmentReport, ...]:

@@ -146,6 +146,26 @@ def not_settled(labels: list[str]) -> str:
     return f"{', '.join(labels)} {verb} not settled by the end of the log"
 
 
+_NOT_SETTLED = {
+    "improving": "{who} {verb} still improving at the end of the log",
+    "no_progress": "{who} made no progress",
+    "diverged": "{who} collapsed or diverged",
+    "unsettled": "{who} {verb} inside a spike at the end of the log",
+    "near_zero": "{who} oscillate{s} around 0",
+    "too_short": "{who} {verb} too short to say",
+}
+
+
+def not_settled_by_verdict(groups: list[tuple[str, list[str]]]) -> str:
+    """``B is still improving at the end of the log; C, D made no progress``."""
+    parts = []
+    for kind, labels in groups:
+        many = len(labels) > 1
+        template = _NOT_SETTLED.get(kind, "{who} {verb} not settled by the end of the log")
+        parts.append(template.format(who=", ".join(labels), verb="are" if many else "is", s="" if many else "s"))
+    return "; ".join(parts)
+
+
 def lowest_final(label: str, final: float, others: list[float]) -> str:
     """``A ended lowest, at 0.180 (others 0.200-0.250)``; ``others`` in ascending order."""
     lo, hi = others[0], others[-1]
