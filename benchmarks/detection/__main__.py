@@ -62,7 +62,7 @@ def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, f
     within = sum(e <= PLATEAU_LEVEL for e in errors)
     lines += [
         "",
-        f"Plateaus: {score.plateau_found} of {score.plateau_labels} labelled plateaus found (a detected plateau covering at "
+        f"Plateaus (labelled on runs with noise sigma up to 0.12, split at spikes): {score.plateau_found} of {score.plateau_labels} labelled plateaus found (a detected plateau covering at "
         f"least half of it); level error median {_median(errors):.2%}, worst {worst:.2%}; "
         f"{within} of {len(errors)} within {PLATEAU_LEVEL:.0%}.",
         "",

@@ -22,6 +22,8 @@ from tuiloss.core.analysis.anomalies import Anomaly, find_nans, find_resets
 from tuiloss.core.analysis.blocks import Blocks, assemble, partial_block
 from tuiloss.core.analysis.plateaus import (
     PLATEAU_RATE,
+    QUANTUM_LEVEL,
+    QUANTUM_SPAN,
     Plateau,
     decade_positions,
     find_convergence,
@@ -33,7 +35,7 @@ from tuiloss.core.analysis.plateaus import (
 from tuiloss.core.analysis.scan import Scan
 from tuiloss.core.analysis.spikes import Excursion, block_trend, find_excursions, short_excursions, wide_candidates
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
-from tuiloss.core.analysis.verdicts import NONFINITE_END, Verdict, judge
+from tuiloss.core.analysis.verdicts import NONFINITE_END, TOO_SHORT, Verdict, judge
 
 #: ``final`` is the median of the last 1% of finite points, at most this many (odd).
 FINAL_POINTS = 51
@@ -161,7 +163,6 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         # a rise that runs into the divergence is its beginning, not a drift
         drifts = [d for d in drifts if d.end < stop - max(2, len(blocks) // 50)]
 
-    plateaus = _plateaus(scan, blocks, masked, excursions, drifts, divergence)
     found = resets + nans
     near_zero = severity.is_near_zero(scan.log, blocks.level, _point_noise(scan))
     keep = severity.reportable(
@@ -173,6 +174,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         shown = sorted(shown, key=lambda ex: (-(y[ex.peak] - ex.baseline), ex.onset))[:MAX_SPIKES]
         shown.sort(key=lambda ex: ex.onset)
     found += [_spike(ex, scan, fs, fv, nf, near_zero) for ex in shown]
+    plateaus = _plateaus(scan, blocks, masked, excursions, drifts, divergence, near_zero, shown)
     if divergence is not None:
         found.append(_divergence(divergence, scan, fs, fv, steps))
     if not near_zero:
@@ -217,8 +219,11 @@ def _verdict(judged, scan: Scan, fs: np.ndarray, nf: int, near_zero: bool, final
     return Verdict(judged.kind, step, level, low, high, start, message)
 
 
-def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence) -> list[Plateau]:
-    """Flat stretches, with neighbours at the same level joined, none inside a drift or divergence."""
+def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence, near_zero=False, spikes=()) -> list[Plateau]:
+    """Flat stretches, with neighbours at the same level joined, none inside a drift or
+    divergence, none spanning a reported spike (the stretch after it is kept), and none
+    whose band is wider than the level and the noise explain (see :func:`_flat_enough`);
+    none on a near-zero series."""
     nf = scan.nf
     fs, fv = scan.f_step.view, scan.f_value.view
     skip = [(ex.onset, ex.end if ex.end >= 0 else nf) for ex in excursions]
@@ -240,16 +245,103 @@ def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence
         if lo < first < hi - 2:
             lo = first
             mean, p5, p95, std = plateau_stats(fv, lo, hi, skip)
-        start, end = float(fs[lo]), float(fs[hi - 1])
-        inside = sum(max(0.0, min(end, _drift_end(d, blocks, fs, nf)) - max(start, float(blocks.first_step[d.start]))) for d in drifts)
-        if inside > 0.5 * (end - start):
-            continue  # mostly part of a drift
-        if divergence is not None and lo >= divergence.onset:
-            continue
-        if scan.sign < 0:  # mirrored: the 5th percentile of -x is minus the 95th of x
-            mean, p5, p95 = -mean, -p95, -p5
-        out.append(Plateau(start, end, mean, p5, p95, std))
+        pieces = _split_at_spikes(lo, hi, spikes, nf)
+        for lo, hi in pieces:
+            if (lo, hi) != (pieces[0] if len(pieces) == 1 else None):
+                mean, p5, p95, std = plateau_stats(fv, lo, hi, skip)
+            found = _flat_part(scan, fv, lo, hi, (mean, p5, p95, std), skip, near_zero)
+            if found is None:
+                continue  # a level that moves, or a band wider than the noise explains
+            lo, hi, (mean, p5, p95, std) = found
+            start, end = float(fs[lo]), float(fs[hi - 1])
+            inside = sum(max(0.0, min(end, _drift_end(d, blocks, fs, nf)) - max(start, float(blocks.first_step[d.start]))) for d in drifts)
+            if inside > 0.5 * (end - start):
+                continue  # mostly part of a drift
+            if divergence is not None and lo >= divergence.onset:
+                continue
+            if scan.sign < 0:  # mirrored: the 5th percentile of -x is minus the 95th of x
+                mean, p5, p95 = -mean, -p95, -p5
+            out.append(Plateau(start, end, mean, p5, p95, std))
     return out
+
+
+#: A plateau's 5th-95th percentile band may be this wide (log space, ~relative) or
+#: ``PLATEAU_NOISE_WIDTH`` noise sigmas of single points, whichever is wider; its level may
+#: move from its first third to its last by ``PLATEAU_MOVE`` or three standard errors.
+PLATEAU_WIDTH = math.log(1.2)
+PLATEAU_NOISE_WIDTH = 4.5
+#: ...but never wider than a factor 1.6 (about +-24%): a band wider than that is noise, not a level.
+PLATEAU_MAX_WIDTH = math.log(1.6)
+PLATEAU_MOVE = math.log(1.05)
+PLATEAU_MIN_POINTS = 10
+
+
+def _split_at_spikes(lo: int, hi: int, spikes, nf: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` cut at every reported spike inside it; pieces shorter than
+    ``PLATEAU_MIN_POINTS`` or a quarter of the stretch are dropped."""
+    pieces, cursor = [], lo
+    for ex in sorted(spikes, key=lambda e: e.onset):
+        if lo < ex.onset < hi:
+            pieces.append((cursor, ex.onset))
+            cursor = max(cursor, ex.end if ex.end >= 0 else nf)
+    pieces.append((cursor, hi))
+    if len(pieces) == 1:
+        return pieces
+    shortest = max(PLATEAU_MIN_POINTS, (hi - lo) // 4)
+    return [(a, b) for a, b in pieces if b - a >= shortest]
+
+
+def _flat_part(scan: Scan, fv: np.ndarray, lo: int, hi: int, stats, skip, near_zero: bool):
+    """``(lo, hi, stats)`` of the stretch if it is flat, else of its flat part after up to two
+    trims of a fifth at the end that strays further from the middle; None if none is."""
+    if near_zero or scan.nf < TOO_SHORT:
+        return None
+    y = scan.y.view
+    for _ in range(3):
+        mean, p5, p95, std = stats
+        if _flat_enough(scan, lo, hi, mean, p5, p95):
+            return lo, hi, stats
+        n = hi - lo
+        if n < 2 * PLATEAU_MIN_POINTS:
+            return None
+        cut = n // 5
+        stride = max(1, cut // 1024)
+        middle = float(np.median(y[lo + n // 3 : hi - n // 3 : max(1, n // 6144)]))
+        head = abs(float(np.median(y[lo : lo + cut : stride])) - middle)
+        tail = abs(float(np.median(y[hi - cut : hi : stride])) - middle)
+        lo, hi = (lo + cut, hi) if head >= tail else (lo, hi - cut)
+        stats = plateau_stats(fv, lo, hi, skip)
+    return None
+
+
+def _flat_enough(scan: Scan, lo: int, hi: int, mean: float, p5: float, p95: float) -> bool:
+    """Whether ``[lo, hi)`` is flat to a reader: a band the noise explains, a level that stays."""
+    q = scan.quantum
+    if q > 0 and p95 <= QUANTUM_LEVEL * q and p95 - p5 <= QUANTUM_SPAN * q * (1 + 1e-9):
+        return True  # values logged with one significant digit: a few quanta apart is flat
+    y = scan.y.view
+    # the noise of the stretch itself: the robust spread of its points around the line
+    # through the medians of its first and last thirds (autocorrelated noise counts in full)
+    third = max(1, (hi - lo) // 3)
+    stride = max(1, third // 2048)
+    first = float(np.median(y[lo : lo + third : stride]))
+    last = float(np.median(y[hi - third : hi : stride]))
+    idx = np.arange(lo, hi, max(1, (hi - lo) // 8192))
+    centre_a, centre_b = lo + third / 2, hi - third / 2
+    line = first + (last - first) * (idx - centre_a) / max(centre_b - centre_a, 1e-9)
+    resid = y[idx] - line
+    sigma = float(1.4826 * np.median(np.abs(resid - np.median(resid)))) if len(resid) >= 5 else 0.0
+    if scan.log:
+        width = math.log(p95 / p5) if p5 > 0 and p95 > 0 else math.inf
+        scale = 1.0
+    else:
+        scale = max(abs(mean), 1e-12)
+        width = (p95 - p5) / scale
+        sigma /= scale
+    if width > min(PLATEAU_MAX_WIDTH, max(PLATEAU_WIDTH, PLATEAU_NOISE_WIDTH * sigma)):
+        return False
+    moved = abs(last - first) / scale
+    return moved <= max(PLATEAU_MOVE, 3 * 1.25 * sigma * math.sqrt(2.0 / min(third, 4096)))
 
 
 def _inner_half(blocks: Blocks) -> int:
