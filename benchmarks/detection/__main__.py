@@ -69,7 +69,8 @@ def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, f
         f"Negative controls (clean, warm-up, cosine and step decay, flat, very noisy runs; epoch staircases, "
         f"warmup-stable-decay, heavy-tailed and autocorrelated noise, grad-norm-only spikes, RL losses around zero, "
         f"eval series that follow train): {score.control_runs} runs, "
-        f"{score.control_spikes} spikes and {score.control_other} other findings.",
+        f"{score.control_spikes} spikes and {score.control_other} other findings "
+        f"({score.control_info} lines naming grad-norm spikes that no loss finding explains, as information).",
         "",
         "## How it is scored",
         "",

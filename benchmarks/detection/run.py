@@ -12,6 +12,7 @@ from benchmarks.detection.generate import Case, write_case
 from benchmarks.detection.score import Score, score_case
 from tuiloss.core import analysis as _analysis
 from tuiloss.core.analysis import analyze_series
+from tuiloss.core.analysis.signals import find_signals
 from tuiloss.core.store import Series
 
 
@@ -59,7 +60,8 @@ def analyze_files(cases: list[Case], folder: str | None = None) -> dict[str, obj
                 continue
             series = run.series[run.primary_metric]
             steps, values = series.visible()
-            train = analyze_series(steps, values, series.segments)
+            others = {n: s.visible() for n, s in run.series.items() if n != run.primary_metric and n != "eval_loss"}
+            train = analyze_series(steps, values, series.segments, signals=find_signals(others) if others else ())
             ev = run.series.get("eval_loss")
             es, evs = ev.visible() if ev is not None else (None, None)
             out[name] = _with_eval(train, steps, values, es, evs)

@@ -55,6 +55,7 @@ class Score:
     control_spikes: int = 0
     control_other: int = 0
     control_notes: list[str] = field(default_factory=list)
+    control_info: int = 0
     #: verdicts: (label, found) pairs of the scored cases, and what was wrong
     verdicts: list[tuple[str, str]] = field(default_factory=list)
     verdict_notes: list[str] = field(default_factory=list)
@@ -168,7 +169,9 @@ def score_case(case: Case, result, score: Score) -> None:
             score.convergence_fraction.append(abs(step - case.convergence_step) / max(hi - lo, 1e-9))
     if case.control:
         score.control_runs += 1
-        found = list(analysis.anomalies) + list(result.joined)
+        # grad-norm spikes with no loss finding are one line of information, not an alarm
+        score.control_info += sum(a.kind == "grad_norm" for a in analysis.anomalies)
+        found = [a for a in analysis.anomalies if a.kind != "grad_norm"] + list(result.joined)
         if result.eval is not None:
             found += list(result.eval.anomalies)
         spikes = [a for a in found if a.kind == "spike"]

@@ -48,12 +48,28 @@ def test_lightning_pinn_spike_and_long_plateau(real_logs):
     assert 1.9e-4 <= plateau.low < plateau.high <= 2.0e-4
 
 
-def test_llmc_train_loss_has_no_spike_of_its_own(real_logs):
-    # the documented events are grad-norm spikes; the train loss moves 1.1x there, as it
-    # does a dozen times elsewhere on this noisy curve: not a loss spike to a reader
-    result, _, _ = analyse(real_logs / "plain_text" / "llmc_gpt2_124m_modded_nanogpt", "trl")
-    assert kinds(result, "spike") == []
-    assert kinds(result, "divergence") == [] and kinds(result, "nan") == []
+def test_llmc_grad_norm_spikes_explain_the_loss_at_7435(real_logs):
+    # the documented events are grad-norm spikes at 4233, 7435, 9025 and 9954; the train
+    # loss moves 1.1x at 7435 (as it does a dozen times elsewhere on this noisy curve), and
+    # is reported there only because the grad norm spiked with it
+    report = report_of(real_logs / "plain_text" / "llmc_gpt2_124m_modded_nanogpt")
+    m = report.runs[0].primary
+    [spike] = m.analysis.of_kind("spike")
+    assert spike.step == 7435 and spike.value == pytest.approx(3.78, abs=0.01) and spike.end_step == 7436
+    assert "with a grad-norm spike" in spike.message and "at 7.4K" in spike.message
+    [lone] = m.analysis.of_kind("grad_norm")
+    assert all(at in lone.message for at in ("4.2K", "9.0K", "10.0K")) and lone.severity_word == "info"
+    assert m.analysis.of_kind("divergence") == () and m.analysis.of_kind("nan") == ()
+    plain, _, _ = analyse(real_logs / "plain_text" / "llmc_gpt2_124m_modded_nanogpt", "trl")
+    assert plain.of_kind("spike") == ()  # without the grad norm: noise
+
+
+def test_build_nanogpt_grad_norm_spike_at_5317(real_logs):
+    report = report_of(real_logs / "plain_text" / "build_nanogpt_nowarmup_stdout")
+    m = report.runs[0].primary
+    [lone] = m.analysis.of_kind("grad_norm")
+    assert "5.3K" in lone.message and lone.step == 5317
+    assert m.analysis.of_kind("spike") == ()
 
 
 def test_whisper_train_loss_flat_from_2175(real_logs):
@@ -191,7 +207,6 @@ def test_mlflow_twelve_points_are_too_short_to_say(real_logs):
         "hf_stdout/lmsys_gemma2_lora_killed",
         "keras_csvlogger/brats2020_unet_reduce_lr",
         "tensorboard/hf_trainer_roberta_lora_5runs_flat",
-        "plain_text/llmc_gpt2_124m_modded_nanogpt",
     ],
 )
 def test_clean_logs_raise_no_finding_of_their_own(real_logs, folder):
@@ -199,4 +214,4 @@ def test_clean_logs_raise_no_finding_of_their_own(real_logs, folder):
     report = report_of(real_logs / folder)
     for run in report.runs:
         if run.primary is not None:
-            assert [a.message for a in run.primary.anomalies if a.kind != "reset"] == [], run.label
+            assert [a.message for a in run.primary.anomalies if a.kind not in ("reset", "grad_norm")] == [], run.label

@@ -28,6 +28,7 @@ from tuiloss.core.analysis import (
 )
 from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
 from tuiloss.core.analysis.live import LiveAnalyzer
+from tuiloss.core.analysis.signals import find_signals, signal_series
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
 from tuiloss.core.sanitize import safe_label
@@ -169,7 +170,8 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
             analyzed = name == primary or is_eval_metric(name) and "loss" in name.lower()
             analyzer = analyzer_for(run.id, name) if analyzed and analyzer_for is not None else None
             train = run.series[primary].visible() if primary in run.series and name != primary else None
-            metrics[name] = _metric(run, name, analyzed, analyzer, train)
+            signals = _signals(run, primary, analyzer_for) if name == primary and analyzed else ()
+            metrics[name] = _metric(run, name, analyzed, analyzer, train, signals)
             if name == primary:
                 compared.append(_run_facts(run, metrics[name]))
         entries.append(
@@ -190,15 +192,30 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
     return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)))
 
 
-def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None) -> MetricReport:
+def _signals(run: Run, primary: str | None, analyzer_for: AnalyzerFor | None) -> tuple:
+    """Events of the run's secondary series (grad norm, loss scale, skips, LR), as evidence."""
+    names = [n for n in run.series if n != primary and not is_eval_metric(n)]
+    wanted = signal_series(names)
+    if not wanted:
+        return ()
+
+    def analyze(name, steps, values):
+        kept = analyzer_for(run.id, name) if analyzer_for is not None else None
+        return kept.update(steps, values) if kept is not None else analyze_series(steps, values)
+
+    return tuple(find_signals({n: run.series[n].visible() for n in wanted.values()}, analyze))
+
+
+def _metric(run: Run, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None,
+            signals: tuple = ()) -> MetricReport:
     series = run.series[name]
     steps, values = series.visible()
     finite_mask = np.isfinite(values)
     analysis = None
     if analyzed and analyzer is not None:
-        analysis = analyzer.update(steps, values, series.segments)
+        analysis = analyzer.update(steps, values, series.segments, signals)
     elif analyzed:
-        analysis = analyze_series(steps, values, series.segments, is_eval=is_eval_metric(name))
+        analysis = analyze_series(steps, values, series.segments, is_eval=is_eval_metric(name), signals=signals)
     if analysis is not None and train is not None and is_eval_metric(name):
         # what only the pair says: the eval rising from its best while train falls
         joined = join_eval(train[0], train[1], steps, values, analysis)

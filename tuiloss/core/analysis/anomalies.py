@@ -26,7 +26,9 @@ class Anomaly:
     """One thing a careful reader would point at in a curve.
 
     Attributes:
-        kind: ``spike``, ``nan``, ``divergence``, ``drift``, ``reset`` or ``stall``.
+        kind: ``spike``, ``nan``, ``divergence``, ``drift``, ``reset``, ``stall``,
+            ``overfitting`` (an eval series) or ``grad_norm`` (grad-norm spikes with no
+            loss finding at them, one for them all; information).
         step: where it starts (the onset).
         end_step: where it ends (back to normal, end of a drift), None if it has not.
         value: the peak of a spike, the level reached by a drift or divergence; None for ``nan``.

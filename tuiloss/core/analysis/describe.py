@@ -98,6 +98,38 @@ def overfitting(step: float, best: float, last: float, last_step: float, train_t
     return text + f" by {format_step(last_step)} while the train loss {verb} {how}"
 
 
+def grad_norm_evidence(peak: float, ratio: float) -> str:
+    """``a grad-norm spike to 1.83 (5.5x)``."""
+    return f"a grad-norm spike to {format_value(peak)} ({format_ratio(ratio)})"
+
+
+def drop_evidence(kind: str, before: float, after: float) -> str:
+    """``the fp16 loss scale fell from 256 to 128``, ``2 more overflow-skipped iterations (8 in all)``,
+    ``the learning rate dropped 10x (0.001 to 0.0001)``."""
+    if kind == "loss_scale":
+        return f"the fp16 loss scale fell from {format_value(before)} to {format_value(after)}"
+    if kind == "skipped":
+        more = after - before
+        return f"{more:,.0f} more overflow-skipped iteration{'s' if more != 1 else ''} ({after:,.0f} in all)"
+    if after > 0:
+        return f"the learning rate dropped {format_ratio(before / after)} ({format_value(before)} to {format_value(after)})"
+    return f"the learning rate dropped to {format_value(after)} (from {format_value(before)})"
+
+
+def lone_grad_norm(items: list[tuple[float, float]]) -> str:
+    """``grad-norm spikes with no loss finding at them: 4.2K (3.1x), 9.0K (7.5x)``."""
+    shown = ", ".join(f"{format_step(step)} ({format_ratio(ratio)})" for step, ratio in items[:10])
+    more = f" and {len(items) - 10} more" if len(items) > 10 else ""
+    return f"grad-norm spike{'s' if len(items) > 1 else ''} with no loss finding at {'them' if len(items) > 1 else 'it'}: {shown}{more}"
+
+
+def evidence(items: list[tuple[str, float]]) -> str:
+    """``"; with a grad-norm spike to 1.83 (5.5x) at 7.4K"`` (the first three, and how many more)."""
+    shown = ", ".join(f"{text} at {format_step(step)}" for text, step in items[:3])
+    more = f" and {len(items) - 3} more" if len(items) > 3 else ""
+    return f"; with {shown}{more}"
+
+
 _RESET_TEXT = {
     "reset": "the step counter went back to {step} (a restart or resume)",
     "truncated": "the log file was truncated; the series starts again at step {step}",

@@ -12,7 +12,7 @@ the values themselves otherwise, so thresholds are relative (``1.5x``) for losse
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -33,6 +33,7 @@ from tuiloss.core.analysis.plateaus import (
     bridge_levels,
 )
 from tuiloss.core.analysis.scan import Scan
+from tuiloss.core.analysis.signals import evidence_for, support_steps, tolerance_of
 from tuiloss.core.analysis.spikes import Excursion, block_trend, find_excursions, short_excursions, wide_candidates
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
 from tuiloss.core.analysis.verdicts import NONFINITE_END, TOO_SHORT, Verdict, judge
@@ -85,7 +86,7 @@ class SeriesAnalysis:
 
 def analyze_series(
     steps: np.ndarray, values: np.ndarray, segments: Sequence = (), *, is_eval: bool = False,
-    higher_is_better: bool = False,
+    higher_is_better: bool = False, signals: Sequence = (),
 ) -> SeriesAnalysis:
     """Analyse one series.
 
@@ -99,6 +100,9 @@ def analyze_series(
             mirrored (negated) inside, so every detector follows it (a rise to 99.7% is
             progress, a sudden drop a spike), and the findings are given back in its own
             values and words (``dropped to``, ``min`` is then the best, the highest).
+        signals: events of the run's secondary series (:func:`signals.find_signals`):
+            given as evidence next to the findings they coincide with; a grad-norm
+            spike also lets a loss rise too small on its own be reported.
 
     Returns:
         A :class:`SeriesAnalysis`. Never raises on odd data (empty, all NaN, constant,
@@ -112,7 +116,7 @@ def analyze_series(
         scan = Scan()
         scan.sign = -1.0 if higher_is_better else 1.0
         scan.update(steps, values * scan.sign if higher_is_better else values)
-        return finish(scan, segments, is_eval=is_eval)
+        return finish(scan, segments, is_eval=is_eval, signals=signals)
 
 
 def _as_array(a) -> np.ndarray:
@@ -120,7 +124,7 @@ def _as_array(a) -> np.ndarray:
     return out
 
 
-def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> SeriesAnalysis:
+def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signals: Sequence = ()) -> SeriesAnalysis:
     """The bounded part of the analysis, on a scan that is up to date."""
     steps = scan.steps
     n = len(steps)
@@ -169,6 +173,14 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         [y[ex.peak] for ex in excursions], [ex.baseline for ex in excursions], [ex.sigma for ex in excursions],
         nf, scan.log, near_zero,
     )
+    tolerance = tolerance_of(fs)
+    support = np.asarray(support_steps(signals), dtype=np.float64)
+    if len(support) and excursions:
+        # a loss rise that coincides with a grad-norm spike has a cause a reader can act on
+        for k, ex in enumerate(excursions):
+            if not keep[k] and ex.end >= 0:
+                lo, hi = float(fs[ex.onset]) - tolerance, float(fs[ex.end]) + tolerance
+                keep[k] = bool(((support >= lo) & (support <= hi)).any())
     shown = [ex for ex, k in zip(excursions, keep) if k]
     if len(shown) > MAX_SPIKES:  # heavy-tailed noise: name the highest ones
         shown = sorted(shown, key=lambda ex: (-(y[ex.peak] - ex.baseline), ex.onset))[:MAX_SPIKES]
@@ -179,6 +191,13 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         found.append(_divergence(divergence, scan, fs, fv, steps))
     if not near_zero:
         found += [_drift(d, blocks, scan, fs, nf) for d in drifts]
+    if signals:
+        found = [_with_evidence(a, signals, tolerance) for a in found]
+        lone = [g for g in signals if g.kind == "grad_norm"
+                and not any(a.kind in _EXPLAINED and evidence_for(a.step, a.end_step, [g], tolerance) for a in found)]
+        if lone:  # one line for them all, not an alarm each
+            message = describe.lone_grad_norm([(g.step, g.value / g.before) for g in lone])
+            found.append(Anomaly("grad_norm", lone[0].step, lone[-1].step, max(g.value for g in lone), None, message, 0.0))
     open_spike = next((ex.onset for ex in shown if ex.end < 0), None)
     judged = judge(
         y, blocks, scan.log, scan.quantum,
@@ -431,6 +450,19 @@ def _mask(blocks: Blocks, excursions: list[Excursion], nf: int) -> np.ndarray:
 def _level(scan: Scan, y: float) -> float:
     """A level of the analysis space as a value of the series (mirrored back)."""
     return scan.sign * (math.exp(y) if scan.log else y)
+
+
+_EXPLAINED = ("spike", "divergence", "nan", "drift")
+
+
+def _with_evidence(a: Anomaly, signals, tolerance: float) -> Anomaly:
+    """The anomaly with the secondary signals that coincide with it named in its sentence."""
+    if a.kind not in _EXPLAINED:
+        return a
+    near = evidence_for(a.step, a.end_step, signals, tolerance)
+    if not near:
+        return a
+    return replace(a, message=a.message + describe.evidence([(s.text, s.step) for s in near]))
 
 
 def _ends_nonfinite(scan: Scan) -> bool:
