@@ -473,7 +473,8 @@ def run_findings(run: RunReport) -> list[str]:
     notes = anomaly_notes(run)
     notes += [describe.plateau(p) for p in m.plateaus]
     if m.points and m.analyzed:
-        notes.append(describe.settling(m.verdict.message if m.verdict is not None else None, final))
+        notes.append(describe.settling(m.verdict.message if m.verdict is not None else None, final, None,
+                                       finite(m.convergence_step)))
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
     if run.skipped.lines:
         reasons = [(printable(why, 80), count) for why, count in run.skipped.reasons.items()]

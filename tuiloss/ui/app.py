@@ -36,7 +36,7 @@ from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smooth
 from tuiloss.ui.curves import Curves, legend_text, values_at
 from tuiloss.ui.export import choose_folder, write_export
 from tuiloss.ui import messages
-from tuiloss.ui.findings import Findings, anomaly_counts, marks, with_stall
+from tuiloss.ui.findings import Findings, anomaly_counts, marks, notice_title, with_stall
 from tuiloss.ui.insights import (
     InsightsRequest,
     InsightsWorker,
@@ -322,7 +322,7 @@ class TuilossApp(App[None]):
         fresh = self.findings.take(ready.report, ready.generation)
         for label, anomaly in fresh:
             text = f"{safe_label(label, 60)}: {safe_label(anomaly.message, 200)}"
-            self.notify(text, title=f"new {safe_label(anomaly.kind, 20)}", severity="warning", timeout=8, markup=False)
+            self.notify(text, title=safe_label(notice_title(anomaly), 20), severity="warning", timeout=8, markup=False)
         if fresh and self.config.bell:
             self.bell()
         self._draw_insights()

@@ -189,7 +189,8 @@ def render_insights(
         low = finite(facts.min)
         verdict = facts.verdict
         summary = describe.settling(verdict.message if verdict is not None else None,
-                                    fmt_value(finite(facts.settled_final)), fmt_value(low) if low is not None else None)
+                                    fmt_value(finite(facts.settled_final)), fmt_value(low) if low is not None else None,
+                                    conv)
         kind = verdict.kind if verdict is not None else None
         if conv is not None:
             mark = "✓" if not ascii else "+"

@@ -268,14 +268,16 @@ def plateau(found: Plateau) -> str:
     )
 
 
-def settling(verdict_message: str | None, final: str, low: str | None = None) -> str:
+def settling(verdict_message: str | None, final: str, low: str | None = None,
+             convergence_step: float | None = None) -> str:
     """The verdict and the final value: ``converged at 18.0K (within 0.18-0.22); final 0.200``,
     with ``, min ...`` when ``low`` is given. ``final`` (the median of the last 1% of finite
     points, 1 to 51, the one final of the report, the panel and the comparisons) and ``low``
     come already written (how a missing final reads differs: the report says ``NaN``, the
     panel ``-``)."""
-    text = verdict_message or "no verdict"
-    text += f"; final {final}"
+    if verdict_message is None:  # an analysis without a verdict: what its convergence step says
+        verdict_message = f"converged at {fmt_step(convergence_step)}" if convergence_step is not None else "not converged"
+    text = verdict_message + f"; final {final}"
     if low is not None:
         text += f", min {low}"
     return text
