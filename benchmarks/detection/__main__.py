@@ -86,11 +86,11 @@ def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, f
         "the rise reaches 10%. Drifts rise 5-25% over 15-35% of the run after convergence, then stay, come back down, "
         "or continue to the end. Resets restart the step counter from an earlier checkpoint.",
         "- Run lengths: 200 to 100,000 points; logging every 1, 10 or 100 steps.",
-        "- Realistic cases (`realistic.py`): noise heavy-tailed (Student t, 3 dof), AR(1) with phi 0.5-0.9, or "
+        "- Realistic cases (`realistic.py`): noise heavy-tailed (Student t, 3 dof, clipped at 10 sigma), AR(1) with phi 0.5-0.9, or "
         "growing relative to a falling loss; LR schedules that are not anomalies (epoch staircases, step decays, "
         "warmup-stable-decay, cosine), some with a spike of 2x-10x and at least 20 noise sigmas; runs flat at the start "
         "then learning; no progress at all; collapses into a dead plateau (labelled divergence at the jump); eval "
-        "series that overfit (labelled at the eval minimum) or spike 5-100x once; grad-norm-only spikes; RL "
+        "series that overfit (labelled on the bottom of the clean eval, within 1% of its minimum) or spike 5-100x once; grad-norm-only spikes; RL "
         "losses oscillating around 0; runs of 5-18 points falling 3% a point; runs of 25-60 points still falling 1.5% a point.",
         "- Verdicts are read off the noiseless curve: under 20 points too_short; a total fall under 10% "
         "no_progress; a fall over the last 20% of at least 5% (and 4 noise standard errors) improving; at most "

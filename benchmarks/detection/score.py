@@ -95,6 +95,8 @@ def _matches(kind: str, label, found, case: Case) -> bool:
         tol = max(tol, 1.5 * float(np.median(np.diff(case.eval_steps))))
     if kind == "spike" and label.end_step is not None:
         tol = max(tol, 0.25 * (label.end_step - label.step))
+    if kind == "overfitting" and label.end_step is not None:  # the best eval: anywhere on its flat bottom
+        return label.step - tol - 1e-9 <= found.step <= label.end_step + tol + 1e-9
     return abs(found.step - label.step) <= tol + 1e-9
 
 

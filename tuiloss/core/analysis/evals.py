@@ -13,10 +13,12 @@ The rule, in the analysis space of the eval series (the log of a loss):
   least ``OVERFIT_RISE`` (4%) and four noise sigmas above the best (so one bad eval is a
   spike, not overfitting); the noise is the robust spread of the evals around that
   running median;
-* the train loss at the end (the median of its last 1%) is not above its level around
-  the best eval's step (the median of the train points between the evals before and
-  after it) by more than ``TRAIN_FLAT`` (2%).
+* the train loss at the end (the median of its points since the eval before the last) is
+  not above its level around the best eval's step (the median of the train points between
+  the evals before and after it) by more than ``TRAIN_FLAT`` (3%).
 
+It is reported from the last eval still within 1% (or two noise sigmas) of the best,
+where the eval leaves its best for good; the sentence names the best value and its step.
 Its severity is the eval's rise over its best, over ``severity.DRIFT_UNIT`` (20%).
 The cost is bounded by the eval points and a few searches in the train steps.
 """
@@ -32,8 +34,11 @@ from tuiloss.core.analysis.anomalies import Anomaly
 from tuiloss.core.analysis.stats import running_median
 
 OVERFIT_RISE = math.log(1.04)
+#: Evals within this (1%) or two noise sigmas of the best are on its bottom; overfitting
+#: is reported from the last of them (where the eval leaves its best for good).
+BOTTOM = math.log(1.01)
 AFTER = 2
-TRAIN_FLAT = math.log(1.02)
+TRAIN_FLAT = math.log(1.03)
 #: At most this many eval points are read (the last ones).
 MAX_EVALS = 100_000
 
@@ -82,11 +87,15 @@ def join_eval(
             return []
     best_step = float(es[best])
     best_value = float(np.exp(smooth[best])) if log else float(smooth[best])  # one of the evals around it
+    # overfitting starts where the eval leaves its best for good: the last eval on the bottom
+    bottom = np.flatnonzero(smooth[: len(z) - AFTER] <= smooth[best] + max(BOTTOM * scale, 2 * noise))
+    onset = int(bottom[-1]) if len(bottom) else best
+    onset_step = float(es[max(best, onset)])
     last = float(np.median(ev[-AFTER:]))
     rise = severity.rise_of(math.log(last) if log else last, math.log(best_value) if log else best_value, log)
     sev = min(severity.HIGH, rise / severity.DRIFT_UNIT) if rise is not None and rise > 0 else 0.5
-    message = describe.overfitting(best_step, best_value, last, float(es[-1]), at_best, at_end, log)
-    return [Anomaly("overfitting", best_step, None, last, best_value, message, sev)]
+    message = describe.overfitting(onset_step, best_step, best_value, last, float(es[-1]), at_best, at_end, log)
+    return [Anomaly("overfitting", onset_step, None, last, best_value, message, sev)]
 
 
 def _train_levels(steps, values, eval_steps: np.ndarray, best: int) -> tuple[float, float] | None:
@@ -108,7 +117,9 @@ def _train_levels(steps, values, eval_steps: np.ndarray, best: int) -> tuple[flo
         k = min(len(values) - 1, int(np.searchsorted(steps, eval_steps[best])))
         around = values[max(0, k - 2) : k + 3]
         around = around[np.isfinite(around)]
-    tail = values[-max(1, min(51, len(values) // 100)) :]
+    # the end: the train points since the eval before the last (as many as around the best)
+    start = int(np.searchsorted(steps, eval_steps[-2] if len(eval_steps) > 1 else eval_steps[-1]))
+    tail = values[min(start, max(0, len(values) - 5)) :]
     tail = tail[np.isfinite(tail)]
     if not len(around) or not len(tail):
         return None

@@ -17,7 +17,9 @@ outliers come often (heavy-tailed noise: at least ``CROWD`` candidates, one per
 ``CROWD_POINTS`` points) only the ones at least ``CROWD_HEIGHT`` (2.5) times the typical
 outlier's height (in the analysis space; up to 4 times as the outliers grow in number,
 as the cube root of their count: the largest of many heavy-tailed outliers grows so), or
-``ALWAYS_RISE`` (3x) above the baseline, are.
+``ALWAYS_RISE`` (3x) above the baseline, are. The same holds when at least ``FEW`` (3)
+candidates have a median under ``TAIL_SIGMAS`` (10) noise sigmas: outliers that all sit
+just over the detection threshold are the tail of the noise, not events.
 
 Near-zero series (not all positive, and a level within a few noise sigmas of zero, such
 as RL policy losses oscillating around 0) get no relative findings: a spike there needs
@@ -45,6 +47,8 @@ CROWD = 6
 CROWD_POINTS = 2000
 ALWAYS_RISE = 2.0
 CROWD_HEIGHT = 2.5
+FEW = 3
+TAIL_SIGMAS = 10.0
 CROWD_HEIGHT_MAX = 4.0
 DRIFT_UNIT = 0.2
 HIGH = 10.0
@@ -97,7 +101,10 @@ def reportable(peaks: Sequence[float], baselines: Sequence[float], sigmas: Seque
     else:
         rise = np.where(base > 0, height / np.where(base > 0, base, 1.0), np.inf)
     keep = (rise >= MIN_RISE) & (z >= MIN_SIGMAS)
-    if len(height) >= max(CROWD, nf // CROWD_POINTS):
+    crowded = len(height) >= max(CROWD, nf // CROWD_POINTS)
+    # a few outliers that all sit just over the detection threshold are a noise tail too
+    tail = len(height) >= FEW and float(np.median(z)) < TAIL_SIGMAS
+    if crowded or tail:
         typical = float(np.median(height))
         # the largest of many heavy-tailed outliers grows like their count to the 1/3
         factor = min(CROWD_HEIGHT_MAX, max(CROWD_HEIGHT, len(height) ** (1 / 3)))

@@ -233,13 +233,15 @@ SHORT_SERIES = 64
 SHORT_MIN = 20
 SHORT_HISTORY = 5
 SHORT_SIGMAS = 5.0
+#: A short series' spike still up at its last points must have at least doubled (log space).
+OPEN_RISE = math.log(2.0)
 
 
 def short_excursions(y: np.ndarray, scan: Scan, existing: list[Excursion]) -> list[Excursion]:
     """Spikes of a short series: a point more than ``SHORT_SIGMAS`` noise sigmas (and the
     scan's floor) above the median of the ``SHORT_HISTORY`` points before it, ending at
     the first point back within the band (one still up at the end counts only if it is
-    one of the last two points and rose sharply). The noise is the robust spread of the points
+    one of the last two points, rose sharply, and at least doubled). The noise is the robust spread of the points
     around a running median of 5 (a spike of one or two points leaves it). Excursions
     that overlap one of ``existing`` are left to it."""
     nf = len(y)
@@ -261,7 +263,7 @@ def short_excursions(y: np.ndarray, scan: Scan, existing: list[Excursion]) -> li
         while j < nf and y[j] > limit:
             j += 1
         end = j if j < nf else -1
-        if end < 0 and (nf - i > 2 or y[i] - y[i - 1] < 0.5 * (y[i] - base)):
+        if end < 0 and (nf - i > 2 or y[i] - y[i - 1] < 0.5 * (y[i] - base) or y[i] - base < float(scan.floor(base)) + OPEN_RISE):
             break  # still up at the end: a lasting change of level or a steady climb, not a spike
         if not any(a < (j if end >= 0 else nf) and i < b for a, b in taken):
             out.append(Excursion(i, i + int(np.argmax(y[i:j])), end, base, limit, sigma))

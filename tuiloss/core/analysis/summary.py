@@ -34,7 +34,15 @@ from tuiloss.core.analysis.plateaus import (
 )
 from tuiloss.core.analysis.scan import Scan
 from tuiloss.core.analysis.signals import evidence_for, support_steps, tolerance_of
-from tuiloss.core.analysis.spikes import Excursion, block_trend, find_excursions, short_excursions, wide_candidates
+from tuiloss.core.analysis.spikes import (
+    OPEN_RISE,
+    SHORT_SERIES,
+    Excursion,
+    block_trend,
+    find_excursions,
+    short_excursions,
+    wide_candidates,
+)
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
 from tuiloss.core.analysis.verdicts import NONFINITE_END, TOO_SHORT, Verdict, judge
 
@@ -152,6 +160,9 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
     extra = short_excursions(y, scan, excursions)
     if extra:
         excursions = sorted(excursions + extra, key=lambda ex: ex.onset)
+    if nf < SHORT_SERIES:  # a short series still up at its end: a spike only if it just doubled
+        excursions = [ex for ex in excursions
+                      if ex.end >= 0 or (nf - ex.onset <= 2 and y[ex.peak] - ex.baseline >= OPEN_RISE)]
     ends_nonfinite = None
     if scan.nan_runs and scan.nan_runs[-1][1] == -1:
         ends_nonfinite = scan.finite_before_last_stretch()

@@ -22,10 +22,10 @@ DIVERGENCE_MIN_POINTS = 10
 DIVERGENCE_MIN_FRACTION = 0.05
 NONFINITE_RISE = math.log(1.1)
 #: Drift: least significance (Mann-Kendall z, corrected for autocorrelation), least rise
-#: (4% in log space), shortest window (blocks, fraction of the series after convergence,
+#: (5% in log space), shortest window (blocks, fraction of the series after convergence,
 #: raw points).
 DRIFT_Z = 4.0
-DRIFT_MIN_RISE = math.log(1.04)
+DRIFT_MIN_RISE = math.log(1.05)
 #: ...and the rise must be this many times the noise of the block medians.
 DRIFT_NOISE_RISE = 2.0
 DRIFT_MIN_BLOCKS = 8
@@ -195,7 +195,9 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool) -> lis
                 windows.append((a, b, slope))
     if not windows:
         return []
-    noise = robust_sigma(np.diff(d)) / math.sqrt(2)
+    # noise of the levels: point to point, or the wander around a short running median
+    # (autocorrelated noise wanders further than its steps say), whichever is larger
+    noise = max(robust_sigma(np.diff(d)) / math.sqrt(2), robust_sigma(d - running_median(d, max(2, m // 25))))
     out = []
     for a, b in _steep_parts(windows):
         drift = _trim(d, x, a, b, log)
