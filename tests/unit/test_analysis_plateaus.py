@@ -41,3 +41,19 @@ def test_a_plateau_never_spans_a_spike():
 def test_twelve_points_get_no_plateau():
     values = np.array([0.15, 0.12, 0.14, 0.13, 0.11, 0.16, 0.13, 0.12, 0.14, 0.15, 0.13, 0.14])
     assert analyze_series(np.arange(2.0, 26.0, 2), values).plateaus == ()
+
+
+def test_while_live_a_plateau_stops_where_a_spike_in_progress_began():
+    from tuiloss.core.analysis import LiveAnalyzer
+
+    rng = np.random.default_rng(4)
+    n = 20_000
+    steps = np.arange(1.0, n + 1)
+    values = 0.2 * np.exp(0.01 * rng.standard_normal(n))
+    values[19_980:] *= 7  # the spike has not come back yet
+    live = LiveAnalyzer()
+    live.update(steps[:15_000], values[:15_000])
+    result = live.update(steps, values)
+    [spike] = result.of_kind("spike")
+    assert spike.end_step is None
+    assert result.plateaus and all(p.end_step < spike.step for p in result.plateaus)
