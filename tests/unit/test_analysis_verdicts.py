@@ -134,3 +134,24 @@ def test_a_sudden_accuracy_drop_is_the_spike_and_the_live_analysis_agrees():
     for cut in (1000, 2003, n):
         got = live.update(steps[:cut], acc[:cut])
     assert got == result
+
+
+@pytest.mark.parametrize("higher", [False, True])
+def test_odd_series_always_get_one_verdict_and_never_raise(higher):
+    import json
+
+    from tuiloss.core.analysis.verdicts import KINDS
+    from tuiloss.core.report import anomaly_json, verdict_json
+
+    rng = np.random.default_rng(12)
+    odd = [
+        np.array([]), np.array([np.nan] * 30), np.ones(500), np.zeros(300), -np.linspace(1, 2, 100),
+        np.array([1e-300, 1e300] * 50), np.where(rng.random(400) < 0.3, np.inf, 1.0), np.array([5.0]),
+        rng.standard_cauchy(2000), np.concatenate([np.linspace(3, 1, 100), [np.nan] * 20]),
+    ]
+    for values in odd:
+        result = analyze_series(np.arange(len(values), dtype=float), values, higher_is_better=higher)
+        if len(values):
+            assert result.verdict is not None and result.verdict.kind in KINDS
+            json.dumps(verdict_json(result.verdict), allow_nan=False)
+        json.dumps([anomaly_json(a) for a in result.anomalies], allow_nan=False)
