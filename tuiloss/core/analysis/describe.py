@@ -292,7 +292,7 @@ def verdict(kind: str, step: float | None, low: float | None, high: float | None
 
     ``converged at 29.8K (within 0.182-0.220)``, ``still improving (6% below its best before
     the last 20% of the run)``, ``no progress (started at 1.40)``, ``collapsed / diverged from
-    60.0K``, ``not settled: the log ends inside the spike from 25.0K``, ``too short to say (12 points)``.
+    60.0K``, ``not settled: the log ends inside the spike from 25.0K``, ``too short to say (12 finite points)``.
     """
     if kind == "converged":
         return f"converged at {fmt_step(step)} (within {fmt_value(low)}-{fmt_value(high)})"
@@ -309,7 +309,7 @@ def verdict(kind: str, step: float | None, low: float | None, high: float | None
         return f"not settled: the log ends inside the spike from {fmt_step(step)}"
     if kind == "near_zero":
         return "oscillates around 0: no level to converge to"
-    return f"too short to say ({points:,} point{'s' if points != 1 else ''})"
+    return f"too short to say ({points:,} finite point{'s' if points != 1 else ''})"
 
 
 def segment(start_step: float | None, reason: str) -> str:

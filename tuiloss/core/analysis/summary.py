@@ -204,7 +204,8 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         found += [_drift(d, blocks, scan, fs, nf) for d in drifts]
     if signals:
         found = [_with_evidence(a, signals, tolerance) for a in found]
-        lone = [g for g in signals if g.kind == "grad_norm"
+        warmup = float(fs[0]) + EARLY_SIGNALS * (float(fs[-1]) - float(fs[0]))
+        lone = [g for g in signals if g.kind == "grad_norm" and g.step > warmup
                 and not any(a.kind in _EXPLAINED and evidence_for(a.step, a.end_step, [g], tolerance) for a in found)]
         if lone:  # one line for them all, not an alarm each
             message = describe.lone_grad_norm([(g.step, g.value / g.before) for g in lone])
@@ -464,6 +465,9 @@ def _level(scan: Scan, y: float) -> float:
 
 
 _EXPLAINED = ("spike", "divergence", "nan", "drift")
+#: Grad-norm spikes in the first 5% of the run (warm-up, where the grad norm is volatile) that
+#: no loss finding explains are not mentioned.
+EARLY_SIGNALS = 0.05
 
 
 def _with_evidence(a: Anomaly, signals, tolerance: float) -> Anomaly:
