@@ -66,8 +66,9 @@ def _changed(old: Anomaly, new: Anomaly) -> bool:
 
 
 def anomaly_counts(report: Report) -> dict[str, int]:
-    """How many anomalies each run's primary metric has."""
-    return {run.id: len(run.primary.anomalies) if run.primary is not None else 0 for run in report.runs}
+    """How many anomalies each run's primary metric has (a line of grad-norm information is not one)."""
+    return {run.id: sum(a.kind != "grad_norm" for a in run.primary.anomalies) if run.primary is not None else 0
+            for run in report.runs}
 
 
 def with_stall(run: RunReport, stall: Anomaly | None) -> RunReport:

@@ -306,6 +306,8 @@ def _anomalies(runs: list[RunFacts]) -> list[Observation]:
     for r in runs:
         counts: dict[str, int] = {}
         for a in r.analysis.anomalies:
+            if a.kind == "grad_norm":
+                continue  # information about the grad norm, not an anomaly of the loss
             counts[a.kind] = counts.get(a.kind, 0) + 1
         if counts:
             found.append((r, counts))
