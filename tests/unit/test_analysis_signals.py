@@ -50,3 +50,16 @@ def test_loss_scale_collapse_and_lr_drop_are_evidence_for_a_spike():
     [spike] = analyze_series(steps, loss, signals=signals).of_kind("spike")
     assert "fp16 loss scale fell from 6.55e+04 to 1.02e+03 at 2.0K" in spike.message
     assert "learning rate" not in spike.message  # the LR drop was long before
+
+
+def test_the_live_analysis_gives_the_same_evidence():
+    from tuiloss.core.analysis import LiveAnalyzer
+
+    steps, loss, norm = run()
+    loss[3000] *= 1.12
+    norm[3000] *= 5
+    live = LiveAnalyzer()
+    live.update(steps[:2000], loss[:2000], (), find_signals({"norm": (steps[:2000], norm[:2000])}))
+    signals = find_signals({"norm": (steps, norm)})
+    assert live.update(steps, loss, (), signals) == analyze_series(steps, loss, signals=signals)
+    assert live.update(steps, loss, (), ()) == analyze_series(steps, loss)  # new signals, new answer
