@@ -56,6 +56,16 @@ class Case:
     plateaus: list[PlateauLabel] = field(default_factory=list)
     control: bool = False
     sigma: float = 0.0
+    #: the one verdict a careful reader gives the run (None: between two, not scored)
+    verdict: str | None = None
+    #: where the noiseless curve comes to stay within ``CONVERGED_BAND`` of its end
+    convergence_step: float | None = None
+    #: extra columns written beside the loss (an evaluation series, a grad norm)
+    eval_steps: np.ndarray | None = None
+    eval_values: np.ndarray | None = None
+    eval_labels: list[Label] = field(default_factory=list)
+    grad_norm: np.ndarray | None = None
+    noise: str = "gaussian"
 
 
 # -- base curves (log of the loss as a function of the fraction t of the run) --------
@@ -150,6 +160,7 @@ def make_case(name: str, rng: np.random.Generator, *, family: str, n: int, inter
     t = np.arange(n) / n
     steps = (np.arange(n) + 1) * float(interval)
     z, flat = _base(family, t, rng, fast="drift" in events, late_events="divergence" in events)
+    clean = z.copy()
     z = z + _noise(n, sigma, rng)
     plain = z.copy()  # noisy curve without events: the level a plateau label records
     labels: list[Label] = []
@@ -235,12 +246,23 @@ def make_case(name: str, rng: np.random.Generator, *, family: str, n: int, inter
     values = np.exp(z)
     for i, v in values_extra.items():
         values[i] = v
-    if "drift" not in events and "divergence" not in events and "reset" not in events:
+    if "drift" not in events and "divergence" not in events and "reset" not in events and sigma <= 0.12:
+        # (on very noisy runs the band is wider than a factor 1.6: noise, not a plateau)
+        spikes = sorted((int(np.searchsorted(steps, lb.step)), int(np.searchsorted(steps, lb.end_step or lb.step)))
+                        for lb in labels if lb.kind == "spike")
         for lo, hi in flat:
             a, b = int(lo * n), min(n, int(hi * n)) - 1
-            if b - a >= 0.15 * n:
-                level = float(np.mean(np.exp(plain[a : b + 1])))
-                plateaus.append(PlateauLabel(steps[a], steps[b], level))
+            # a plateau never spans a spike: label the flat pieces between them
+            pieces, cursor = [], a
+            for s_on, s_end in spikes:
+                if a < s_on < b:
+                    pieces.append((cursor, s_on - 1))
+                    cursor = s_end + 1
+            pieces.append((cursor, b))
+            for pa, pb in pieces:
+                if pb - pa >= 0.15 * n:
+                    level = float(np.mean(np.exp(plain[pa : pb + 1])))
+                    plateaus.append(PlateauLabel(steps[pa], steps[pb], level))
     order_steps = steps.copy()
     if "reset" in events:
         cut = int(rng.uniform(0.3, 0.8) * n)
@@ -251,11 +273,48 @@ def make_case(name: str, rng: np.random.Generator, *, family: str, n: int, inter
         values = np.concatenate((values[:cut], values[resume:]))[:n]
         labels = [lb for lb in labels if lb.kind != "reset"]
         labels.append(Label("reset", steps[resume]))
-    return Case(name, family, order_steps, values, labels, plateaus, control=not events, sigma=sigma)
+    case = Case(name, family, order_steps, values, labels, plateaus, control=not events, sigma=sigma)
+    if "divergence" in events:
+        case.verdict = "diverged"
+    elif "drift" not in events and "reset" not in events:
+        case.verdict, case.convergence_step = verdict_of(clean, steps, sigma)
+    return case
 
 
-def make_suite(seed: int = 0, scale: int = 1, max_length: int = 100_000) -> list[Case]:
-    """The benchmark: positives for each kind and negative controls, ``scale`` times over."""
+#: Truth of the verdicts, read off the noiseless curve (log space): fewer points than this
+#: is too short to say; a total fall under ``NO_PROGRESS`` is no progress; a fall over the
+#: last 20% of the run of at least ``STILL_FALLING`` (and 4 standard errors of the noise
+#: there) is still improving; at most ``SETTLED`` is converged; in between is not scored.
+TOO_SHORT = 20
+NO_PROGRESS = math.log(1.1)
+STILL_FALLING = 0.05
+SETTLED = 0.015
+CONVERGED_BAND = math.log(1.1)
+
+
+def verdict_of(clean: np.ndarray, steps: np.ndarray, sigma: float) -> tuple[str | None, float | None]:
+    """The verdict a careful reader gives a noiseless log-loss curve, and its convergence step."""
+    n = len(clean)
+    if n < TOO_SHORT:
+        return "too_short", None
+    start = float(np.max(clean[: max(1, n // 50)]))
+    end = float(clean[-1])
+    if start - end < NO_PROGRESS:
+        return "no_progress", None
+    late = float(clean[int(0.8 * n)]) - end
+    if late >= max(STILL_FALLING, 4 * sigma * math.sqrt(10 / n)):
+        return "improving", None
+    if late <= SETTLED:
+        outside = np.flatnonzero(np.abs(clean - end) > CONVERGED_BAND)
+        at = 0 if not len(outside) else min(n - 1, int(outside[-1]) + 1)
+        return "converged", float(steps[at])
+    return None, None
+
+
+def make_suite(seed: int = 0, scale: int = 1, max_length: int = 100_000, realistic: bool = True) -> list[Case]:
+    """The benchmark: positives for each kind and negative controls, ``scale`` times over;
+    with ``realistic``, also the cases of :mod:`realistic` (heavy-tailed noise, schedules,
+    no progress, collapse, eval series, grad norms, RL losses, short runs)."""
     rng = np.random.default_rng(seed)
     lengths = [n for n in LENGTHS if n <= max_length]
     cases: list[Case] = []
@@ -285,6 +344,12 @@ def make_suite(seed: int = 0, scale: int = 1, max_length: int = 100_000) -> list
             n = max(n, 500)
         name = f"{k:04d}_{family}_{'+'.join(events) or ('noisy' if sigma > 0.1 else 'clean')}_{n}"
         cases.append(make_case(name, rng, family=family, n=n, interval=interval, sigma=sigma, events=events))
+    if realistic:
+        from benchmarks.detection.realistic import REALISTIC_PLAN, make_realistic
+
+        for _ in range(scale):
+            for kind in REALISTIC_PLAN:
+                cases.append(make_realistic(len(cases), rng, kind, lengths))
     return cases
 
 
@@ -304,7 +369,24 @@ def write_case(case: Case, folder: str, fmt: str) -> str:
     path = os.path.join(folder, case.name)
     os.makedirs(path, exist_ok=True)
     steps = [f"{s:.0f}" if s == int(s) else f"{s:g}" for s in case.steps]
-    if fmt == "csv":
+    if case.eval_values is not None or case.grad_norm is not None:
+        fmt = "extra"
+    if fmt == "extra":  # one row per step, the eval column empty between evaluations
+        name = os.path.join(path, "metrics.csv")
+        evals = {}
+        if case.eval_values is not None:
+            evals = {float(s): v for s, v in zip(case.eval_steps, case.eval_values)}
+        with open(name, "w") as f:
+            f.write("step,loss" + (",eval_loss" if evals else "") + (",grad_norm" if case.grad_norm is not None else "") + "\n")
+            for k, (s, v) in enumerate(zip(steps, case.values)):
+                row = f"{s},{_num(v)}"
+                if evals:
+                    e = evals.get(float(case.steps[k]))
+                    row += "," + (_num(e) if e is not None else "")
+                if case.grad_norm is not None:
+                    row += "," + _num(case.grad_norm[k])
+                f.write(row + "\n")
+    elif fmt == "csv":
         name = os.path.join(path, "metrics.csv")
         with open(name, "w") as f:
             f.write("step,loss\n")

@@ -4,13 +4,34 @@ from __future__ import annotations
 
 import tempfile
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from benchmarks.detection.generate import Case, write_case
 from benchmarks.detection.score import Score, score_case
+from tuiloss.core import analysis as _analysis
 from tuiloss.core.analysis import analyze_series
+from tuiloss.core.analysis.signals import find_signals
 from tuiloss.core.store import Series
+
+
+@dataclass
+class Result:
+    """What the analysis found in one case: its loss, and its eval series joined to it."""
+
+    train: object
+    eval: object | None = None
+    joined: tuple = ()
+
+
+def _with_eval(train, steps, values, eval_steps, eval_values) -> Result:
+    if eval_steps is None or not len(eval_steps):
+        return Result(train)
+    ev = analyze_series(eval_steps, eval_values, is_eval=True)
+    join = getattr(_analysis, "join_eval", None)  # eval findings joined to the train series
+    joined = tuple(join(steps, values, eval_steps, eval_values, ev)) if join is not None else ()
+    return Result(train, ev, joined)
 
 FORMATS = ("csv", "jsonl", "nanogpt")
 
@@ -20,7 +41,7 @@ def analyze_arrays(case: Case):
     series = Series()
     series.extend(np.asarray(case.steps, dtype=np.float64), np.asarray(case.values, dtype=np.float64))
     steps, values = series.visible()
-    return analyze_series(steps, values, series.segments)
+    return _with_eval(analyze_series(steps, values, series.segments), steps, values, case.eval_steps, case.eval_values)
 
 
 def analyze_files(cases: list[Case], folder: str | None = None) -> dict[str, object]:
@@ -39,7 +60,11 @@ def analyze_files(cases: list[Case], folder: str | None = None) -> dict[str, obj
                 continue
             series = run.series[run.primary_metric]
             steps, values = series.visible()
-            out[name] = analyze_series(steps, values, series.segments)
+            others = {n: s.visible() for n, s in run.series.items() if n != run.primary_metric and n != "eval_loss"}
+            train = analyze_series(steps, values, series.segments, signals=find_signals(others) if others else ())
+            ev = run.series.get("eval_loss")
+            es, evs = ev.visible() if ev is not None else (None, None)
+            out[name] = _with_eval(train, steps, values, es, evs)
         return out
 
 

@@ -88,3 +88,34 @@ def test_findings_import_no_textual():
     code = "import sys, tuiloss.ui.findings, tuiloss.ui.insights; print('textual' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_announced_findings_settle_visibly():
+    from tuiloss.ui.findings import notice_title
+
+    findings = Findings()
+    findings.baseline_generation = 1
+    assert findings.take(report(run_report("a")), 1) == []
+    open_spike = Anomaly("spike", 25_000.0, None, 1.4, 0.2, "spiked to 1.40 at 25.0K, not recovered yet")
+    early = Anomaly("drift", 30_700.0, 34_500.0, 0.212, 0.204, "drifted up from 0.204 to 0.212 between 30.7K and 34.5K")
+    assert findings.take(report(run_report("a", open_spike, early)), 2) == [("A", open_spike), ("A", early)]
+    recovered = Anomaly("spike", 25_000.0, 29_800.0, 1.4, 0.2, "spiked to 1.40 at 25.0K, recovered by 29.8K")
+    final = Anomaly("drift", 37_300.0, 56_200.0, 0.23, 0.209, "drifted up from 0.209 to 0.230 between 37.3K and 56.2K")
+    notices = findings.take(report(run_report("a", recovered, final)), 3)
+    titles = [(notice_title(a), a.message) for _, a in notices]
+    assert ("updated", "spike now: spiked to 1.40 at 25.0K, recovered by 29.8K") in titles
+    assert ("withdrawn", "no longer seen: drift drifted up from 0.204 to 0.212 between 30.7K and 34.5K") in titles
+    assert ("new drift", final.message) in titles  # the drift that replaced it is news of its own
+    assert anomaly_key("a", early) not in findings.new
+    assert findings.take(report(run_report("a", recovered, final)), 4) == []  # settled: nothing more to say
+
+
+def test_a_drift_whose_stretch_moves_is_updated_not_repeated():
+    findings = Findings()
+    findings.baseline_generation = 1
+    findings.take(report(run_report("a")), 1)
+    first = Anomaly("drift", 40_000.0, 50_000.0, 0.22, 0.2, "drifted up between 40.0K and 50.0K")
+    findings.take(report(run_report("a", first)), 2)
+    longer = Anomaly("drift", 40_200.0, 60_000.0, 0.23, 0.2, "drifted up between 40.2K and 60.0K")
+    [(label, notice)] = findings.take(report(run_report("a", longer)), 3)
+    assert notice.kind == "updated" and notice.message == "drift now: drifted up between 40.2K and 60.0K"

@@ -10,9 +10,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.detection import PLATEAU_LEVEL, TARGETS  # noqa: E402
+from benchmarks.detection import PLATEAU_LEVEL, TARGETS, VERDICT_ACCURACY  # noqa: E402
 from benchmarks.detection.generate import make_suite  # noqa: E402
 from benchmarks.detection.run import evaluate  # noqa: E402
+from benchmarks.detection.score import f1  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -24,14 +25,19 @@ def score():
 
 
 @pytest.mark.parametrize("kind", sorted(TARGETS))
-def test_precision_and_recall(score, kind):
+def test_f1_per_kind(score, kind):
     tally = score.kinds[kind]
     assert tally.tp + tally.fn > 0
-    assert tally.precision >= TARGETS[kind], tally.false
-    assert tally.recall >= TARGETS[kind], tally.misses
+    assert f1(tally) >= TARGETS[kind], (tally.misses, tally.false)
+
+
+def test_verdicts(score):
+    assert len(score.verdicts) >= 40
+    assert score.verdict_accuracy >= VERDICT_ACCURACY, score.verdict_notes
+    assert {label for label, _ in score.verdicts} >= {"improving", "converged", "no_progress", "diverged", "too_short"}
 
 
 def test_plateau_levels_and_controls(score):
     assert score.plateau_found > 0
     assert max(score.plateau_errors) <= PLATEAU_LEVEL
-    assert score.control_runs > 0 and score.control_spikes == 0, score.control_notes
+    assert score.control_runs > 0 and score.control_spikes == 0 and score.control_other == 0, score.control_notes

@@ -74,3 +74,62 @@ def test_observations_are_json_safe_with_odd_config_values():
     b = RunFacts(b.id, b.label, {**b.config, "when": datetime.date(2024, 1, 1)}, b.analysis, b.steps, b.values)
     for o in compare_runs([a, b]):
         json.dumps(observation_json(o), allow_nan=False)
+
+
+# -- issue 13, item 7: only comparable runs ------------------------------------------------------
+
+
+def facts(run_id, values, *, metric="loss", source=None, fmt="csv", names=("loss",), config=None):
+    steps = np.arange(1, len(values) + 1, dtype=float)
+    return RunFacts(run_id, run_id, config or {}, analyze_series(steps, values), steps, values,
+                    metric=metric, source=source or f"exp/{run_id}.csv", format=fmt, metric_names=frozenset(names))
+
+
+def curve(seed, final=0.2, tau=100.0, n=2000):
+    rng = np.random.default_rng(seed)
+    return (final + np.exp(-np.arange(n) / tau)) * np.exp(0.01 * rng.standard_normal(n))
+
+
+def test_unrelated_logs_are_not_compared():
+    # a language model, a U-Net and a PINN in one folder tree: different metrics and folders
+    runs = [
+        facts("olmo", curve(1), metric="train/CrossEntropyLoss", source="olmo/training.log", fmt="text",
+              names=("train/CrossEntropyLoss",)),
+        facts("unet", curve(2), metric="val_dice", source="keras/training.log", fmt="csv", names=("val_dice",)),
+        facts("pinn", curve(3), metric="train_loss_epoch", source="pinn/metrics.csv", fmt="csv",
+              names=("train_loss_epoch", "lr")),
+    ]
+    assert compare_runs(runs) == []
+
+
+def test_train_loss_names_are_one_metric_and_one_folder_is_one_family():
+    runs = [facts("a", curve(1), metric="loss"), facts("b", curve(2, final=0.3), metric="train_loss")]
+    found = {o.kind for o in compare_runs(runs)}
+    assert {"fastest_convergence", "lowest_final"} <= found
+
+
+def test_same_format_and_metrics_in_different_folders_are_one_family():
+    runs = [facts("a", curve(1), source="x/a/log.csv", names=("loss", "lr")),
+            facts("b", curve(2, final=0.3), source="y/b/log.csv", names=("loss", "lr"))]
+    assert compare_runs(runs)
+    runs[1] = facts("b", curve(2, final=0.3), source="y/b/log.csv", names=("loss", "acc"))
+    assert compare_runs(runs) == []
+
+
+def test_two_sources_of_one_training_are_one_run():
+    values = curve(4)
+    runs = [facts("csv", values, source="run/progress.csv"), facts("tb", values.copy(), source="run/events")]
+    assert compare_runs(runs) == []
+    third = facts("other", curve(5, final=0.3), source="run/other.csv")
+    found = [o for o in compare_runs(runs + [third]) if o.kind == "lowest_final"]
+    assert set(found[0].runs) == {"csv", "other"}
+
+
+def test_runs_with_no_progress_are_neither_fastest_nor_most_stable():
+    rng = np.random.default_rng(6)
+    flat = [facts(f"flat{k}", 1.39 + 0.002 * rng.standard_normal(2000)) for k in range(3)]
+    learns = facts("learns", curve(7))
+    found = {o.kind: o for o in compare_runs(flat + [learns])}
+    assert found["fastest_convergence"].runs == ("learns",)
+    assert "made no progress" in found["not_converged"].message
+    assert found["most_stable"].runs == ("learns",)

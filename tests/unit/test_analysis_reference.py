@@ -79,7 +79,9 @@ def test_clip10_fastest_attn_relax_slowest(runs):
     found = {o.kind: o for o in compare_runs(facts)}
     ids = {name: r.id for name, (r, *_rest) in runs.items()}
     assert found["fastest_convergence"].runs[0] == ids["clip10"]
-    assert found["slowest_convergence"].runs == (ids["attn_relax"],)
+    # clip=1 settles only once its drift has come back down (76.5K): the slowest
+    assert found["slowest_convergence"].runs == (ids["clip1"],)
+    assert runs["clip1"][3].verdict.kind == "converged"
     assert found["lowest_final"].runs[0] == ids["clip10"]
     assert set(found["anomalies"].runs) == {ids["postnorm"], ids["clip1"]}
     pairs = {o.fields["key"] for o in compare_runs(facts) if o.kind == "config_pair"}

@@ -199,7 +199,8 @@ def test_anomaly_json_turns_nan_into_null():
     from tuiloss.core.report import anomaly_json
 
     a = Anomaly("nan", 5.0, None, math.nan, math.inf, "became NaN at 5")
-    assert anomaly_json(a) == {"kind": "nan", "step": 5.0, "end_step": None, "value": None, "baseline": None, "message": "became NaN at 5"}
+    assert anomaly_json(a) == {"kind": "nan", "step": 5.0, "end_step": None, "value": None, "baseline": None, "message": "became NaN at 5",
+                                "severity": 0.0, "severity_word": "info"}
 
 
 def test_findings_are_capped_on_pathological_series():

@@ -55,7 +55,9 @@ def test_json_is_made_at_the_edge_with_numbers_json_can_hold():
     data = report_json(build_report(make_store(make_run("a", values))), ignored=[("a.bin", "binary")])
     json.dumps(data, allow_nan=False)
     metric = data["runs"][0]["metrics"]["loss"]
-    assert metric["final"] is None and metric["first_step"] == 1 and isinstance(metric["first_step"], int)
+    # "final" is the one final of findings and comparisons (median of the last 1%); "last" the last value
+    assert metric["last"] is None and metric["final"] == pytest.approx(1 + 3 / 499)  # 5 finite points before it
+    assert metric["first_step"] == 1 and isinstance(metric["first_step"], int)
     assert data["ignored"] == [{"path": "a.bin", "reason": "binary"}]
     assert list(data) == ["version", "root", "runs", "observations", "ignored"]
     assert "ignored" not in report_json(build_report(make_store()))
@@ -68,7 +70,9 @@ def test_text_shows_a_nan_final_as_nan():
     values = np.linspace(2, 1, 500)
     values[-1] = math.nan
     text = render_text(build_report(make_store(make_run("a", values))))
-    assert "; final NaN" in text
+    row = next(line for line in text.splitlines() if line.startswith("1 "))
+    assert " NaN " in row  # the last value, in the table
+    assert "; final 1.01" in text  # the final level of the findings reads past one NaN
 
 
 # -- direction, runs in one log, the same series twice, the step axis --------------------------

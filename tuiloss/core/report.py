@@ -16,6 +16,7 @@ import numpy as np
 
 from tuiloss import __version__
 from tuiloss.core.analysis import (
+    join_eval,
     Anomaly,
     Observation,
     Plateau,
@@ -29,6 +30,7 @@ from tuiloss.core.analysis import metrics as names
 from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
 from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
+from tuiloss.core.analysis.signals import find_signals, signal_series
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
 from tuiloss.core.sanitize import safe_label
@@ -82,6 +84,17 @@ class MetricReport:
     def convergence_step(self) -> float | None:
         """Where it settled (None: not analysed, or never settled)."""
         return self.analysis.convergence_step if self.analysis is not None else None
+
+    @property
+    def verdict(self):
+        """Where the series got to (None: not analysed)."""
+        return self.analysis.verdict if self.analysis is not None else None
+
+    @property
+    def settled_final(self) -> float | None:
+        """The one "final" of findings and comparisons: the median of the last 1% of finite
+        points (1 to 51); the last value when not analysed."""
+        return self.analysis.final if self.analysis is not None else self.final
 
     @property
     def anomalies(self) -> tuple[Anomaly, ...]:
@@ -190,10 +203,12 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
     for name in sorted(series, key=lambda m: (m != primary, m)):
         analyzed = name == primary or is_eval_metric(name) and names.role(name) in ("loss", "ppl")
         analyzer = analyzer_for(run_id, name) if analyzed and analyzer_for is not None else None
-        metrics[name] = _metric(series[name], name, analyzed, analyzer)
+        train = series[primary].visible() if primary in series and name != primary else None
+        signals = _signals(run_id, series, primary, analyzer_for) if name == primary and analyzed else ()
+        metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals)
         if name == primary and metrics[name].direction is Direction.LOWER:
             # the comparisons across runs ("ended lowest", ...) are about losses
-            fact = _run_facts(run_id, label, run.config, series[name], metrics[name])
+            fact = _run_facts(run_id, label, run, series, name, metrics[name])
     entry = RunReport(
         id=run_id,
         label=label,
@@ -290,15 +305,38 @@ def _printed_decimals(values: np.ndarray, most: int = 8) -> int:
     return most
 
 
-def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None) -> MetricReport:
+def _signals(run_id: str, series: dict[str, Series], primary: str | None,
+             analyzer_for: AnalyzerFor | None) -> tuple:
+    """Events of the run's secondary series (grad norm, loss scale, skips, LR), as evidence."""
+    others = [n for n in series if n != primary and not is_eval_metric(n)]
+    wanted = signal_series(others)
+    if not wanted:
+        return ()
+
+    def analyze(name, steps, values):
+        kept = analyzer_for(run_id, name) if analyzer_for is not None else None
+        return kept.update(steps, values) if kept is not None else analyze_series(steps, values)
+
+    return tuple(find_signals({n: series[n].visible() for n in wanted.values()}, analyze))
+
+
+def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None,
+            signals: tuple = ()) -> MetricReport:
     steps, values = series.visible()
     finite_mask = np.isfinite(values)
     analysis = None
     direction = names.direction(name)
     if analyzed and analyzer is not None:
-        analysis = follow_direction(analyzer.update(steps, values, series.segments), direction)
+        analysis = follow_direction(analyzer.update(steps, values, series.segments, signals), direction)
     elif analyzed:
-        analysis = analyze(steps, values, series.segments, is_eval=is_eval_metric(name), direction=direction)
+        analysis = analyze(steps, values, series.segments, is_eval=is_eval_metric(name), direction=direction,
+                           signals=signals)
+    if analysis is not None and train is not None and is_eval_metric(name):
+        # what only the pair says: the eval rising from its best while train falls
+        joined = join_eval(train[0], train[1], steps, values, analysis)
+        if joined:
+            anomalies = sorted(analysis.anomalies + tuple(joined), key=lambda a: a.step)
+            analysis = replace(analysis, anomalies=tuple(anomalies))
     return MetricReport(
         name=name,
         points=len(series),
@@ -325,41 +363,47 @@ def _distinct(steps: np.ndarray) -> int:
 LOWER_IS_BETTER_KINDS = frozenset(("spike", "divergence", "drift"))
 
 
-def analyze(steps, values, segments, *, is_eval: bool, direction: Direction) -> SeriesAnalysis:
+def analyze(steps, values, segments, *, is_eval: bool, direction: Direction, signals: tuple = ()) -> SeriesAnalysis:
     """The detectors over one series, told which way it improves.
 
-    The one call site of the detectors in the report: ``direction`` decides which
-    health verdicts the findings may hold (see :func:`follow_direction`).
+    The one call site of the detectors in the report: a higher-is-better series is
+    analysed mirrored (its findings read "dropped to ..."); a series of unknown
+    direction keeps no verdict about its health (see :func:`follow_direction`).
     """
-    return follow_direction(analyze_series(steps, values, segments, is_eval=is_eval), direction)
+    analysis = analyze_series(steps, values, segments, is_eval=is_eval, signals=signals,
+                              higher_is_better=direction is Direction.HIGHER)
+    return follow_direction(analysis, direction)
 
 
 def follow_direction(analysis: SeriesAnalysis, direction: Direction) -> SeriesAnalysis:
     """``analysis`` keeping only the verdicts that hold for a metric improving in ``direction``.
 
-    Spikes, divergence and upward drift are lower-is-better verdicts: a rising
-    accuracy is progress, not divergence. A metric of unknown direction gets no
+    The detectors follow the direction themselves (a higher-is-better series is mirrored), so a
+    rising accuracy is progress, never divergence. A metric of unknown direction gets no
     verdict about its health at all (nor a convergence step); NaN and resets stay.
     """
-    if direction is Direction.LOWER:
+    if direction is not Direction.UNKNOWN:
         return analysis
     kept = tuple(a for a in analysis.anomalies if a.kind not in LOWER_IS_BETTER_KINDS)
-    convergence = analysis.convergence_step if direction is Direction.HIGHER else None
+    convergence = None
     if len(kept) == len(analysis.anomalies) and convergence == analysis.convergence_step:
         return analysis
     return replace(analysis, anomalies=kept, convergence_step=convergence)
 
 
-def _run_facts(run_id: str, label: str, config: dict, series: Series, metric: MetricReport) -> RunFacts:
+def _run_facts(run_id: str, label: str, run: Run, series: dict[str, Series], name: str,
+               metric: MetricReport) -> RunFacts:
     """What the comparisons across runs read of a run's primary metric.
 
     Runs are compared on the median of the last finite values of the whole visible series.
     """
-    steps, values = series.visible()
+    steps, values = series[name].visible()
     steps = np.asarray(steps, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     analysis = replace(metric.analysis, final=final_value(values))
-    return RunFacts(str(run_id), str(label), dict(config), analysis, steps, values)
+    return RunFacts(str(run_id), str(label), dict(run.config), analysis, steps, values,
+                    metric=name, source=str(run.source), format=str(run.format),
+                    metric_names=frozenset(series))
 
 
 def _segments(series: Series | None) -> tuple[SegmentReport, ...]:
@@ -441,16 +485,33 @@ def _metric_json(m: MetricReport) -> dict:
         "first_step": json_number(m.first_step, whole=True),
         "last_step": json_number(m.last_step, whole=True),
         "first": json_number(m.first, whole=True),
-        "final": json_number(m.final, whole=True),
+        "final": json_number(m.settled_final, whole=True),
+        "last": json_number(m.final, whole=True),
         "min": json_number(m.min, whole=True),
         "min_step": json_number(m.min_step, whole=True),
         "role": m.role,
         "coarse_steps": m.coarse_steps,
         "direction": m.direction.value,
         "convergence_step": json_number(m.convergence_step, whole=True),
+        "verdict": verdict_json(m.verdict),
         "analyzed": m.analyzed,
         "anomalies": [anomaly_json(a) for a in m.anomalies],
         "plateaus": [plateau_json(p) for p in m.plateaus],
+    }
+
+
+def verdict_json(verdict) -> dict | None:
+    """A verdict's JSON fields (None when the metric was not analysed)."""
+    if verdict is None:
+        return None
+    return {
+        "kind": verdict.kind,
+        "step": json_number(verdict.step),
+        "level": json_number(verdict.level),
+        "low": json_number(verdict.low),
+        "high": json_number(verdict.high),
+        "start": json_number(verdict.start),
+        "message": verdict.message,
     }
 
 
@@ -463,6 +524,8 @@ def anomaly_json(anomaly: Anomaly) -> dict:
         "value": json_number(anomaly.value),
         "baseline": json_number(anomaly.baseline),
         "message": anomaly.message,
+        "severity": json_number(anomaly.severity),
+        "severity_word": anomaly.severity_word,
     }
 
 
@@ -547,6 +610,28 @@ def metric_title(run: RunReport) -> str:
     return f"{printable(m.name, 40)}, {describe.direction(m.direction.value)}"
 
 
+def _by_severity(m: MetricReport) -> tuple[Anomaly, ...]:
+    """The anomalies most severe first, as the report and the panel list them."""
+    return m.analysis.by_severity() if m.analysis is not None else ()
+
+
+def eval_metrics(run: RunReport) -> list[MetricReport]:
+    """The run's analysed metrics other than the primary one (its evaluation series)."""
+    return [m for name, m in run.metrics.items() if name != run.primary_metric and m.analysis is not None]
+
+
+def anomaly_notes(run: RunReport) -> list[str]:
+    """The anomalies of the primary metric, then those of its eval series, each most severe first."""
+    m = run.primary
+    if m is None:
+        return []
+    notes = [f"{a.kind} ({a.severity_word}): {printable(a.message)}" for a in _by_severity(m)]
+    for other in eval_metrics(run):
+        notes += [f"{a.kind} ({a.severity_word}) in {printable(other.name, 40)}: {printable(a.message)}"
+                  for a in _by_severity(other)]
+    return notes
+
+
 def run_findings(run: RunReport) -> list[str]:
     """Sentences about one run's primary metric: anomalies first, then the rest."""
     m = run.primary
@@ -556,13 +641,12 @@ def run_findings(run: RunReport) -> list[str]:
         else:
             notes = [describe.no_metrics(run.skipped.lines)]
         return notes + [f"{notice.level}: {printable(notice.message)}" for notice in run.notices]
-    final = fmt_value(finite(m.final)) if finite(m.final) is not None else "NaN"
-    notes = [f"{a.kind}: {printable(a.message)}" for a in m.anomalies]
+    final = fmt_value(finite(m.settled_final)) if finite(m.settled_final) is not None else "NaN"
+    notes = anomaly_notes(run)
     notes += [describe.plateau(p) for p in m.plateaus]
-    if finite(m.convergence_step) is not None:
-        notes.append(describe.settling(finite(m.convergence_step), final))
-    elif m.points and m.analyzed:
-        notes.append(describe.settling(None, final))
+    if m.points and m.analyzed:
+        notes.append(describe.settling(m.verdict.message if m.verdict is not None else None, final, None,
+                                       finite(m.convergence_step)))
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
     if m.coarse_steps:
         notes.append(describe.coarse_axis(m.points, m.distinct_steps))
@@ -599,7 +683,7 @@ def render_text(report: Report, *, verbose: bool = False, ignored: list | None =
     for index, run in enumerate(report.runs, 1):
         notes = run_findings(run)
         if notes:
-            anomalies = len(run.primary.anomalies) if run.primary is not None else 0
+            anomalies = len(anomaly_notes(run))
             findings.append(f"{index}. {printable(run.label, 80)} ({metric_title(run)})")
             findings += [f"  {'!' if i < anomalies else '-'} {note}" for i, note in enumerate(notes)]
     if findings:

@@ -33,7 +33,7 @@ from tuiloss.ui import keys, messages
 from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smoothing
 from tuiloss.ui.curves import Curves, legend_text, values_at
 from tuiloss.ui.export import choose_folder, export_markdown, write_export
-from tuiloss.ui.findings import Findings, anomaly_counts, marks
+from tuiloss.ui.findings import Findings, anomaly_counts, marks, notice_title
 from tuiloss.ui.feed import InsightsFeed
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.panel import PanelText
@@ -249,8 +249,8 @@ class TuilossApp(App[None]):
     def _announce(self, fresh: list[tuple[str, Anomaly]]) -> None:
         """A toast per finding that is news (and the bell, if asked for)."""
         for label, anomaly in fresh:
-            self.notify(f"{safe_label(label, 60)}: {safe_label(anomaly.message, 200)}",
-                        title=f"new {safe_label(anomaly.kind, 20)}", severity="warning", timeout=8, markup=False)
+            text = f"{safe_label(label, 60)}: {safe_label(anomaly.message, 200)}"
+            self.notify(text, title=safe_label(notice_title(anomaly), 20), severity="warning", timeout=8, markup=False)
         if fresh and self.config.bell:
             self.bell()
 

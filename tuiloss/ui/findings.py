@@ -3,6 +3,11 @@
 The viewer delegates this to :class:`Findings`, which holds no widget and imports no Textual,
 so it is tested on its own. A finding is known once it has been shown; what was already in
 the logs when they were first loaded is history, not news.
+
+Live findings settle: a finding that was announced and then changes is announced again as
+``updated`` (a spike that has since recovered, a drift whose stretch moved), and one that
+the analysis no longer makes is announced as ``withdrawn`` (an early drift that more data
+showed to be noise) and loses its NEW mark.
 """
 
 from __future__ import annotations
@@ -35,9 +40,35 @@ def _bucket(step: float | None) -> int | None:
     return int(round(step / 1000.0))
 
 
+#: The kinds of the notices :meth:`Findings.take` gives about findings announced before.
+UPDATED, WITHDRAWN = "updated", "withdrawn"
+
+
+def notice_title(anomaly: Anomaly) -> str:
+    """The title of a finding's notification: ``new spike``, ``updated``, ``withdrawn``."""
+    return anomaly.kind if anomaly.kind in (UPDATED, WITHDRAWN) else f"new {anomaly.kind}"
+
+
+def _overlaps(a: Anomaly, b: Anomaly) -> bool:
+    a0, b0 = finite(a.step), finite(b.step)
+    if a0 is None or b0 is None:
+        return False
+    a1 = finite(a.end_step) if finite(a.end_step) is not None else a0
+    b1 = finite(b.end_step) if finite(b.end_step) is not None else b0
+    return a0 <= b1 and b0 <= a1
+
+
+def _changed(old: Anomaly, new: Anomaly) -> bool:
+    """Whether a reader would want to hear again: it recovered, or its stretch or end moved."""
+    if (old.end_step is None) != (new.end_step is None):
+        return True
+    return old.kind == "drift" and old.message != new.message
+
+
 def anomaly_counts(report: Report) -> dict[str, int]:
-    """How many anomalies each run's primary metric has."""
-    return {run.id: len(run.primary.anomalies) if run.primary is not None else 0 for run in report.runs}
+    """How many anomalies each run's primary metric has (a line of grad-norm information is not one)."""
+    return {run.id: sum(a.kind != "grad_norm" for a in run.primary.anomalies) if run.primary is not None else 0
+            for run in report.runs}
 
 
 def with_stall(run: RunReport, stall: Anomaly | None) -> RunReport:
@@ -83,6 +114,8 @@ class Findings:
         self.initial_runs: set[str] = set()
         self.baseline_generation: int | None = None
         self._analysed: set[str] = set()
+        #: per run, the announced findings as last seen (what an update is measured against)
+        self._announced: dict[str, dict[AnomalyKey, Anomaly]] = {}
 
     def take(self, report: Report, generation: int) -> list[tuple[str, Anomaly]]:
         """Record the anomalies of analysis number ``generation``.
@@ -98,6 +131,8 @@ class Findings:
             first_time = run.id not in self._analysed
             if baseline:
                 self._analysed.add(run.id)
+            if baseline:
+                fresh.extend(self._settle(run.id, run.label, anomalies))
             for anomaly in anomalies:
                 key = anomaly_key(run.id, anomaly)
                 if key in self.known or not baseline:
@@ -107,7 +142,36 @@ class Findings:
                 if not quiet and generation > self.baseline_generation:
                     fresh.append((run.label, anomaly))
                     self.new.add(key)
+                    self._announced.setdefault(run.id, {})[key] = anomaly
         return fresh
+
+    def _settle(self, run_id: str, label: str, anomalies) -> list[tuple[str, Anomaly]]:
+        """Notices about the announced findings of one run that changed or went away."""
+        announced = self._announced.get(run_id)
+        if not announced:
+            return []
+        current = {anomaly_key(run_id, a): a for a in anomalies}
+        out = []
+        for key, old in list(announced.items()):
+            new = current.get(key)
+            if new is None:  # gone: superseded by one of its kind over the same stretch, or withdrawn
+                new = next((a for a in anomalies if a.kind == old.kind and _overlaps(a, old)), None)
+                del announced[key]
+                self.new.discard(key)
+                if new is not None:
+                    new_key = anomaly_key(run_id, new)
+                    self.known.add(new_key)
+                    announced[new_key] = new
+                    out.append((label, Anomaly(UPDATED, new.step, new.end_step, new.value, new.baseline,
+                                               f"{old.kind} now: {new.message}", new.severity)))
+                else:
+                    out.append((label, Anomaly(WITHDRAWN, old.step, old.end_step, old.value, old.baseline,
+                                               f"no longer seen: {old.kind} {old.message}", 0.0)))
+            elif _changed(old, new):
+                announced[key] = new
+                out.append((label, Anomaly(UPDATED, new.step, new.end_step, new.value, new.baseline,
+                                           f"{new.kind} now: {new.message}", new.severity)))
+        return out
 
     def check_stalls(self, runs: Iterable[Run], activity: Mapping[str, Activity], now: float) -> tuple[list[tuple[str, Anomaly]], bool]:
         """Find the runs that grew while watched and then fell silent for many usual intervals.

@@ -20,7 +20,10 @@ from rich.text import Text
 from tuiloss import __version__
 from tuiloss.core.analysis import describe
 from tuiloss.core.analysis.display import finite, fmt_value
+from tuiloss.core.analysis.live import LiveAnalyzer
+from tuiloss.core.analysis.metrics import Direction, direction
 from tuiloss.core.report import Report, build_report
+from tuiloss.core.store import is_eval_metric
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
 from tuiloss.ui.findings import anomaly_key
 from tuiloss.ui.markup import safe_label
@@ -102,22 +105,14 @@ class Analyzers:
     """
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[str, str], object] = {}
-        try:
-            from tuiloss.core.analysis.live import LiveAnalyzer
-        except ImportError:
-            LiveAnalyzer = None  # noqa: N806
-        self._factory = LiveAnalyzer
+        self._kept: dict[tuple[str, str], LiveAnalyzer] = {}
 
-    def __call__(self, run_id: str, metric: str):
-        if self._factory is None:
-            return None
+    def __call__(self, run_id: str, metric: str) -> LiveAnalyzer:
         key = (run_id, metric)
         analyzer = self._kept.get(key)
         if analyzer is None:
-            from tuiloss.core.store import is_eval_metric
-
-            analyzer = self._kept[key] = self._factory(is_eval=is_eval_metric(metric))
+            higher = direction(metric) is Direction.HIGHER  # as the report analyses it
+            analyzer = self._kept[key] = LiveAnalyzer(is_eval=is_eval_metric(metric), higher_is_better=higher)
         return analyzer
 
 
@@ -173,17 +168,35 @@ def render_insights(
         if facts is None or not facts.points:
             item("…", "dim", "no points yet", "dim")
             continue
-        for anomaly in facts.anomalies:
+        for anomaly in (facts.analysis.by_severity() if facts.analysis is not None else facts.anomalies):
             mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
             fresh = anomaly_key(run.id, anomaly) in new
             body = safe_label(anomaly.message, 400)
             item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
+        for name, other in run.metrics.items():  # eval series: spikes, NaN, overfitting
+            if name == run.primary_metric or other.analysis is None:
+                continue
+            for anomaly in other.analysis.by_severity():
+                mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
+                fresh = anomaly_key(run.id, anomaly) in new
+                body = f"{safe_label(name, 40)}: {safe_label(anomaly.message, 400)}"
+                item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
         for plateau in facts.plateaus:
             item("─" if not ascii else "-", "bold", describe.plateau(plateau))
         conv = finite(facts.convergence_step)
         low = finite(facts.min)
-        summary = describe.settling(conv, fmt_value(finite(facts.final)), fmt_value(low) if low is not None else None)
-        item(("✓" if not ascii else "+") if conv is not None else ("…" if not ascii else "~"), "bold", summary)
+        verdict = facts.verdict
+        summary = describe.settling(verdict.message if verdict is not None else None,
+                                    fmt_value(finite(facts.settled_final)), fmt_value(low) if low is not None else None,
+                                    conv)
+        kind = verdict.kind if verdict is not None else None
+        if conv is not None:
+            mark = "✓" if not ascii else "+"
+        elif kind in ("diverged", "no_progress"):
+            mark = "!"
+        else:
+            mark = "…" if not ascii else "~"
+        item(mark, "bold", summary)
         for seg in run.segments[1:]:
             item(ANOMALY_GLYPHS["reset"][glyph], "yellow",
                  describe.segment(finite(seg.start_step), safe_label(seg.reason, 20)), "yellow")

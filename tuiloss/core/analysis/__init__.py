@@ -4,6 +4,7 @@ Everything here is headless (numpy only) and never raises on odd data.
 """
 
 from tuiloss.core.analysis.anomalies import Anomaly, find_nans, find_resets, stall_anomaly
+from tuiloss.core.analysis.evals import join_eval
 from tuiloss.core.analysis.downsample import ColumnData, ColumnIndex, column_edges, minmax_columns
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.observations import Observation, RunFacts, compare_runs
@@ -27,6 +28,7 @@ __all__ = [
     "final_value",
     "find_nans",
     "find_resets",
+    "join_eval",
     "minmax_columns",
     "rolling_median",
     "stall_anomaly",

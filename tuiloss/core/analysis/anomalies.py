@@ -13,6 +13,8 @@ from typing import Sequence
 import numpy as np
 
 from tuiloss.core.analysis import describe
+from tuiloss.core.analysis.severity import HIGH
+from tuiloss.core.analysis.severity import word as severity_word
 
 #: How many usual intervals of silence make a run stalled, and the least silence that counts.
 STALL_FACTOR = 10.0
@@ -24,12 +26,16 @@ class Anomaly:
     """One thing a careful reader would point at in a curve.
 
     Attributes:
-        kind: ``spike``, ``nan``, ``divergence``, ``drift``, ``reset`` or ``stall``.
+        kind: ``spike``, ``nan``, ``divergence``, ``drift``, ``reset``, ``stall``,
+            ``overfitting`` (an eval series) or ``grad_norm`` (grad-norm spikes with no
+            loss finding at them, one for them all; information).
         step: where it starts (the onset).
         end_step: where it ends (back to normal, end of a drift), None if it has not.
         value: the peak of a spike, the level reached by a drift or divergence; None for ``nan``.
         baseline: the level before it started.
         message: one sentence, e.g. "spiked to 1.40 at 25.0K (7x the 0.200 baseline), recovered by 30.0K".
+        severity: how much it matters (see :mod:`severity`): ``high`` from 1, ``medium``
+            from 0.5; 0 for information (a reset, a stall).
     """
 
     kind: str
@@ -38,6 +44,12 @@ class Anomaly:
     value: float | None
     baseline: float | None
     message: str
+    severity: float = 0.0
+
+    @property
+    def severity_word(self) -> str:
+        """``high``, ``medium``, ``low`` or ``info``."""
+        return severity_word(self.severity)
 
 
 # -- simple detectors -------------------------------------------------------------
@@ -73,7 +85,8 @@ def find_nans(steps: np.ndarray, values: np.ndarray) -> list[Anomaly]:
             what = "NaN/Inf"
         before = float(values[a - 1]) if a > 0 else None
         end_step = float(steps[b]) if b < len(values) else None
-        out.append(Anomaly("nan", float(steps[a]), end_step, None, before, describe.nonfinite(float(steps[a]), end_step, what, before)))
+        message = describe.nonfinite(float(steps[a]), end_step, what, before)
+        out.append(Anomaly("nan", float(steps[a]), end_step, None, before, message, HIGH))
     return out
 
 

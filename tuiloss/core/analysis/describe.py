@@ -28,9 +28,11 @@ if TYPE_CHECKING:
 # -- anomalies ----------------------------------------------------------------------------------
 
 
-def spike(peak: float, step: float, baseline: float, end_step: float | None, relative: bool) -> str:
-    """``spiked to 1.40 at 25.0K (7x the 0.200 baseline), recovered by 30.0K``."""
-    text = f"spiked to {format_value(peak)} at {format_step(step)}"
+def spike(peak: float, step: float, baseline: float, end_step: float | None, relative: bool,
+          higher: bool = False) -> str:
+    """``spiked to 1.40 at 25.0K (7x the 0.200 baseline), recovered by 30.0K``; on a metric
+    where higher is better, ``dropped to 50.0 at 3.0K (baseline 90.0), recovered by 3.1K``."""
+    text = f"{'dropped' if higher else 'spiked'} to {format_value(peak)} at {format_step(step)}"
     if relative and baseline > 0 and peak > 0:
         text += f" ({format_ratio(peak / baseline)} the {format_value(baseline)} baseline)"
     else:
@@ -55,8 +57,15 @@ def more_nonfinite(count: int, first_step: float, last_step: float) -> str:
     return f"{count:,} more stretches of NaN/Inf values from {format_step(first_step)} to {format_step(last_step)}"
 
 
-def divergence(step: float, baseline: float, value: float, nan_step: float | None, relative: bool) -> str:
-    """``diverged from 60.0K: rose from 0.200 to 3.10 (16x) and never came back down``."""
+def divergence(step: float, baseline: float, value: float, nan_step: float | None, relative: bool,
+               higher: bool = False) -> str:
+    """``diverged from 60.0K: rose from 0.200 to 3.10 (16x) and never came back down``; where
+    higher is better, ``collapsed from 60.0K: fell from 90.0 to 10.0 and never came back up``."""
+    if higher:
+        text = f"collapsed from {format_step(step)}: fell from {format_value(baseline)} to {format_value(value)}"
+        if nan_step is not None:
+            return text + f" and became non-finite at {format_step(nan_step)}"
+        return text + " and never came back up"
     text = f"diverged from {format_step(step)}: rose from {format_value(baseline)} to {format_value(value)}"
     if relative and baseline > 0 and value > 0:
         text += f" ({format_ratio(value / baseline)})"
@@ -65,14 +74,61 @@ def divergence(step: float, baseline: float, value: float, nan_step: float | Non
     return text + " and never came back down"
 
 
-def drift(step: float, end_step: float, start_level: float, end_level: float, relative: bool, ongoing: bool) -> str:
-    """``drifted up from 0.200 to 0.260 (+30%) between 40.0K and 80.0K``."""
-    text = f"drifted up from {format_value(start_level)} to {format_value(end_level)}"
+def drift(step: float, end_step: float, start_level: float, end_level: float, relative: bool, ongoing: bool,
+          higher: bool = False) -> str:
+    """``drifted up from 0.200 to 0.260 (+30%) between 40.0K and 80.0K`` (``drifted down`` where
+    higher is better)."""
+    text = f"drifted {'down' if higher else 'up'} from {format_value(start_level)} to {format_value(end_level)}"
     if relative and start_level > 0:
         text += f" ({format_percent(end_level / start_level - 1)})"
     if ongoing:
         return text + f" from {format_step(step)} to the end of the log ({format_step(end_step)})"
     return text + f" between {format_step(step)} and {format_step(end_step)}"
+
+
+def overfitting(step: float, best_step: float, best: float, last: float, last_step: float, train_then: float,
+                train_end: float, relative: bool) -> str:
+    """``overfitting from 1.0K: eval loss rose from its best 0.321 (at 1.0K) to 0.420 (+31%) by
+    5.0K while the train loss fell from 0.0500 to 0.000100``."""
+    text = (f"overfitting from {format_step(step)}: eval loss rose from its best {format_value(best)} "
+            f"(at {format_step(best_step)}) to {format_value(last)}")
+    if relative and best > 0:
+        text += f" ({format_percent(last / best - 1)})"
+    verb = "fell" if train_end < train_then else "stayed"
+    how = f"from {format_value(train_then)} to {format_value(train_end)}" if verb == "fell" else f"at {format_value(train_end)}"
+    return text + f" by {format_step(last_step)} while the train loss {verb} {how}"
+
+
+def grad_norm_evidence(peak: float, ratio: float) -> str:
+    """``a grad-norm spike to 1.83 (5.5x)``."""
+    return f"a grad-norm spike to {format_value(peak)} ({format_ratio(ratio)})"
+
+
+def drop_evidence(kind: str, before: float, after: float) -> str:
+    """``the fp16 loss scale fell from 256 to 128``, ``2 more overflow-skipped iterations (8 in all)``,
+    ``the learning rate dropped 10x (0.001 to 0.0001)``."""
+    if kind == "loss_scale":
+        return f"the fp16 loss scale fell from {format_value(before)} to {format_value(after)}"
+    if kind == "skipped":
+        more = after - before
+        return f"{more:,.0f} more overflow-skipped iteration{'s' if more != 1 else ''} ({after:,.0f} in all)"
+    if after > 0:
+        return f"the learning rate dropped {format_ratio(before / after)} ({format_value(before)} to {format_value(after)})"
+    return f"the learning rate dropped to {format_value(after)} (from {format_value(before)})"
+
+
+def lone_grad_norm(items: list[tuple[float, float]]) -> str:
+    """``grad-norm spikes with no loss finding at them: 4.2K (3.1x), 9.0K (7.5x)``."""
+    shown = ", ".join(f"{format_step(step)} ({format_ratio(ratio)})" for step, ratio in items[:10])
+    more = f" and {len(items) - 10} more" if len(items) > 10 else ""
+    return f"grad-norm spike{'s' if len(items) > 1 else ''} with no loss finding at {'them' if len(items) > 1 else 'it'}: {shown}{more}"
+
+
+def evidence(items: list[tuple[str, float]]) -> str:
+    """``"; with a grad-norm spike to 1.83 (5.5x) at 7.4K"`` (the first three, and how many more)."""
+    shown = ", ".join(f"{text} at {format_step(step)}" for text, step in items[:3])
+    more = f" and {len(items) - 3} more" if len(items) > 3 else ""
+    return f"; with {shown}{more}"
 
 
 _RESET_TEXT = {
@@ -121,6 +177,26 @@ def not_settled(labels: list[str]) -> str:
     """``B has not settled by the end of the log``."""
     verb = "has" if len(labels) == 1 else "have"
     return f"{', '.join(labels)} {verb} not settled by the end of the log"
+
+
+_NOT_SETTLED = {
+    "improving": "{who} {verb} still improving at the end of the log",
+    "no_progress": "{who} made no progress",
+    "diverged": "{who} collapsed or diverged",
+    "unsettled": "{who} {verb} inside a spike at the end of the log",
+    "near_zero": "{who} oscillate{s} around 0",
+    "too_short": "{who} {verb} too short to say",
+}
+
+
+def not_settled_by_verdict(groups: list[tuple[str, list[str]]]) -> str:
+    """``B is still improving at the end of the log; C, D made no progress``."""
+    parts = []
+    for kind, labels in groups:
+        many = len(labels) > 1
+        template = _NOT_SETTLED.get(kind, "{who} {verb} not settled by the end of the log")
+        parts.append(template.format(who=", ".join(labels), verb="are" if many else "is", s="" if many else "s"))
+    return "; ".join(parts)
 
 
 def lowest_final(label: str, final: float, others: list[float]) -> str:
@@ -193,15 +269,47 @@ def plateau(found: Plateau) -> str:
     )
 
 
-def settling(convergence_step: float | None, final: str, low: str | None = None) -> str:
-    """``converged at 18.0K; final 0.200`` or ``not converged; final 0.310``, with ``, min ...``
-    when ``low`` is given. ``final`` and ``low`` come already written (how a missing final
-    reads differs: the report says ``NaN``, the panel ``-``)."""
-    text = f"converged at {fmt_step(convergence_step)}" if convergence_step is not None else "not converged"
-    text += f"; final {final}"
+def settling(verdict_message: str | None, final: str, low: str | None = None,
+             convergence_step: float | None = None) -> str:
+    """The verdict and the final value: ``converged at 18.0K (within 0.18-0.22); final 0.200``,
+    with ``, min ...`` when ``low`` is given. ``final`` (the median of the last 1% of finite
+    points, 1 to 51, the one final of the report, the panel and the comparisons) and ``low``
+    come already written (how a missing final reads differs: the report says ``NaN``, the
+    panel ``-``)."""
+    if verdict_message is None:  # an analysis without a verdict: what its convergence step says
+        verdict_message = f"converged at {fmt_step(convergence_step)}" if convergence_step is not None else "not converged"
+    text = verdict_message + f"; final {final}"
     if low is not None:
         text += f", min {low}"
     return text
+
+
+def verdict(kind: str, step: float | None, low: float | None, high: float | None,
+            start: float | None, level: float | None, previous_best: float | None, points: int, relative: bool,
+            higher: bool = False) -> str:
+    """The run's verdict (see :mod:`verdicts` for what each means); the final value follows it
+    (:func:`settling`).
+
+    ``converged at 29.8K (within 0.182-0.220)``, ``still improving (6% below its best before
+    the last 20% of the run)``, ``no progress (started at 1.40)``, ``collapsed / diverged from
+    60.0K``, ``not settled: the log ends inside the spike from 25.0K``, ``too short to say (12 finite points)``.
+    """
+    if kind == "converged":
+        return f"converged at {fmt_step(step)} (within {fmt_value(low)}-{fmt_value(high)})"
+    if kind == "improving":
+        side = "above" if higher else "below"
+        if relative and level and previous_best and level > 0 and previous_best > 0:
+            return f"still improving ({abs(level / previous_best - 1) * 100:.0f}% {side} its best before the last 20% of the run)"
+        return f"still improving ({side} its best {fmt_value(previous_best)} before the last 20% of the run)"
+    if kind == "no_progress":
+        return f"no progress (started at {fmt_value(start)})"
+    if kind == "diverged":
+        return f"collapsed / diverged from {fmt_step(step)}"
+    if kind == "unsettled":
+        return f"not settled: the log ends inside the spike from {fmt_step(step)}"
+    if kind == "near_zero":
+        return "oscillates around 0: no level to converge to"
+    return f"too short to say ({points:,} finite point{'s' if points != 1 else ''})"
 
 
 def segment(start_step: float | None, reason: str) -> str:

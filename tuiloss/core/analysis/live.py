@@ -24,12 +24,14 @@ class LiveAnalyzer:
 
     ``update(steps, values, segments)`` takes the whole visible series each time (such
     as ``Series.visible()`` and ``Series.segments``) and returns exactly what
-    ``analyze_series`` would return for it.
+    ``analyze_series`` would return for it (with the same ``higher_is_better``).
     """
 
-    def __init__(self, *, is_eval: bool = False) -> None:
+    def __init__(self, *, is_eval: bool = False, higher_is_better: bool = False) -> None:
         self.is_eval = is_eval
+        self.higher_is_better = higher_is_better
         self._scan = Scan()
+        self._scan.sign = -1.0 if higher_is_better else 1.0
         self._last: tuple[object, int, SeriesAnalysis] | None = None
 
     @property
@@ -37,17 +39,20 @@ class LiveAnalyzer:
         """How many times the analysis had to start over (resets, replaced files)."""
         return self._scan.rebuilds
 
-    def update(self, steps: np.ndarray, values: np.ndarray, segments: Sequence = ()) -> SeriesAnalysis:
+    def update(self, steps: np.ndarray, values: np.ndarray, segments: Sequence = (), signals: Sequence = ()) -> SeriesAnalysis:
         """Analyse the series as it is now.
 
         Args:
             steps: all visible steps, in order.
             values: the matching values.
             segments: the series' segments (objects with ``start_step`` and ``reason``).
+            signals: events of the run's secondary series, as for ``analyze_series``.
         """
         steps = np.asarray(steps, dtype=np.float64).ravel()
         values = np.asarray(values, dtype=np.float64).ravel()
-        key = _segments_key(segments)
+        if self.higher_is_better:  # mirrored inside, as analyze_series does
+            values = -values
+        key = (_segments_key(segments), tuple(signals))
         scan = self._scan
         if self._last is not None and self._last[0] == key and self._last[1] == len(steps) and scan.n == len(steps):
             n = len(steps)
@@ -57,8 +62,8 @@ class LiveAnalyzer:
             size = min(len(steps), len(values))
             steps, values = steps[:size], values[:size]
         with np.errstate(all="ignore"):
-            scan.update(steps, values, key)
-            result = finish(scan, segments, is_eval=self.is_eval)
+            scan.update(steps, values, key[0])
+            result = finish(scan, segments, is_eval=self.is_eval, signals=signals)
         self._last = (key, len(steps), result)
         return result
 

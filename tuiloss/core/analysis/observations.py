@@ -69,6 +69,10 @@ class RunFacts:
         analysis: the analysis of its primary metric.
         steps: the metric's steps (for "reached X at step" comparisons).
         values: the metric's values.
+        metric: the name of the metric compared.
+        source: where the run was read (a path; its folder tells the experiment).
+        format: the log format.
+        metric_names: every metric the run logs.
     """
 
     id: str
@@ -77,6 +81,10 @@ class RunFacts:
     analysis: SeriesAnalysis
     steps: np.ndarray
     values: np.ndarray
+    metric: str = ""
+    source: str = ""
+    format: str = ""
+    metric_names: frozenset = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,31 +110,108 @@ def _obs(kind: str, runs: Sequence[str], message: str, **fields) -> Observation:
 
 
 def compare_runs(runs: Sequence[RunFacts]) -> list[Observation]:
-    """Observations across runs (none for fewer than two runs with data).
+    """Observations across comparable runs (see :func:`families`): each family of two or
+    more runs is compared on its own; a run never with another source of itself.
 
     Args:
-        runs: one :class:`RunFacts` per run, all about the same kind of metric.
+        runs: one :class:`RunFacts` per run.
 
     Returns:
-        Observations in a stable order: convergence, final loss, stability, anomalies,
-        then config pairs.
+        Observations in a stable order, family by family: convergence, final loss,
+        stability, anomalies, then config pairs.
     """
     runs = [r for r in runs if r is not None and r.analysis.final is not None]
-    if len(runs) < 2:
-        return []
     out: list[Observation] = []
-    with np.errstate(all="ignore"):
-        out.extend(_convergence(runs))
-        out.extend(_final(runs))
-        out.extend(_stability(runs))
-        out.extend(_anomalies(runs))
-        out.extend(_pairs(runs))
+    for family in families(runs):
+        if len(family) < 2:
+            continue
+        with np.errstate(all="ignore"):
+            out.extend(_convergence(family))
+            out.extend(_final(family))
+            out.extend(_stability(family))
+            out.extend(_anomalies(family))
+            out.extend(_pairs(family))
     return out
+
+
+# -- which runs can be compared ----------------------------------------------------------
+
+
+_TRAIN_PREFIXES = ("train/", "train_", "training_", "training/", "train ")
+_TRAIN_SUFFIXES = ("_step", "_epoch")
+
+
+def metric_key(name: str) -> str:
+    """A metric's name as compared across runs: ``train_loss``, ``train/loss`` and ``loss``
+    are one metric (the training loss); ``val_loss`` and ``eval/accuracy`` stay themselves."""
+    key = str(name).strip().lower()
+    for prefix in _TRAIN_PREFIXES:
+        if key.startswith(prefix) and len(key) > len(prefix):
+            key = key[len(prefix):]
+            break
+    for suffix in _TRAIN_SUFFIXES:
+        if key.endswith(suffix) and len(key) > len(suffix):
+            key = key[: -len(suffix)]
+    return key
+
+
+def _folder(source: str) -> str:
+    path = str(source).replace("\\", "/").rstrip("/")
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def comparable(a: RunFacts, b: RunFacts) -> bool:
+    """Two runs of one experiment family, on the same metric: same folder, or configs that
+    share most of their keys, or the same format logging the same metrics."""
+    if metric_key(a.metric) != metric_key(b.metric):
+        return False
+    if _folder(a.source) == _folder(b.source):
+        return True
+    keys_a = {k for k in a.config if not is_identity_key(k)}
+    keys_b = {k for k in b.config if not is_identity_key(k)}
+    if keys_a and keys_b and len(keys_a & keys_b) >= 0.5 * len(keys_a | keys_b):
+        return True
+    return bool(a.format and a.format == b.format and a.metric_names and a.metric_names == b.metric_names)
+
+
+def same_training(a: RunFacts, b: RunFacts) -> bool:
+    """Two sources of one training (a CSV and a TensorBoard copy): the same finite values in order."""
+    va, vb = a.values[np.isfinite(a.values)], b.values[np.isfinite(b.values)]
+    return len(va) == len(vb) and len(va) > 0 and bool(np.allclose(va, vb, rtol=1e-6, atol=0.0))
+
+
+def families(runs: Sequence[RunFacts]) -> list[list[RunFacts]]:
+    """Runs grouped into experiment families (connected by :func:`comparable`), in their
+    order; of several sources of one training only the first is kept."""
+    kept: list[RunFacts] = []
+    for r in runs:
+        if not any(comparable(k, r) and same_training(k, r) for k in kept):
+            kept.append(r)
+    parent = list(range(len(kept)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(len(kept)):
+        for j in range(i + 1, len(kept)):
+            if comparable(kept[i], kept[j]):
+                parent[root(j)] = root(i)
+    groups: dict[int, list[RunFacts]] = {}
+    for i, r in enumerate(kept):
+        groups.setdefault(root(i), []).append(r)
+    return list(groups.values())
 
 
 def _convergence(runs: list[RunFacts]) -> list[Observation]:
     converged = [r for r in runs if r.analysis.convergence_step is not None]
     settled_not = [r for r in runs if r.analysis.convergence_step is None]
+    by_verdict: dict[str, list[RunFacts]] = {}
+    for r in settled_not:
+        kind = r.analysis.verdict.kind if r.analysis.verdict is not None else "improving"
+        by_verdict.setdefault(kind, []).append(r)
     out = []
     if converged:
         order = sorted(converged, key=lambda r: r.analysis.convergence_step)
@@ -167,7 +252,8 @@ def _convergence(runs: list[RunFacts]) -> list[Observation]:
             _obs(
                 "not_converged",
                 [r.id for r in settled_not],
-                describe.not_settled([r.label for r in settled_not]),
+                describe.not_settled_by_verdict([(kind, [r.label for r in group]) for kind, group in by_verdict.items()]),
+                verdicts={r.id: kind for kind, group in by_verdict.items() for r in group},
             )
         )
     return out
@@ -192,6 +278,8 @@ def _final(runs: list[RunFacts]) -> list[Observation]:
 def _stability(runs: list[RunFacts]) -> list[Observation]:
     spreads = {}
     for r in runs:
+        if r.analysis.verdict is not None and r.analysis.verdict.kind != "converged":
+            continue  # a run that made no progress is flat, not stable
         if r.analysis.plateaus:
             p = r.analysis.plateaus[-1]
             if p.mean and math.isfinite(p.mean) and p.mean != 0:
@@ -218,6 +306,8 @@ def _anomalies(runs: list[RunFacts]) -> list[Observation]:
     for r in runs:
         counts: dict[str, int] = {}
         for a in r.analysis.anomalies:
+            if a.kind == "grad_norm":
+                continue  # information about the grad norm, not an anomaly of the loss
             counts[a.kind] = counts.get(a.kind, 0) + 1
         if counts:
             found.append((r, counts))

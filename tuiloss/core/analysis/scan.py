@@ -63,6 +63,7 @@ class Scan:
     """Incremental per-point state of one series (see the module notes)."""
 
     def __init__(self) -> None:
+        self.sign = 1.0  # -1: the series is mirrored (higher is better), set by its owner
         self.n = 0  # visible points consumed
         self.steps = np.empty(0)  # the visible arrays last given
         self.values = np.empty(0)
@@ -131,9 +132,9 @@ class Scan:
     # -- internals ------------------------------------------------------------
 
     def _reset(self) -> None:
-        rebuilds = self.rebuilds + (self.n > 0)
+        rebuilds, sign = self.rebuilds + (self.n > 0), self.sign
         self.__init__()
-        self.rebuilds = rebuilds
+        self.rebuilds, self.sign = rebuilds, sign
 
     def _consume(self) -> None:
         old = self.n

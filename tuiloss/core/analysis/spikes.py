@@ -47,6 +47,7 @@ class Excursion:
         end: first point back in the band, or -1 if the series ends above it.
         baseline: level before the onset (analysis space).
         limit: top of the band (analysis space).
+        sigma: the local noise it was measured against (analysis space, at its scale).
     """
 
     onset: int
@@ -54,6 +55,7 @@ class Excursion:
     end: int
     baseline: float
     limit: float
+    sigma: float = 0.0
 
 
 def block_trend(blocks: Blocks) -> np.ndarray:
@@ -115,7 +117,7 @@ def find_excursions(y: np.ndarray, blocks: Blocks, scan: Scan, wide: list[tuple[
         stop = ex.end if ex.end >= 0 else nf
         if ex.end >= 0 and stop - ex.onset > longest:
             continue  # a hump: up and back down over a long stretch
-        out.append(Excursion(ex.onset, range_argmax(y, blocks, ex.onset, stop), ex.end, ex.baseline, ex.limit))
+        out.append(Excursion(ex.onset, range_argmax(y, blocks, ex.onset, stop), ex.end, ex.baseline, ex.limit, ex.sigma))
         if ex.end < 0:
             break
     return out
@@ -128,6 +130,7 @@ class _Found:
     end: int
     baseline: float
     limit: float
+    sigma: float = 0.0
 
 
 def _follow(track, items, y, blocks, scan, longest) -> list[_Found]:
@@ -152,7 +155,7 @@ def _follow(track, items, y, blocks, scan, longest) -> list[_Found]:
             # no point back in the band since the last one ended: the same excursion
             out[-1].end = end * k if end >= 0 else -1
         else:
-            out.append(_Found(k, onset * k, end * k if end >= 0 else -1, pre, limit))
+            out.append(_Found(k, onset * k, end * k if end >= 0 else -1, pre, limit, sigma))
         cursor = end if end >= 0 else len(v)
         if end < 0:
             break
@@ -184,7 +187,7 @@ def _merge(found: list[_Found], nf: int) -> list[_Found]:
                 onset, baseline, limit = f.onset, f.baseline, f.limit
             if end >= 0 and (f.end < 0 or f.end > end + f.scale):
                 end = f.end
-        out.append(_Found(best.scale, onset, end, baseline, limit))
+        out.append(_Found(best.scale, onset, end, baseline, limit, best.sigma))
     return out
 
 
@@ -221,3 +224,48 @@ def _excursion(v, assist, scan, i, base, cursor, sigma, cap):
     if float(np.max(v[onset:stop])) - pre <= max(LOCAL_SIGMAS * sigma, float(scan.floor(pre))):
         return None
     return onset, end, pre, limit
+
+
+#: Series shorter than this (evaluations, epoch-level logs) also get spikes against the
+#: median of the few points before each one: the local detector needs 21 points of history.
+SHORT_SERIES = 64
+#: ...and at least this many points (fewer are too short to say anything but NaN/Inf).
+SHORT_MIN = 20
+SHORT_HISTORY = 5
+SHORT_SIGMAS = 5.0
+#: A short series' spike still up at its last points must have at least doubled (log space).
+OPEN_RISE = math.log(2.0)
+
+
+def short_excursions(y: np.ndarray, scan: Scan, existing: list[Excursion]) -> list[Excursion]:
+    """Spikes of a short series: a point more than ``SHORT_SIGMAS`` noise sigmas (and the
+    scan's floor) above the median of the ``SHORT_HISTORY`` points before it, ending at
+    the first point back within the band (one still up at the end counts only if it is
+    one of the last two points, rose sharply, and at least doubled). The noise is the robust spread of the points
+    around a running median of 5 (a spike of one or two points leaves it). Excursions
+    that overlap one of ``existing`` are left to it."""
+    nf = len(y)
+    if nf < SHORT_MIN or nf >= SHORT_SERIES:
+        return []
+    r = y - running_median(y, 2)
+    sigma = float(1.4826 * np.median(np.abs(r - np.median(r))))
+    taken = [(ex.onset, ex.end if ex.end >= 0 else nf) for ex in existing]
+    out = []
+    i = 3
+    while i < nf:
+        base = float(np.median(y[max(0, i - SHORT_HISTORY) : i]))
+        floor = float(scan.floor(base))
+        if y[i] - base <= max(SHORT_SIGMAS * sigma, floor):
+            i += 1
+            continue
+        limit = base + max(BAND_SIGMAS * sigma, floor / 2)
+        j = i + 1
+        while j < nf and y[j] > limit:
+            j += 1
+        end = j if j < nf else -1
+        if end < 0 and (nf - i > 2 or y[i] - y[i - 1] < 0.5 * (y[i] - base) or y[i] - base < float(scan.floor(base)) + OPEN_RISE):
+            break  # still up at the end: a lasting change of level or a steady climb, not a spike
+        if not any(a < (j if end >= 0 else nf) and i < b for a, b in taken):
+            out.append(Excursion(i, i + int(np.argmax(y[i:j])), end, base, limit, sigma))
+        i = j + 1 if end >= 0 else nf
+    return out

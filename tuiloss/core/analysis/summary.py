@@ -12,27 +12,38 @@ the values themselves otherwise, so thresholds are relative (``1.5x``) for losse
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 
-from tuiloss.core.analysis import describe
+from tuiloss.core.analysis import describe, severity
 from tuiloss.core.analysis.anomalies import Anomaly, find_nans, find_resets
 from tuiloss.core.analysis.blocks import Blocks, assemble, partial_block
 from tuiloss.core.analysis.plateaus import (
     PLATEAU_RATE,
+    QUANTUM_LEVEL,
+    QUANTUM_SPAN,
     Plateau,
     decade_positions,
-    find_convergence,
     find_plateaus,
     plateau_stats,
     settled_from,
     bridge_levels,
 )
 from tuiloss.core.analysis.scan import Scan
-from tuiloss.core.analysis.spikes import Excursion, block_trend, find_excursions, wide_candidates
+from tuiloss.core.analysis.signals import evidence_for, support_steps, tolerance_of
+from tuiloss.core.analysis.spikes import (
+    OPEN_RISE,
+    SHORT_SERIES,
+    Excursion,
+    block_trend,
+    find_excursions,
+    short_excursions,
+    wide_candidates,
+)
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
+from tuiloss.core.analysis.verdicts import NONFINITE_END, TOO_SHORT, Verdict, judge
 
 #: ``final`` is the median of the last 1% of finite points, at most this many (odd).
 FINAL_POINTS = 51
@@ -57,6 +68,7 @@ class SeriesAnalysis:
             its final level; None if the run never settles (still moving, diverged).
         anomalies: spikes, NaN stretches, divergence, drift and resets, by step.
         plateaus: level stretches, by step.
+        verdict: where the run got to (see :mod:`verdicts`); None for an empty series.
     """
 
     points: int
@@ -68,14 +80,20 @@ class SeriesAnalysis:
     convergence_step: float | None
     anomalies: tuple[Anomaly, ...]
     plateaus: tuple[Plateau, ...]
+    verdict: Verdict | None = None
 
     def of_kind(self, kind: str) -> tuple[Anomaly, ...]:
         """The anomalies of one kind."""
         return tuple(a for a in self.anomalies if a.kind == kind)
 
+    def by_severity(self) -> tuple[Anomaly, ...]:
+        """The anomalies, most severe first (then by step): how the report and panel list them."""
+        return tuple(sorted(self.anomalies, key=lambda a: (-a.severity, a.step if math.isfinite(a.step) else math.inf)))
+
 
 def analyze_series(
-    steps: np.ndarray, values: np.ndarray, segments: Sequence = (), *, is_eval: bool = False
+    steps: np.ndarray, values: np.ndarray, segments: Sequence = (), *, is_eval: bool = False,
+    higher_is_better: bool = False, signals: Sequence = (),
 ) -> SeriesAnalysis:
     """Analyse one series.
 
@@ -85,6 +103,13 @@ def analyze_series(
         segments: objects with ``start_step`` and ``reason``; every one but the first
             ``start`` becomes a ``reset`` anomaly.
         is_eval: the series is an evaluation metric (sparse): only changes wording.
+        higher_is_better: the metric improves upward (accuracy, reward): the series is
+            mirrored (negated) inside, so every detector follows it (a rise to 99.7% is
+            progress, a sudden drop a spike), and the findings are given back in its own
+            values and words (``dropped to``, ``min`` is then the best, the highest).
+        signals: events of the run's secondary series (:func:`signals.find_signals`):
+            given as evidence next to the findings they coincide with; a grad-norm
+            spike also lets a loss rise too small on its own be reported.
 
     Returns:
         A :class:`SeriesAnalysis`. Never raises on odd data (empty, all NaN, constant,
@@ -96,8 +121,9 @@ def analyze_series(
         steps, values = steps[:size], values[:size]
     with np.errstate(all="ignore"):  # odd data (huge, tiny) is reported, not warned about
         scan = Scan()
-        scan.update(steps, values)
-        return finish(scan, segments, is_eval=is_eval)
+        scan.sign = -1.0 if higher_is_better else 1.0
+        scan.update(steps, values * scan.sign if higher_is_better else values)
+        return finish(scan, segments, is_eval=is_eval, signals=signals)
 
 
 def _as_array(a) -> np.ndarray:
@@ -105,7 +131,7 @@ def _as_array(a) -> np.ndarray:
     return out
 
 
-def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> SeriesAnalysis:
+def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signals: Sequence = ()) -> SeriesAnalysis:
     """The bounded part of the analysis, on a scan that is up to date."""
     steps = scan.steps
     n = len(steps)
@@ -116,17 +142,26 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
     nf = scan.nf
     first_step, last_step = float(steps[0]), float(steps[-1])
     if nf == 0:
-        return SeriesAnalysis(n, first_step, last_step, None, None, None, None, tuple(_by_step(resets + nans)), ())
+        verdict = Verdict("too_short", None, None, None, None, None, describe.verdict("too_short", None, None, None, None, None, None, 0, True))
+        return SeriesAnalysis(n, first_step, last_step, None, None, None, None, tuple(_by_step(resets + nans)), (), verdict)
     y = scan.y.view
     fs = scan.f_step.view
     fv = scan.f_value.view
     blocks = _blocks(scan)
+    sign = scan.sign
     final = final_value(fv)
-    low, low_step = float(fv[scan.min_i]), float(fs[scan.min_i])
+    final = None if final is None else sign * final
+    low, low_step = sign * float(fv[scan.min_i]), float(fs[scan.min_i])
 
     trend = block_trend(blocks)
     wide = wide_candidates(blocks, trend, scan)
     excursions = find_excursions(y, blocks, scan, wide)
+    extra = short_excursions(y, scan, excursions)
+    if extra:
+        excursions = sorted(excursions + extra, key=lambda ex: ex.onset)
+    if nf < SHORT_SERIES:  # a short series still up at its end: a spike only if it just doubled
+        excursions = [ex for ex in excursions
+                      if ex.end >= 0 or (nf - ex.onset <= 2 and y[ex.peak] - ex.baseline >= OPEN_RISE)]
     ends_nonfinite = None
     if scan.nan_runs and scan.nan_runs[-1][1] == -1:
         ends_nonfinite = scan.finite_before_last_stretch()
@@ -142,25 +177,50 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         # a rise that runs into the divergence is its beginning, not a drift
         drifts = [d for d in drifts if d.end < stop - max(2, len(blocks) // 50)]
 
-    plateaus = _plateaus(scan, blocks, masked, excursions, drifts, divergence)
-    convergence = None
-    if divergence is None:
-        settling = find_convergence(blocks, scan.log, scan.quantum)
-        if settling is not None:
-            k = settling.block
-            lo, hi = blocks.start(k), min(nf, blocks.start(k + 1))
-            settled = settled_from(y, lo, hi, settling.level, settling.band, _inner_half(blocks))
-            convergence = float(fs[min(settled, nf - 1)])
-
     found = resets + nans
-    shown = excursions
+    near_zero = severity.is_near_zero(scan.log, blocks.level, _point_noise(scan))
+    keep = severity.reportable(
+        [y[ex.peak] for ex in excursions], [ex.baseline for ex in excursions], [ex.sigma for ex in excursions],
+        nf, scan.log, near_zero,
+    )
+    tolerance = tolerance_of(fs)
+    support = np.asarray(support_steps(signals), dtype=np.float64)
+    if len(support) and excursions:
+        # a loss rise that coincides with a grad-norm spike has a cause a reader can act on
+        for k, ex in enumerate(excursions):
+            if not keep[k] and ex.end >= 0:
+                lo, hi = float(fs[ex.onset]) - tolerance, float(fs[ex.end]) + tolerance
+                keep[k] = bool(((support >= lo) & (support <= hi)).any())
+    shown = [ex for ex, k in zip(excursions, keep) if k]
     if len(shown) > MAX_SPIKES:  # heavy-tailed noise: name the highest ones
         shown = sorted(shown, key=lambda ex: (-(y[ex.peak] - ex.baseline), ex.onset))[:MAX_SPIKES]
         shown.sort(key=lambda ex: ex.onset)
-    found += [_spike(ex, scan, fs, fv, nf) for ex in shown]
+    found += [_spike(ex, scan, fs, fv, nf, near_zero) for ex in shown]
+    plateaus = _plateaus(scan, blocks, masked, excursions, drifts, divergence, near_zero, shown)
     if divergence is not None:
         found.append(_divergence(divergence, scan, fs, fv, steps))
-    found += [_drift(d, blocks, scan, fs, nf) for d in drifts]
+    if not near_zero:
+        found += [_drift(d, blocks, scan, fs, nf) for d in drifts]
+    if signals:
+        found = [_with_evidence(a, signals, tolerance) for a in found]
+        warmup = float(fs[0]) + EARLY_SIGNALS * (float(fs[-1]) - float(fs[0]))
+        lone = [g for g in signals if g.kind == "grad_norm" and g.step > warmup
+                and not any(a.kind in _EXPLAINED and evidence_for(a.step, a.end_step, [g], tolerance) for a in found)]
+        if lone:  # one line for them all, not an alarm each
+            message = describe.lone_grad_norm([(g.step, g.value / g.before) for g in lone])
+            found.append(Anomaly("grad_norm", lone[0].step, lone[-1].step, max(g.value for g in lone), None, message, 0.0))
+    open_spike = next((ex.onset for ex in shown if ex.end < 0), None)
+    judged = judge(
+        y, blocks, scan.log, scan.quantum,
+        diverged_at=divergence.onset if divergence is not None else None,
+        ends_nonfinite=_ends_nonfinite(scan),
+        open_spike=open_spike,
+        spikes=[(ex.onset, ex.end) for ex in shown if ex.end >= 0],
+        half=_inner_half(blocks),
+        near_zero=near_zero,
+    )
+    verdict = _verdict(judged, scan, fs, nf, near_zero, final)
+    convergence = verdict.step if verdict.kind == "converged" else None
     return SeriesAnalysis(
         points=n,
         first_step=first_step,
@@ -171,11 +231,29 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False) -> Ser
         convergence_step=convergence,
         anomalies=tuple(_by_step(found)),
         plateaus=tuple(plateaus),
+        verdict=verdict,
     )
 
 
-def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence) -> list[Plateau]:
-    """Flat stretches, with neighbours at the same level joined, none inside a drift or divergence."""
+def _verdict(judged, scan: Scan, fs: np.ndarray, nf: int, near_zero: bool, final: float | None) -> Verdict:
+    """The judged verdict in values and words; its level is the series' one ``final``."""
+    step = float(fs[judged.index]) if judged.index is not None else None
+    level = final
+    low = high = None
+    if judged.band is not None and judged.level is not None:
+        low, high = sorted((_level(scan, judged.level - judged.band), _level(scan, judged.level + judged.band)))
+    start = _level(scan, judged.start) if judged.start is not None else None
+    best = _level(scan, judged.previous_best) if judged.previous_best is not None else None
+    message = describe.verdict(judged.kind, step, low, high, start, level, best, nf, scan.log and not near_zero,
+                               higher=scan.sign < 0)
+    return Verdict(judged.kind, step, level, low, high, start, message)
+
+
+def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence, near_zero=False, spikes=()) -> list[Plateau]:
+    """Flat stretches, with neighbours at the same level joined, none inside a drift or
+    divergence, none spanning a reported spike (the stretch after it is kept), and none
+    whose band is wider than the level and the noise explain (see :func:`_flat_enough`);
+    none on a near-zero series."""
     nf = scan.nf
     fs, fv = scan.f_step.view, scan.f_value.view
     skip = [(ex.onset, ex.end if ex.end >= 0 else nf) for ex in excursions]
@@ -197,14 +275,103 @@ def _plateaus(scan: Scan, blocks: Blocks, masked, excursions, drifts, divergence
         if lo < first < hi - 2:
             lo = first
             mean, p5, p95, std = plateau_stats(fv, lo, hi, skip)
-        start, end = float(fs[lo]), float(fs[hi - 1])
-        inside = sum(max(0.0, min(end, _drift_end(d, blocks, fs, nf)) - max(start, float(blocks.first_step[d.start]))) for d in drifts)
-        if inside > 0.5 * (end - start):
-            continue  # mostly part of a drift
-        if divergence is not None and lo >= divergence.onset:
-            continue
-        out.append(Plateau(start, end, mean, p5, p95, std))
+        pieces = _split_at_spikes(lo, hi, spikes, nf)
+        for lo, hi in pieces:
+            if (lo, hi) != (pieces[0] if len(pieces) == 1 else None):
+                mean, p5, p95, std = plateau_stats(fv, lo, hi, skip)
+            found = _flat_part(scan, fv, lo, hi, (mean, p5, p95, std), skip, near_zero)
+            if found is None:
+                continue  # a level that moves, or a band wider than the noise explains
+            lo, hi, (mean, p5, p95, std) = found
+            start, end = float(fs[lo]), float(fs[hi - 1])
+            inside = sum(max(0.0, min(end, _drift_end(d, blocks, fs, nf)) - max(start, float(blocks.first_step[d.start]))) for d in drifts)
+            if inside > 0.5 * (end - start):
+                continue  # mostly part of a drift
+            if divergence is not None and lo >= divergence.onset:
+                continue
+            if scan.sign < 0:  # mirrored: the 5th percentile of -x is minus the 95th of x
+                mean, p5, p95 = -mean, -p95, -p5
+            out.append(Plateau(start, end, mean, p5, p95, std))
     return out
+
+
+#: A plateau's 5th-95th percentile band may be this wide (log space, ~relative) or
+#: ``PLATEAU_NOISE_WIDTH`` noise sigmas of single points, whichever is wider; its level may
+#: move from its first third to its last by ``PLATEAU_MOVE`` or three standard errors.
+PLATEAU_WIDTH = math.log(1.2)
+PLATEAU_NOISE_WIDTH = 4.5
+#: ...but never wider than a factor 1.6 (about +-24%): a band wider than that is noise, not a level.
+PLATEAU_MAX_WIDTH = math.log(1.6)
+PLATEAU_MOVE = math.log(1.05)
+PLATEAU_MIN_POINTS = 10
+
+
+def _split_at_spikes(lo: int, hi: int, spikes, nf: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` cut at every reported spike inside it; pieces shorter than
+    ``PLATEAU_MIN_POINTS`` or a quarter of the stretch are dropped."""
+    pieces, cursor = [], lo
+    for ex in sorted(spikes, key=lambda e: e.onset):
+        if lo < ex.onset < hi:
+            pieces.append((cursor, ex.onset))
+            cursor = max(cursor, ex.end if ex.end >= 0 else nf)
+    pieces.append((cursor, hi))
+    if len(pieces) == 1:
+        return pieces
+    shortest = max(PLATEAU_MIN_POINTS, (hi - lo) // 4)
+    return [(a, b) for a, b in pieces if b - a >= shortest]
+
+
+def _flat_part(scan: Scan, fv: np.ndarray, lo: int, hi: int, stats, skip, near_zero: bool):
+    """``(lo, hi, stats)`` of the stretch if it is flat, else of its flat part after up to two
+    trims of a fifth at the end that strays further from the middle; None if none is."""
+    if near_zero or scan.nf < TOO_SHORT:
+        return None
+    y = scan.y.view
+    for _ in range(3):
+        mean, p5, p95, std = stats
+        if _flat_enough(scan, lo, hi, mean, p5, p95):
+            return lo, hi, stats
+        n = hi - lo
+        if n < 2 * PLATEAU_MIN_POINTS:
+            return None
+        cut = n // 5
+        stride = max(1, cut // 1024)
+        middle = float(np.median(y[lo + n // 3 : hi - n // 3 : max(1, n // 6144)]))
+        head = abs(float(np.median(y[lo : lo + cut : stride])) - middle)
+        tail = abs(float(np.median(y[hi - cut : hi : stride])) - middle)
+        lo, hi = (lo + cut, hi) if head >= tail else (lo, hi - cut)
+        stats = plateau_stats(fv, lo, hi, skip)
+    return None
+
+
+def _flat_enough(scan: Scan, lo: int, hi: int, mean: float, p5: float, p95: float) -> bool:
+    """Whether ``[lo, hi)`` is flat to a reader: a band the noise explains, a level that stays."""
+    q = scan.quantum
+    if q > 0 and p95 <= QUANTUM_LEVEL * q and p95 - p5 <= QUANTUM_SPAN * q * (1 + 1e-9):
+        return True  # values logged with one significant digit: a few quanta apart is flat
+    y = scan.y.view
+    # the noise of the stretch itself: the robust spread of its points around the line
+    # through the medians of its first and last thirds (autocorrelated noise counts in full)
+    third = max(1, (hi - lo) // 3)
+    stride = max(1, third // 2048)
+    first = float(np.median(y[lo : lo + third : stride]))
+    last = float(np.median(y[hi - third : hi : stride]))
+    idx = np.arange(lo, hi, max(1, (hi - lo) // 8192))
+    centre_a, centre_b = lo + third / 2, hi - third / 2
+    line = first + (last - first) * (idx - centre_a) / max(centre_b - centre_a, 1e-9)
+    resid = y[idx] - line
+    sigma = float(1.4826 * np.median(np.abs(resid - np.median(resid)))) if len(resid) >= 5 else 0.0
+    if scan.log:
+        width = math.log(p95 / p5) if p5 > 0 and p95 > 0 else math.inf
+        scale = 1.0
+    else:
+        scale = max(abs(mean), 1e-12)
+        width = (p95 - p5) / scale
+        sigma /= scale
+    if width > min(PLATEAU_MAX_WIDTH, max(PLATEAU_WIDTH, PLATEAU_NOISE_WIDTH * sigma)):
+        return False
+    moved = abs(last - first) / scale
+    return moved <= max(PLATEAU_MOVE, 3 * 1.25 * sigma * math.sqrt(2.0 / min(third, 4096)))
 
 
 def _inner_half(blocks: Blocks) -> int:
@@ -265,7 +432,7 @@ def _nan_anomalies(scan: Scan) -> list[Anomaly]:
     if not runs:
         return []
     out = []
-    steps, values = scan.steps, scan.values
+    steps, values = scan.steps, scan.values * scan.sign if scan.sign < 0 else scan.values
     shown = runs if len(runs) <= MAX_NAN_STRETCHES else runs[: MAX_NAN_STRETCHES - 1]
     for a, b in shown:
         end = len(values) if b == -1 else b
@@ -278,7 +445,7 @@ def _nan_anomalies(scan: Scan) -> list[Anomaly]:
         first, last = rest[0], rest[-1]
         end_step = None if last[1] == -1 else float(steps[last[1]])
         message = describe.more_nonfinite(len(rest), float(steps[first[0]]), float(steps[last[0]]))
-        out.append(Anomaly("nan", float(steps[first[0]]), end_step, None, None, message))
+        out.append(Anomaly("nan", float(steps[first[0]]), end_step, None, None, message, severity.HIGH))
     return out
 
 
@@ -292,23 +459,59 @@ def _mask(blocks: Blocks, excursions: list[Excursion], nf: int) -> np.ndarray:
 
 
 def _level(scan: Scan, y: float) -> float:
-    return math.exp(y) if scan.log else y
+    """A level of the analysis space as a value of the series (mirrored back)."""
+    return scan.sign * (math.exp(y) if scan.log else y)
 
 
-def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int) -> Anomaly:
+_EXPLAINED = ("spike", "divergence", "nan", "drift")
+#: Grad-norm spikes in the first 5% of the run (warm-up, where the grad norm is volatile) that
+#: no loss finding explains are not mentioned.
+EARLY_SIGNALS = 0.05
+
+
+def _with_evidence(a: Anomaly, signals, tolerance: float) -> Anomaly:
+    """The anomaly with the secondary signals that coincide with it named in its sentence."""
+    if a.kind not in _EXPLAINED:
+        return a
+    near = evidence_for(a.step, a.end_step, signals, tolerance)
+    if not near:
+        return a
+    return replace(a, message=a.message + describe.evidence([(s.text, s.step) for s in near]))
+
+
+def _ends_nonfinite(scan: Scan) -> bool:
+    """The series ends in a stretch of NaN/Inf long enough to say it ended so."""
+    if not scan.nan_runs or scan.nan_runs[-1][1] != -1:
+        return False
+    length = len(scan.values) - scan.nan_runs[-1][0]
+    return length >= max(NONFINITE_END, len(scan.values) // 100)
+
+
+def _point_noise(scan: Scan) -> float:
+    """The typical robust noise of single points (analysis space)."""
+    if not scan.tracks:
+        return 0.0
+    noise = scan.tracks[0].noise[0].view
+    return float(np.median(noise)) if len(noise) else 0.0
+
+
+def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int, near_zero: bool) -> Anomaly:
     step = float(fs[ex.onset])
     end_step = float(fs[ex.end]) if ex.end >= 0 else None
-    peak = float(fv[ex.peak])
+    peak = scan.sign * float(fv[ex.peak])
     baseline = _level(scan, ex.baseline)
-    return Anomaly("spike", step, end_step, peak, baseline, describe.spike(peak, step, baseline, end_step, scan.log))
+    sev = severity.spike_severity(float(scan.y.view[ex.peak]), ex.baseline, ex.sigma, scan.log, near_zero)
+    message = describe.spike(peak, step, baseline, end_step, scan.log and not near_zero, higher=scan.sign < 0)
+    return Anomaly("spike", step, end_step, peak, baseline, message, sev)
 
 
 def _divergence(div: Divergence, scan: Scan, fs: np.ndarray, fv: np.ndarray, steps: np.ndarray) -> Anomaly:
     step = float(fs[div.onset])
     baseline = _level(scan, div.baseline)
-    peak = float(fv[div.peak])
+    peak = scan.sign * float(fv[div.peak])
     nan_step = float(steps[scan.nan_runs[-1][0]]) if div.to_nonfinite else None
-    return Anomaly("divergence", step, None, peak, baseline, describe.divergence(step, baseline, peak, nan_step, scan.log))
+    message = describe.divergence(step, baseline, peak, nan_step, scan.log, higher=scan.sign < 0)
+    return Anomaly("divergence", step, None, peak, baseline, message, severity.HIGH)
 
 
 def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomaly:
@@ -316,8 +519,10 @@ def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomal
     end_step = _drift_end(drift, blocks, fs, nf)
     start_level = _level(scan, drift.start_level)
     end_level = _level(scan, drift.end_level)
-    message = describe.drift(step, end_step, start_level, end_level, scan.log, drift.ongoing)
-    return Anomaly("drift", step, end_step, end_level, start_level, message)
+    message = describe.drift(step, end_step, start_level, end_level, scan.log, drift.ongoing, higher=scan.sign < 0)
+    rise = severity.rise_of(drift.end_level, drift.start_level, scan.log)
+    sev = min(severity.HIGH, rise / severity.DRIFT_UNIT) if rise is not None and rise > 0 else 0.1
+    return Anomaly("drift", step, end_step, end_level, start_level, message, sev)
 
 
 def _by_step(items: list[Anomaly]) -> list[Anomaly]:

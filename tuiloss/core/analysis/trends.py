@@ -22,10 +22,10 @@ DIVERGENCE_MIN_POINTS = 10
 DIVERGENCE_MIN_FRACTION = 0.05
 NONFINITE_RISE = math.log(1.1)
 #: Drift: least significance (Mann-Kendall z, corrected for autocorrelation), least rise
-#: (4% in log space), shortest window (blocks, fraction of the series after convergence,
+#: (5% in log space), shortest window (blocks, fraction of the series after convergence,
 #: raw points).
 DRIFT_Z = 4.0
-DRIFT_MIN_RISE = math.log(1.04)
+DRIFT_MIN_RISE = math.log(1.05)
 #: ...and the rise must be this many times the noise of the block medians.
 DRIFT_NOISE_RISE = 2.0
 DRIFT_MIN_BLOCKS = 8
@@ -122,7 +122,11 @@ def find_divergence(
     peak = range_argmax(y, blocks, onset, nf)
     if ends_nonfinite_after is None:
         # Still coming down from its peak: a spike that has not recovered yet, not a divergence.
-        tail, top, base = float(np.median(y[-min(5, nf) :])), float(y[peak]), baseline
+        # The peak is read off the block medians, so one extreme point (a 2751 on the way up
+        # to a level of 50) does not make a lasting jump look like a decay.
+        first_block = min(len(blocks) - 1, onset // blocks.size)
+        top = min(float(y[peak]), float(np.max(blocks.level[first_block:])))
+        tail, base = float(np.median(y[-min(5, nf) :])), baseline
         if log:
             tail, top, base = math.exp(tail), math.exp(top), math.exp(base)
         if tail - base < 0.5 * (top - base):
@@ -191,7 +195,9 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool) -> lis
                 windows.append((a, b, slope))
     if not windows:
         return []
-    noise = robust_sigma(np.diff(d)) / math.sqrt(2)
+    # noise of the levels: point to point, or the wander around a short running median
+    # (autocorrelated noise wanders further than its steps say), whichever is larger
+    noise = max(robust_sigma(np.diff(d)) / math.sqrt(2), robust_sigma(d - running_median(d, max(2, m // 25))))
     out = []
     for a, b in _steep_parts(windows):
         drift = _trim(d, x, a, b, log)

@@ -1,0 +1,204 @@
+"""Cases in the shapes real logs have and the first generator lacked.
+
+Noise: heavy-tailed (Student t, 3 degrees of freedom, scaled to the same sigma, clipped at
+10 sigma: over 100K points an unclipped t3 reaches 5x on its own, bigger than the spikes),
+autocorrelated (AR(1), phi 0.5-0.9), and noise whose absolute size shrinks with the loss
+more slowly than the loss (its relative size grows as the loss falls). Schedules that are
+not anomalies: epoch staircases, step decays, warmup-stable-decay and cosine. Situations:
+flat at the start then learning, no progress at all, collapse into a dead plateau (a jump
+to a high level with almost no noise), eval series that overfit (eval rises while train
+falls) or spike, grad-norm-only spikes (the loss stays clean), RL losses oscillating
+around zero, and runs too short to say anything about.
+
+Every case carries a verdict label (see :func:`generate.verdict_of`), and eval and
+grad-norm columns where it has them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from benchmarks.detection.generate import SPIKE_SNR, Case, Label, verdict_of
+
+SCHEDULES = ("staircase", "step", "wsd", "cosine")
+NOISE_KINDS = ("heavy", "ar", "shrink")
+
+
+def _noise(n: int, sigma: float, kind: str, rng, clean: np.ndarray) -> np.ndarray:
+    if kind == "heavy":
+        # unit variance, heavy tails; clipped at 10 sigma, so a spike of 20 sigma still stands out
+        eps = np.clip(rng.standard_t(3, n) / math.sqrt(3.0), -10.0, 10.0)
+    elif kind == "ar":
+        phi = rng.uniform(0.5, 0.9)
+        white = rng.standard_normal(n) * math.sqrt(1 - phi * phi)
+        eps = np.empty(n)
+        acc = 0.0
+        for i in range(n):
+            acc = phi * acc + white[i]
+            eps[i] = acc
+    else:
+        eps = rng.standard_normal(n)
+    if kind == "shrink":
+        # absolute noise ~ sqrt(loss): relative noise sigma at the end, smaller before
+        eps = eps * np.exp(0.5 * (clean[-1] - clean))
+    return sigma * eps
+
+
+def _decay(t: np.ndarray, rng, start: float, final: float) -> np.ndarray:
+    tau = rng.uniform(0.03, 0.1)
+    return np.log(final + (start - final) * np.exp(-t / tau))
+
+
+def _schedule(kind: str, t: np.ndarray, rng) -> np.ndarray:
+    """A log-loss curve under an LR schedule that makes steps or bends but no anomaly."""
+    start = rng.uniform(2.0, 11.0)
+    final = start * rng.uniform(0.05, 0.3)
+    z = _decay(t, rng, start, final)
+    if kind == "staircase":  # multi-epoch training: a drop at every epoch boundary
+        epochs = int(rng.integers(3, 10))
+        drop = rng.uniform(0.03, 0.12)
+        z = z - drop * np.floor(t * epochs)
+    elif kind == "step":
+        for at in (0.5, 0.75):
+            z = z - rng.uniform(0.1, 0.3) / (1 + np.exp(-(t - at) / 0.003))
+    elif kind == "wsd":  # warmup, stable, then a fast decay over the last 10-20%
+        at = rng.uniform(0.8, 0.9)
+        z = z - rng.uniform(0.08, 0.25) * np.clip((t - at) / (0.97 - at), 0, 1) ** 0.7
+    else:
+        z = z - rng.uniform(0.1, 0.3) * (1 - np.cos(np.pi * t)) / 2
+    return z
+
+
+def _finish(case: Case, clean: np.ndarray, sigma: float) -> Case:
+    if case.verdict is None:
+        case.verdict, case.convergence_step = verdict_of(clean, case.steps, sigma)
+    return case
+
+
+def make_realistic(k: int, rng: np.random.Generator, kind: str, lengths: list[int]) -> Case:
+    """One case of ``kind`` (see the module notes)."""
+    n = int(rng.choice(lengths))
+    interval = int(rng.choice((1, 10, 100)))
+    t = np.arange(n) / n
+    steps = (np.arange(n) + 1) * float(interval)
+    noise_kind = str(rng.choice(NOISE_KINDS))
+    sigma = float(rng.choice((0.01, 0.02, 0.05)))
+    labels: list[Label] = []
+    verdict = None
+    grad = None
+    eval_steps = eval_values = None
+    eval_labels: list[Label] = []
+    control = False
+    if kind in SCHEDULES:
+        clean = _schedule(kind, t, rng)
+        control = True
+    elif kind == "flat_start":  # stuck at the start level for a while, then learns
+        start = rng.uniform(2.0, 8.0)
+        final = start * rng.uniform(0.1, 0.4)
+        at = rng.uniform(0.1, 0.4)
+        z = _decay(np.maximum(t - at, 0), rng, start, final)
+        clean = z
+        control = True
+    elif kind == "no_progress":  # never leaves its starting level (ln of the class count, ...)
+        level = math.log(float(rng.choice((2, 4, 10, 1000)))) if rng.random() < 0.5 else rng.uniform(1.0, 8.0)
+        clean = np.full(n, math.log(level)) - rng.uniform(0, 0.05) * (1 - np.exp(-t / 0.01))
+        control = True
+    elif kind == "collapse":  # converges, then jumps to a high flat level with almost no noise
+        start = rng.uniform(2.0, 8.0)
+        final = start * rng.uniform(0.1, 0.3)
+        clean = _decay(t, rng, start, final)
+        at = int(rng.uniform(0.4, 0.85) * n)
+        dead = math.log(start * rng.uniform(1.0, 3.0))
+        clean = clean.copy()
+        clean[at:] = dead
+        z = clean + _noise(n, sigma, noise_kind, rng, clean)
+        z[at:] = dead + rng.standard_normal(n - at) * 1e-4
+        labels.append(Label("divergence", steps[at]))
+        verdict = "diverged"
+        return _make(k, kind, n, steps, z, labels, sigma, noise_kind, verdict, clean=clean)
+    elif kind == "grad_spikes":  # the grad norm spikes, the loss does not
+        start = rng.uniform(2.0, 8.0)
+        clean = _decay(t, rng, start, start * rng.uniform(0.1, 0.3))
+        grad = np.exp(np.log(0.4) + 0.1 * rng.standard_normal(n))
+        for _ in range(int(rng.integers(1, 5))):
+            grad[int(rng.uniform(0.2, 0.95) * n)] *= rng.uniform(5, 20)
+        control = True
+    elif kind == "rl_near_zero":  # a policy loss oscillating around zero
+        scale = rng.uniform(0.005, 0.05)
+        values = scale * rng.standard_normal(n) + scale * 0.3 * np.sin(np.arange(n) / rng.uniform(5, 50))
+        case = Case(f"{k:04d}_rl_near_zero_{n}", "rl", steps, values, [], [], control=True, sigma=scale)
+        case.noise = "gaussian"
+        case.verdict = "near_zero"
+        return case
+    elif kind == "short":
+        n = int(rng.integers(5, 19))
+        steps = (np.arange(n) + 1) * float(interval)
+        start = rng.uniform(2.0, 8.0)
+        clean = np.log(start) - 0.03 * np.arange(n)
+        z = clean + _noise(n, sigma, "gaussian", rng, clean)
+        return _make(k, kind, n, steps, z, [], sigma, "gaussian", "too_short", control=True, clean=clean)
+    elif kind == "still_falling":  # ~30 points, still falling 1.5% a point
+        n = int(rng.integers(25, 60))
+        steps = (np.arange(n) + 1) * float(interval)
+        clean = np.log(rng.uniform(2.0, 8.0)) - 0.015 * np.arange(n)
+        z = clean + _noise(n, 0.003, "gaussian", rng, clean)
+        return _make(k, kind, n, steps, z, [], 0.003, "gaussian", None, control=True, clean=clean)
+    elif kind in ("overfit", "eval_clean", "eval_spike"):
+        start = rng.uniform(2.0, 8.0)
+        final = start * rng.uniform(0.05, 0.3)
+        clean = _decay(t, rng, start, final)
+        every = max(1, n // int(rng.integers(10, 40)))
+        idx = np.arange(every - 1, n, every)
+        eval_steps = steps[idx]
+        te = t[idx]
+        gap = rng.uniform(0.05, 0.3)
+        ez = clean[idx] + gap
+        if kind == "overfit":
+            at = rng.uniform(0.3, 0.7)
+            ez = ez + rng.uniform(math.log(1.15), math.log(1.6)) * np.clip((te - at) / (1 - at), 0, None)
+            # the best eval: anywhere on the bottom (within 1% of the lowest clean eval)
+            bottom = np.flatnonzero(ez <= float(np.min(ez)) + math.log(1.01))
+            eval_labels.append(Label("overfitting", float(eval_steps[bottom[0]]), float(eval_steps[bottom[-1]])))
+        ez = ez + 0.01 * rng.standard_normal(len(ez))
+        if kind == "eval_spike" and len(ez) > 8:
+            at = int(rng.integers(len(ez) // 3, len(ez) - 2))
+            ez[at] += math.log(rng.uniform(5, 100))
+            eval_labels.append(Label("spike", float(eval_steps[at])))
+        eval_values = np.exp(ez)
+        control = kind == "eval_clean"
+    else:
+        raise ValueError(kind)
+    z = clean + _noise(n, sigma, noise_kind, rng, clean)
+    if kind in SCHEDULES or kind == "flat_start":
+        # a few real spikes on some of them, clear of the noise's tails
+        if rng.random() < 0.4:
+            control = False
+            at = int(rng.uniform(0.4, 0.9) * n)
+            width = int(rng.choice((1, 1, 2, max(2, n // 200))))
+            height = rng.uniform(max(math.log(2.0), 2 * SPIKE_SNR * sigma), math.log(10))
+            z[at : at + width] += height
+            labels.append(Label("spike", steps[at], steps[min(n - 1, at + width)]))
+    case = _make(k, kind, n, steps, z, labels, sigma, noise_kind, verdict, control=control, clean=clean)
+    case.grad_norm = grad
+    case.eval_steps, case.eval_values, case.eval_labels = eval_steps, eval_values, eval_labels
+    return case
+
+
+def _make(k, kind, n, steps, z, labels, sigma, noise_kind, verdict, *, control=False, clean=None) -> Case:
+    case = Case(f"{k:04d}_{kind}_{noise_kind}_{n}", kind, steps, np.exp(z), labels, [], control=control, sigma=sigma)
+    case.noise = noise_kind
+    case.verdict = verdict
+    if verdict is None and clean is not None:
+        case.verdict, case.convergence_step = verdict_of(clean, steps, sigma)
+    if kind == "still_falling":
+        case.verdict = "improving"
+    return case
+
+
+REALISTIC_PLAN = (
+    SCHEDULES
+    + ("flat_start", "flat_start", "no_progress", "no_progress", "collapse", "collapse", "grad_spikes")
+    + ("rl_near_zero", "short", "still_falling", "overfit", "overfit", "eval_clean", "eval_spike")
+)

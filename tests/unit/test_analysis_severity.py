@@ -1,0 +1,67 @@
+"""Severity of findings, and spikes too small to matter left out (issue 13, item 3)."""
+
+import math
+
+import numpy as np
+
+from tuiloss.core.analysis import analyze_series
+from tuiloss.core.analysis.severity import word
+
+
+def decaying(n, sigma, rng, heavy=False):
+    t = np.arange(n) / n
+    clean = np.log(0.5 + 3.0 * np.exp(-t / 0.05))
+    eps = rng.standard_t(3, n) / math.sqrt(3) if heavy else rng.standard_normal(n)
+    return np.arange(1, n + 1, dtype=float), np.exp(clean + sigma * eps)
+
+
+def spikes(result):
+    return [a for a in result.anomalies if a.kind == "spike"]
+
+
+def test_heavy_tailed_noise_raises_no_spike_but_a_real_one_stands_out():
+    rng = np.random.default_rng(3)
+    steps, values = decaying(20_000, 0.05, rng, heavy=True)
+    assert spikes(analyze_series(steps, values)) == []
+    values[15_000] *= 6.0
+    [spike] = spikes(analyze_series(steps, values))
+    assert spike.step == 15_001 and spike.severity_word == "high"
+
+
+def test_small_rises_on_a_noisy_curve_are_not_spikes():
+    # llm.c-like: single points 8-10% above a curve with 1.5% noise are noise to a reader
+    rng = np.random.default_rng(5)
+    steps, values = decaying(10_000, 0.015, rng)
+    for at in range(500, 10_000, 900):
+        values[at] *= 1.1
+    assert spikes(analyze_series(steps, values)) == []
+
+
+def test_most_severe_first():
+    rng = np.random.default_rng(7)
+    steps, values = decaying(5_000, 0.01, rng)
+    values[2000] *= 1.6
+    values[3000] *= 8.0
+    values[4000] = np.nan
+    result = analyze_series(steps, values)
+    ordered = result.by_severity()
+    assert [a.kind for a in ordered][:1] == ["nan"]
+    found = [a for a in ordered if a.kind == "spike"]
+    assert [a.step for a in found] == [3001, 2001]
+    assert found[0].severity > found[1].severity
+    assert word(found[0].severity) == "high" and word(found[1].severity) in ("low", "medium")
+    # anomalies themselves stay in step order
+    assert [a.step for a in result.anomalies] == sorted(a.step for a in result.anomalies)
+
+
+def test_near_zero_sign_changing_loss_gets_no_relative_findings():
+    rng = np.random.default_rng(11)
+    n = 3000
+    values = 0.02 * rng.standard_normal(n) + 0.01 * np.sin(np.arange(n) / 20)
+    values[n // 2 : n // 2 + 600] += np.linspace(0, 0.02, 600)  # a "drift" of +200% of nothing
+    result = analyze_series(np.arange(n, dtype=float), values)
+    assert [a for a in result.anomalies if a.kind in ("drift", "divergence")] == []
+    assert all("x the" not in a.message for a in result.anomalies)
+    values[2500] = 5.0  # 250 noise sigmas: still worth reporting, against its baseline
+    [spike] = spikes(analyze_series(np.arange(n, dtype=float), values))
+    assert "baseline" in spike.message and "x the" not in spike.message

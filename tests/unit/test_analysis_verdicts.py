@@ -1,0 +1,157 @@
+"""One verdict per run (issue 13, item 1), on small logs in the shapes seen in real ones."""
+
+import math
+
+import numpy as np
+import pytest
+
+from tuiloss.core.analysis import analyze_series
+
+
+def verdict(values, steps=None):
+    values = np.asarray(values, dtype=float)
+    steps = np.arange(1, len(values) + 1, dtype=float) if steps is None else np.asarray(steps, dtype=float)
+    return analyze_series(steps, values).verdict
+
+
+def test_flat_from_the_first_step_is_no_progress():
+    # OLMo continued pre-training: 2.9-3.1 over all 1010 steps
+    rng = np.random.default_rng(1)
+    v = verdict(3.0 + 0.04 * rng.standard_normal(1010))
+    assert v.kind == "no_progress" and v.step is None
+    assert "no progress" in v.message and "3.0" in v.message
+
+
+def test_a_dozen_points_at_ln4_are_no_progress_not_too_short():
+    # HF runs that never learn: train/loss 1.390-1.400 logged 12 times
+    rng = np.random.default_rng(2)
+    assert verdict(math.log(4) + 0.002 * rng.standard_normal(12)).kind == "no_progress"
+
+
+def test_a_few_falling_points_are_too_short_to_say():
+    assert verdict(3.0 * 0.95 ** np.arange(10)).kind == "too_short"
+
+
+def test_explosion_that_sits_high_is_diverged_not_converged():
+    # rose to 2751 and then sat at ~50, far above its best of ~2
+    rng = np.random.default_rng(3)
+    n = 3000
+    v = 2.0 + 8.0 * np.exp(-np.arange(n) / 100.0)
+    v[1400] = 2751.0
+    v[1401:] = 50.0 * np.exp(0.05 * rng.standard_normal(n - 1401))
+    found = verdict(v * np.exp(0.01 * rng.standard_normal(n)))
+    assert found.kind == "diverged" and 1300 <= found.step <= 1402
+
+
+def test_thirty_points_still_falling_are_improving():
+    found = verdict(4.0 * 0.985 ** np.arange(30))
+    assert found.kind == "improving" and found.step is None
+
+
+def test_quantised_flat_tail_is_converged_not_still_improving():
+    # whisper: train loss logged with 4 decimals, 0.0001-0.0004 for the last 2.8K steps
+    rng = np.random.default_rng(4)
+    head = 1.0 * np.exp(-np.arange(88) / 10.0) + 0.0002
+    tail = rng.choice([0.0001, 0.0002, 0.0003, 0.0004], 112, p=[0.4, 0.3, 0.2, 0.1])
+    values = np.round(np.concatenate([head, tail]), 4)
+    found = verdict(values, 25.0 * np.arange(1, 201))
+    assert found.kind == "converged" and 1500 <= found.step <= 2600
+
+
+def test_convergence_is_never_inside_a_spike():
+    rng = np.random.default_rng(5)
+    n = 5000
+    values = 0.2 + 1.0 * np.exp(-np.arange(n) / 300.0)
+    values[2400:2460] *= 5.0  # a spike after the curve has settled
+    values *= np.exp(0.005 * rng.standard_normal(n))
+    result = analyze_series(np.arange(1, n + 1, dtype=float), values)
+    [spike] = result.of_kind("spike")
+    v = result.verdict
+    assert v.kind == "converged"
+    assert not (spike.step <= v.step < spike.end_step)
+    assert v.low < result.final < v.high and v.level == result.final
+
+
+def test_a_log_that_ends_inside_a_spike_is_not_settled():
+    rng = np.random.default_rng(6)
+    n = 3000
+    values = (0.3 + np.exp(-np.arange(n) / 200.0)) * np.exp(0.005 * rng.standard_normal(n))
+    values[-8:] *= 6.0
+    v = verdict(values)
+    assert v.kind == "unsettled" and v.step == n - 7
+
+
+def test_rl_loss_around_zero_has_no_level():
+    rng = np.random.default_rng(7)
+    assert verdict(0.02 * rng.standard_normal(2000)).kind == "near_zero"
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.02])
+def test_a_bump_that_comes_back_is_not_still_improving(noise):
+    # settled at ~0.2, drifted up 15% and came back: converged after the bump
+    rng = np.random.default_rng(8)
+    n = 10_000
+    t = np.arange(n)
+    values = 0.2 + np.exp(-t / 300.0)
+    values *= 1 + 0.15 * np.exp(-(((t - 6500) / 800.0) ** 2))
+    values *= np.exp(noise * rng.standard_normal(n))
+    v = verdict(values)
+    assert v.kind == "converged"
+
+
+# -- direction: higher is better ---------------------------------------------------------------
+
+
+def test_accuracy_rising_is_improvement_never_divergence():
+    # OpenNMT acc 12 -> 99.7, read as a loss it "diverged 8x"
+    rng = np.random.default_rng(9)
+    n = 160
+    steps = 10.0 * np.arange(1, n + 1)
+    acc = 99.7 - 87.7 * np.exp(-np.arange(n) / 20.0) + 0.2 * rng.standard_normal(n)
+    as_loss = analyze_series(steps, acc)
+    assert as_loss.of_kind("divergence")  # what a loss reading says
+    result = analyze_series(steps, acc, higher_is_better=True)
+    assert result.of_kind("divergence") == () and result.of_kind("drift") == ()
+    assert result.verdict.kind == "converged"
+    assert result.min == pytest.approx(acc.max())  # the best value
+    assert 99 <= result.final <= 100 and result.verdict.low < result.final < result.verdict.high
+    for p in result.plateaus:
+        assert p.low <= p.mean <= p.high
+
+
+def test_a_sudden_accuracy_drop_is_the_spike_and_the_live_analysis_agrees():
+    from tuiloss.core.analysis import LiveAnalyzer
+
+    rng = np.random.default_rng(10)
+    n = 3000
+    steps = np.arange(1, n + 1, dtype=float)
+    acc = 0.9 - 0.6 * np.exp(-steps / 200.0) + 0.003 * rng.standard_normal(n)
+    acc[2000:2005] = 0.2
+    result = analyze_series(steps, acc, higher_is_better=True)
+    [drop] = result.of_kind("spike")
+    assert drop.step == 2001 and drop.value == pytest.approx(0.2) and drop.message.startswith("dropped to 0.200")
+    live = LiveAnalyzer(higher_is_better=True)
+    for cut in (1000, 2003, n):
+        got = live.update(steps[:cut], acc[:cut])
+    assert got == result
+
+
+@pytest.mark.parametrize("higher", [False, True])
+def test_odd_series_always_get_one_verdict_and_never_raise(higher):
+    import json
+
+    from tuiloss.core.analysis.verdicts import KINDS
+    from tuiloss.core.report import anomaly_json, verdict_json
+
+    rng = np.random.default_rng(12)
+    odd = [
+        np.array([]), np.array([np.nan] * 30), np.ones(500), np.zeros(300), -np.linspace(1, 2, 100),
+        np.array([1e-300, 1e300] * 50), np.where(rng.random(400) < 0.3, np.inf, 1.0), np.array([5.0]),
+        rng.standard_cauchy(2000), np.concatenate([np.linspace(3, 1, 100), [np.nan] * 20]),
+    ]
+    for values in odd:
+        result = analyze_series(np.arange(len(values), dtype=float), values, higher_is_better=higher)
+        if len(values):
+            assert result.verdict is not None and result.verdict.kind in KINDS
+            json.dumps(verdict_json(result.verdict), allow_nan=False)
+        json.dumps([anomaly_json(a) for a in result.anomalies], allow_nan=False)

@@ -1,0 +1,176 @@
+"""One verdict per run: what a careful reader says about where the curve got to.
+
+The verdicts, in the order they are decided:
+
+* ``too_short``: fewer than ``TOO_SHORT`` (20) finite points, unless at least
+  ``FEW_POINTS`` (5) of them barely move (5th-95th percentile spread under 5%) and so
+  show ``no_progress``; nothing else is said.
+* ``near_zero``: a series oscillating around zero (an RL policy loss): there is no level
+  to converge to, and nothing relative is said.
+* ``diverged``: a divergence was found (a rise far above the best level that never came
+  back, a jump into a dead plateau, or a rise into NaN/Inf), or the series ends in a
+  stretch of NaN/Inf (at least 3 points and 1% of them); ``step`` is where it began.
+* ``no_progress``: the smoothed loss never went ``NO_PROGRESS`` (10%) below its starting
+  level (the median of its first 2% of points, at least 3 and at most 51).
+* ``unsettled``: the log ends inside a spike that has not recovered yet.
+* ``improving``: the loss is still reaching new lows: over the last 20% of the run the
+  smoothed level fell at least ``STILL_FALLING`` (3%, and four noise sigmas of the
+  smoothed level), to below anything it reached before. A run that only comes back down
+  from a bump is not improving.
+* ``converged``: otherwise. ``step`` is the first step after which the smoothed loss
+  stays within a band of its final level; the band is ``CONVERGENCE_BAND`` (10%) or
+  three noise sigmas of the smoothed loss, whichever is wider, and ``level``, ``low``
+  and ``high`` give it. It never falls inside a reported spike (between its onset and
+  its recovery): then it is the step of the recovery.
+
+All levels are in the analysis space (the log of a loss); on a linear scale the
+relative thresholds are taken of the final level.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tuiloss.core.analysis.blocks import Blocks
+from tuiloss.core.analysis.plateaus import CONVERGENCE_BAND, QUANTUM_SPAN, settled_from
+from tuiloss.core.analysis.stats import running_median
+
+TOO_SHORT = 20
+START_POINTS = 51
+#: A run that ends in at least this many NaN/Inf points (and 1% of them) ended non-finite.
+NONFINITE_END = 3
+NO_PROGRESS = math.log(1.1)
+STILL_FALLING = math.log(1.03)
+#: Fewer points than ``TOO_SHORT`` (but at least this many) can still show no progress,
+#: when they barely move: their 5th-95th percentile spread under half of ``NO_PROGRESS``.
+FEW_POINTS = 5
+KINDS = ("improving", "converged", "no_progress", "diverged", "unsettled", "near_zero", "too_short")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Where a run got to (see the module notes).
+
+    Attributes:
+        kind: one of ``KINDS``.
+        step: the convergence step (``converged``), where it diverged (``diverged``), or
+            where the spike it ends in began (``unsettled``); None otherwise.
+        level: the final level (``converged``, ``no_progress``, ``improving``), in values.
+        low: bottom of the convergence band (``converged``), in values.
+        high: top of the convergence band (``converged``), in values.
+        start: the starting level, in values (for ``no_progress`` and ``improving``).
+        message: the sentence (worded by :mod:`describe`).
+    """
+
+    kind: str
+    step: float | None
+    level: float | None
+    low: float | None
+    high: float | None
+    start: float | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """What :func:`judge` decided, before it is worded (analysis space)."""
+
+    kind: str
+    index: int | None = None  # finite-point index of ``step``
+    level: float | None = None
+    band: float | None = None
+    start: float | None = None
+    previous_best: float | None = None
+
+
+def _noise(zc: np.ndarray) -> float:
+    d = np.diff(zc)
+    if len(d) < 4:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
+
+
+def judge(
+    y: np.ndarray,
+    blocks: Blocks,
+    log: bool,
+    quantum: float,
+    *,
+    diverged_at: int | None,
+    ends_nonfinite: bool,
+    open_spike: int | None,
+    spikes: list[tuple[int, int]],
+    half: int,
+    near_zero: bool = False,
+) -> Judged:
+    """The verdict of one series (finite values ``y`` in the analysis space).
+
+    Args:
+        y: finite values, analysis space.
+        blocks: their block summary.
+        log: whether ``y`` is a log.
+        quantum: the logged precision (0: full precision).
+        diverged_at: onset of a divergence (finite index), None if none.
+        ends_nonfinite: the series ends in a stretch of NaN/Inf.
+        open_spike: onset of a reported spike that has not recovered, None if none.
+        spikes: ``(onset, end)`` of each reported, recovered spike (finite indices).
+        half: half-width of the running median used inside a block.
+        near_zero: the series oscillates around zero (see :mod:`severity`).
+    """
+    nf = len(y)
+    if nf < TOO_SHORT:
+        if nf >= FEW_POINTS and not near_zero:
+            low, high = np.percentile(y, [5, 95])
+            level = float(np.median(y))
+            scale = 1.0 if log else max(abs(level), 1e-12)
+            if high - low < 0.5 * _rel(NO_PROGRESS, log) * scale and diverged_at is None:
+                return Judged("no_progress", level=level, start=float(np.median(y[:3])))
+        return Judged("too_short")
+    if diverged_at is not None:
+        return Judged("diverged", diverged_at)
+    if ends_nonfinite:
+        return Judged("diverged", nf - 1)
+    if near_zero:
+        return Judged("near_zero")
+    nb = len(blocks)
+    zc = running_median(blocks.level, max(1, int(round(0.025 * nb)))) if nb >= 5 else blocks.level
+    k = max(3, min(nf // 50, START_POINTS))
+    start = float(np.median(y[:k]))
+    tail = max(1, nb // 20)
+    final = float(np.median(zc[-tail:]))
+    scale = 1.0 if log else max(abs(final), abs(start), 1e-12)
+    best = float(np.min(zc))
+    if start - best < _rel(NO_PROGRESS, log) * scale:
+        return Judged("no_progress", level=final, start=start)
+    if open_spike is not None:
+        return Judged("unsettled", open_spike)
+    noise = _noise(zc)
+    k80 = min(nb - 1, int(0.8 * nb))
+    before = float(np.min(zc[: max(1, k80)]))
+    need = max(_rel(STILL_FALLING, log) * scale, 4 * noise)
+    if log and quantum > 0:  # values logged with few digits move by whole quanta
+        need = max(need, math.log1p(QUANTUM_SPAN * quantum / math.exp(final)))
+    at80 = float(np.median(zc[max(0, k80 - tail // 2) : k80 + tail // 2 + 1]))
+    if before - final >= need and at80 - final >= need:
+        return Judged("improving", level=final, start=start, previous_best=before)
+    if log:
+        band = max(CONVERGENCE_BAND, 3 * noise)
+        if quantum > 0:
+            band = max(band, math.log1p(QUANTUM_SPAN * quantum / math.exp(final)))
+    else:
+        band = max(0.1 * abs(final), 3 * noise)
+    outside = np.flatnonzero(np.abs(zc - final) > band)
+    first = 0 if not len(outside) else min(nb - 1, int(outside[-1]) + 1)
+    lo, hi = blocks.start(first), min(nf, blocks.start(first + 1))
+    at = min(settled_from(y, lo, hi, final, band, half), nf - 1)
+    for onset, end in sorted(spikes):
+        if onset <= at < end:  # never inside a spike: from its recovery
+            at = min(end, nf - 1)
+    return Judged("converged", at, final, band)
+
+
+def _rel(fraction_log: float, log: bool) -> float:
+    return fraction_log if log else math.expm1(fraction_log)
