@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
 
 from tuiloss import __version__
@@ -52,18 +53,33 @@ def build_parser() -> argparse.ArgumentParser:
     common(report)
     report.add_argument("--step", metavar="NAME", help="a column or key to use as the step axis (default: the "
                         "most global counter written: global_step, num_updates, iteration, step, ..., epoch)")
-    report.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    report.add_argument("--markdown", action="store_true", help="markdown instead of plain text")
+    output = report.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    output.add_argument("--markdown", action="store_true", help="markdown instead of plain text")
 
     demo = commands.add_parser("demo", help="replay the reference experiment live in the viewer")
-    demo.add_argument("--seconds", type=float, default=30.0, help="how long the replay of 100K steps takes")
+    demo.add_argument("--seconds", type=_positive_seconds, default=30.0,
+                      help="how long the replay of 100K steps takes (more than 0, at most a day)")
     demo.add_argument("--ascii", action="store_true", help="draw with plain ASCII instead of braille")
     return parser
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 86_400:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text} seconds: give more than 0 and at most 86400")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's own parser, so its usage is the one printed
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        (commands.choices.get(args.command) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return 2
@@ -108,7 +124,7 @@ def _report(args) -> int:
         print(problem, file=sys.stderr)
         return 2
     from tuiloss.core.engine import Options, load
-    from tuiloss.core.report import build_report, printable, render_markdown, render_text, report_json
+    from tuiloss.core.report import build_report, nothing_found, printable, render_markdown, render_text, report_json
 
     options = Options(format=args.format, pattern=args.pattern, metric=args.metric)
     store, engine, notices = load(args.paths, options)
@@ -120,9 +136,10 @@ def _report(args) -> int:
     report = build_report(store, root=root, metric=args.metric, step=args.step)
     for notice in notices:
         print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
-    if not len(store):
-        print(f"tuiloss: no training logs found in {', '.join(args.paths)}", file=sys.stderr)
     ignored = sorted(engine.ignored.items())
+    if not len(store):
+        print(f"tuiloss: {nothing_found(args.paths, ignored)}", file=sys.stderr)
+        return 2
     if args.json:
         json.dump(report_json(report, ignored), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
@@ -213,6 +230,9 @@ def _demo(args) -> int:
             target=replay, args=(folder,), kwargs={"seconds": args.seconds, "should_stop": stop.is_set}, daemon=True
         )
         app = make_app(Config(paths=(folder,), ascii=args.ascii))
+        # Killed (SIGTERM) or its terminal gone (SIGHUP): quit the app so the replay's folder is removed.
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, lambda *_: app.exit())
         writer.start()
         try:
             app.run()

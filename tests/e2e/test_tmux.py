@@ -131,3 +131,24 @@ def test_no_color_and_ascii_in_tmux(tuiloss_command, tmux, tmp_path):
     except AssertionError:
         print(tmux.screen())
         raise
+
+
+def test_a_killed_demo_leaves_no_folder_behind(tuiloss_command, tmux, tmp_path):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    command = f"env -u COLUMNS -u LINES TMPDIR={temp} {tuiloss_command} demo --seconds 60; echo TUILOSS-EXIT=$?"
+    tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+         "new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30", command)
+    try:
+        tmux.wait_for("runs", 60)
+        folders = list(temp.glob("tuiloss-demo-*"))
+        assert len(folders) == 1 and folders[0].is_dir()  # the replay writes its logs there
+        pid = tmux("display-message", "-p", "-t", "e2e", "#{pane_pid}").strip()
+        children = subprocess.run(["pgrep", "-P", pid, "-f", "tuiloss"], capture_output=True, text=True).stdout.split()
+        assert children, "the demo process was not found"
+        subprocess.run(["kill", "-TERM", *children], check=True)
+        tmux.wait_until(lambda s: "TUILOSS-EXIT=" in s or "Pane is dead" in s, "the demo to end", 15)
+        assert not list(temp.glob("tuiloss-demo-*"))
+    except AssertionError:
+        print(tmux.screen())
+        raise

@@ -1,6 +1,8 @@
 """`tuiloss report`: the table, the JSON schema, exit codes, messages instead of tracebacks."""
 
 import json
+
+import pytest
 import subprocess
 import sys
 
@@ -90,8 +92,30 @@ def test_markdown_report_is_a_table(capsys, sample_logs):
 
 
 def test_empty_folder_says_so(capsys, tmp_path):
-    assert main(["report", str(tmp_path)]) == 0
-    assert "no training logs found" in capsys.readouterr().err
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no training logs found" in err and "no files there" in err
+
+
+def test_a_folder_of_no_logs_says_what_was_passed_over_and_why(capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello world\nnothing to see\n")
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no training logs found" in err and "passed over 1 file (notes.txt:" in err
+
+
+def test_usage_errors_print_the_commands_own_usage(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exited:
+        main(["report", str(tmp_path), "--json", "--markdown"])
+    assert exited.value.code == 2 and "not allowed with argument --json" in capsys.readouterr().err
+    for seconds in ("-5", "0", "nan", "inf", "soon"):
+        with pytest.raises(SystemExit) as exited:
+            main(["demo", "--seconds", seconds])
+        assert exited.value.code == 2 and "--seconds" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["watch", str(tmp_path), "--bogus"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.startswith("usage: tuiloss watch") and "--bogus" in err
 
 
 def test_text_report_never_writes_escape_sequences_from_logs(capsys, tmp_path):

@@ -718,3 +718,14 @@ def render_markdown(report: Report) -> str:
         lines += ["", "### Across runs", ""]
         lines += [f"- {printable(o.message, 400)}" for o in report.observations]
     return "\n".join(lines) + "\n"
+
+
+def nothing_found(paths: list[str], ignored: list[tuple[str, str]]) -> str:
+    """Why no run is shown: what was looked at, and why each file was passed over (the first few)."""
+    where = ", ".join(printable(p, 200) for p in paths)
+    if not ignored:
+        return f"no training logs found in {where}: no files there"
+    shown = "; ".join(f"{printable(path.rsplit('/', 1)[-1], 80)}: {printable(why, 120)}" for path, why in ignored[:5])
+    more = f"; and {len(ignored) - 5} more" if len(ignored) > 5 else ""
+    return (f"no training logs found in {where}: passed over {len(ignored)} "
+            f"file{'s' if len(ignored) != 1 else ''} ({shown}{more})")

@@ -27,7 +27,7 @@ from tuiloss.core.analysis import Anomaly
 from tuiloss.core.analysis.display import step_label
 from tuiloss.core.driver import Ingested, Ingestor
 from tuiloss.core.engine import Engine, Options, apply_result
-from tuiloss.core.report import Report, build_report
+from tuiloss.core.report import Report, build_report, nothing_found
 from tuiloss.core.store import Run, Store, eval_counterpart
 from tuiloss.ui import keys, messages
 from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smoothing
@@ -305,6 +305,8 @@ class TuilossApp(App[None]):
         curves = self.curves.prepare(shown, self.selection, self.view, marks(self.report), reported)
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
                                  metric=safe_label(label, 40), background=chart.background)
+        if self.loaded and not len(self.store):  # say what was found, and why nothing is shown
+            spec.empty = nothing_found(list(self.config.paths), sorted(self.engine.ignored.items()))
         if not self.loaded and self.load_progress is not None:
             spec.title += f"{' - ' if self.config.ascii else ' · '}loading {self.load_progress:.0%}"
         chart.draw(spec)
