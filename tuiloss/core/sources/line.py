@@ -3,19 +3,96 @@
 Reads hand whole lines to a :class:`~tuiloss.core.formats.base.LineParser`; a
 partial last line waits for the rest of it. Lines holding NUL bytes or longer
 than :data:`MAX_LINE` are blanked out before the parser sees them and counted.
+
+When the file is rewritten (truncated, replaced, rewritten in place) it is
+re-read from its start, and the points it yields are checked against a running
+CRC of every point read so far, metric by metric. A rewrite that keeps them all
+(Lightning's CSVLogger rewriting ``metrics.csv`` with a wider header, an
+atomic save of a longer file) is a continuation: only the points past them are
+passed on, and no new segment starts. Anything else is the segment event the
+tailer saw, with every point of the new content.
 """
 
 from __future__ import annotations
 
 import re
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from tuiloss.core.formats.base import LineParser
-from tuiloss.core.model import Batch, Notice
+from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
 from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
 _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")  # control bytes plain text does not hold
+
+
+#: Segment events after which the file is re-read from 0 and checked against what was read.
+_REWRITES = ("truncated", "replaced", "recreated")
+
+
+@dataclass(slots=True)
+class _Digest:
+    """Points read from the current content of the file: per metric, a count and CRCs."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    steps: dict[str, int] = field(default_factory=dict)
+    values: dict[str, int] = field(default_factory=dict)
+    skipped: Counter = field(default_factory=Counter)
+    unmatched: int = 0
+
+    def add(self, batch: Batch) -> None:
+        for metric, (steps, values) in batch.series.items():
+            self.counts[metric] = self.counts.get(metric, 0) + len(steps)
+            self.steps[metric] = _crc(steps, self.steps.get(metric, 0))
+            self.values[metric] = _crc(values, self.values.get(metric, 0))
+        self.skipped.update(batch.skipped)
+        self.unmatched += batch.unmatched
+
+    def covered_by(self, batch: Batch) -> bool:
+        """Whether ``batch`` holds at least as many points as this digest, metric by metric."""
+        return all(len(batch.series.get(m, ((), ()))[0]) >= n for m, n in self.counts.items() if n)
+
+    def is_prefix_of(self, batch: Batch) -> bool:
+        """Whether ``batch`` starts with exactly the points summed here, metric by metric."""
+        for metric, n in self.counts.items():
+            if not n:
+                continue
+            series = batch.series.get(metric)
+            if series is None or len(series[0]) < n:
+                return False
+            if _crc(series[0][:n]) != self.steps[metric] or _crc(series[1][:n]) != self.values[metric]:
+                return False
+        return True
+
+    def rest_of(self, batch: Batch) -> Batch:
+        """``batch`` without the points (and skipped lines) summed here."""
+        rest = Batch(lines=None, backlog=batch.backlog)
+        for group in batch.row_groups():
+            cut = {m: self.counts.get(m, 0) for m in group.metrics}
+            if len(set(cut.values())) == 1:
+                n = next(iter(cut.values()))
+                if len(group.steps) > n:
+                    steps = group.steps[n:]
+                    rest.add_rows(steps, {m: batch.series[m][1][n:] for m in group.metrics})
+                continue
+            for metric in group.metrics:
+                n = cut[metric]
+                steps, values = batch.series[metric]
+                rest.add(metric, steps[n:], values[n:])
+        rest.skipped = batch.skipped - self.skipped
+        rest.unmatched = max(batch.unmatched - self.unmatched, 0)
+        seen = sum(self.skipped.values())
+        rest.examples = batch.examples[seen:] if seen < len(batch.examples) else []
+        return rest
+
+
+def _crc(values: np.ndarray, start: int = 0) -> int:
+    return zlib.crc32(np.ascontiguousarray(values, dtype=np.float64).data, start)
 
 
 class LineSource(Source):
@@ -29,6 +106,9 @@ class LineSource(Source):
         self.line_no = 1  # number of the next line
         self._skipping_long = False
         self._error: str | None = None
+        self._digest = _Digest()  # what the current content of the file yielded so far
+        # While a rewritten file is re-read: the event, what was read before, what the re-read found.
+        self._check: tuple[SegmentEvent, _Digest, Batch] | None = None
 
     def paths(self) -> list[str]:
         return [self.path]
@@ -37,6 +117,42 @@ class LineSource(Source):
         return self.tailer.changed()
 
     def read(self) -> tuple[list[Item], bool]:
+        items, more = self._read()
+        if self._check is None:
+            for item in items:
+                if isinstance(item, Batch):
+                    self._digest.add(item)
+            return items, more
+        event, before, found = self._check
+        kept: list[Item] = []
+        for item in items:
+            if isinstance(item, Batch):
+                found.merge(item)
+                found.backlog = item.backlog
+            elif isinstance(item, SegmentEvent):
+                # the re-read itself was interrupted: what was read before is gone
+                self._check = None
+                return self._settle(event, before, found, kept, continued=False) + [item], more
+            else:
+                kept.append(item)
+        if more and not before.covered_by(found):
+            return kept, more  # not enough re-read to tell yet
+        self._check = None
+        return self._settle(event, before, found, kept, continued=before.is_prefix_of(found)), more
+
+    def _settle(self, event: SegmentEvent, before: _Digest, found: Batch, notes: list[Item],
+                continued: bool) -> list[Item]:
+        """End a check of a rewritten file: a continuation, or the event with the new content."""
+        if continued:
+            rest = before.rest_of(found)
+            self._digest = before
+            self._digest.add(rest)
+            return [*notes, rest] if rest.series or rest.skipped else notes
+        self._digest = _Digest()
+        self._digest.add(found)
+        return [event, *notes, found] if found.series or found.skipped else [event, *notes]
+
+    def _read(self) -> tuple[list[Item], bool]:
         items: list[Item] = []
         try:
             chunk = self.tailer.read()
@@ -50,10 +166,16 @@ class LineSource(Source):
             self._error = None
             items.append(Notice("info", f"{self.path} is readable again"))
         if chunk.event is not None:
-            items.append(chunk.event)
+            if chunk.event.reason in _REWRITES and self._check is None and self._digest.counts:
+                self._check = (chunk.event, self._digest, Batch())
+                self._digest = _Digest()
+            else:
+                items.append(chunk.event)
             if chunk.event.reason == "deleted":
                 items.append(Notice("warning", f"{self.path} was deleted; its points are kept"))
                 return items, False
+            if chunk.event.reason == "rotated":
+                self._digest = _Digest()
             self.parser.restart()
             self.line_no = 1
             self._skipping_long = False

@@ -1,0 +1,163 @@
+"""Files that change faster than they are read: the engine reads right after each change.
+
+Each test makes one change the way a real tool does (a restarted job, logrotate,
+rsync, Lightning's CSVLogger, an editor) and reads with no pause in between,
+then counts the stored points exactly.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tuiloss.core.engine import Engine, Options, apply_result
+from tuiloss.core.store import Store
+
+LONG_HEADER = "step,train_loss,learning_rate,grad_norm,tokens_per_second,epoch,elapsed_seconds\n"
+
+
+def csv_rows(first: int, n: int, scale: float = 1.0) -> str:
+    return "".join(
+        f"{s},{scale / (s + 1):.6f},0.0003,1.{s % 7},12000,{s // 100},{s * 0.5:.1f}\n" for s in range(first, first + n)
+    )
+
+
+class Reader:
+    """An engine and a store over one folder, read on demand."""
+
+    def __init__(self, folder, options: Options = Options()) -> None:
+        self.engine = Engine([str(folder)], options)
+        self.store = Store()
+        self.options = options
+
+    def read(self) -> Store:
+        apply_result(self.store, self.engine.scan(), self.options)
+        for _ in range(100):
+            result = self.engine.read()
+            apply_result(self.store, result, self.options)
+            if not result.more:
+                return self.store
+        raise AssertionError("the engine kept reading")
+
+    def run(self, path):
+        return self.store.runs[os.path.abspath(str(path))]
+
+
+def reasons(run, metric: str) -> list[str]:
+    return [segment.reason for segment in run.series[metric].segments]
+
+
+def values(run, metric: str) -> list[float]:
+    return run.series[metric].values.view.tolist()
+
+
+def test_restarted_job_writing_past_the_old_size_is_a_new_segment(tmp_path):
+    """``open(p, "w")`` by a restarted job, which writes more than before before the next read."""
+    log = tmp_path / "metrics.csv"
+    log.write_text(LONG_HEADER + csv_rows(0, 200))
+    reader = Reader(tmp_path)
+    reader.read()
+    with open(log, "w") as handle:  # the same header, new values, longer than the old file
+        handle.write(LONG_HEADER + csv_rows(0, 300, scale=2.0))
+    run = reader.run(log)
+    reader.read()
+    assert len(run.series["train_loss"]) == 500
+    assert reasons(run, "train_loss") == ["start", "truncated"]
+    expected_new = [round(2.0 / (s + 1), 6) for s in range(300)]
+    assert values(run, "train_loss")[200:] == expected_new
+    assert run.skipped_lines == 0
+
+
+def test_restarted_text_log_with_the_same_banner_keeps_both_runs_of_points(tmp_path):
+    banner = "".join(f"config: {key} = {key * 3}\n" for key in ("model", "optimizer", "scheduler"))
+    log = tmp_path / "train.log"
+    log.write_text(banner + "".join(f"iter {i}: loss {1.0 / (i + 1):.4f}, time 10.00ms\n" for i in range(200)))
+    reader = Reader(tmp_path)
+    reader.read()
+    with open(log, "w") as handle:
+        handle.write(banner + "".join(f"iter {i}: loss {3.0 / (i + 1):.4f}, time 10.00ms\n" for i in range(300)))
+    reader.read()
+    run = reader.run(log)
+    assert len(run.series["loss"]) == 500
+    assert reasons(run, "loss") == ["start", "truncated"]
+    assert values(run, "loss")[200:] == [round(3.0 / (i + 1), 4) for i in range(300)]
+
+
+def test_restart_that_tears_a_line_at_the_old_offset_invents_no_point(tmp_path):
+    log = tmp_path / "metrics.csv"
+    log.write_text(LONG_HEADER + csv_rows(0, 10))
+    reader = Reader(tmp_path)
+    reader.read()
+    old_size = log.stat().st_size
+    # The new content has a line crossing the old offset, and a first line differing past 64 bytes.
+    new = LONG_HEADER + csv_rows(0, 25, scale=12.0)
+    assert new[old_size - 1] != "\n"
+    log.write_text(new)
+    reader.read()
+    run = reader.run(log)
+    assert len(run.series["train_loss"]) == 35
+    assert values(run, "train_loss")[10:] == [round(12.0 / (s + 1), 6) for s in range(25)]
+    assert run.skipped_lines == 0
+
+
+def test_same_size_rewrite_in_place_is_read_again(tmp_path):
+    log = tmp_path / "metrics.csv"
+    header = "step,loss,a_long_column_name_that_keeps_the_first_64_bytes_the_same\n"
+    log.write_text(header + "".join(f"{s},0.{s:03d},1\n" for s in range(50)))
+    reader = Reader(tmp_path)
+    reader.read()
+    with open(log, "r+") as handle:  # every value changed, same length
+        handle.write(header + "".join(f"{s},0.{999 - s:03d},1\n" for s in range(50)))
+    reader.read()
+    run = reader.run(log)
+    assert len(run.series["loss"]) == 100
+    assert reasons(run, "loss") == ["start", "replaced"]
+    assert run.series["loss"].visible()[1].tolist() == [float(f"0.{999 - s:03d}") for s in range(50)]
+
+
+def test_same_size_rewrite_of_only_the_middle_is_read_again(tmp_path):
+    log = tmp_path / "metrics.csv"
+    rows = [f"{s},0.{s:03d}\n" for s in range(50)]
+    log.write_text("step,loss\n" + "".join(rows))
+    reader = Reader(tmp_path)
+    reader.read()
+    before = log.stat().st_mtime_ns
+    rows[25] = "25,0.777\n"
+    with open(log, "r+") as handle:
+        handle.write("step,loss\n" + "".join(rows))
+    os.utime(log, ns=(before + 10_000_000, before + 10_000_000))  # a coarse clock may not have ticked
+    reader.read()
+    run = reader.run(log)
+    assert reasons(run, "loss") == ["start", "replaced"]
+    assert run.series["loss"].visible()[1].tolist()[25] == 0.777
+
+
+def test_touch_without_a_change_is_not_a_rewrite(tmp_path):
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss\n" + "".join(f"{s},0.{s:03d}\n" for s in range(50)))
+    reader = Reader(tmp_path)
+    reader.read()
+    before = log.stat().st_mtime_ns
+    os.utime(log, ns=(before + 10_000_000, before + 10_000_000))
+    reader.read()
+    run = reader.run(log)
+    assert len(run.series["loss"]) == 50 and reasons(run, "loss") == ["start"]
+
+
+def test_rewrite_keeping_every_earlier_record_continues_the_series(tmp_path):
+    """A job that rewrites its whole JSONL log each time, with one more record."""
+    log = tmp_path / "log.jsonl"
+
+    def records(n):
+        return "".join(f'{{"step": {s}, "loss": {1.0 / (s + 1):.5f}}}\n' for s in range(n))
+
+    log.write_text(records(20))
+    reader = Reader(tmp_path)
+    reader.read()
+    for n in (21, 25, 40):
+        with open(log, "w") as handle:
+            handle.write(" " + records(n))  # a leading space: the bytes differ, the records do not
+        reader.read()
+    run = reader.run(log)
+    assert len(run.series["loss"]) == 40
+    assert reasons(run, "loss") == ["start"]
+    assert run.series["loss"].steps.view.tolist() == list(range(40))
