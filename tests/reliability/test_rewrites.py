@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from tuiloss.core.engine import Engine, Options, apply_result
+from tuiloss.core.model import Batch
 from tuiloss.core.store import Store
 
 LONG_HEADER = "step,train_loss,learning_rate,grad_norm,tokens_per_second,epoch,elapsed_seconds\n"
@@ -40,6 +41,35 @@ class Reader:
 
     def run(self, path):
         return self.store.runs[os.path.abspath(str(path))]
+
+
+def drain(source) -> list:
+    """Every item a source yields until it has nothing more to read."""
+    items = []
+    for _ in range(100):
+        got, more = source.read()
+        items.extend(got)
+        if not more:
+            return items
+    raise AssertionError("the source never finished reading")
+
+
+def points(items, metric: str = "loss") -> tuple[list[float], list[float]]:
+    steps, values = [], []
+    for item in items:
+        if isinstance(item, Batch) and metric in item.series:
+            steps += item.series[metric][0].tolist()
+            values += item.series[metric][1].tolist()
+    return steps, values
+
+
+def skipped(items) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for item in items:
+        if isinstance(item, Batch):
+            for reason, count in item.skipped.items():
+                total[reason] = total.get(reason, 0) + count
+    return total
 
 
 def reasons(run, metric: str) -> list[str]:
@@ -161,3 +191,75 @@ def test_rewrite_keeping_every_earlier_record_continues_the_series(tmp_path):
     assert len(run.series["loss"]) == 40
     assert reasons(run, "loss") == ["start"]
     assert run.series["loss"].steps.view.tolist() == list(range(40))
+
+
+# -- a last line without a newline ---------------------------------------------------------
+
+
+def test_report_reads_a_last_line_without_a_newline(tmp_path):
+    from tuiloss.core.engine import load
+
+    (tmp_path / "metrics.csv").write_text("step,loss\n1,0.5\n2,0.25")
+    (tmp_path / "train.log").write_text("iter 1: loss 0.5, time 1.00ms\niter 2: loss 0.25, time 1.00ms")
+    store, _, _ = load([str(tmp_path)])
+    for name in ("metrics.csv", "train.log"):
+        run = store.runs[str(tmp_path / name)]
+        assert run.series["loss"].values.view.tolist() == [0.5, 0.25], name
+        assert run.skipped_lines == 0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def held_source(path):
+    from tuiloss.core.formats.csv import CsvParser
+    from tuiloss.core.sources.line import LineSource
+
+    source = LineSource(str(path), CsvParser(), hold=2.0)
+    source.clock = Clock()
+    return source
+
+
+def test_viewer_holds_a_last_line_back_until_it_is_stable_and_says_so(tmp_path):
+    from tuiloss.core.model import Notice
+
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss\n1,0.5\n2,0.2")
+    source = held_source(log)
+    items = drain(source)
+    assert points(items) == ([1.0], [0.5])
+    told = [item for item in items if isinstance(item, Notice)]
+    assert len(told) == 1 and "no newline" in told[0].message
+    source.clock.now += 1.0
+    assert not source.changed() and points(drain(source)) == ([], [])
+    with open(log, "a") as handle:
+        handle.write("5")  # still being written: the wait starts again
+    source.clock.now += 1.5
+    assert points(drain(source)) == ([], [])
+    source.clock.now += 2.0
+    assert source.changed()
+    items = drain(source)
+    assert points(items) == ([2.0], [0.25])
+    assert not any(isinstance(item, Notice) for item in items)  # said once
+    with open(log, "a") as handle:
+        handle.write("\n3,0.125\n")  # the newline of the line already read, then a new line
+    assert points(drain(source)) == ([3.0], [0.125])
+
+
+def test_a_line_finished_after_it_was_read_has_its_rest_skipped(tmp_path):
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss\n1,0.5\n2,0.2")
+    source = held_source(log)
+    drain(source)
+    source.clock.now += 5.0
+    assert points(drain(source)) == ([2.0], [0.2])
+    with open(log, "a") as handle:
+        handle.write("5\n3,0.125\n")
+    items = drain(source)
+    assert points(items) == ([3.0], [0.125])
+    assert skipped(items) == {"rest of a line read before its newline": 1}

@@ -89,6 +89,7 @@ class Tailer:
         self._crc: int | None = 0  # CRC-32 of bytes [0, offset); None once a hole was skipped
         self._last_data: bytes = b""  # the data of the last read, which consume() advances over
         self._last_used = 0
+        self._offered_end = 0  # end of the data the last read returned
         self._last_stat: tuple[int, int, int] | None = None
         self._missing = False
         self._pending_event: SegmentEvent | None = None
@@ -114,7 +115,8 @@ class Tailer:
         if self._pending_event is not None:
             return True
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
-        return key != self._last_stat or st.st_size > self.offset
+        # bytes already offered and left unconsumed (a partial line) are not news
+        return key != self._last_stat or st.st_size > max(self.offset, self._offered_end)
 
     def read(self) -> TailRead:
         """Return the bytes past the offset; call :meth:`consume` with what was used."""
@@ -217,6 +219,7 @@ class Tailer:
         want = min(max(size - self.offset, 0), self.max_read)
         data = os.pread(fd, want, self.offset) if want else b""
         self._last_data, self._last_used = data, 0
+        self._offered_end = self.offset + len(data)
         if len(self._head) < HEAD_BYTES:
             self._head_source = os.pread(fd, HEAD_BYTES, 0)
         unread = max(size - self.offset - len(data), 0)

@@ -11,11 +11,17 @@ CRC of every point read so far, metric by metric. A rewrite that keeps them all
 atomic save of a longer file) is a continuation: only the points past them are
 passed on, and no new segment starts. Anything else is the segment event the
 tailer saw, with every point of the new content.
+
+A last line without a newline may be a line still being written. ``report``
+(``hold=0``) reads it as it is; the viewer holds it back until the file has
+not changed for :data:`HOLD_SECONDS`, says so once, then reads it. Should the
+writer finish that line later, the rest of it is skipped and counted.
 """
 
 from __future__ import annotations
 
 import re
+import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -25,9 +31,11 @@ import numpy as np
 from tuiloss.core.formats.base import LineParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
-from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer
+from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer, TailRead
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
+#: Seconds a last line without a newline must stay unchanged before the viewer reads it.
+HOLD_SECONDS = 2.0
 _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")  # control bytes plain text does not hold
 
 
@@ -98,8 +106,11 @@ def _crc(values: np.ndarray, start: int = 0) -> int:
 class LineSource(Source):
     """An append-only text log, parsed line by line."""
 
-    def __init__(self, path: str, parser: LineParser, max_read: int | None = None) -> None:
+    def __init__(self, path: str, parser: LineParser, max_read: int | None = None, *,
+                 hold: float = HOLD_SECONDS) -> None:
         self.path = path
+        self.hold = hold  # seconds an unterminated last line waits; 0 reads it at once
+        self.clock = time.monotonic
         self.parser = parser
         # A read must be able to hold a whole line of the longest length we accept.
         self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE), skip_holes=True)
@@ -109,12 +120,19 @@ class LineSource(Source):
         self._digest = _Digest()  # what the current content of the file yielded so far
         # While a rewritten file is re-read: the event, what was read before, what the re-read found.
         self._check: tuple[SegmentEvent, _Digest, Batch] | None = None
+        self._held: tuple[int, float] | None = None  # end of the file and when a last line began to wait
+        self._held_told = False
+        self._took_unterminated = False  # the last line read had no newline: its rest may follow
+        self._rest_of_taken = False
 
     def paths(self) -> list[str]:
         return [self.path]
 
     def changed(self) -> bool:
-        return self.tailer.changed()
+        return self.tailer.changed() or self._held_due()
+
+    def _held_due(self) -> bool:
+        return self._held is not None and self.clock() - self._held[1] >= self.hold
 
     def read(self) -> tuple[list[Item], bool]:
         items, more = self._read()
@@ -179,7 +197,17 @@ class LineSource(Source):
             self.parser.restart()
             self.line_no = 1
             self._skipping_long = False
+            self._held, self._took_unterminated = None, False
         data = chunk.data
+        if self._took_unterminated and data:
+            self._took_unterminated = False
+            if data[:1] == b"\n":
+                self.tailer.consume(1)  # the newline of the line already read
+                data = data[1:]
+                chunk = TailRead(data, chunk.offset + 1, None, chunk.final, chunk.more, chunk.unread)
+            else:
+                self._skipping_long = True  # the writer went on with that line: skip the rest of it
+                self._rest_of_taken = True
         if not data:
             self._rest(chunk.more)
             return items, chunk.more
@@ -192,9 +220,18 @@ class LineSource(Source):
                 return items, chunk.more
             consumed = newline + 1
             self._skipping_long = False
-            self.line_no += 1
+            if self._rest_of_taken:
+                self._rest_of_taken = False
+                batch.skip("rest of a line read before its newline", self.line_no - 1)
+            else:
+                self.line_no += 1
         end = data.rfind(b"\n") + 1
-        if chunk.final and end < len(data):
+        if end == len(data):
+            self._held = None
+        if end < len(data) and not chunk.more and self._take_unterminated(chunk, consumed, end, items):
+            data, end = data + b"\n", len(data) + 1
+            self._took_unterminated = not chunk.final
+        elif chunk.final and end < len(data):
             data, end = data + b"\n", len(data) + 1
         if end <= consumed:
             # No complete line: a partial line waits, unless it is too long to hold.
@@ -205,6 +242,8 @@ class LineSource(Source):
                 items.append(batch)
             else:
                 self.tailer.consume(consumed)
+                if batch.skipped:
+                    items.append(batch)
             return items, chunk.more
         parsed = self._parse(data, consumed, end, self.line_no, batch)
         parsed.backlog = (chunk.unread + max(len(chunk.data) - end, 0)) / (end - consumed)
@@ -213,6 +252,29 @@ class LineSource(Source):
         self.tailer.consume(min(end, len(chunk.data)))
         self._rest(chunk.more)
         return items, chunk.more
+
+    def _take_unterminated(self, chunk: TailRead, consumed: int, end: int, items: list[Item]) -> bool:
+        """Whether to read the last line of the file, which has no newline, as it is now."""
+        if chunk.final or len(chunk.data) - max(consumed, end) >= MAX_LINE:
+            return False  # taken anyway, or skipped as too long
+        if not chunk.data[max(consumed, end):].strip():
+            self._held = None
+            return False  # only blanks so far
+        if self.hold <= 0:
+            return True
+        size = chunk.offset + len(chunk.data)
+        now = self.clock()
+        if self._held is None or self._held[0] != size:
+            self._held = (size, now)
+            if not self._held_told:
+                self._held_told = True
+                items.append(Notice("info", f"{self.path}: the last line has no newline yet; it is shown "
+                                            f"once it has not changed for {self.hold:g} s"))
+            return False
+        if now - self._held[1] < self.hold:
+            return False
+        self._held = None
+        return True
 
     def _rest(self, more: bool) -> None:
         """Tell a parser that keeps things for big reads that the file is read to its end."""
