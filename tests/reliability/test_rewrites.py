@@ -263,3 +263,46 @@ def test_a_line_finished_after_it_was_read_has_its_rest_skipped(tmp_path):
     items = drain(source)
     assert points(items) == ([3.0], [0.125])
     assert skipped(items) == {"rest of a line read before its newline": 1}
+
+
+# -- logrotate copytruncate ----------------------------------------------------------------
+
+
+def copytruncate(path, suffix=".1"):
+    """What logrotate's copytruncate does: copy the file aside, then empty it in place."""
+    rotated = path.with_name(path.name + suffix)
+    rotated.write_bytes(path.read_bytes())
+    with open(path, "r+b") as handle:
+        handle.truncate(0)
+    return rotated
+
+
+def test_copytruncate_on_a_csv_keeps_its_header(tmp_path):
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss,lr\n" + "".join(f"{s},{1 / (s + 1):.5f},0.001\n" for s in range(400)))
+    reader = Reader(tmp_path)
+    reader.read()
+    copytruncate(log)
+    with open(log, "a") as handle:  # the writer goes on, appending rows to the emptied file
+        handle.write("".join(f"{s},{1 / (s + 1):.5f},0.001\n" for s in range(400, 800)))
+    reader.read()
+    run = reader.run(log)
+    assert sorted(run.series) == ["loss", "lr"]  # no metric named after a row's values
+    assert len(run.series["loss"]) == 800 and run.skipped_lines == 0
+    assert run.series["loss"].visible()[0].tolist() == list(range(800))
+    assert run.primary_metric == "loss"
+
+
+def test_copytruncate_of_a_csv_without_steps_goes_on_counting_rows(tmp_path):
+    log = tmp_path / "metrics.csv"
+    log.write_text("loss,acc\n" + "".join(f"0.{k:03d},0.5\n" for k in range(100)))
+    reader = Reader(tmp_path)
+    reader.read()
+    copytruncate(log)
+    with open(log, "a") as handle:
+        handle.write("".join(f"0.{k:03d},0.5\n" for k in range(100, 150)))
+    reader.read()
+    run = reader.run(log)
+    assert sorted(run.series) == ["acc", "loss"]
+    steps, loss = run.series["loss"].visible()
+    assert len(loss) == 150 and len(set(steps.tolist())) == 150  # none hidden behind another
