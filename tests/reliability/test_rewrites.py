@@ -23,10 +23,13 @@ def csv_rows(first: int, n: int, scale: float = 1.0) -> str:
 
 
 class Reader:
-    """An engine and a store over one folder, read on demand."""
+    """An engine and a store over one folder, read on demand.
 
-    def __init__(self, folder, options: Options = Options()) -> None:
-        self.engine = Engine([str(folder)], options)
+    ``hold=0``: nothing waits for a file to settle (the waits are tested on sources, with a clock).
+    """
+
+    def __init__(self, folder, options: Options = Options(), hold: float = 0.0) -> None:
+        self.engine = Engine([str(folder)], options, hold=hold)
         self.store = Store()
         self.options = options
 
@@ -306,3 +309,93 @@ def test_copytruncate_of_a_csv_without_steps_goes_on_counting_rows(tmp_path):
     assert sorted(run.series) == ["acc", "loss"]
     steps, loss = run.series["loss"].visible()
     assert len(loss) == 150 and len(set(steps.tolist())) == 150  # none hidden behind another
+
+
+# -- Lightning's CSVLogger -----------------------------------------------------------------
+
+
+class LightningWriter:
+    """Lightning's CSVLogger as it saves: append rows, and rewrite the whole file with the
+    wider (sorted) header the first time a new key is logged."""
+
+    def __init__(self, path) -> None:
+        self.path = path
+        self.keys: list[str] = []
+
+    def save(self, rows: list[dict]) -> None:
+        import csv
+
+        new = set().union(*rows) - set(self.keys)
+        exists = self.path.exists()
+        if new:
+            self.keys = sorted(set(self.keys) | new)
+            if exists:
+                with open(self.path, newline="") as handle:
+                    kept = list(csv.DictReader(handle))
+                with open(self.path, "w", newline="") as handle:
+                    writer = csv.DictWriter(handle, fieldnames=self.keys)
+                    writer.writeheader()
+                    writer.writerows(kept)
+        with open(self.path, "a" if exists else "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=self.keys)
+            if not exists:
+                writer.writeheader()
+            writer.writerows(rows)
+
+
+def test_lightning_rewrite_with_a_wider_header_continues_the_series(tmp_path):
+    log = tmp_path / "lightning_logs" / "version_0" / "metrics.csv"
+    log.parent.mkdir(parents=True)
+    writer = LightningWriter(log)
+    writer.save([{"epoch": 0, "step": s, "train_loss": 1 / (s + 1)} for s in range(50)])
+    reader = Reader(tmp_path)
+    reader.read()
+    # validation logs a new key: the file is rewritten, then more rows follow, all before a read
+    writer.save([{"epoch": 0, "step": 49, "val_loss": 0.75}])
+    writer.save([{"epoch": 1, "step": s, "train_loss": 1 / (s + 1)} for s in range(50, 80)])
+    reader.read()
+    writer.save([{"epoch": 1, "step": 79, "val_loss": 0.5}, {"epoch": 2, "step": 80, "train_loss": 0.01}])
+    reader.read()
+    run = reader.run(log)
+    assert len(run.series["train_loss"]) == 81
+    assert run.series["train_loss"].steps.view.tolist() == list(range(81))
+    assert run.series["val_loss"].values.view.tolist() == [0.75, 0.5]
+    assert reasons(run, "train_loss") == ["start"]  # no false "log file was replaced"
+    assert run.skipped_lines == 0
+
+
+def test_rewrite_caught_half_written_waits_and_is_a_continuation(tmp_path):
+    """Older Lightning rewrote the whole file at each save: a read can land mid-rewrite."""
+    log = tmp_path / "metrics.csv"
+    rows = ["step,loss\n"] + [f"{s},{1 / (s + 1):.5f}\n" for s in range(60)]
+    log.write_text("".join(rows[:41]))
+    source = held_source(log)
+    assert len(points(drain(source))[0]) == 40
+    with open(log, "w") as handle:
+        handle.write("".join(rows[:21]))  # the rewrite so far
+    assert drain(source) == [] or points(drain(source)) == ([], [])
+    with open(log, "a") as handle:
+        handle.write("".join(rows[21:]))  # the rewrite ends, with 20 more rows
+    items = drain(source)
+    assert points(items)[0] == [float(s) for s in range(40, 60)]
+    assert not [item for item in items if not isinstance(item, Batch)]
+
+
+def test_truncation_to_a_prefix_shows_after_the_wait_one_that_differs_at_once(tmp_path):
+    from tuiloss.core.model import SegmentEvent
+
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss\n" + "".join(f"{s},0.5\n" for s in range(40)))
+    source = held_source(log)
+    drain(source)
+    log.write_text("step,loss\n0,0.5\n")  # a restart that so far wrote what the old run did
+    assert points(drain(source)) == ([], [])
+    source.clock.now += 2.5
+    assert source.changed()
+    items = drain(source)
+    assert [item.reason for item in items if isinstance(item, SegmentEvent)] == ["truncated"]
+    assert points(items) == ([0.0], [0.5])
+    log.write_text("step,loss\n0,0.95\n")  # a first point of its own: no need to wait
+    items = drain(source)
+    assert [item.reason for item in items if isinstance(item, SegmentEvent)] == ["replaced"]
+    assert points(items) == ([0.0], [0.95])

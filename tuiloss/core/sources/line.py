@@ -10,7 +10,9 @@ CRC of every point read so far, metric by metric. A rewrite that keeps them all
 (Lightning's CSVLogger rewriting ``metrics.csv`` with a wider header, an
 atomic save of a longer file) is a continuation: only the points past them are
 passed on, and no new segment starts. Anything else is the segment event the
-tailer saw, with every point of the new content.
+tailer saw, with every point of the new content. A re-read that finds fewer
+points than before waits (as a last line does, below) in case the rewrite is
+still under way.
 
 A last line without a newline may be a line still being written. ``report``
 (``hold=0``) reads it as it is; the viewer holds it back until the file has
@@ -52,9 +54,17 @@ class _Digest:
     values: dict[str, int] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)
     unmatched: int = 0
+    first: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)  # the first points
+
+    FIRST = 8
 
     def add(self, batch: Batch) -> None:
         for metric, (steps, values) in batch.series.items():
+            kept = self.first.setdefault(metric, ([], []))
+            if len(kept[0]) < self.FIRST:
+                room = self.FIRST - len(kept[0])
+                kept[0].extend(steps[:room].tolist())
+                kept[1].extend(values[:room].tolist())
             self.counts[metric] = self.counts.get(metric, 0) + len(steps)
             self.steps[metric] = _crc(steps, self.steps.get(metric, 0))
             self.values[metric] = _crc(values, self.values.get(metric, 0))
@@ -64,6 +74,21 @@ class _Digest:
     def covered_by(self, batch: Batch) -> bool:
         """Whether ``batch`` holds at least as many points as this digest, metric by metric."""
         return all(len(batch.series.get(m, ((), ()))[0]) >= n for m, n in self.counts.items() if n)
+
+    def differs_from(self, batch: Batch) -> bool:
+        """Whether ``batch``, which may not hold all the points yet, already starts otherwise."""
+        if batch.series and not any(metric in batch.series for metric in self.counts):
+            return True  # points, but of none of the metrics read before
+        for metric, (steps, values) in self.first.items():
+            series = batch.series.get(metric)
+            if series is None:
+                continue
+            n = min(len(steps), len(series[0]))
+            got_steps, got_values = series[0][:n].tolist(), series[1][:n].tolist()
+            if not (np.array_equal(got_steps, steps[:n], equal_nan=True)
+                    and np.array_equal(got_values, values[:n], equal_nan=True)):
+                return True
+        return False
 
     def is_prefix_of(self, batch: Batch) -> bool:
         """Whether ``batch`` starts with exactly the points summed here, metric by metric."""
@@ -124,6 +149,7 @@ class LineSource(Source):
         self._held_told = False
         self._took_unterminated = False  # the last line read had no newline: its rest may follow
         self._rest_of_taken = False
+        self._check_since = 0.0  # when the re-read of a rewritten file last found points
 
     def paths(self) -> list[str]:
         return [self.path]
@@ -132,6 +158,8 @@ class LineSource(Source):
         return self.tailer.changed() or self._held_due()
 
     def _held_due(self) -> bool:
+        if self._check is not None:
+            return self.clock() - self._check_since >= self.hold
         return self._held is not None and self.clock() - self._held[1] >= self.hold
 
     def read(self) -> tuple[list[Item], bool]:
@@ -153,8 +181,14 @@ class LineSource(Source):
                 return self._settle(event, before, found, kept, continued=False) + [item], more
             else:
                 kept.append(item)
-        if more and not before.covered_by(found):
-            return kept, more  # not enough re-read to tell yet
+        if not before.covered_by(found):
+            if any(isinstance(item, Batch) for item in items):
+                self._check_since = self.clock()
+            if before.differs_from(found):
+                self._check = None
+                return self._settle(event, before, found, kept, continued=False), more
+            if more or self.clock() - self._check_since < self.hold:
+                return kept, more  # not enough re-read to tell yet: it may still be being written
         self._check = None
         return self._settle(event, before, found, kept, continued=before.is_prefix_of(found)), more
 
@@ -186,6 +220,7 @@ class LineSource(Source):
         if chunk.event is not None:
             if chunk.event.reason in _REWRITES and self._check is None and self._digest.counts:
                 self._check = (chunk.event, self._digest, Batch())
+                self._check_since = self.clock()
                 self._digest = _Digest()
             else:
                 items.append(chunk.event)
