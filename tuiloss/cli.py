@@ -15,6 +15,20 @@ from tuiloss import __version__
 from tuiloss.config import Config
 
 FORMAT_CHOICES = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents")
+#: The seconds ``--poll`` accepts.
+POLL_RANGE = (0.1, 3600.0)
+
+
+def poll_seconds(text: str) -> float:
+    """``--poll``'s value: a finite number of seconds within :data:`POLL_RANGE`."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    low, high = POLL_RANGE
+    if not low <= value <= high:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text} s is out of range: give {low:g} to {high:g} seconds")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,8 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     watch = commands.add_parser("watch", help="open the live viewer")
     common(watch)
-    watch.add_argument("--poll", nargs="?", const=1.0, type=float, metavar="SECONDS",
-                       help="poll instead of inotify (default 1 s); chosen by itself on network filesystems")
+    watch.add_argument("--poll", nargs="?", const=1.0, type=poll_seconds, metavar="SECONDS",
+                       help=f"poll instead of inotify, every SECONDS ({POLL_RANGE[0]:g} to {POLL_RANGE[1]:g}, "
+                       "default 1); chosen by itself on network filesystems")
     watch.add_argument("--ascii", action="store_true", help="draw with plain ASCII instead of braille")
     watch.add_argument("--bell", action="store_true", help="ring the terminal bell on a new anomaly")
     watch.add_argument("--smooth", type=float, default=0.0, metavar="W", help="EMA smoothing weight 0..0.99")
@@ -89,9 +104,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_paths(paths: list[str]) -> str | None:
+    from tuiloss.core.discover import is_system_path
+
     for path in paths:
         if not os.path.exists(path):
             return f"tuiloss: {path}: no such file or folder"
+        if is_system_path(path):
+            return f"tuiloss: {path}: a kernel file or folder (procfs, sysfs, a device), not training logs"
+        if not (os.path.isfile(path) or os.path.isdir(path)):
+            return f"tuiloss: {path}: not a regular file or folder (a FIFO, socket or device)"
         if not os.access(path, os.R_OK):
             return f"tuiloss: {path}: permission denied"
     return None

@@ -399,3 +399,123 @@ def test_truncation_to_a_prefix_shows_after_the_wait_one_that_differs_at_once(tm
     items = drain(source)
     assert [item.reason for item in items if isinstance(item, SegmentEvent)] == ["replaced"]
     assert points(items) == ([0.0], [0.95])
+
+
+# -- replacement and rotation --------------------------------------------------------------
+
+
+def nanogpt_lines(first: int, n: int, scale: float = 1.0) -> str:
+    return "".join(f"iter {i}: loss {scale / (i + 1):.5f}, time 10.00ms\n" for i in range(first, first + n))
+
+
+def test_rsync_replacing_with_a_longer_copy_continues_the_series(tmp_path):
+    """21 syncs of a growing metrics.csv: a temp ``.metrics.csv.XXXXXX`` renamed over it each time."""
+    log = tmp_path / "metrics.csv"
+    content = "step,loss\n"
+    reader = Reader(tmp_path)
+    for sync in range(21):
+        content += "".join(f"{s},{1 / (s + 1):.6f}\n" for s in range(sync * 110, (sync + 1) * 110))
+        temp = tmp_path / f".metrics.csv.{sync:03d}aBc"
+        temp.write_text(content)
+        reader.read()  # the temp file is there: it must not become a run
+        os.replace(temp, log)
+        reader.read()
+    assert list(reader.store.runs) == [str(log)]
+    run = reader.run(log)
+    assert len(run.series["loss"]) == 2310
+    assert reasons(run, "loss") == ["start"]
+    assert run.series["loss"].steps.view.tolist() == list(range(2310))
+
+
+def test_temporary_files_are_never_runs(tmp_path):
+    for name in (".metrics.csv.Xy12Zq", "metrics.csv.tmp", "train.log~", ".#train.log", "metrics.jsonl.part"):
+        (tmp_path / name).write_text("step,loss\n1,0.5\n" if "csv" in name else nanogpt_lines(0, 3))
+    (tmp_path / ".hidden.stdout").write_text(nanogpt_lines(0, 3))  # hidden, not temporary
+    store = Reader(tmp_path).read()
+    assert [os.path.basename(run_id) for run_id in store.runs] == [".hidden.stdout"]
+
+
+def test_rotated_copies_join_their_run_as_earlier_segments_oldest_first(tmp_path):
+    import gzip
+
+    log = tmp_path / "train.log"
+    with gzip.open(tmp_path / "train.log.2.gz", "wt") as handle:
+        handle.write(nanogpt_lines(0, 10))
+    (tmp_path / "train.log.1").write_text(nanogpt_lines(10, 10).rstrip("\n"))  # no newline at its end
+    log.write_text(nanogpt_lines(20, 10))
+    for age, name in ((300, "train.log.2.gz"), (200, "train.log.1"), (100, "train.log")):
+        stamp = 1_700_000_000 - age
+        os.utime(tmp_path / name, (stamp, stamp))
+    reader = Reader(tmp_path)
+    store = reader.read()
+    assert list(store.runs) == [str(log)]
+    run = reader.run(log)
+    assert run.series["loss"].steps.view.tolist() == list(range(30))
+    assert reasons(run, "loss") == ["start", "rotated", "rotated"]
+    assert run.skipped_lines == 0
+
+
+def test_dated_rotated_copies_are_ordered_by_time(tmp_path):
+    log = tmp_path / "train.log"
+    (tmp_path / "train.log-20240102").write_text(nanogpt_lines(5, 5))
+    (tmp_path / "train.log-20240101").write_text(nanogpt_lines(0, 5))
+    log.write_text(nanogpt_lines(10, 5))
+    for age, name in ((300, "train.log-20240101"), (200, "train.log-20240102"), (100, "train.log")):
+        os.utime(tmp_path / name, (1_700_000_000 - age,) * 2)
+    reader = Reader(tmp_path)
+    reader.read()
+    assert reader.run(log).series["loss"].steps.view.tolist() == list(range(15))
+
+
+def test_a_headerless_csv_after_copytruncate_takes_the_header_of_its_rotated_copy(tmp_path):
+    log = tmp_path / "metrics.csv"
+    (tmp_path / "metrics.csv.1").write_text("step,loss\n" + "".join(f"{s},0.5\n" for s in range(100)))
+    log.write_text("".join(f"{s},0.25\n" for s in range(100, 150)))
+    os.utime(tmp_path / "metrics.csv.1", (1_700_000_000,) * 2)
+    reader = Reader(tmp_path)
+    reader.read()
+    run = reader.run(log)
+    assert run.series["loss"].steps.view.tolist() == list(range(150))
+    assert run.skipped_lines == 0 and sorted(run.series) == ["loss"]
+
+
+def test_an_unreadable_compressed_copy_is_named_as_skipped(tmp_path):
+    log = tmp_path / "train.log"
+    (tmp_path / "train.log.1.gz").write_bytes(b"this is not gzip data\n")
+    log.write_text(nanogpt_lines(0, 5))
+    os.utime(tmp_path / "train.log.1.gz", (1_700_000_000,) * 2)
+    reader = Reader(tmp_path)
+    reader.read()
+    run = reader.run(log)
+    assert len(run.series["loss"]) == 5
+    assert any("train.log.1.gz: skipped" in notice.message for notice in run.notices)
+
+
+def test_rotation_while_watched_makes_no_second_run(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(nanogpt_lines(0, 10))
+    reader = Reader(tmp_path)
+    reader.read()
+    with open(log, "a") as handle:
+        handle.write(nanogpt_lines(10, 5))  # not read before the rotation
+    log.rename(tmp_path / "train.log.1")
+    log.write_text(nanogpt_lines(15, 5))
+    reader.read()
+    reader.read()
+    assert list(reader.store.runs) == [str(log)]
+    assert reader.run(log).series["loss"].steps.view.tolist() == list(range(20))
+
+
+def test_a_second_rewrite_during_the_check_of_the_first_loses_nothing(tmp_path):
+    from tuiloss.core.model import SegmentEvent
+
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss\n" + "".join(f"{s},0.5\n" for s in range(40)))
+    source = held_source(log)
+    drain(source)
+    log.write_text("step,loss\n0,0.5\n")  # a prefix of what was read: the check waits
+    assert points(drain(source)) == ([], [])
+    log.write_text("step,loss,lr\n" + "".join(f"{s},0.{s + 1},0.1\n" for s in range(30)))  # and again
+    items = drain(source)
+    assert points(items)[0] == [0.0] + [float(s) for s in range(30)]
+    assert len([item for item in items if isinstance(item, SegmentEvent)]) == 2

@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from tuiloss.core.discover import Discovery, discover, make_labels
+from tuiloss.core.discover import Discovery, discover, make_labels, rotated_copies
 from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher
 from tuiloss.core.model import Batch, Notice, RunSpec, SegmentEvent
 from tuiloss.core.sources import make_source
@@ -85,7 +85,8 @@ class Engine:
                 result.notices.append(notice)
         for spec in found.runs:
             self.specs[spec.id] = spec
-            self.sources[spec.id] = make_source(spec, pattern=self.options.pattern, hold=self.hold)
+            self.sources[spec.id] = make_source(spec, pattern=self.options.pattern, hold=self.hold,
+                                               earlier=_earlier_files(spec))
             self._by_path[spec.path] = spec.id
             result.new_runs.append(spec)
         return result
@@ -125,6 +126,13 @@ class Engine:
                 result.updates.append(Update(run_id, items))
             result.more = result.more or more
         return result
+
+
+def _earlier_files(spec: RunSpec) -> list[str]:
+    """Rotated copies read before a line log (``train.log.1``), oldest first."""
+    if spec.format not in ("csv", "jsonl", "text") or not os.path.isfile(spec.path):
+        return []
+    return rotated_copies(spec.path)
 
 
 def new_run(spec: RunSpec, options: Options = Options()) -> Run:

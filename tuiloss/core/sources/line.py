@@ -22,7 +22,9 @@ writer finish that line later, the rest of it is skipped and counted.
 
 from __future__ import annotations
 
+import os
 import re
+import stat as stat_module
 import time
 import zlib
 from collections import Counter
@@ -38,6 +40,7 @@ from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer, TailRead
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
 #: Seconds a last line without a newline must stay unchanged before the viewer reads it.
 HOLD_SECONDS = 2.0
+_BOM = b"\xef\xbb\xbf"
 _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")  # control bytes plain text does not hold
 
 
@@ -132,8 +135,14 @@ class LineSource(Source):
     """An append-only text log, parsed line by line."""
 
     def __init__(self, path: str, parser: LineParser, max_read: int | None = None, *,
-                 hold: float = HOLD_SECONDS) -> None:
+                 hold: float = HOLD_SECONDS, earlier: list[str] | tuple[str, ...] = ()) -> None:
         self.path = path
+        # rotated copies of the log (train.log.1, metrics.csv.2.gz), oldest first: read first,
+        # each an earlier segment of the run
+        self.earlier = list(earlier)
+        self._earlier_chunks = None
+        self._earlier_rest = b""
+        self._earlier_started = False
         self.hold = hold  # seconds an unterminated last line waits; 0 reads it at once
         self.clock = time.monotonic
         self.parser = parser
@@ -163,6 +172,8 @@ class LineSource(Source):
         return self._held is not None and self.clock() - self._held[1] >= self.hold
 
     def read(self) -> tuple[list[Item], bool]:
+        if self.earlier:
+            return self._read_earlier(), True
         items, more = self._read()
         if self._check is None:
             for item in items:
@@ -171,14 +182,21 @@ class LineSource(Source):
             return items, more
         event, before, found = self._check
         kept: list[Item] = []
-        for item in items:
+        for k, item in enumerate(items):
             if isinstance(item, Batch):
                 found.merge(item)
                 found.backlog = item.backlog
             elif isinstance(item, SegmentEvent):
-                # the re-read itself was interrupted: what was read before is gone
+                # the re-read itself was interrupted: what was read before is gone, and what
+                # follows the event is read as usual
                 self._check = None
-                return self._settle(event, before, found, kept, continued=False) + [item], more
+                settled = self._settle(event, before, found, kept, continued=False)
+                rest = items[k:]
+                self._digest = _Digest()  # the file as it is since that event
+                for later in rest:
+                    if isinstance(later, Batch):
+                        self._digest.add(later)
+                return settled + rest, more
             else:
                 kept.append(item)
         if not before.covered_by(found):
@@ -191,6 +209,46 @@ class LineSource(Source):
                 return kept, more  # not enough re-read to tell yet: it may still be being written
         self._check = None
         return self._settle(event, before, found, kept, continued=before.is_prefix_of(found)), more
+
+    def _read_earlier(self) -> list[Item]:
+        """The next chunk of the oldest rotated copy not read yet: whole lines, the last one too."""
+        items: list[Item] = []
+        path = self.earlier[0]
+        name = os.path.basename(path)
+        if self._earlier_chunks is None:
+            if self._earlier_started:
+                items.append(SegmentEvent("rotated", f"continued from {name}"))
+                self.parser.restart()
+                self.line_no = 1
+            self._earlier_started = True
+            self._earlier_chunks, self._earlier_rest = _chunks(path), b""
+        try:
+            block = next(self._earlier_chunks, None)
+        except (OSError, EOFError, ValueError, zlib.error, _Unreadable) as exc:
+            items.append(Notice("warning", f"{path}: skipped: {exc}"))
+            block, self._earlier_rest = None, b""
+        data = self._earlier_rest + (block or b"")
+        if block is None:
+            self.earlier.pop(0)
+            self._earlier_chunks = None
+            if data and not data.endswith(b"\n"):
+                data += b"\n"  # a finished file: its last line is whole
+        end = data.rfind(b"\n") + 1
+        self._earlier_rest = data[end:]
+        if end:
+            parsed = self._parse(data, 0, end, self.line_no, Batch())
+            self.line_no += data.count(b"\n", 0, end) if parsed.lines is None else parsed.lines
+            items.append(parsed)
+        if len(self._earlier_rest) > MAX_LINE:  # no newline for too long: dropped, and counted
+            batch = Batch()
+            batch.skip("line longer than 1 MiB", self.line_no)
+            items.append(batch)
+            self._earlier_rest = b""
+        if block is None and not self.earlier:  # the live file is next
+            items.append(SegmentEvent("rotated", f"continued from {name} in {os.path.basename(self.path)}"))
+            self.parser.restart()
+            self.line_no = 1
+        return items
 
     def _settle(self, event: SegmentEvent, before: _Digest, found: Batch, notes: list[Item],
                 continued: bool) -> list[Item]:
@@ -234,6 +292,10 @@ class LineSource(Source):
             self._skipping_long = False
             self._held, self._took_unterminated = None, False
         data = chunk.data
+        if chunk.offset == 0 and data.startswith(_BOM):  # a UTF-8 byte order mark is no part of line 1
+            self.tailer.consume(len(_BOM))
+            data = data[len(_BOM):]
+            chunk = TailRead(data, len(_BOM), None, chunk.final, chunk.more, chunk.unread)
         if self._took_unterminated and data:
             self._took_unterminated = False
             if data[:1] == b"\n":
@@ -328,6 +390,32 @@ class LineSource(Source):
             parsed.skipped.update(batch.skipped)
             parsed.examples[:0] = batch.examples
         return parsed
+
+
+class _Unreadable(Exception):
+    """A rotated copy that cannot be read here (compressed with a codec that is not installed)."""
+
+
+def _chunks(path: str, size: int = 4 * 1024 * 1024):
+    """The bytes of a finished file, decompressed if it is a ``.gz`` or ``.zst`` rotated copy."""
+    st = os.stat(path)
+    if not stat_module.S_ISREG(st.st_mode):
+        raise _Unreadable("not a regular file")
+    if path.endswith(".gz"):
+        import gzip
+
+        handle = gzip.open(path, "rb")
+    elif path.endswith(".zst"):
+        try:
+            import zstandard
+        except ImportError:
+            raise _Unreadable("a .zst file, and the zstandard package is not installed") from None
+        handle = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+    else:
+        handle = open(path, "rb")
+    with handle:
+        while block := handle.read(size):
+            yield block
 
 
 def _has_long_line(body: bytes, start: int = 0, end: int | None = None) -> bool:
