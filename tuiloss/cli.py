@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     common(report)
     report.add_argument("--json", action="store_true", help="one JSON object on stdout")
     report.add_argument("--markdown", action="store_true", help="markdown instead of plain text")
+    report.add_argument("--follow", action="store_true",
+                        help="keep reading; after each change print one line per changed run (JSON with --json)")
+    report.add_argument("--poll", nargs="?", const=1.0, type=poll_seconds, metavar="SECONDS",
+                        help="with --follow: poll instead of inotify, every SECONDS")
 
     demo = commands.add_parser("demo", help="replay the reference experiment live in the viewer")
     demo.add_argument("--seconds", type=float, default=30.0, help="how long the replay of 100K steps takes")
@@ -127,6 +131,8 @@ def _report(args) -> int:
     from tuiloss.core.report import build_report, printable, render_markdown, render_text, report_json
 
     options = Options(format=args.format, pattern=args.pattern, metric=args.metric)
+    if args.follow:
+        return _follow(args, options)
     store, engine, notices = load(args.paths, options)
     root = args.paths[0] if len(args.paths) == 1 else None
     report = build_report(store, root=root, metric=args.metric)
@@ -143,6 +149,85 @@ def _report(args) -> int:
     else:
         sys.stdout.write(render_text(report, verbose=args.verbose, ignored=ignored))
     return 0
+
+
+def _follow(args, options) -> int:
+    """``report --follow``: the viewer's driver, printing a line per changed run after each change."""
+    import queue
+    import threading
+
+    from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished
+    from tuiloss.core.engine import Engine, apply_result
+    from tuiloss.core.report import printable
+    from tuiloss.core.store import Store
+    from tuiloss.ui.watcher import Watcher
+
+    engine = Engine(args.paths, options)
+    store = Store()
+    posted: queue.SimpleQueue = queue.SimpleQueue()
+    driver = Ingestor(engine, Watcher(args.paths, poll=args.poll), posted.put)
+    thread = threading.Thread(target=driver.run, name="tuiloss-follow", daemon=True)
+    thread.start()
+    told: dict[str, set[str]] = {}
+    loaded = False  # the first load is told in one go, once it is finished
+    changed: list[str] = []
+    try:
+        while True:
+            event = posted.get()
+            while True:  # everything posted so far, then one line per run
+                if isinstance(event, LoadFinished):
+                    loaded = True
+                elif isinstance(event, Ingested):
+                    apply_result(store, event.result, options)
+                    for notice in event.result.notices:
+                        print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
+                    changed += [spec.id for spec in event.result.new_runs]
+                    changed += [update.run_id for update in event.result.updates]
+                    driver.ack()
+                elif isinstance(event, IngestFailed):
+                    print(f"tuiloss: {printable(event.message, 500)}", file=sys.stderr)
+                try:
+                    event = posted.get_nowait()
+                except queue.Empty:
+                    break
+            if not loaded:
+                continue
+            for run_id in dict.fromkeys(changed):
+                if run_id in store.runs:
+                    print(_follow_line(store, store.runs[run_id], told.setdefault(run_id, set()), args), flush=True)
+            changed = []
+    finally:
+        driver.stop()
+        thread.join(timeout=5)
+
+
+def _follow_line(store, run, told: set[str], args) -> str:
+    """One changed run: points and last value per metric, and findings not told before."""
+    from tuiloss.core.analysis import describe
+    from tuiloss.core.report import build_report, json_number, printable
+
+    entry = build_report(store, metric=args.metric, runs=[run]).runs[0]
+    findings = [f"{a.kind}: {a.message}" for m in entry.metrics.values() for a in m.anomalies]
+    if entry.primary is not None:
+        findings += [describe.plateau(p) for p in entry.primary.plateaus]
+    findings += [describe.segment(seg.start_step, seg.reason) for seg in entry.segments[1:]]
+    findings += [f"{n.level}: {n.message}" for n in entry.notices]
+    new = [finding for finding in findings if finding not in told]
+    told.update(new)
+    if args.json:
+        return json.dumps({
+            "id": entry.id,
+            "label": entry.label,
+            "points": {name: m.points for name, m in entry.metrics.items()},
+            "last": {name: json_number(m.final) for name, m in entry.metrics.items()},
+            "new_findings": new,
+        }, allow_nan=False)
+    m = entry.primary
+    if m is None or m.final is None:
+        last = "no points yet"
+    else:
+        last = f"{entry.primary_metric} {m.final:.6g} ({m.points} points)"
+    return printable(f"{entry.label}: {last}" + "".join(f" | {finding}" for finding in new), 2000)
 
 
 def _watch(args) -> int:
