@@ -29,7 +29,7 @@ from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
-from tuiloss.core.sanitize import safe_label
+from tuiloss.core.sanitize import escape_markdown, safe_label
 from tuiloss.core.store import Run, Store, is_eval_metric
 
 @dataclass(frozen=True, slots=True)
@@ -445,8 +445,8 @@ def render_text(report: Report, *, verbose: bool = False, ignored: list | None =
 
 
 def _md(text: str) -> str:
-    """A table cell: pipes would end it."""
-    return text.replace("|", "\\|")
+    """Text from a log in markdown (a table cell, a heading, a finding): shown, never rendered."""
+    return escape_markdown(text)
 
 
 def render_markdown(report: Report) -> str:
@@ -458,9 +458,9 @@ def render_markdown(report: Report) -> str:
     for index, run in enumerate(report.runs, 1):
         notes = run_findings(run)
         if notes:
-            lines += ["", f"### {index}. {printable(run.label, 80)}", ""]
-            lines += [f"- {note}" for note in notes]
+            lines += ["", f"### {index}. {_md(printable(run.label, 80))}", ""]
+            lines += [f"- {_md(note)}" for note in notes]
     if report.observations:
         lines += ["", "### Across runs", ""]
-        lines += [f"- {printable(o.message, 400)}" for o in report.observations]
+        lines += [f"- {_md(printable(o.message, 400))}" for o in report.observations]
     return "\n".join(lines) + "\n"
