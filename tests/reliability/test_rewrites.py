@@ -519,3 +519,25 @@ def test_a_second_rewrite_during_the_check_of_the_first_loses_nothing(tmp_path):
     items = drain(source)
     assert points(items)[0] == [0.0] + [float(s) for s in range(30)]
     assert len([item for item in items if isinstance(item, SegmentEvent)]) == 2
+
+
+# -- binary that looks like text -----------------------------------------------------------
+
+
+def test_random_bytes_named_like_a_log_are_said_not_to_be_one(tmp_path):
+    import gzip
+    import random
+
+    from tuiloss.core.engine import load
+
+    rng = random.Random(7)
+    (tmp_path / "metrics.csv").write_bytes(bytes(rng.randrange(256) for _ in range(300_000)))
+    (tmp_path / "train.csv").write_bytes(gzip.compress(("step,loss\n" + csv_rows(0, 3000)).encode()))
+    (tmp_path / "ok.csv").write_text("step,loss\n1,0.5\n" + "\x00\x01binary line\n" + "2,0.25\n")
+    store, _, _ = load([str(tmp_path)])
+    for name, what in (("metrics.csv", "binary data"), ("train.csv", "gzip-compressed data")):
+        run = store.runs[str(tmp_path / name)]
+        assert run.points == 0 and run.skipped_lines == 0, name
+        assert [n.message for n in run.notices] == [f"{tmp_path / name}: {what}, not a text log; not read"]
+    ok = store.runs[str(tmp_path / "ok.csv")]
+    assert ok.series["loss"].values.view.tolist() == [0.5, 0.25] and ok.skipped == {"binary data": 1}

@@ -292,6 +292,14 @@ class LineSource(Source):
             self._skipping_long = False
             self._held, self._took_unterminated = None, False
         data = chunk.data
+        if chunk.offset == 0 and data:
+            not_text = not_a_text_log(data)
+            if not_text:  # never parsed: random bytes would be read as numbers here and there
+                self.tailer.consume(len(data))
+                if not_text != self._error:
+                    self._error = not_text
+                    items.append(Notice("error", f"{self.path}: {not_text}, not a text log; not read"))
+                return items, chunk.more
         if chunk.offset == 0 and data.startswith(_BOM):  # a UTF-8 byte order mark is no part of line 1
             self.tailer.consume(len(_BOM))
             data = data[len(_BOM):]
@@ -390,6 +398,36 @@ class LineSource(Source):
             parsed.skipped.update(batch.skipped)
             parsed.examples[:0] = batch.examples
         return parsed
+
+
+#: Magic numbers of compressed data, which no text log starts with.
+_COMPRESSED = {b"\x1f\x8b": "gzip-compressed data", b"\x28\xb5\x2f\xfd": "zstd-compressed data",
+               b"BZh": "bzip2-compressed data", b"\xfd7zXZ": "xz-compressed data", b"PK\x03\x04": "a zip archive"}
+#: Share of a file's first bytes that may be neither text nor UTF-8 before it is binary.
+BINARY_SHARE = 0.3
+#: Fewest first bytes the decision is taken on.
+BINARY_SAMPLE = 256
+_NUL_RUNS = re.compile(rb"\x00{16,}")
+_TEXT_CONTROLS = bytes(range(32)).translate(None, b"\t\n\r\f\b\x1b") + b"\x7f"
+
+
+def not_a_text_log(head: bytes, sample: int = 64 * 1024) -> str | None:
+    """Why the first bytes of a file are no text log (compressed, or mostly binary), or None.
+
+    A log with a few binary lines is a text log (those lines are skipped and counted); a
+    file whose start is mostly control bytes, NULs and invalid UTF-8 is not.
+    """
+    for magic, what in _COMPRESSED.items():
+        if head.startswith(magic):
+            return what
+    part = _NUL_RUNS.sub(b"", head[:sample])  # zero-filled holes (a truncation under its writer) are no data
+    if len(part) < BINARY_SAMPLE:
+        return None  # too few bytes to tell (a character may be cut at the end): a later read decides
+    controls = len(part) - len(part.translate(None, _TEXT_CONTROLS))
+    invalid = part[:-4].decode("utf-8", "replace").count("\ufffd")  # not a character cut at the end
+    if (controls + invalid) > BINARY_SHARE * len(part):
+        return "binary data"
+    return None
 
 
 class _Unreadable(Exception):
