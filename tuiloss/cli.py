@@ -87,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         except re.error as exc:
             print(f"tuiloss: --pattern is not a valid regex: {exc}", file=sys.stderr)
             return 2
+        slow = pattern_too_slow(args.pattern, getattr(args, "paths", []))
+        if slow:
+            print(f"tuiloss: --pattern is too slow: {slow}", file=sys.stderr)
+            return 2
     try:
         if args.command == "report":
             return _report(args)
@@ -105,6 +109,54 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     return 2
+
+
+#: Seconds a user pattern may take over its trial lines before it is refused.
+PATTERN_SECONDS = 5.0
+#: Bytes of each text log the pattern is tried on first.
+PATTERN_SAMPLE = 256 * 1024
+_PATTERN_TRIAL = (
+    "import re, sys\n"
+    "regex = re.compile(sys.argv[1], re.M)\n"
+    "for line in sys.stdin.buffer.read().decode('utf-8', 'replace').split('\\n'):\n"
+    "    regex.search(line)\n"
+)
+
+
+def pattern_too_slow(pattern: str, paths: list[str], seconds: float = PATTERN_SECONDS) -> str | None:
+    """Why ``pattern`` would freeze the reader (catastrophic backtracking), or None.
+
+    Python's regex engine cannot be interrupted and holds the interpreter while it
+    matches, so the pattern is tried first in a child process, with a deadline, on lines
+    that make backtracking patterns explode and on the first lines of the text logs.
+    """
+    import subprocess
+
+    lines = [c * n + tail for c in "a1 ." for n in (25, 5000) for tail in ("", "!", "\x00")]
+    sample = "\n".join(lines).encode()
+    for path in _text_logs(paths):
+        try:
+            with open(path, "rb") as handle:
+                sample += b"\n" + handle.read(PATTERN_SAMPLE)
+        except OSError:
+            continue
+    try:
+        subprocess.run([sys.executable, "-c", _PATTERN_TRIAL, pattern], input=sample, timeout=seconds,
+                       capture_output=True, check=False)
+    except subprocess.TimeoutExpired:
+        return (f"it took over {seconds:g} s on {len(sample) // 1024 or 1} KiB of lines (nested repeats such as "
+                "(a+)+ backtrack without end); simplify it")
+    return None
+
+
+def _text_logs(paths: list[str], most: int = 20) -> list[str]:
+    from tuiloss.core.discover import discover
+
+    try:
+        found = discover([path for path in paths if os.path.exists(path)], format=None)
+    except Exception:  # the trial is a courtesy: discovery proper reports what is wrong
+        return []
+    return [spec.path for spec in found.runs if spec.format == "text"][:most]
 
 
 def _check_paths(paths: list[str]) -> str | None:

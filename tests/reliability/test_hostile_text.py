@@ -219,7 +219,8 @@ def test_markdown_shows_link_image_and_html_names_literally():
     for name in ("![img](https://evil.example/x.png)", "[link](https://evil.example)", "<img src=x onerror=y>"):
         escaped = escape_markdown(name)
         assert "](" not in escaped and "<" not in escaped and "![" not in escaped
-    assert escape_markdown("lr_1e-3 | bs 64") == "lr\\_1e-3 \\| bs 64"
+    assert escape_markdown("lr_1e-3 | bs 64", table=True) == "lr\\_1e-3 \\| bs 64"
+    assert escape_markdown("lr_1e-3 | bs 64") == "lr\\_1e-3 | bs 64"
 
 
 def test_bytes_that_are_not_utf8_never_reach_stdout_raw_and_take_one_cell():

@@ -88,3 +88,15 @@ def test_a_utf8_byte_order_mark_loses_no_record(tmp_path, name, body):
     run = store.runs[str(tmp_path / name)]
     assert run.series["loss"].values.view.tolist() == [0.5, 0.25]
     assert run.skipped_lines == 0
+
+
+def test_a_pattern_that_backtracks_without_end_is_refused_as_too_slow(tmp_path, capsys):
+    import time
+
+    (tmp_path / "train.log").write_text("iter 1: loss 0.5\n" + "a" * 5000 + "\n")
+    began = time.monotonic()
+    assert main(["report", "--pattern", "(a+)+$", str(tmp_path)]) == 2
+    assert time.monotonic() - began < 30
+    assert "--pattern is too slow" in capsys.readouterr().err
+    assert main(["report", "--pattern", r"iter (?P<step>\d+): loss (?P<loss>[\d.]+)", str(tmp_path)]) == 0
+    assert "train.log" in capsys.readouterr().out

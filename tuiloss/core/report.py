@@ -444,9 +444,9 @@ def render_text(report: Report, *, verbose: bool = False, ignored: list | None =
     return "\n".join(lines) + "\n"
 
 
-def _md(text: str) -> str:
+def _md(text: str, table: bool = False) -> str:
     """Text from a log in markdown (a table cell, a heading, a finding): shown, never rendered."""
-    return escape_markdown(text)
+    return escape_markdown(text, table=table)
 
 
 def render_markdown(report: Report) -> str:
@@ -454,7 +454,7 @@ def render_markdown(report: Report) -> str:
     lines = [f"**{_headline(report)}**", ""]
     lines.append("| " + " | ".join(_HEADER) + " |")
     lines.append("|" + "|".join("---:" if i in _RIGHT else "---" for i in range(len(_HEADER))) + "|")
-    lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in summary_rows(report)]
+    lines += ["| " + " | ".join(_md(cell, table=True) for cell in row) + " |" for row in summary_rows(report)]
     for index, run in enumerate(report.runs, 1):
         notes = run_findings(run)
         if notes:

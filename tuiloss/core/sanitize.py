@@ -32,7 +32,7 @@ _CONTROLS = re.compile(
 # Printed, they become those raw bytes again (0x9b is an 8-bit CSI); drawn, they take six cells.
 _SURROGATES = re.compile("[\ud800-\udfff]")
 # What markdown (and the HTML inside it) would read as markup, not text.
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()!|~])")
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()!~])")
 _SPACES = re.compile(r"\s+")
 ELLIPSIS = "…"
 
@@ -74,11 +74,14 @@ def safe_label(value: object, max_len: int | None = 80) -> str:
     return truncate_middle(text, max_len) if max_len is not None else text
 
 
-def escape_markdown(text: str) -> str:
+def escape_markdown(text: str, *, table: bool = False) -> str:
     """Text from a log, shown literally in markdown: markup characters escaped, HTML tags inert.
 
     A run named ``![img](https://...)``, ``[link](...)`` or ``<img src=...>`` is shown as
-    those characters, never as an image, a link or HTML.
+    those characters, never as an image, a link or HTML. In a table cell (``table``) a pipe,
+    which would end the cell, is escaped too.
     """
     text = _MARKDOWN.sub(r"\\\1", strip_controls(text))
+    if table:
+        text = text.replace("|", "\\|")
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
