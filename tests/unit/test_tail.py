@@ -181,3 +181,26 @@ def test_same_size_rewrite_is_seen_touch_is_not(tmp_path):
     os.utime(log, ns=(stamp + 2 * 10**7, stamp + 2 * 10**7))
     chunk, data = read_all(tailer)
     assert chunk.event is not None and chunk.event.reason == "replaced" and data.startswith(b"x" * 100 + b"\nb\n")
+
+
+def test_deleted_and_written_again_with_what_was_read_and_more_continues(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\ntwo\n")
+    tailer = Tailer(log)
+    read_all(tailer)
+    log.unlink()
+    assert tailer.read().event.reason == "deleted"
+    log.write_bytes(b"one\ntwo\nthree\n")  # an editor's save: delete, then write it all again
+    chunk, data = read_all(tailer)
+    assert chunk.event is None and data == b"three\n"
+
+
+def test_a_partial_line_left_unconsumed_is_not_a_change(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\ntw")
+    tailer = Tailer(log)
+    read_all(tailer)
+    assert not tailer.changed()
+    with open(log, "ab") as handle:
+        handle.write(b"o\n")
+    assert tailer.changed()
