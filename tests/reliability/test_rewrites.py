@@ -321,6 +321,7 @@ class LightningWriter:
     def __init__(self, path) -> None:
         self.path = path
         self.keys: list[str] = []
+        self.rewrites = 0
 
     def save(self, rows: list[dict]) -> None:
         import csv
@@ -330,6 +331,7 @@ class LightningWriter:
         if new:
             self.keys = sorted(set(self.keys) | new)
             if exists:
+                self.rewrites += 1
                 with open(self.path, newline="") as handle:
                     kept = list(csv.DictReader(handle))
                 with open(self.path, "w", newline="") as handle:
@@ -541,3 +543,34 @@ def test_random_bytes_named_like_a_log_are_said_not_to_be_one(tmp_path):
         assert [n.message for n in run.notices] == [f"{tmp_path / name}: {what}, not a text log; not read"]
     ok = store.runs[str(tmp_path / "ok.csv")]
     assert ok.series["loss"].values.view.tolist() == [0.5, 0.25] and ok.skipped == {"binary data": 1}
+
+
+def test_real_lightning_log_written_the_lightning_way_reads_as_the_finished_file(tmp_path, real_logs):
+    """The real metrics.csv (README: sparse epoch- and step-level rows), saved as CSVLogger saves:
+    the file rewritten under a wider header whenever a new key appears, read after every save."""
+    import csv
+
+    from tuiloss.core.engine import load
+
+    real = real_logs / "lightning_csv" / "pinn_pendulum_v28_long_plateau" / "metrics.csv"
+    with open(real, newline="") as handle:
+        rows = [{k: v for k, v in row.items() if v != ""} for row in csv.DictReader(handle)]
+    log = tmp_path / "live" / "metrics.csv"
+    log.parent.mkdir()
+    writer = LightningWriter(log)
+    reader = Reader(log.parent)
+    sizes = [1, 1, 5] + [700] * (len(rows) // 700 + 1)  # the first saves hold one row each
+    start = 0
+    for size in sizes:
+        writer.save(rows[start:start + size])
+        start += size
+        reader.read()
+    assert len(writer.keys) == 10 and writer.rewrites >= 1
+    whole, _, _ = load([str(real)])
+    want = next(iter(whole))
+    run = reader.run(log)
+    assert sorted(run.series) == sorted(want.series)
+    for name, series in want.series.items():
+        assert run.series[name].values.view.tolist() == series.values.view.tolist(), name
+        assert reasons(run, name) == ["start"], name
+    assert run.series["train_loss_epoch"].values.view[0] == 230.7210693359375
