@@ -311,6 +311,28 @@ def test_copytruncate_of_a_csv_without_steps_goes_on_counting_rows(tmp_path):
     assert len(loss) == 150 and len(set(steps.tolist())) == 150  # none hidden behind another
 
 
+def test_csv_a_row_is_never_taken_for_a_header():
+    from tuiloss.core.formats.csv import CsvParser
+
+    parser = CsvParser()
+    batch = parser.feed(b"3,0.5\n4,0.25\nstep,loss\n5,0.125\n", 1)
+    assert list(batch.series) == ["loss"] and batch.series["loss"][0].tolist() == [5.0]
+    assert batch.skipped == {"row before the header": 2}
+
+
+def test_csv_a_restart_that_begins_with_a_row_keeps_the_header_a_new_header_replaces_it():
+    from tuiloss.core.formats.csv import CsvParser
+
+    parser = CsvParser()
+    parser.feed(b"step,loss\n1,0.5\n", 1)
+    parser.restart()
+    batch = parser.feed(b"2,0.25\n", 1)
+    assert batch.series["loss"][0].tolist() == [2.0] and not batch.skipped
+    parser.restart()
+    batch = parser.feed(b"epoch,acc\n1,0.9\n", 1)
+    assert list(batch.series) == ["acc"]
+
+
 # -- Lightning's CSVLogger -----------------------------------------------------------------
 
 
