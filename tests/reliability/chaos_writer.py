@@ -247,6 +247,10 @@ class Log:
 
     def copytruncate(self) -> None:
         """logrotate's copytruncate: copy the file aside, empty it; the writer goes on appending."""
+        if getattr(self, "widened", False):
+            # A CSV header rewritten and then copy-truncated before any read is in the copy
+            # alone: rows under it cannot be read from the live file (a known limit).
+            return
         self.flush()
         self.rotations += 1
         target = f"{self.path}.{self.rotations}"
@@ -343,6 +347,7 @@ class CsvLog(Log):
         if self.header.endswith(b",val_loss\n") or data[:first] != self.header:
             return  # wide already, or a copy-truncated file that starts with a row
         self.header = b"step,loss,lr,val_loss\n"
+        self.widened = True
         with open(self.path, "wb") as handle:  # open(p, "w"): the same file, emptied and written
             handle.write(self.header + data[first:])
 
