@@ -16,6 +16,20 @@ from tuiloss import __version__
 from tuiloss.config import Config
 
 FORMAT_CHOICES = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents")
+#: The seconds ``--poll`` accepts.
+POLL_RANGE = (0.1, 3600.0)
+
+
+def poll_seconds(text: str) -> float:
+    """``--poll``'s value: a finite number of seconds within :data:`POLL_RANGE`."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    low, high = POLL_RANGE
+    if not low <= value <= high:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text} s is out of range: give {low:g} to {high:g} seconds")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     watch = commands.add_parser("watch", help="open the live viewer")
     common(watch)
-    watch.add_argument("--poll", nargs="?", const=1.0, type=float, metavar="SECONDS",
-                       help="poll instead of inotify (default 1 s); chosen by itself on network filesystems")
+    watch.add_argument("--poll", nargs="?", const=1.0, type=poll_seconds, metavar="SECONDS",
+                       help=f"poll instead of inotify, every SECONDS ({POLL_RANGE[0]:g} to {POLL_RANGE[1]:g}, "
+                       "default 1); chosen by itself on network filesystems")
     watch.add_argument("--ascii", action="store_true", help="draw with plain ASCII instead of braille")
     watch.add_argument("--bell", action="store_true", help="ring the terminal bell on a new anomaly")
     watch.add_argument("--smooth", type=float, default=0.0, metavar="W", help="EMA smoothing weight 0..0.99")
@@ -56,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     output = report.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON object on stdout")
     output.add_argument("--markdown", action="store_true", help="markdown instead of plain text")
+    report.add_argument("--follow", action="store_true",
+                        help="keep reading; after each change print one line per changed run (JSON with --json)")
+    report.add_argument("--poll", nargs="?", const=1.0, type=poll_seconds, metavar="SECONDS",
+                        help="with --follow: poll instead of inotify, every SECONDS")
 
     demo = commands.add_parser("demo", help="replay the reference experiment live in the viewer")
     demo.add_argument("--seconds", type=_positive_seconds, default=30.0,
@@ -89,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         except re.error as exc:
             print(f"tuiloss: --pattern is not a valid regex: {exc}", file=sys.stderr)
             return 2
+        slow = pattern_too_slow(args.pattern, getattr(args, "paths", []))
+        if slow:
+            print(f"tuiloss: --pattern is too slow: {slow}", file=sys.stderr)
+            return 2
     try:
         if args.command == "report":
             return _report(args)
@@ -109,10 +132,64 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+#: Seconds a user pattern may take over its trial lines before it is refused.
+PATTERN_SECONDS = 5.0
+#: Bytes of each text log the pattern is tried on first.
+PATTERN_SAMPLE = 256 * 1024
+_PATTERN_TRIAL = (
+    "import re, sys\n"
+    "regex = re.compile(sys.argv[1], re.M)\n"
+    "for line in sys.stdin.buffer.read().decode('utf-8', 'replace').split('\\n'):\n"
+    "    regex.search(line)\n"
+)
+
+
+def pattern_too_slow(pattern: str, paths: list[str], seconds: float = PATTERN_SECONDS) -> str | None:
+    """Why ``pattern`` would freeze the reader (catastrophic backtracking), or None.
+
+    Python's regex engine cannot be interrupted and holds the interpreter while it
+    matches, so the pattern is tried first in a child process, with a deadline, on lines
+    that make backtracking patterns explode and on the first lines of the text logs.
+    """
+    import subprocess
+
+    lines = [c * n + tail for c in "a1 ." for n in (25, 5000) for tail in ("", "!", "\x00")]
+    sample = "\n".join(lines).encode()
+    for path in _text_logs(paths):
+        try:
+            with open(path, "rb") as handle:
+                sample += b"\n" + handle.read(PATTERN_SAMPLE)
+        except OSError:
+            continue
+    try:
+        subprocess.run([sys.executable, "-c", _PATTERN_TRIAL, pattern], input=sample, timeout=seconds,
+                       capture_output=True, check=False)
+    except subprocess.TimeoutExpired:
+        return (f"it took over {seconds:g} s on {len(sample) // 1024 or 1} KiB of lines (nested repeats such as "
+                "(a+)+ backtrack without end); simplify it")
+    return None
+
+
+def _text_logs(paths: list[str], most: int = 20) -> list[str]:
+    from tuiloss.core.discover import discover
+
+    try:
+        found = discover([path for path in paths if os.path.exists(path)], format=None)
+    except Exception:  # the trial is a courtesy: discovery proper reports what is wrong
+        return []
+    return [spec.path for spec in found.runs if spec.format == "text"][:most]
+
+
 def _check_paths(paths: list[str]) -> str | None:
+    from tuiloss.core.discover import is_system_path
+
     for path in paths:
         if not os.path.exists(path):
             return f"tuiloss: {path}: no such file or folder"
+        if is_system_path(path):
+            return f"tuiloss: {path}: a kernel file or folder (procfs, sysfs, a device), not training logs"
+        if not (os.path.isfile(path) or os.path.isdir(path)):
+            return f"tuiloss: {path}: not a regular file or folder (a FIFO, socket or device)"
         if not os.access(path, os.R_OK):
             return f"tuiloss: {path}: permission denied"
     return None
@@ -127,6 +204,8 @@ def _report(args) -> int:
     from tuiloss.core.report import build_report, nothing_found, printable, render_markdown, render_text, report_json
 
     options = Options(format=args.format, pattern=args.pattern, metric=args.metric)
+    if args.follow:
+        return _follow(args, options)
     store, engine, notices = load(args.paths, options)
     problem = unknown_names(store, args.metric, args.step)
     if problem:
@@ -186,6 +265,85 @@ def _check_names_while_reading(args) -> str | None:
         problem = unknown_names(store, args.metric, None)
         if problem is None or not result.more:
             return problem
+
+
+def _follow(args, options) -> int:
+    """``report --follow``: the viewer's driver, printing a line per changed run after each change."""
+    import queue
+    import threading
+
+    from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished
+    from tuiloss.core.engine import Engine, apply_result
+    from tuiloss.core.report import printable
+    from tuiloss.core.store import Store
+    from tuiloss.ui.watcher import Watcher
+
+    engine = Engine(args.paths, options)
+    store = Store()
+    posted: queue.SimpleQueue = queue.SimpleQueue()
+    driver = Ingestor(engine, Watcher(args.paths, poll=args.poll), posted.put)
+    thread = threading.Thread(target=driver.run, name="tuiloss-follow", daemon=True)
+    thread.start()
+    told: dict[str, set[str]] = {}
+    loaded = False  # the first load is told in one go, once it is finished
+    changed: list[str] = []
+    try:
+        while True:
+            event = posted.get()
+            while True:  # everything posted so far, then one line per run
+                if isinstance(event, LoadFinished):
+                    loaded = True
+                elif isinstance(event, Ingested):
+                    apply_result(store, event.result, options)
+                    for notice in event.result.notices:
+                        print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
+                    changed += [spec.id for spec in event.result.new_runs]
+                    changed += [update.run_id for update in event.result.updates]
+                    driver.ack()
+                elif isinstance(event, IngestFailed):
+                    print(f"tuiloss: {printable(event.message, 500)}", file=sys.stderr)
+                try:
+                    event = posted.get_nowait()
+                except queue.Empty:
+                    break
+            if not loaded:
+                continue
+            for run_id in dict.fromkeys(changed):
+                if run_id in store.runs:
+                    print(_follow_line(store, store.runs[run_id], told.setdefault(run_id, set()), args), flush=True)
+            changed = []
+    finally:
+        driver.stop()
+        thread.join(timeout=5)
+
+
+def _follow_line(store, run, told: set[str], args) -> str:
+    """One changed run: points and last value per metric, and findings not told before."""
+    from tuiloss.core.analysis import describe
+    from tuiloss.core.report import build_report, json_number, printable
+
+    entry = build_report(store, metric=args.metric, runs=[run]).runs[0]
+    findings = [f"{a.kind}: {a.message}" for m in entry.metrics.values() for a in m.anomalies]
+    if entry.primary is not None:
+        findings += [describe.plateau(p) for p in entry.primary.plateaus]
+    findings += [describe.segment(seg.start_step, seg.reason) for seg in entry.segments[1:]]
+    findings += [f"{n.level}: {n.message}" for n in entry.notices]
+    new = [finding for finding in findings if finding not in told]
+    told.update(new)
+    if args.json:
+        return json.dumps({
+            "id": entry.id,
+            "label": entry.label,
+            "points": {name: m.points for name, m in entry.metrics.items()},
+            "last": {name: json_number(m.final) for name, m in entry.metrics.items()},
+            "new_findings": new,
+        }, allow_nan=False)
+    m = entry.primary
+    if m is None or m.final is None:
+        last = "no points yet"
+    else:
+        last = f"{entry.primary_metric} {m.final:.6g} ({m.points} points)"
+    return printable(f"{entry.label}: {last}" + "".join(f" | {finding}" for finding in new), 2000)
 
 
 def _watch(args) -> int:

@@ -13,12 +13,22 @@ standard streams, one JSON object per line:
   the same way. So every byte ever written was readable by tuiloss before it was
   destroyed, and the ground truth is exact (see test_chaos.py);
 * at the end it prints ``{"done": true, "runs": {...}}``: the journal of every run.
+  A rotated copy (``train.log.1``) is part of its log's run, never a run of its own.
 
 A journal is a list of entries in file order: ``["p", {metric: [[step, value],
 ...]}]`` for points (numbers as ``repr`` strings, so NaN and Inf survive JSON),
 ``["e", kind]`` for an event (truncate, rotate, replace, recreate, rewrite) and
 ``["r", reason]`` for a line that must be counted as rejected (``unmatched`` for
 plain-text lines that match no pattern).
+
+Some changes do not wait, as real tools do not: a restarted job rewriting its log
+past the old size (``restart``), logrotate's ``copytruncate``, rsync's temp file
+renamed over the log (``rsync``, which only extends it), Lightning's CSVLogger
+rewriting ``metrics.csv`` with a wider header (``lightning``). The two that
+destroy bytes are journaled as ``["u", kind]``: whatever was written before may
+have been read in part only (a prefix of it), and what follows must be held exactly.
+A log that had one never waits for a sync again. The other two destroy nothing:
+every point must be held exactly, with no new segment.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import math
 import os
 import random
 import select
+import string
 import struct
 import sys
 import time
@@ -74,7 +85,9 @@ class Log:
 
     format = ""
     rotates = True
-    destructive = ("truncate", "rotate", "replace", "delete")
+    destructive = ("truncate", "rotate", "replace", "delete", "restart", "rsync", "copytruncate")
+    #: Changes after which what was written before is not known to have been read.
+    unwaited = ("restart", "copytruncate")
 
     def __init__(self, writer: "Writer", spec: dict) -> None:
         self.writer = writer
@@ -92,6 +105,7 @@ class Log:
         self.rotations = 0
         self.events = 0
         self.rotated: dict[str, dict] = {}
+        self.unknown = False  # a change that did not wait happened: never sync again
 
     # -- what the journal says ------------------------------------------------------------
 
@@ -168,7 +182,11 @@ class Log:
             self.step = max(0, self.step - rng.randint(1, 40))  # a resumed run: the step goes back
         elif self.events < 3 and self.destructive:
             self.events += 1
-            getattr(self, rng.choice(self.destructive))()
+            choices = self.destructive
+            if self.unknown:  # a sync would wait for points that may be gone for good
+                choices = tuple(c for c in choices if c in self.unwaited or c in ("rsync", "lightning"))
+            if choices:
+                getattr(self, rng.choice(choices))()
 
     def truncate(self) -> None:
         self.caught_up()
@@ -186,8 +204,7 @@ class Log:
         self.close()
         self.rotations += 1
         target = f"{self.path}.{self.rotations}"
-        os.rename(self.path, target)
-        self.rotated[target] = {"format": self.format, "entries": list(self.generation), "sniff": True}
+        os.rename(self.path, target)  # a rotated copy: an earlier part of this run, not a run of its own
         self.open(create=True)
         self.note(["e", "rotate"])
         self.start_generation()
@@ -205,6 +222,59 @@ class Log:
             handle.write(self.pending)
         self.pending = b""
         os.replace(tmp, self.path)
+        self.open()
+
+    # -- changes that do not wait for the reader ---------------------------------------------
+
+    def file_bytes(self) -> bytes:
+        with open(self.path, "rb") as handle:
+            return handle.read()
+
+    def restart(self) -> None:
+        """A restarted job: ``open(p, "w")``, then more than the old size, before any read."""
+        self.flush()
+        old = os.path.getsize(self.path)
+        self.note(["u", "truncate"])
+        self.unknown = True
+        self.start_generation()
+        while len(self.pending) <= old:
+            self.put(*self.record())
+        self.close()
+        with open(self.path, "wb") as handle:  # one write: emptied and past the old size at once
+            handle.write(self.pending)
+        self.pending = b""
+        self.open()
+
+    def copytruncate(self) -> None:
+        """logrotate's copytruncate: copy the file aside, empty it; the writer goes on appending."""
+        if getattr(self, "widened", False):
+            # A CSV header rewritten and then copy-truncated before any read is in the copy
+            # alone: rows under it cannot be read from the live file (a known limit).
+            return
+        self.flush()
+        self.rotations += 1
+        target = f"{self.path}.{self.rotations}"
+        with open(target, "wb") as handle:  # an earlier part of this run, not a run of its own
+            handle.write(self.file_bytes())
+        os.truncate(self.path, 0)
+        self.note(["u", "copytruncate"])
+        self.unknown = True
+        self.generation = []
+        self.put(*self.record())  # a row first: the next line after the truncation is data
+
+    def rsync(self) -> None:
+        """rsync: the whole file and more into ``.name.XXXXXX`` beside it, renamed over it."""
+        self.flush()
+        data = self.file_bytes()
+        for _ in range(self.rng.randint(1, 6)):
+            self.put(*self.record())
+        suffix = "".join(self.rng.choice(string.ascii_letters + string.digits) for _ in range(6))
+        temp = os.path.join(os.path.dirname(self.path), f".{os.path.basename(self.path)}.{suffix}")
+        with open(temp, "wb") as handle:
+            handle.write(data + self.pending)
+        self.pending = b""
+        self.close()
+        os.replace(temp, self.path)
         self.open()
 
     def delete(self) -> None:
@@ -253,6 +323,7 @@ class Log:
 class CsvLog(Log):
     format = "csv"
     header = b"step,loss,lr\n"
+    destructive = Log.destructive + ("lightning",)
 
     def opening(self) -> list:
         return [(self.header, None)] + [self.record() for _ in range(5)]
@@ -260,8 +331,25 @@ class CsvLog(Log):
     def record(self) -> tuple[bytes, list]:
         self.step += self.rng.randint(1, 3)
         loss, lr = loss_value(self.rng), float(f"{self.rng.uniform(1e-5, 1e-3):.3g}")
-        line = f"{self.step},{_csv_number(loss)},{_csv_number(lr)}\n".encode()
-        return line, ["p", {"loss": [[num(self.step), num(loss)]], "lr": [[num(self.step), num(lr)]]}]
+        line = f"{self.step},{_csv_number(loss)},{_csv_number(lr)}"
+        points = {"loss": [[num(self.step), num(loss)]], "lr": [[num(self.step), num(lr)]]}
+        if self.header.endswith(b",val_loss\n") and self.rng.random() < 0.3:
+            val = loss_value(self.rng)
+            line += f",{_csv_number(val)}"
+            points["val_loss"] = [[num(self.step), num(val)]]
+        return f"{line}\n".encode(), ["p", points]
+
+    def lightning(self) -> None:
+        """Lightning's CSVLogger on a new key: the whole file again, under a wider header."""
+        self.flush()
+        data = self.file_bytes()
+        first = data.find(b"\n") + 1
+        if self.header.endswith(b",val_loss\n") or data[:first] != self.header:
+            return  # wide already, or a copy-truncated file that starts with a row
+        self.header = b"step,loss,lr,val_loss\n"
+        self.widened = True
+        with open(self.path, "wb") as handle:  # open(p, "w"): the same file, emptied and written
+            handle.write(self.header + data[first:])
 
     def garbage(self) -> tuple[bytes | None, str]:
         # Never two binary lines in a row: blanked, they make the CSV parser invent a bad row
@@ -583,6 +671,10 @@ class Writer:
         self.late = [KINDS[log["kind"]](self, dict(log, stage=spec["stage"])) for log in spec.get("late", [])]
 
     def sync(self, message: dict) -> None:
+        # Every log ends on a whole line while the writer waits: a last line without a
+        # newline that stays as it is for a while is read as it is (the viewer's rule).
+        for log in self.logs + self.late:
+            log.flush()
         send(message)
         wait_for("ok")
 

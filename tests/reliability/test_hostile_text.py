@@ -57,7 +57,8 @@ def test_report_text_is_terminal_safe_and_truncated(tree, flags):
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     text = assert_terminal_safe(done.stdout, "report " + " ".join(flags))
     assert_terminal_safe(done.stderr, "report's messages")
-    assert "[bold red]boom" in text  # markup is shown as it is, not applied
+    # markup is shown as it is, not applied (markdown escapes its own brackets to show them)
+    assert ("\\[bold red\\]boom" if "--markdown" in flags else "[bold red]boom") in text
     assert max(len(line) for line in text.split("\n")) < 1000  # the 10,000-character name is cut
     assert hostile.LONG not in text
 
@@ -210,3 +211,25 @@ def test_watch_in_tmux_writes_nothing_hostile_to_the_terminal(tree, tmp_path):
     assert "PWNED" not in buffers, "a log wrote to the clipboard"
     assert "\u202e" not in screen
     assert status.read_text().strip() == "0", f"tuiloss exited with {status.read_text().strip()}"
+
+
+def test_markdown_shows_link_image_and_html_names_literally():
+    from tuiloss.core.sanitize import escape_markdown
+
+    for name in ("![img](https://evil.example/x.png)", "[link](https://evil.example)", "<img src=x onerror=y>"):
+        escaped = escape_markdown(name)
+        assert "](" not in escaped and "<" not in escaped and "![" not in escaped
+    assert escape_markdown("lr_1e-3 | bs 64", table=True) == "lr\\_1e-3 \\| bs 64"
+    assert escape_markdown("lr_1e-3 | bs 64") == "lr\\_1e-3 | bs 64"
+
+
+def test_bytes_that_are_not_utf8_never_reach_stdout_raw_and_take_one_cell():
+    import os
+
+    from tuiloss.core.sanitize import safe_label
+
+    name = os.fsdecode(b"run\x9b31m\x9d0;title\x07-\xff")  # what a non-UTF-8 file name decodes to
+    label = safe_label(name)
+    assert label.encode("utf-8")  # no lone surrogate left: printable, never the raw byte 0x9b
+    assert label == "run\ufffd31m\ufffd0;title-\ufffd"
+    assert safe_label("a\u061cb") == "ab"  # the Arabic letter mark reorders text like the bidi controls

@@ -227,3 +227,30 @@ def test_every_driver_event_becomes_its_past_tense_message():
         "loading failed: OSError: x")
     with pytest.raises(TypeError):
         messages.from_driver("not an event")
+
+
+@pytest.mark.parametrize("poll", [None, 0.1])
+def test_a_last_line_without_a_newline_shows_once_it_is_stable_with_no_new_event(tmp_path, poll):
+    """inotify sends nothing more once the writer stops: the safety poll (or the poll) takes the line."""
+    import tuiloss.core.driver as driver_module
+
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss\n1,0.5\n2,0.25")
+    engine = Engine([str(tmp_path)], Options(), hold=0.3)
+    collector = Collector()
+    ingestor = Ingestor(engine, Watcher([str(tmp_path)], poll, mounts=[]), collector)
+    collector.ingestor = ingestor
+    saved, driver_module.SAFETY_POLL = driver_module.SAFETY_POLL, 0.2
+    thread = threading.Thread(target=ingestor.run, daemon=True)
+    try:
+        thread.start()
+        collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
+        assert collector.points() == 1  # the last line is held back
+        told = [n.message for i in collector.items if isinstance(i, Ingested)
+                for u in i.result.updates for n in u.items if hasattr(n, "level")]
+        assert any("no newline" in message for message in told)
+        collector.wait(lambda: collector.points() == 2, timeout=10)
+    finally:
+        driver_module.SAFETY_POLL = saved
+        ingestor.stop()
+        thread.join(timeout=5)

@@ -128,3 +128,79 @@ def test_permission_denied_is_an_error_not_a_crash(tmp_path):
     log.chmod(0)
     with pytest.raises(TailError, match="permission denied"):
         Tailer(log).read()
+
+
+def test_rewritten_past_the_old_size_with_the_same_head_is_a_truncation(tmp_path):
+    log = tmp_path / "a.log"
+    head = b"banner: the same first line of every start of this job, long enough\n"
+    log.write_bytes(head + b"old 1\nold 2\n")
+    tailer = Tailer(log)
+    read_all(tailer)
+    log.write_bytes(head + b"new 1\nnew 2\nnew 3\n")  # same inode, longer, same first 64 bytes
+    chunk, data = read_all(tailer)
+    assert chunk.event is not None and chunk.event.reason == "truncated"
+    assert chunk.offset == 0 and data == head + b"new 1\nnew 2\nnew 3\n"
+
+
+def test_replacement_that_extends_what_was_read_continues_at_the_offset(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\ntwo\n")
+    tailer = Tailer(log)
+    read_all(tailer)
+    temp = tmp_path / ".a.log.Xy12Zq"
+    temp.write_bytes(b"one\ntwo\nthree\n")
+    os.replace(temp, log)  # rsync: a new inode holding the old bytes and more
+    chunk, data = read_all(tailer)
+    assert chunk.event is None and chunk.offset == 8 and data == b"three\n"
+
+
+def test_replacement_that_differs_before_the_offset_is_a_replacement(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\ntwo\n")
+    tailer = Tailer(log)
+    read_all(tailer)
+    temp = tmp_path / "a.log.tmp"
+    temp.write_bytes(b"one\nTWO\nthree\n")
+    os.replace(temp, log)
+    chunk, data = read_all(tailer)
+    assert chunk.event is not None and chunk.event.reason == "replaced" and data == b"one\nTWO\nthree\n"
+
+
+def test_same_size_rewrite_is_seen_touch_is_not(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"x" * 100 + b"\n" + b"a\n" + b"y" * 100 + b"\n")
+    tailer = Tailer(log)
+    read_all(tailer)
+    stamp = log.stat().st_mtime_ns
+    os.utime(log, ns=(stamp + 10**7, stamp + 10**7))
+    chunk, data = read_all(tailer)
+    assert chunk.event is None and data == b""
+    with open(log, "r+b") as handle:
+        handle.seek(101)
+        handle.write(b"b")  # the middle only: neither the head nor the bytes before the offset
+    os.utime(log, ns=(stamp + 2 * 10**7, stamp + 2 * 10**7))
+    chunk, data = read_all(tailer)
+    assert chunk.event is not None and chunk.event.reason == "replaced" and data.startswith(b"x" * 100 + b"\nb\n")
+
+
+def test_deleted_and_written_again_with_what_was_read_and_more_continues(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\ntwo\n")
+    tailer = Tailer(log)
+    read_all(tailer)
+    log.unlink()
+    assert tailer.read().event.reason == "deleted"
+    log.write_bytes(b"one\ntwo\nthree\n")  # an editor's save: delete, then write it all again
+    chunk, data = read_all(tailer)
+    assert chunk.event is None and data == b"three\n"
+
+
+def test_a_partial_line_left_unconsumed_is_not_a_change(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\ntw")
+    tailer = Tailer(log)
+    read_all(tailer)
+    assert not tailer.changed()
+    with open(log, "ab") as handle:
+        handle.write(b"o\n")
+    assert tailer.changed()

@@ -71,7 +71,11 @@ def discover(
     seen_dirs: set[tuple[int, int]] = set()
     for root in roots:
         root_path = os.path.abspath(root)
-        if os.path.isfile(root_path):
+        if is_system_path(root_path):
+            # (links out of a root are not followed, so below a root there is none of these)
+            found.notices.append(Notice("error", f"{root}: a kernel file or folder (procfs, sysfs, a device), "
+                                                 "never read"))
+        elif os.path.isfile(root_path):
             base = os.path.dirname(root_path)
             _consider_file(root_path, base, found, format, known)
         elif os.path.isdir(root_path):
@@ -81,6 +85,16 @@ def discover(
         else:
             found.notices.append(Notice("error", f"{root}: not a file or folder"))
     return found
+
+
+#: Trees of the kernel's own files: reading them can block forever (/proc/kmsg), and they hold no logs.
+SYSTEM_TREES = ("/proc", "/sys", "/dev")
+
+
+def is_system_path(path: str) -> bool:
+    """Whether ``path`` lies in procfs, sysfs or the device tree (after following links)."""
+    real = os.path.realpath(path)
+    return any(real == tree or real.startswith(tree + os.sep) for tree in SYSTEM_TREES)
 
 
 def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) -> None:
@@ -111,6 +125,7 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
         return
     has_events = False
     subdirs = []
+    names = {entry.name for entry in entries}
     for entry in entries:
         try:
             is_dir = entry.is_dir()
@@ -132,6 +147,12 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
                 continue
             if trainer_output and entry.name == "trainer_state.json":
                 continue
+            if entry.is_symlink() and is_system_path(entry.path):
+                found.ignored.append((entry.path, "link to a kernel file (procfs, sysfs, a device), never read"))
+                continue
+            base = rotated_base(entry.name)
+            if base is not None and (base in names or os.path.join(folder, base) in known):
+                continue  # an earlier part of that log's run, read with it
             _consider_file(entry.path, root, found, format, known)
         else:
             found.ignored.append((entry.path, "not a regular file"))
@@ -150,12 +171,67 @@ def _inside(path: str, roots: list[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
+#: rsync's temporary copy (``.metrics.csv.Xy12Zq``), an editor's backup or lock, a temp file.
+_TEMP_NAME = re.compile(r"\.tmp$|~$|^\.#|^\..+\.sw[a-p]$|\.part$", re.IGNORECASE)
+_RSYNC_TEMP = re.compile(r"^\..+\.[A-Za-z0-9_]{6}$")
+
+
+#: A rotated copy of a log: ``train.log.1``, ``metrics.csv.2.gz``, ``train.log-20240101``, ``.log-2024-01-01.zst``.
+_ROTATED_NAME = re.compile(r"^(?P<base>.+?)(?:\.\d{1,4}|-\d{8}(?:\d{2,6})?|-\d{4}-\d{2}-\d{2})(?:\.gz|\.zst)?$")
+#: Compressed rotated copies, and whether they can be read here.
+COMPRESSED_SUFFIXES = (".gz", ".zst")
+
+
+def rotated_base(name: str) -> str | None:
+    """The name of the log that ``name`` is a rotated copy of (``train.log.1`` -> ``train.log``)."""
+    match = _ROTATED_NAME.match(name)
+    if match is None:
+        return None
+    base = match.group("base")
+    return base if os.path.splitext(base)[1] else None  # "run.1" alone is no rotated copy
+
+
+def rotated_copies(path: str) -> list[str]:
+    """The rotated copies of the log at ``path`` beside it, oldest first (by their last write).
+
+    Naming conventions disagree on which number is older (logrotate's ``.1`` is the newest,
+    other tools count up), so the order comes from the files' times, then from the name.
+    """
+    folder, name = os.path.split(path)
+    copies = []
+    try:
+        with os.scandir(folder or ".") as entries:
+            for entry in entries:
+                if entry.name != name and rotated_base(entry.name) == name and entry.is_file():
+                    copies.append((entry.stat().st_mtime_ns, _age_rank(entry.name, name), entry.path))
+    except OSError:
+        return []
+    return [copy for _, _, copy in sorted(copies)]
+
+
+def _age_rank(name: str, base: str) -> int:
+    """Among copies written in the same instant: logrotate's higher numbers are older."""
+    rest = name[len(base):].lstrip(".-").split(".")[0].replace("-", "")
+    return -int(rest) if rest.isdigit() and len(rest) <= 4 else int(rest or 0)
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file name is a temporary file's (rsync, editors, atomic saves): never a run."""
+    if _TEMP_NAME.search(name):
+        return True
+    # rsync's random six characters, unless they are a log's own suffix (.run.stdout, .x.ndjson)
+    return bool(_RSYNC_TEMP.match(name)) and os.path.splitext(name)[1].lower() not in TEXT_LOG_SUFFIXES | {".ndjson"}
+
+
 def _consider_file(path: str, root: str, found: Discovery, format, known) -> None:
     name = os.path.basename(path)
     if name.lower() in CONFIG_NAMES:
         found.configs.append(path)
         return
     if path in known:
+        return
+    if is_temporary(name):
+        found.ignored.append((path, "a temporary file (rsync, an editor, an atomic save)"))
         return
     if format is not None and format not in ("mlflow", "tfevents"):
         _add(found, path, root, format, known)
@@ -174,6 +250,8 @@ def _consider_file(path: str, root: str, found: Discovery, format, known) -> Non
             found.sniffed[path] = (key, (kind, why))
     if kind is None:
         found.ignored.append((path, why))
+        if why == "permission denied":  # perhaps a log, and the user should hear why it is not read
+            found.notices.append(Notice("error", f"{path}: permission denied"))
     else:
         _add(found, path, root, kind, known)
 

@@ -14,10 +14,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from tuiloss.core.discover import Discovery, discover, make_labels
+from tuiloss.core.discover import Discovery, discover, make_labels, rotated_copies
 from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher
 from tuiloss.core.model import Batch, Notice, RunSpec, SegmentEvent
 from tuiloss.core.sources import make_source
+from tuiloss.core.sources.line import HOLD_SECONDS
 from tuiloss.core.sources.base import Source
 from tuiloss.core.store import Run, Store
 
@@ -55,9 +56,10 @@ class ReadResult:
 class Engine:
     """Finds runs under ``roots`` and reads what is new in them."""
 
-    def __init__(self, roots: list[str], options: Options = Options()) -> None:
+    def __init__(self, roots: list[str], options: Options = Options(), *, hold: float = HOLD_SECONDS) -> None:
         self.roots = [os.path.abspath(root) for root in roots]
         self.options = options
+        self.hold = hold  # how long a last line without a newline waits (0 for a finished file)
         self.specs: dict[str, RunSpec] = {}
         self.sources: dict[str, Source] = {}
         self.ignored: dict[str, str] = {}
@@ -83,7 +85,8 @@ class Engine:
                 result.notices.append(notice)
         for spec in found.runs:
             self.specs[spec.id] = spec
-            self.sources[spec.id] = make_source(spec, pattern=self.options.pattern)
+            self.sources[spec.id] = make_source(spec, pattern=self.options.pattern, hold=self.hold,
+                                               earlier=_earlier_files(spec))
             self._by_path[spec.path] = spec.id
             result.new_runs.append(spec)
         return result
@@ -123,6 +126,13 @@ class Engine:
                 result.updates.append(Update(run_id, items))
             result.more = result.more or more
         return result
+
+
+def _earlier_files(spec: RunSpec) -> list[str]:
+    """Rotated copies read before a line log (``train.log.1``), oldest first."""
+    if spec.format not in ("csv", "jsonl", "text") or not os.path.isfile(spec.path):
+        return []
+    return rotated_copies(spec.path)
 
 
 def new_run(spec: RunSpec, options: Options = Options()) -> Run:
@@ -176,11 +186,12 @@ def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine,
     """Read every run under ``paths`` to its current end.
 
     The viewer's driver does the reading, with :class:`~tuiloss.core.driver.NoWatcher`
-    and up to the end of what is on disk. As in the viewer, reading and storing overlap:
+    and up to the end of what is on disk, where a last line without a newline is read
+    as it is. As in the viewer, reading and storing overlap:
     it reads and parses the next chunks on a thread while this one stores the last. What
     a read raised is raised here, and the reader thread is gone when this returns.
     """
-    engine = Engine(paths, options)
+    engine = Engine(paths, options, hold=0.0)
     store = Store()
     notices: list[Notice] = []
     posted: queue.SimpleQueue = queue.SimpleQueue()

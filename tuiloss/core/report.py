@@ -33,7 +33,7 @@ from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.signals import find_signals, signal_series
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
-from tuiloss.core.sanitize import safe_label
+from tuiloss.core.sanitize import escape_markdown, safe_label
 from tuiloss.core.store import Run, Series, Store, is_eval_metric
 
 @dataclass(frozen=True, slots=True)
@@ -698,9 +698,9 @@ def render_text(report: Report, *, verbose: bool = False, ignored: list | None =
     return "\n".join(lines) + "\n"
 
 
-def _md(text: str) -> str:
-    """A table cell: pipes would end it."""
-    return text.replace("|", "\\|")
+def _md(text: str, table: bool = False) -> str:
+    """Text from a log in markdown (a table cell, a heading, a finding): shown, never rendered."""
+    return escape_markdown(text, table=table)
 
 
 def render_markdown(report: Report) -> str:
@@ -708,15 +708,15 @@ def render_markdown(report: Report) -> str:
     lines = [f"**{_headline(report)}**", ""]
     lines.append("| " + " | ".join(_HEADER) + " |")
     lines.append("|" + "|".join("---:" if i in _RIGHT else "---" for i in range(len(_HEADER))) + "|")
-    lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in summary_rows(report)]
+    lines += ["| " + " | ".join(_md(cell, table=True) for cell in row) + " |" for row in summary_rows(report)]
     for index, run in enumerate(report.runs, 1):
         notes = run_findings(run)
         if notes:
-            lines += ["", f"### {index}. {printable(run.label, 80)} ({_md(metric_title(run))})", ""]
-            lines += [f"- {note}" for note in notes]
+            lines += ["", f"### {index}. {_md(printable(run.label, 80))} ({_md(metric_title(run))})", ""]
+            lines += [f"- {_md(note)}" for note in notes]
     if report.observations:
         lines += ["", "### Across runs", ""]
-        lines += [f"- {printable(o.message, 400)}" for o in report.observations]
+        lines += [f"- {_md(printable(o.message, 400))}" for o in report.observations]
     return "\n".join(lines) + "\n"
 
 

@@ -26,8 +26,13 @@ _ESCAPES = re.compile(
 # C0 and C1 controls, DEL, bidi embeddings/overrides/isolates, and other
 # invisible formatting characters that can disguise text.
 _CONTROLS = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]"
+    "[\x00-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]"
 )
+# Lone surrogates: the bytes of a name that is not UTF-8 (os.fsdecode keeps them as U+DC80..U+DCFF).
+# Printed, they become those raw bytes again (0x9b is an 8-bit CSI); drawn, they take six cells.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+# What markdown (and the HTML inside it) would read as markup, not text.
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()!~])")
 _SPACES = re.compile(r"\s+")
 ELLIPSIS = "…"
 #: The ellipsis where only ASCII may be drawn (``--ascii``).
@@ -35,8 +40,11 @@ ASCII_ELLIPSIS = "..."
 
 
 def strip_controls(text: str) -> str:
-    """Remove escape sequences and control characters; whitespace runs become one space."""
-    text = _ESCAPES.sub("", text)
+    """Remove escape sequences and control characters; whitespace runs become one space.
+
+    Bytes that are not UTF-8 (lone surrogates) become U+FFFD, one cell wide, never raw bytes.
+    """
+    text = _ESCAPES.sub("", _SURROGATES.sub("\ufffd", text))
     text = _SPACES.sub(" ", text.replace("\t", " ").replace("\n", " ").replace("\r", " "))
     return _CONTROLS.sub("", text).strip()
 
@@ -70,3 +78,16 @@ def safe_label(value: object, max_len: int | None = 80, *, ascii: bool = False) 
     if max_len is None:
         return text
     return truncate_middle(text, max_len, ASCII_ELLIPSIS if ascii else ELLIPSIS)
+
+
+def escape_markdown(text: str, *, table: bool = False) -> str:
+    """Text from a log, shown literally in markdown: markup characters escaped, HTML tags inert.
+
+    A run named ``![img](https://...)``, ``[link](...)`` or ``<img src=...>`` is shown as
+    those characters, never as an image, a link or HTML. In a table cell (``table``) a pipe,
+    which would end the cell, is escaped too.
+    """
+    text = _MARKDOWN.sub(r"\\\1", strip_controls(text))
+    if table:
+        text = text.replace("|", "\\|")
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

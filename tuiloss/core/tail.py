@@ -1,9 +1,13 @@
 """Read what is new in a file from a remembered byte offset.
 
 The tailer trusts no watch event: on every read it compares the file's identity
-(device and inode), its size and its first bytes with what it saw before, and
-reports truncation, replacement, rotation, deletion and re-creation itself.
-Only whole units (lines, records) are consumed; a partial tail waits.
+(device and inode), its size, its first bytes and the bytes just before the
+offset with what it saw before, and reports truncation, replacement, rotation,
+deletion and re-creation itself. A running CRC of every byte consumed tells a
+same-size rewrite from a touch, and a replacement that only extends what was
+read (rsync's temp file renamed over the log, an atomic save) from a new file:
+the former continues at the offset with no event. Only whole units (lines,
+records) are consumed; a partial tail waits.
 
 Every decision about a read is taken from the open file itself (``fstat`` and
 ``pread`` on one descriptor), so a file replaced while a read is under way is
@@ -15,11 +19,17 @@ from __future__ import annotations
 
 import os
 import stat as stat_module
+import zlib
 from dataclasses import dataclass
 
 from tuiloss.core.model import SegmentEvent
 
 HEAD_BYTES = 64
+#: Bytes just before the offset kept as its fingerprint, checked on every read: a
+#: file rewritten from the start past the old size (a restarted job) no longer holds them.
+TAIL_BYTES = 64
+#: Bytes read at a time when a whole prefix is checked against the running CRC.
+CHECK_BLOCK = 4 * 1024 * 1024
 #: Reads are capped below the C allocator's largest mmap threshold (32 MiB), so one
 #: read's buffer is reused by the next instead of being mapped, and page-faulted in,
 #: fresh each time (a large share of a big file's load time otherwise).
@@ -75,6 +85,11 @@ class Tailer:
         self._ident: tuple[int, int] | None = None
         self._head = b""
         self._head_source = b""
+        self._tail = b""  # the last TAIL_BYTES consumed, i.e. just before the offset
+        self._crc: int | None = 0  # CRC-32 of bytes [0, offset); None once a hole was skipped
+        self._last_data: bytes = b""  # the data of the last read, which consume() advances over
+        self._last_used = 0
+        self._offered_end = 0  # end of the data the last read returned
         self._last_stat: tuple[int, int, int] | None = None
         self._missing = False
         self._pending_event: SegmentEvent | None = None
@@ -100,11 +115,13 @@ class Tailer:
         if self._pending_event is not None:
             return True
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
-        return key != self._last_stat or st.st_size > self.offset
+        # bytes already offered and left unconsumed (a partial line) are not news
+        return key != self._last_stat or st.st_size > max(self.offset, self._offered_end)
 
     def read(self) -> TailRead:
         """Return the bytes past the offset; call :meth:`consume` with what was used."""
         self._reading_drain = False
+        self._last_data, self._last_used = b"", 0  # freed before the next buffer is read
         if self._drain_path is not None:
             drained = self._drain()
             if drained is not None:
@@ -133,6 +150,14 @@ class Tailer:
         if self._reading_drain:
             self._drain_offset += n
             return
+        used = memoryview(self._last_data)[self._last_used : self._last_used + n]
+        self._last_used += n
+        if self._crc is not None:
+            self._crc = zlib.crc32(used, self._crc)
+        if len(used) >= TAIL_BYTES:
+            self._tail = bytes(used[-TAIL_BYTES:])
+        else:
+            self._tail = (self._tail + bytes(used))[-TAIL_BYTES:]
         self.offset += n
         if len(self._head) < HEAD_BYTES:
             self._head = self._head_source[: min(HEAD_BYTES, self.offset)]
@@ -147,9 +172,12 @@ class Tailer:
         event, self._pending_event = self._pending_event, None
         if self._missing:
             self._missing = False
-            if self._ident is not None or event is not None:
-                event = event or SegmentEvent("recreated", "the file was deleted and created again")
-            self._restart(ident)
+            if event is None and self._ident is not None and self.offset and self._extends(fd, st.st_size):
+                self._ident = ident  # deleted and written again with what was read and more
+            else:
+                if self._ident is not None or event is not None:
+                    event = event or SegmentEvent("recreated", "the file was deleted and created again")
+                self._restart(ident)
         elif self._ident is None:
             self._ident = ident
         elif ident != self._ident:
@@ -163,6 +191,8 @@ class Tailer:
                     self._pending_event = rotated
                     return drained
                 event = rotated
+            elif self._extends(fd, st.st_size):
+                self._ident = ident  # a new file holding what was read and more: read on
             else:
                 event = SegmentEvent("replaced", "a new file took its place")
                 self._restart(ident)
@@ -172,12 +202,24 @@ class Tailer:
         elif self._head and os.pread(fd, len(self._head), 0) != self._head:
             event = SegmentEvent("replaced", "the file was overwritten in place")
             self._restart(ident)
+        elif self._tail and os.pread(fd, len(self._tail), self.offset - len(self._tail)) != self._tail:
+            if st.st_size == self.offset:
+                event = SegmentEvent("replaced", "rewritten in place, same size")
+            else:
+                event = SegmentEvent("truncated", "rewritten from the start: the bytes read before changed")
+            self._restart(ident)
+        elif (st.st_size == self.offset and self._last_stat is not None and self.offset
+              and st.st_mtime_ns != self._last_stat[2] and not self._extends(fd, st.st_size)):
+            event = SegmentEvent("replaced", "rewritten in place, same size")
+            self._restart(ident)
         self._last_stat = (st.st_ino, st.st_size, st.st_mtime_ns)
         size = st.st_size
         if self.skip_holes and size - self.offset > HOLE_BYTES:
             self._skip_hole(fd, size)
         want = min(max(size - self.offset, 0), self.max_read)
         data = os.pread(fd, want, self.offset) if want else b""
+        self._last_data, self._last_used = data, 0
+        self._offered_end = self.offset + len(data)
         if len(self._head) < HEAD_BYTES:
             self._head_source = os.pread(fd, HEAD_BYTES, 0)
         unread = max(size - self.offset - len(data), 0)
@@ -191,6 +233,8 @@ class Tailer:
         except OSError:
             return  # no data after the offset (a hole at the end may yet be written), or unsupported
         if self.offset < data_at < size:
+            self._tail = b"\0" * min(TAIL_BYTES, data_at - self.offset)
+            self._crc = None  # the zeros skipped are not summed
             self.offset = data_at
 
     def _restart(self, ident: tuple[int, int] | None) -> None:
@@ -198,6 +242,26 @@ class Tailer:
         self.offset = 0
         self._head = b""
         self._head_source = b""
+        self._tail = b""
+        self._crc = 0
+        self._last_data, self._last_used = b"", 0
+
+    def _extends(self, fd: int, size: int) -> bool:
+        """Whether the open file starts with exactly the bytes consumed so far."""
+        if self._crc is None or size < self.offset or not self.offset:
+            return False
+        if self._head and os.pread(fd, len(self._head), 0) != self._head:
+            return False
+        if self._tail and os.pread(fd, len(self._tail), self.offset - len(self._tail)) != self._tail:
+            return False
+        crc, at = 0, 0
+        while at < self.offset:
+            block = os.pread(fd, min(CHECK_BLOCK, self.offset - at), at)
+            if not block:
+                return False
+            crc = zlib.crc32(block, crc)
+            at += len(block)
+        return crc == self._crc
 
     def _path_gone(self) -> TailRead:
         """Nothing at the path: drain the file if it was only moved, then say it is gone."""

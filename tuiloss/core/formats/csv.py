@@ -51,8 +51,13 @@ class CsvParser:
         # readers of the pieces of big chunks, one per piece, kept while the file is
         # read to its end: a buffer reader's buffers are then reused, not faulted in anew
         self._readers: list[BufferReader | CallReader | None] = []
+        self._last_header: tuple[bytes, list[str], str | None, str | None, int] | None = None
 
     def restart(self) -> None:
+        """The file starts again: its next header is read, or (a truncation that kept the
+        writer going, like logrotate's copytruncate) the last one stays, if the first line is a row."""
+        if self.header is not None:
+            self._last_header = (self.header, self.columns, self.step_column, self.delimiter, self.rows)
         self._readers = []
         self.header = None
         self.columns = []
@@ -72,7 +77,9 @@ class CsvParser:
         batch = Batch()
         if self.header is None:
             header_start = start
-            start, first_line = self._take_header(data, start, end, first_line)
+            start, first_line, before = self._take_header(data, start, end, first_line)
+            if before:
+                batch.skip("row before the header", first_line - 1, count=before)
             if self.header is None or start >= end:
                 return batch
             header_lines = data.count(b"\n", header_start, start)
@@ -180,8 +187,10 @@ class CsvParser:
                 self._readers[slot] = None
             raise
 
-    def _take_header(self, data: bytes, start: int, end: int, first_line: int) -> tuple[int, int]:
-        """Find the header line; return where the data after it starts, and its line number."""
+    def _take_header(self, data: bytes, start: int, end: int, first_line: int) -> tuple[int, int, int]:
+        """Find the header line; return where the data after it starts, its line number,
+        and how many rows came before it."""
+        skipped = 0
         while start < end:
             newline = data.find(b"\n", start, end)
             if newline < 0:
@@ -191,14 +200,23 @@ class CsvParser:
             if not line.strip() or line.lstrip().startswith(b"#"):
                 continue  # a comment before the header (stable-baselines3 monitor.csv: #{"t_start": ...})
             text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
-            if self.delimiter is None:
-                self.delimiter = "\t" if text.count("\t") > text.count(",") else ","
-            names = _header_names(text, self.delimiter)
+            delimiter = self.delimiter
+            if delimiter is None:
+                delimiter = "\t" if text.count("\t") > text.count(",") else ","
+            names = _header_names(text, delimiter)
+            if not _is_header(names):
+                if self._last_header is not None:  # a row: the file went on under the same header
+                    # (rows go on counting, so a log without steps does not go back to 0)
+                    self.header, self.columns, self.step_column, self.delimiter, self.rows = self._last_header
+                    return start - len(line), first_line - 1, skipped
+                skipped += 1  # a row before any header names nothing: it is skipped, not taken for one
+                continue
+            self.delimiter = delimiter
             self.header = line.lstrip(b"\xef\xbb\xbf")
             self.columns = _unique(names)
             self.step_column = find_step_key(self.columns)
             break
-        return start, first_line
+        return start, first_line, skipped
 
     def _collect(self, columns: dict, batch: Batch, first_line: int, gappy: set[str] | None = None) -> None:
         """Points and skipped rows of a chunk read as ``columns`` (numpy arrays or pandas columns).
@@ -516,6 +534,17 @@ def _header_names(text: str, delimiter: str) -> list[str]:
         except (csv.Error, StopIteration):  # a stray carriage return, say
             pass
     return [name.strip().strip('"') for name in text.split(delimiter)]
+
+
+def _is_header(names: list[str]) -> bool:
+    """Whether fields can be a header: a row of data holds a number, a header none."""
+    for name in names:
+        try:
+            float(name.strip('"'))
+        except ValueError:
+            continue
+        return False
+    return any(names)
 
 
 def _unique(names: list[str]) -> list[str]:

@@ -16,21 +16,28 @@ from tuiloss.core.model import RunSpec
 from tuiloss.core.sources.base import Source
 from tuiloss.core.sources.document import DocumentSource
 from tuiloss.core.sources.hf_trainer import TrainerOutputSource
-from tuiloss.core.sources.line import LineSource
+from tuiloss.core.sources.line import HOLD_SECONDS, LineSource
 from tuiloss.core.sources.mlflow import MlflowRunSource
 from tuiloss.core.sources.tfevents import SplitRunSource, TfeventsRunSource
 
 
-def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str | None = None) -> Source:
-    """The source that reads ``spec``."""
+def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str | None = None,
+                hold: float = HOLD_SECONDS, earlier: list[str] | tuple[str, ...] = ()) -> Source:
+    """The source that reads ``spec``.
+
+    ``hold`` is how long a last line without a newline must stay unchanged before it is
+    read (0: at once, for a file read to its end, as ``report`` does). ``earlier`` names
+    the rotated copies of a line log, oldest first, read before it as earlier segments.
+    """
+    lines = {"hold": hold, "earlier": earlier}
     if pattern is not None and spec.format in ("text", "pattern"):
-        return LineSource(spec.path, PatternParser(pattern))
+        return LineSource(spec.path, PatternParser(pattern), **lines)
     if spec.format == "csv":
-        return LineSource(spec.path, CsvParser())
+        return LineSource(spec.path, CsvParser(), **lines)
     if spec.format == "jsonl":
-        return LineSource(spec.path, JsonlParser())
+        return LineSource(spec.path, JsonlParser(), **lines)
     if spec.format == "text":
-        return LineSource(spec.path, TextParser(text_family))
+        return LineSource(spec.path, TextParser(text_family), **lines)
     if spec.format == "hf_trainer":
         if os.path.isdir(spec.path):
             return TrainerOutputSource(spec.path)
