@@ -22,7 +22,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from tuiloss.core.discover import CONFIG_NAMES
 
 if TYPE_CHECKING:
     from tuiloss.core.engine import Engine, ReadResult
@@ -362,4 +361,6 @@ def _newest_mtime(engine: Engine, run_id: str) -> float:
 
 
 def _is_config(path: str) -> bool:
+    from tuiloss.core.discover import CONFIG_NAMES  # with discovery, on this thread (see engine.py)
+
     return os.path.basename(path).lower() in CONFIG_NAMES

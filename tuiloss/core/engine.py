@@ -14,13 +14,20 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from tuiloss.core.discover import Discovery, discover, make_labels, rotated_copies
+from typing import TYPE_CHECKING
+
 from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher
 from tuiloss.core.model import Batch, Notice, RunSpec, SegmentEvent
-from tuiloss.core.sources import make_source
-from tuiloss.core.sources.line import HOLD_SECONDS
-from tuiloss.core.sources.base import Source
 from tuiloss.core.store import Run, Store
+from tuiloss.core.tail import HOLD_SECONDS
+
+if TYPE_CHECKING:
+    from tuiloss.core.sources.base import Source
+
+# Discovery and the parsers behind the sources (a few dozen milliseconds of imports and regex
+# compilation) load when the first scan needs them, on the driver's thread, so the viewer draws
+# its first frame without waiting for them (the start-up row of ``python -m benchmarks``).
+# The layers they belong to are the same either way (import-linter sees these imports).
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +79,10 @@ class Engine:
 
     def scan(self) -> ReadResult:
         """Look for runs not seen before."""
-        found: Discovery = discover(
+        from tuiloss.core.discover import discover
+        from tuiloss.core.sources import make_source
+
+        found = discover(
             self.roots, format=self.options.format, known=self.specs.keys(), sniffed=self._sniffed
         )
         result = ReadResult(ignored=[item for item in found.ignored if item[0] not in self.ignored])
@@ -132,6 +142,8 @@ def _earlier_files(spec: RunSpec) -> list[str]:
     """Rotated copies read before a line log (``train.log.1``), oldest first."""
     if spec.format not in ("csv", "jsonl", "text") or not os.path.isfile(spec.path):
         return []
+    from tuiloss.core.discover import rotated_copies
+
     return rotated_copies(spec.path)
 
 
@@ -177,6 +189,8 @@ def apply_updates(store: Store, updates: list[Update], now: float | None = None)
 
 
 def relabel(store: Store) -> None:
+    from tuiloss.core.discover import make_labels
+
     labels = make_labels([(run.id, run.source, run.config) for run in store])
     for run in store:
         run.label = labels.get(run.id, run.source)

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 
 from tuiloss.core.model import SegmentEvent
 
+#: How long a last line without a newline must stay unchanged before a live reader takes it.
+HOLD_SECONDS = 2.0
+
 HEAD_BYTES = 64
 #: Bytes just before the offset kept as its fingerprint, checked on every read: a
 #: file rewritten from the start past the old size (a restarted job) no longer holds them.

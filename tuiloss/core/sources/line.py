@@ -35,11 +35,10 @@ import numpy as np
 from tuiloss.core.formats.base import LineParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
-from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer, TailRead
+from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, TailError, Tailer, TailRead
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
 #: Seconds a last line without a newline must stay unchanged before the viewer reads it.
-HOLD_SECONDS = 2.0
 _BOM = b"\xef\xbb\xbf"
 _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")  # control bytes plain text does not hold
 
