@@ -33,6 +33,17 @@ SETTLE_RATE = 0.4
 MAX_SAMPLE = 4096
 
 
+def convergence_band(final: float, noise: float, quantum: float, log: bool) -> float:
+    """How far from its final level a converged curve may stray: 10% (on the log-loss when
+    ``log``), three noise sigmas, or, for a value printed in coarse steps, a few of them."""
+    if not log:
+        return max(0.1 * abs(final), 3 * noise)
+    band = max(CONVERGENCE_BAND, 3 * noise)
+    if quantum > 0:
+        band = max(band, math.log1p(QUANTUM_SPAN * quantum / math.exp(final)))
+    return band
+
+
 @dataclass(frozen=True, slots=True)
 class Plateau:
     """A stretch where the loss stays level.
@@ -263,12 +274,7 @@ def find_convergence(blocks: Blocks, log: bool, quantum: float) -> Settling | No
     scale = 1.0 if log else max(abs(final), 1e-12)
     if abs(final - around) - 2 * noise > SETTLE_RATE * span * scale:
         return None
-    if log:
-        band = max(CONVERGENCE_BAND, 3 * noise)
-        if quantum > 0:
-            band = max(band, math.log1p(QUANTUM_SPAN * quantum / math.exp(final)))
-    else:
-        band = max(0.1 * abs(final), 3 * noise)
+    band = convergence_band(final, noise, quantum, log)
     outside = np.flatnonzero(np.abs(zc - final) > band)
     first = 0 if not len(outside) else int(outside[-1]) + 1
     if first >= nb:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks
-from tuiloss.core.analysis.plateaus import CONVERGENCE_BAND, QUANTUM_SPAN, settled_from
+from tuiloss.core.analysis.plateaus import QUANTUM_SPAN, convergence_band, settled_from
 from tuiloss.core.analysis.stats import running_median
 
 TOO_SHORT = 20
@@ -156,12 +156,7 @@ def judge(
     at80 = float(np.median(zc[max(0, k80 - tail // 2) : k80 + tail // 2 + 1]))
     if before - final >= need and at80 - final >= need:
         return Judged("improving", level=final, start=start, previous_best=before)
-    if log:
-        band = max(CONVERGENCE_BAND, 3 * noise)
-        if quantum > 0:
-            band = max(band, math.log1p(QUANTUM_SPAN * quantum / math.exp(final)))
-    else:
-        band = max(0.1 * abs(final), 3 * noise)
+    band = convergence_band(final, noise, quantum, log)
     outside = np.flatnonzero(np.abs(zc - final) > band)
     first = 0 if not len(outside) else min(nb - 1, int(outside[-1]) + 1)
     lo, hi = blocks.start(first), min(nf, blocks.start(first + 1))
