@@ -230,3 +230,14 @@ def test_a_folder_key_is_the_hyperparameter_not_the_prefix(tmp_path):
     found = discover([str(tmp_path)])
     configs = sorted((r.config for r in found.runs), key=len)
     assert {"lr": 1e-3} in configs and {"batch_size": 32, "seed": 2} in configs
+
+
+def test_a_rotated_copy_of_a_file_that_is_no_log_is_judged_on_its_own(tmp_path):
+    (tmp_path / "train.log").mkdir()  # a folder of that name: no log for the copy to join
+    (tmp_path / "train.log.1").write_text("iter 1: loss 0.5, time 1.00ms\niter 2: loss 0.4, time 1.00ms\n")
+    found = discover([str(tmp_path)])
+    assert [run.path for run in found.runs] == [str(tmp_path / "train.log.1")]
+    (tmp_path / "train.log").rmdir()
+    (tmp_path / "train.log").write_text("iter 3: loss 0.3, time 1.00ms\n")  # now a log: the copy joins it
+    found = discover([str(tmp_path)])
+    assert [run.path for run in found.runs] == [str(tmp_path / "train.log")]

@@ -126,6 +126,7 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
     has_events = False
     subdirs = []
     names = {entry.name for entry in entries}
+    rotated: list[tuple[str, str]] = []  # (a rotated copy, the log it belongs to)
     for entry in entries:
         try:
             is_dir = entry.is_dir()
@@ -152,10 +153,15 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
                 continue
             base = rotated_base(entry.name)
             if base is not None and (base in names or os.path.join(folder, base) in known):
-                continue  # an earlier part of that log's run, read with it
+                rotated.append((entry.path, os.path.join(folder, base)))  # decided once its log is
+                continue
             _consider_file(entry.path, root, found, format, known)
         else:
             found.ignored.append((entry.path, "not a regular file"))
+    runs = {spec.path for spec in found.runs} | set(known)
+    for path, log in rotated:
+        if log not in runs:  # its log is no run (not a log, or passed over): the copy is judged alone
+            _consider_file(path, root, found, format, known)
     if has_events and format in (None, "tfevents"):
         _add(found, folder, root, "tfevents", known)
     elif format in (None, "tfevents") and subdirs:
