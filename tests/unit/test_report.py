@@ -214,3 +214,20 @@ def test_a_twin_printed_with_five_digits_is_the_same_series_and_a_close_run_is_n
     report = build_report(make_store(events, results, close))
     by = {r.label: r.same_series for r in report.runs}
     assert by == {"events": ("results.csv",), "results.csv": ("events",), "seed2": ()}
+
+
+def test_overfitting_is_said_of_the_primary_metrics_own_eval_series_only():
+    steps = np.arange(100, 5100, 100, dtype=float)
+    train = 5.0 * (steps / 100) ** -0.3
+    evals = np.arange(500, 5500, 500, dtype=float)
+    falls_then_rises = np.concatenate([np.linspace(4.0, 3.0, 4), np.linspace(3.05, 3.6, 6)])
+    run = _named_run(
+        "w2v",
+        loss=_series(steps, train),
+        valid_loss=_series(evals, falls_then_rises),
+        valid_code_perplexity=_series(evals, falls_then_rises),  # an auxiliary term: its rise is no overfitting
+    )
+    metrics = build_report(make_store(run)).runs[0].metrics
+    kinds = {name: [a.kind for a in m.analysis.anomalies] for name, m in metrics.items() if m.analysis is not None}
+    assert "overfitting" in kinds["valid_loss"]
+    assert "overfitting" not in kinds.get("valid_code_perplexity", [])

@@ -200,10 +200,13 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
     primary = metric if metric in series else (run.primary_metric if run.primary_metric in series else None)
     metrics = {}
     fact = None
+    counterpart = names.eval_counterpart(primary, list(series)) if primary in series else None
     for name in sorted(series, key=lambda m: (m != primary, m)):
         analyzed = name == primary or is_eval_metric(name) and names.role(name) in ("loss", "ppl")
         analyzer = analyzer_for(run_id, name) if analyzed and analyzer_for is not None else None
-        train = series[primary].visible() if primary in series and name != primary else None
+        # Overfitting is said of the primary metric's own eval series only (an auxiliary eval
+        # term, like wav2vec2's code perplexity, may rise as training goes well).
+        train = series[primary].visible() if name == counterpart else None
         signals = _signals(run_id, series, primary, analyzer_for) if name == primary and analyzed else ()
         metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals)
         if name == primary and metrics[name].direction is Direction.LOWER:
