@@ -119,3 +119,25 @@ def test_a_drift_whose_stretch_moves_is_updated_not_repeated():
     longer = Anomaly("drift", 40_200.0, 60_000.0, 0.23, 0.2, "drifted up between 40.2K and 60.0K")
     [(label, notice)] = findings.take(report(run_report("a", longer)), 3)
     assert notice.kind == "updated" and notice.message == "drift now: drifted up between 40.2K and 60.0K"
+
+
+def test_the_list_counts_the_findings_of_the_eval_series_the_panel_lists():
+    from tuiloss.core.report import build_report
+    from tuiloss.core.store import Run, Series, Store
+
+    def series(steps, values):
+        s = Series()
+        s.extend(np.asarray(steps, dtype=float), np.asarray(values, dtype=float))
+        return s
+
+    steps = np.arange(100, 20_100, 100, dtype=float)
+    evals = np.arange(1000, 21_000, 1000, dtype=float)
+    val = 0.5 + 0.5 * (evals / 1000) ** -0.5
+    val[9] = val[8] * 20  # one eval far off: an eval spike
+    run = Run(id="a", label="a", source="a/metrics.csv", format="csv",
+              series={"loss": series(steps, 0.4 + (steps / 100) ** -0.5), "val_loss": series(evals, val)})
+    store = Store()
+    store.runs["a"] = run
+    report = build_report(store)
+    listed = sum(len(m.analysis.anomalies) for m in report.runs[0].metrics.values() if m.analysis is not None)
+    assert listed >= 1 and anomaly_counts(report) == {"a": listed}

@@ -18,7 +18,7 @@ from typing import Iterable, Mapping
 
 from tuiloss.core.analysis import Anomaly, stall_anomaly
 from tuiloss.core.analysis.display import finite
-from tuiloss.core.report import Report, RunReport
+from tuiloss.core.report import Report, RunReport, eval_metrics
 from tuiloss.core.store import Run
 from tuiloss.ui.chartdata import Mark
 from tuiloss.ui.runstate import Activity
@@ -66,9 +66,14 @@ def _changed(old: Anomaly, new: Anomaly) -> bool:
 
 
 def anomaly_counts(report: Report) -> dict[str, int]:
-    """How many anomalies each run's primary metric has (a line of grad-norm information is not one)."""
-    return {run.id: sum(a.kind != "grad_norm" for a in run.primary.anomalies) if run.primary is not None else 0
-            for run in report.runs}
+    """How many anomalies each run has, as the panel lists them: its primary metric's and its eval
+    series' (a line of grad-norm information is not one)."""
+    counts = {}
+    for run in report.runs:
+        metrics = ([run.primary] if run.primary is not None else []) + eval_metrics(run)
+        counts[run.id] = sum(a.kind != "grad_norm" for m in metrics for a in m.analysis.anomalies
+                             if m.analysis is not None)
+    return counts
 
 
 def with_stall(run: RunReport, stall: Anomaly | None) -> RunReport:
