@@ -84,12 +84,28 @@ class Watcher(Protocol):
         ...
 
 
-class NoWatcher:
+class Wakeup:
+    """The half of a :class:`Watcher` the driver sleeps on: woken by a change, a stop or a timeout."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def wake(self) -> None:
+        self._event.set()
+
+    def wait(self, timeout: float) -> bool:
+        """Block until woken or ``timeout`` passed; True if woken."""
+        woken = self._event.wait(timeout)
+        self._event.clear()
+        return woken
+
+
+class NoWatcher(Wakeup):
     """A watcher of nothing: for reading what is on disk once (``tuiloss report``)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.mode, self.reason, self.interval = "none", "", 1.0
-        self._event = threading.Event()
 
     @property
     def uses_events(self) -> bool:
@@ -100,14 +116,6 @@ class NoWatcher:
 
     def stop(self) -> None:
         self._event.set()
-
-    def wake(self) -> None:
-        self._event.set()
-
-    def wait(self, timeout: float) -> bool:
-        woken = self._event.wait(timeout)
-        self._event.clear()
-        return woken
 
     def take(self) -> Changes:
         return Changes()

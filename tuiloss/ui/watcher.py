@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
-from tuiloss.core.driver import Changes
+from tuiloss.core.driver import Changes, Wakeup
 
 #: File systems where inotify misses writes made by other machines.
 REMOTE_FILESYSTEMS = frozenset(
@@ -99,7 +99,7 @@ def watch_dirs(roots: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-class Watcher:
+class Watcher(Wakeup):
     """Watches folders and wakes the driver when something changed (a :class:`tuiloss.core.driver.Watcher`).
 
     Args:
@@ -109,6 +109,7 @@ class Watcher:
     """
 
     def __init__(self, roots: list[str], poll: float | None = None, mounts: list[Mount] | None = None) -> None:
+        super().__init__()
         self.roots = [os.path.abspath(r) for r in roots]
         self.poll = poll
         self.mode = "starting"
@@ -118,7 +119,6 @@ class Watcher:
         self._observer = None
         self._lock = threading.Lock()
         self._changes = Changes()
-        self._event = threading.Event()
         self._gone = False
 
     # -- choosing and starting ----------------------------------------------------------
@@ -219,15 +219,6 @@ class Watcher:
             self._changes.paths.add(path)
             self._changes.structure = self._changes.structure or structure
         self._event.set()
-
-    def wake(self) -> None:
-        self._event.set()
-
-    def wait(self, timeout: float) -> bool:
-        """Block until something changed or ``timeout`` passed; True if woken."""
-        woken = self._event.wait(timeout)
-        self._event.clear()
-        return woken
 
     def take(self) -> Changes:
         with self._lock:
