@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from datetime import datetime
 from typing import Callable
 
 from textual import events, on
@@ -26,21 +25,20 @@ from tuiloss.config import Config
 from tuiloss.core.analysis import Anomaly
 from tuiloss.core.analysis.display import step_label
 from tuiloss.core.driver import Ingested, Ingestor
-from tuiloss.core.engine import Engine, Options, apply_result
-from tuiloss.core.report import Report, build_report, nothing_found
-from tuiloss.core.store import Run, Store, eval_counterpart
+from tuiloss.core.engine import Engine, Options
+from tuiloss.core.report import Report, nothing_found
+from tuiloss.core.store import Run, Store
 from tuiloss.ui import keys, messages
 from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smoothing
 from tuiloss.ui.curves import Curves, legend_text, values_at
-from tuiloss.ui.export import choose_folder, export_markdown, write_export
-from tuiloss.ui.findings import Findings, anomaly_counts, marks, notice_title
+from tuiloss.ui.export import choose_folder, export_view, shown_report
+from tuiloss.ui.findings import Findings, marks, notice_title
 from tuiloss.ui.feed import InsightsFeed
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.panel import PanelText
-from tuiloss.ui.runstate import Activities, list_rows
+from tuiloss.ui.runstate import Activities, list_rows, take_read
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.selection import Selection, common_metric, metric_counts
-from tuiloss.ui.snapshot import snapshot_run, snapshot_store
 from tuiloss.ui.throttle import Throttle
 from tuiloss.ui.watcher import Watcher
 from tuiloss.ui.widgets import FilterBar, InsightsPanel, LossChart, RunList, StatusBar
@@ -58,12 +56,6 @@ class TuilossApp(App[None]):
     TITLE = "tuiloss"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = keys.BINDINGS
-
-    chart: LossChart
-    run_list: RunList
-    insights_panel: InsightsPanel
-    status_bar: StatusBar
-    filter_input: FilterBar
 
     def __init__(
         self,
@@ -110,23 +102,19 @@ class TuilossApp(App[None]):
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        self.chart, self.run_list, self.insights_panel = LossChart(id="chart"), RunList(id="runs"), InsightsPanel(id="insights")
+        self.filter_input, self.status_bar = FilterBar(id="filter"), StatusBar(id="status")
         with Horizontal(id="body"):
             with Vertical(id="left"):
-                yield LossChart(id="chart")
-                yield RunList(id="runs")
-            yield InsightsPanel(id="insights")
-        yield FilterBar(id="filter")
-        yield StatusBar(id="status")
+                yield self.chart
+                yield self.run_list
+            yield self.insights_panel
+        yield self.filter_input
+        yield self.status_bar
         yield Footer()
 
     def on_mount(self) -> None:
-        # Looked up once, on the main screen: the current screen may be a modal.
-        self._main_screen = screen = self.screen
-        self.chart = screen.query_one("#chart", LossChart)
-        self.run_list = screen.query_one("#runs", RunList)
-        self.insights_panel = screen.query_one("#insights", InsightsPanel)
-        self.status_bar = screen.query_one("#status", StatusBar)
-        self.filter_input = screen.query_one("#filter", FilterBar)
+        self._main_screen = screen = self.screen  # the current screen may later be a modal
         self._lay_out(self.size.width)
         screen.set_class(self.config.ascii, "ascii")
         self.run_list.ascii = self.config.ascii
@@ -196,28 +184,15 @@ class TuilossApp(App[None]):
         self._draw_status()
 
     def _apply(self, event: Ingested) -> None:
-        now, result = self.clock(), event.result
-        before = {u.run_id: self.store.runs[u.run_id].points for u in result.updates if u.run_id in self.store.runs}
-        apply_result(self.store, result, self.options, now=now)
-        for spec in result.new_runs:
-            if self.selection.add(spec.id):
-                self.activity.found(spec.id, event.activity.get(spec.id))
-                if not self.loaded:
-                    self.findings.initial_runs.add(spec.id)
-        changed = bool(result.new_runs)
-        for update in result.updates:
-            run = self.store.runs.get(update.run_id)
-            if run is not None:
-                changed = True
-                if self.loaded and run.points > before.get(update.run_id, 0):
-                    self.activity.grew(run.id, now)
+        result = event.result
+        new = take_read(self.store, result, self.options, self.clock(), self.selection, self.activity, event.activity,
+                        watching=self.loaded)
+        if not self.loaded:
+            self.findings.initial_runs.update(new)
+            self.load_progress = event.progress if event.progress is not None else self.load_progress
         self.files = event.files or self.files
-        if event.progress is not None and not self.loaded:
-            self.load_progress = event.progress
-        for notice in result.notices:
-            if notice.level == "error":
-                self.error = notice.message
-        if changed:
+        self.error = next((n.message for n in reversed(result.notices) if n.level == "error"), self.error)
+        if result.new_runs or any(update.run_id in self.store.runs for update in result.updates):
             self.schedule_redraw()
             self.request_insights()
 
@@ -312,17 +287,13 @@ class TuilossApp(App[None]):
         chart.draw(spec)
 
     def _draw_list(self) -> None:
-        counts = anomaly_counts(self.report) if self.report else {}
-        for run_id in self.findings.stalls:
-            counts[run_id] = counts.get(run_id, 0) + 1
-        cursor = self.view.cursor
+        cursor, run_list = self.view.cursor, self.run_list
         at_cursor = values_at(self.shown_runs(), self.selection, cursor) if cursor is not None else None
-        rows = list_rows(list(self.store), self.selection, plain=self.view.plain, at_cursor=at_cursor, findings=counts,
-                         stalled=self.findings.stalls, new={key[0] for key in self.findings.new}, activity=self.activity,
-                         now=self.clock())
-        run_list = self.run_list
-        header = f"@{step_label(round(cursor))}" if cursor is not None else "last"
-        run_list.show(rows, value_header=header, label_width=max(10, run_list.size.width - 33))
+        rows = list_rows(list(self.store), self.selection, plain=self.view.plain, at_cursor=at_cursor,
+                         findings=self.findings.counts(self.report), stalled=self.findings.stalls,
+                         new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
+        run_list.show(rows, value_header=f"@{step_label(round(cursor))}" if cursor is not None else "last",
+                      label_width=max(10, run_list.size.width - 33))
         run_list.border_title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(self.selection.filter.pattern, 20)}/)"
                                  if self.selection.filter else "runs")
 
@@ -365,9 +336,7 @@ class TuilossApp(App[None]):
 
     def action_toggle_eval(self) -> None:
         self._set_view(show_eval=not self.view.show_eval)
-        if self.view.show_eval and not any(
-            eval_counterpart(self.selection.metric_of(run) or "", list(run.series)) for run in self.shown_runs()
-        ):
+        if self.view.show_eval and not any(self.selection.eval_of(run) for run in self.shown_runs()):
             self.notify("no evaluation series (val_loss, eval_loss...) in the shown runs", timeout=3, markup=False)
 
     def action_zoom(self, steps: int) -> None:
@@ -464,17 +433,10 @@ class TuilossApp(App[None]):
 
     def action_export(self) -> None:
         folder, note = choose_folder(self.export_dir, list(self.config.paths))
-        shown = self.shown_runs()
-        if self.report is None:
-            report = build_report(snapshot_store([snapshot_run(r) for r in shown]), root=self.report_root,
-                                  metric=self.selection.metric)
-        else:
-            ids = {run.id for run in shown}
-            report = replace(self.report, runs=tuple(r for r in self.report.runs if r.id in ids))
-        stamp = datetime.fromtimestamp(self.clock()).strftime("%Y%m%d-%H%M%S")
+        report = shown_report(self.report, self.shown_runs(), root=self.report_root, metric=self.selection.metric)
         chart = self.chart.capture() + "\n\n" + self._legend_text()
         try:
-            self.last_export = write_export(folder, stamp, export_markdown(report, self.config.paths), chart)
+            self.last_export = export_view(folder, self.clock(), report, self.config.paths, chart)
         except OSError as exc:
             self.notify(f"export failed: {exc}", severity="error", markup=False)
             return

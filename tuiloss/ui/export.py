@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import replace
+from datetime import datetime
 from typing import Iterable
 
-from tuiloss.core.report import Report, render_markdown
+from tuiloss.core.report import Report, build_report, render_markdown
+from tuiloss.core.store import Run
+from tuiloss.ui.snapshot import snapshot_run, snapshot_store
 
 
 def inside(path: str, roots: list[str]) -> bool:
@@ -34,6 +38,20 @@ def choose_folder(requested: str | None, roots: list[str], cwd: str | None = Non
 def export_markdown(report: Report, watched: Iterable[str]) -> str:
     """The exported report: the watched paths, then the same markdown as ``report --markdown``."""
     return f"# tuiloss report\n\nWatched: {', '.join(watched)}\n\n" + render_markdown(report)
+
+
+def shown_report(report: Report | None, shown: list[Run], *, root: str | None, metric: str | None) -> Report:
+    """The findings of the ``shown`` runs: the newest analysis cut to them, or a fresh one."""
+    if report is None:
+        return build_report(snapshot_store([snapshot_run(run) for run in shown]), root=root, metric=metric)
+    ids = {run.id for run in shown}
+    return replace(report, runs=tuple(entry for entry in report.runs if entry.id in ids))
+
+
+def export_view(folder: str, now: float, report: Report, watched: Iterable[str], chart: str) -> tuple[str, str]:
+    """Write the report and the chart capture, named after the local time ``now``; their paths."""
+    stamp = datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S")
+    return write_export(folder, stamp, export_markdown(report, watched), chart)
 
 
 def write_export(folder: str, stamp: str, markdown: str, chart: str) -> tuple[str, str]:

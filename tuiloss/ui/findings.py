@@ -178,6 +178,13 @@ class Findings:
                                            f"{new.kind} now: {new.message}", new.severity)))
         return out
 
+    def counts(self, report: Report | None) -> dict[str, int]:
+        """Per run, what the list's ``!`` column counts: the panel's findings, and a live stall."""
+        counts = anomaly_counts(report) if report is not None else {}
+        for run_id in self.stalls:
+            counts[run_id] = counts.get(run_id, 0) + 1
+        return counts
+
     def check_stalls(self, runs: Iterable[Run], activity: Mapping[str, Activity], now: float) -> tuple[list[tuple[str, Anomaly]], bool]:
         """Find the runs that grew while watched and then fell silent for many usual intervals.
 

@@ -12,7 +12,8 @@ from statistics import median
 from typing import Collection, Mapping
 
 from tuiloss.core.analysis.display import fmt_value
-from tuiloss.core.store import Run
+from tuiloss.core.engine import Options, ReadResult, apply_result
+from tuiloss.core.store import Run, Store
 from tuiloss.ui.selection import Selection, rich_color
 
 #: Silence after which a live run counts as stalled, at least.
@@ -58,6 +59,25 @@ class Activities(dict):
         return now - max(lasts) if lasts else None
 
 
+
+def take_read(store: Store, result: ReadResult, options: Options, now: float, selection: Selection,
+              activity: Activities, mtimes: Mapping[str, float | None], *, watching: bool) -> list[str]:
+    """Apply one read to ``store``: new runs join the selection and are tracked from their file's
+    mtime; while ``watching`` (after the first load), runs that gained points grew ``now``.
+
+    Returns the ids of the runs new to the selection.
+    """
+    before = {u.run_id: store.runs[u.run_id].points for u in result.updates if u.run_id in store.runs}
+    apply_result(store, result, options, now=now)
+    new = [spec.id for spec in result.new_runs if selection.add(spec.id)]
+    for run_id in new:
+        activity.found(run_id, mtimes.get(run_id))
+    if watching:
+        for update in result.updates:
+            run = store.runs.get(update.run_id)
+            if run is not None and run.points > before.get(update.run_id, 0):
+                activity.grew(run.id, now)
+    return new
 def run_state(deleted: bool, activity: Activity | None, now: float, has_points: bool = True) -> str:
     """``deleted``, ``live`` (grew recently), ``stalled`` (silent for much longer than usual),
     ``finished`` (silent for very long), or ``waiting`` (no points yet)."""

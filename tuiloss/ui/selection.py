@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from tuiloss.core.store import Run
+from tuiloss.core.store import Run, eval_counterpart
 
 #: One stable colour per run, in discovery order (Okabe-Ito based, readable on dark and light).
 PALETTE: tuple[tuple[int, int, int], ...] = (
@@ -146,3 +146,7 @@ class Selection:
         if self.metric:
             return self.metric if self.metric in run.series else None
         return run.primary_metric
+
+    def eval_of(self, run: Run) -> str | None:
+        """The evaluation series beside the metric :meth:`metric_of` picks (``val_loss`` for ``loss``)."""
+        return eval_counterpart(self.metric_of(run) or "", list(run.series))
