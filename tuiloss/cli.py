@@ -75,12 +75,32 @@ def build_parser() -> argparse.ArgumentParser:
                         help="keep reading; after each change print one line per changed run (JSON with --json)")
     report.add_argument("--poll", nargs="?", const=1.0, type=poll_seconds, metavar="SECONDS",
                         help="with --follow: poll instead of inotify, every SECONDS")
+    report.add_argument("--plot", action="store_true", help="print the chart under the findings (not with --json)")
+    report.add_argument("--linear-x", action="store_true", help="with --plot: a linear step axis")
+    report.add_argument("--fail-on", type=fail_kinds, metavar="KIND[,KIND]",
+                        help="exit 3 when a run has such a finding: spike, nan, divergence, drift, reset, "
+                        "overfitting, no-progress, stalled, or any (with --follow: at the first new one)")
+    report.add_argument("--since", type=float, metavar="STEP", help="with --fail-on: only findings at or after STEP")
+
+    export = commands.add_parser("export", help="write every point as one tidy CSV file")
+    common(export)
+    export.add_argument("--csv", required=True, metavar="DIR",
+                        help="the folder to write tuiloss-series.csv in (outside PATH)")
 
     demo = commands.add_parser("demo", help="replay the reference experiment live in the viewer")
     demo.add_argument("--seconds", type=_positive_seconds, default=30.0,
                       help="how long the replay of 100K steps takes (more than 0, at most a day)")
     demo.add_argument("--ascii", action="store_true", help="draw with plain ASCII instead of braille")
     return parser
+
+
+def fail_kinds(text: str) -> frozenset[str]:
+    from tuiloss.core.gate import parse_kinds
+
+    try:
+        return parse_kinds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _positive_seconds(text: str) -> float:
@@ -119,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
             return _watch(args)
         if args.command == "demo":
             return _demo(args)
+        if args.command == "export":
+            return _export(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -204,6 +226,13 @@ def _report(args) -> int:
     from tuiloss.core.report import build_report, nothing_found, printable, render_markdown, render_text, report_json
 
     options = Options(format=args.format, pattern=args.pattern, metric=args.metric)
+    if args.plot and (args.json or args.follow):
+        print("tuiloss: --plot prints a chart under the text report; it does not go with "
+              f"{'--json' if args.json else '--follow'}", file=sys.stderr)
+        return 2
+    if args.since is not None and args.fail_on is None:
+        print("tuiloss: --since limits --fail-on; give --fail-on KIND too", file=sys.stderr)
+        return 2
     if args.follow:
         return _follow(args, options)
     store, engine, notices = load(args.paths, options)
@@ -226,6 +255,67 @@ def _report(args) -> int:
         sys.stdout.write(render_markdown(report))
     else:
         sys.stdout.write(render_text(report, verbose=args.verbose, ignored=ignored))
+    if args.plot:
+        sys.stdout.write(_plot(report, store, fenced=args.markdown, log_x=not args.linear_x))
+    return _gate(report, args)
+
+
+def _plot(report, store, *, fenced: bool, log_x: bool) -> str:
+    """The chart for ``--plot``: as wide as the terminal (or COLUMNS), in colour only on a terminal."""
+    import shutil
+
+    from tuiloss.ui.plot import render_plot
+
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and not fenced
+    chart = render_plot(report, store, width=min(shutil.get_terminal_size((100, 24)).columns, 240),
+                        log_x=log_x, color=color)
+    return f"\n```text\n{chart}```\n" if fenced else "\n" + chart
+
+
+def _gate(report, args) -> int:
+    """``--fail-on``: 3 (and the findings said on stderr) when a run has one of the kinds, else 0."""
+    if args.fail_on is None:
+        return 0
+    from tuiloss.core.gate import failures
+    from tuiloss.core.report import printable
+
+    found = failures(report, args.fail_on, args.since)
+    for failure in found:
+        print(f"tuiloss: --fail-on {failure.kind}: {printable(failure.label, 80)}: {printable(failure.message, 300)}",
+              file=sys.stderr)
+    return 3 if found else 0
+
+
+def _export(args) -> int:
+    """``tuiloss export --csv DIR``: every point of every run in one tidy CSV file."""
+    problem = _check_paths(args.paths)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    from tuiloss.core.engine import Options, load
+    from tuiloss.core.report import nothing_found, printable
+    from tuiloss.core.tidy import write_tidy_csv
+    from tuiloss.ui.export import inside
+
+    folder = os.path.abspath(args.csv)
+    if inside(folder, args.paths):
+        print(f"tuiloss: {printable(folder, 300)} is inside the logs read; the export would be read as a log."
+              " Choose a folder outside them.", file=sys.stderr)
+        return 2
+    store, engine, notices = load(args.paths, Options(format=args.format, pattern=args.pattern, metric=args.metric))
+    for notice in notices:
+        print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
+    if not len(store):
+        print(f"tuiloss: {nothing_found(args.paths, sorted(engine.ignored.items()))}", file=sys.stderr)
+        return 2
+    try:
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "tuiloss-series.csv")
+        points = write_tidy_csv(list(store), path)
+    except OSError as exc:
+        print(f"tuiloss: cannot write the export: {printable(str(exc), 300)}", file=sys.stderr)
+        return 1
+    print(f"wrote {points:,} points of {len(store)} runs to {printable(path, 300)}")
     return 0
 
 
@@ -310,19 +400,24 @@ def _follow(args, options) -> int:
                 continue
             for run_id in dict.fromkeys(changed):
                 if run_id in store.runs:
-                    print(_follow_line(store, store.runs[run_id], told.setdefault(run_id, set()), args), flush=True)
+                    line, report = _follow_line(store, store.runs[run_id], told.setdefault(run_id, set()), args)
+                    print(line, flush=True)
+                    if _gate(report, args):
+                        return 3
             changed = []
     finally:
         driver.stop()
         thread.join(timeout=5)
 
 
-def _follow_line(store, run, told: set[str], args) -> str:
-    """One changed run: points and last value per metric, and findings not told before."""
+def _follow_line(store, run, told: set[str], args):
+    """One changed run: points and last value per metric, and findings not told before; and the
+    report of the run they were read from."""
     from tuiloss.core.analysis import describe
     from tuiloss.core.report import build_report, json_number, printable
 
-    entry = build_report(store, metric=args.metric, runs=[run]).runs[0]
+    report = build_report(store, metric=args.metric, runs=[run])
+    entry = report.runs[0]
     findings = [f"{a.kind}: {a.message}" for m in entry.metrics.values() for a in m.anomalies]
     if entry.primary is not None:
         findings += [describe.plateau(p) for p in entry.primary.plateaus]
@@ -337,13 +432,13 @@ def _follow_line(store, run, told: set[str], args) -> str:
             "points": {name: m.points for name, m in entry.metrics.items()},
             "last": {name: json_number(m.final) for name, m in entry.metrics.items()},
             "new_findings": new,
-        }, allow_nan=False)
+        }, allow_nan=False), report
     m = entry.primary
     if m is None or m.final is None:
         last = "no points yet"
     else:
         last = f"{entry.primary_metric} {m.final:.6g} ({m.points} points)"
-    return printable(f"{entry.label}: {last}" + "".join(f" | {finding}" for finding in new), 2000)
+    return printable(f"{entry.label}: {last}" + "".join(f" | {finding}" for finding in new), 2000), report
 
 
 def _watch(args) -> int:

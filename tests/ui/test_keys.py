@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pandas as pd
+
 import pytest
 
 from tuiloss.ui.app import make_app
@@ -187,12 +189,20 @@ async def test_export_writes_report_and_chart_outside_the_logs(app, tmp_path, sa
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_loaded(pilot, app)
         await pilot.press("e")
-        report_path, chart_path = app.last_export
+        await pilot.press("4")  # run 4 off: the points written are those of the shown runs
+        await settle(pilot, app)
+        await pilot.press("e")
+        report_path, chart_path, csv_path = app.last_export
+        shown = {run.label: sum(len(s) for s in run.series.values()) for run in app.shown_runs()}
     assert report_path.startswith(str(tmp_path / "exports"))
     report = open(report_path).read()
     chart = open(chart_path).read()
     assert "Post-Norm | DeepNorm | Gradient Clip=1" in report
-    assert "100K" in chart and "Pre-Norm | Gradient Clip=10 | Run 1" in chart
+    assert "100K" in chart and "Pre-Norm | Gradient Clip=1 | Run 2" in chart
+    assert "Pre-Norm | Gradient Clip=10 | Run 1" not in chart  # switched off
+    table = pd.read_csv(csv_path, keep_default_na=False)
+    assert list(table.columns) == ["run", "metric", "step", "value", "segment", "run_id"]
+    assert len(shown) == 3 and table.groupby("run").size().to_dict() == shown
     assert not any(p.name.startswith("tuiloss-") for p in sample_logs.rglob("*"))
 
 

@@ -22,13 +22,11 @@ async def test_an_appended_line_reaches_the_chart_list_and_panel(sample_logs, co
         run = jsonl_run(app)
         before = len(run.series["loss"])
         draws = app.chart.draws
-        written = time.monotonic()
         with open(sample_logs / "prenorm_clip1" / "metrics.jsonl", "a") as handle:
             handle.write('{"step": 100100, "loss": 0.1234}\n')
+        # How fast is the benchmarks' latency row; here only that it arrives.
         await wait_for(pilot, lambda: len(run.series["loss"]) == before + 1 and app.chart.draws > draws,
-                       5, "the point on the chart")
-        latency = time.monotonic() - written
-        assert latency < 1.0, latency  # on a quiet machine ~30-80 ms; the budget is 250 ms
+                       15, "the point on the chart")
         assert app.chart.spec.x_lim[1] == math.log10(100_100)
         await settle(pilot, app)
         row = next(r for r in app.run_list.rows_shown if r.key == run.id)

@@ -436,11 +436,11 @@ class TuilossApp(App[None]):
         report = shown_report(self.report, self.shown_runs(), root=self.report_root, metric=self.selection.metric)
         chart = self.chart.capture() + "\n\n" + self._legend_text()
         try:
-            self.last_export = export_view(folder, self.clock(), report, self.config.paths, chart)
+            self.last_export = export_view(folder, self.clock(), report, self.config.paths, chart, self.shown_runs())
         except OSError as exc:
             self.notify(f"export failed: {exc}", severity="error", markup=False)
             return
-        message = "wrote {} and {}".format(*self.last_export) + (f" ({note})" if note else "")
+        message = "wrote {}, {} and {}".format(*self.last_export) + (f" ({note})" if note else "")
         self.notify(message, title="exported", timeout=6, markup=False)
 
     def _legend_text(self) -> str:

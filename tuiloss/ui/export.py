@@ -10,6 +10,7 @@ from typing import Iterable
 
 from tuiloss.core.report import Report, build_report, render_markdown
 from tuiloss.core.store import Run
+from tuiloss.core.tidy import write_tidy_csv
 from tuiloss.ui.snapshot import snapshot_run, snapshot_store
 
 
@@ -48,10 +49,15 @@ def shown_report(report: Report | None, shown: list[Run], *, root: str | None, m
     return replace(report, runs=tuple(entry for entry in report.runs if entry.id in ids))
 
 
-def export_view(folder: str, now: float, report: Report, watched: Iterable[str], chart: str) -> tuple[str, str]:
-    """Write the report and the chart capture, named after the local time ``now``; their paths."""
+def export_view(folder: str, now: float, report: Report, watched: Iterable[str], chart: str,
+                runs: list[Run]) -> tuple[str, str, str]:
+    """Write the report, the chart capture and the points of ``runs`` as tidy CSV, named after
+    the local time ``now``; their paths."""
     stamp = datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S")
-    return write_export(folder, stamp, export_markdown(report, watched), chart)
+    report_path, chart_path = write_export(folder, stamp, export_markdown(report, watched), chart)
+    csv_path = _free(os.path.join(folder, f"tuiloss-series-{stamp}.csv"))
+    write_tidy_csv(runs, csv_path)
+    return report_path, chart_path, csv_path
 
 
 def write_export(folder: str, stamp: str, markdown: str, chart: str) -> tuple[str, str]:

@@ -57,7 +57,7 @@ KEYS = (
     ("i", "show or hide the insights panel"),
     ("tab", "focus the runs list or the insights panel (up/down scroll it)"),
     ("p", "pause or resume live updates"),
-    ("e", "export a markdown report and a text capture of the chart (never inside the watched tree)"),
+    ("e", "export a markdown report, a text capture of the chart and the points as CSV (never inside the watched tree)"),
     ("?", "this help"),
     ("q", "quit"),
 )
