@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit 3 when a run has such a finding: spike, nan, divergence, drift, reset, "
                         "overfitting, no-progress, stalled, or any (with --follow: at the first new one)")
     report.add_argument("--since", type=float, metavar="STEP", help="with --fail-on: only findings at or after STEP")
+    report.add_argument("--group-by", type=group_keys, metavar="KEY[,KEY]",
+                        help="config keys that make a configuration (default: the whole config but seeds, run "
+                        "numbers and timestamps); none: no grouping")
 
     export = commands.add_parser("export", help="write every point as one tidy CSV file")
     common(export)
@@ -92,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="how long the replay of 100K steps takes (more than 0, at most a day)")
     demo.add_argument("--ascii", action="store_true", help="draw with plain ASCII instead of braille")
     return parser
+
+
+def group_keys(text: str) -> tuple[str, ...]:
+    from tuiloss.core.groups import parse_group_by
+
+    try:
+        return parse_group_by(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def fail_kinds(text: str) -> frozenset[str]:
@@ -248,16 +260,53 @@ def _report(args) -> int:
     if not len(store):
         print(f"tuiloss: {nothing_found(args.paths, ignored)}", file=sys.stderr)
         return 2
+    groups, group_notes = _configurations(report, store, args.group_by)
     if args.json:
-        json.dump(report_json(report, ignored), sys.stdout, indent=2, allow_nan=False)
+        data = report_json(report, ignored)
+        data["configurations"] = [{"label": g.label, "config": dict(g.config), "runs": list(g.run_ids)} for g in groups]
+        data["configuration_findings"] = [{"kind": f.kind, "message": f.message, "configurations": list(f.groups),
+                                           "runs": list(f.runs)} for f in group_notes]
+        json.dump(data, sys.stdout, indent=2, allow_nan=False, default=str)
         sys.stdout.write("\n")
     elif args.markdown:
         sys.stdout.write(render_markdown(report))
+        sys.stdout.write(_configurations_text(groups, group_notes, markdown=True))
     else:
         sys.stdout.write(render_text(report, verbose=args.verbose, ignored=ignored))
+        sys.stdout.write(_configurations_text(groups, group_notes, markdown=False))
     if args.plot:
         sys.stdout.write(_plot(report, store, fenced=args.markdown, log_x=not args.linear_x))
     return _gate(report, args)
+
+
+def _configurations(report, store, group_by):
+    """The configurations of the reported runs and what their seeds say (see core.groups)."""
+    from tuiloss.core.groups import Member, MemberFacts, group_findings, group_runs
+
+    members = [Member(entry.id, entry.label, entry.source, dict(entry.config)) for entry in report.runs]
+    groups = group_runs(members, group_by)
+    facts = {}
+    for entry in report.runs:
+        metric = entry.primary
+        if metric is None or metric.analysis is None:
+            continue
+        anomalies = tuple((a.kind, a.step, a.end_step, a.message) for a in metric.anomalies)
+        facts[entry.id] = MemberFacts(entry.id, entry.label, metric.final, metric.analysis.convergence_step, anomalies)
+    return groups, group_findings(groups, facts)
+
+
+def _configurations_text(groups, notes, *, markdown: bool) -> str:
+    """The report's "Configurations" section, when a configuration has more than one run."""
+    from tuiloss.core.report import printable
+
+    if not any(len(g.run_ids) > 1 for g in groups):
+        return ""
+    lines = ["", "## Configurations", ""] if markdown else ["", "Configurations"]
+    for group in groups:
+        lines.append(f"  - {printable(group.label, 120)}: {len(group.run_ids)} run{'s' if len(group.run_ids) > 1 else ''}")
+    for note in notes:
+        lines.append(f"  - {printable(note.message, 400)}")
+    return "\n".join(lines) + "\n"
 
 
 def _plot(report, store, *, fenced: bool, log_x: bool) -> str:

@@ -1,0 +1,291 @@
+"""Runs of one configuration: seeds of a sweep, grouped, with what their spread says.
+
+A sweep on a cluster runs each configuration several times, differing only in a seed, a run
+index or a timestamp. Two runs are of one configuration when
+
+- their configs are equal once the keys that only tell repetitions apart are left out
+  (:data:`REPEAT_KEYS`: ``seed``, ``run``, ``trial``, ``version``, timestamps, run names), and
+- their paths are equal once the parts that only number repetitions are (``version_3``,
+  ``seed=3``, ``run_2``, ``trial-7``, ``rep1``, a date or a time stamp).
+
+The file name counts, so two logs of one training side by side (a text log and its CSV) stay
+apart. ``--group-by KEY[,KEY]`` groups by those config keys alone; ``--group-by none`` not at all.
+
+For each configuration of two runs or more: the final level as mean and spread across runs, a
+run whose spike, drift, NaN or divergence the others do not show (the picture's "a fluctuation
+absent in Run 1"), and, between configurations that differ in one key, which converges sooner
+and which ends lower, said as a difference only when the runs' ranges do not overlap.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from tuiloss.core.analysis.display import fmt_step, fmt_value
+from tuiloss.core.discover import RUN_NAME_KEYS
+
+#: Config keys that tell repetitions of one configuration apart, not configurations.
+REPEAT_KEYS = frozenset({
+    "seed", "random_seed", "data_seed", "run", "run_id", "run_index", "trial", "trial_id", "version", "rep",
+    "repeat", "replica", "timestamp", "time", "date", "datetime", "start_time", "id", "uuid", "wandb_id",
+    "output_dir", "logging_dir", "log_dir", "logdir", "save_dir", "run_dir", "exp_dir", "hostname", "host",
+    "slurm_job_id", "job_id", "pid", *RUN_NAME_KEYS,
+})
+#: Path parts (or pieces of them) that number repetitions: a date or time stamp, a numbered
+#: version, seed, run or trial, a hex id. Replaced in this order.
+_REPEAT_PARTS = (
+    re.compile(r"\d{4}-?\d{2}-?\d{2}(?:[T_\-]?\d{2}[:\-]?\d{2}(?:[:\-]?\d{2})?)?"),
+    re.compile(r"(?i)(?<![a-z])((?:version|seed|run|trial|rep|repeat|replica)[_\-=]?)(?:\d+|\*)"),
+    re.compile(r"(?i)(?<![a-z0-9])[0-9a-f]{8,}(?![a-z0-9])"),
+)
+#: Anomaly kinds a deviating run is looked for in.
+DEVIATION_KINDS = ("spike", "drift", "nan", "divergence")
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """What grouping needs of a run: who it is, where it came from, its config."""
+
+    id: str
+    label: str
+    source: str
+    config: dict
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One configuration: its runs (ids, in the order given) and a label naming it."""
+
+    key: tuple
+    label: str
+    run_ids: tuple[str, ...]
+    config: tuple[tuple[str, object], ...]  # the keys that tell it from the other configurations
+
+
+@dataclass(frozen=True, slots=True)
+class MemberFacts:
+    """What a configuration's findings read of one of its runs (values, not arrays)."""
+
+    id: str
+    label: str
+    final: float | None
+    convergence_step: float | None
+    anomalies: tuple[tuple[str, float, float | None, str], ...]  # kind, step, end step, message
+
+
+@dataclass(frozen=True, slots=True)
+class GroupFinding:
+    kind: str  # "final", "deviation", "compare"
+    message: str
+    groups: tuple[str, ...]
+    runs: tuple[str, ...] = ()
+
+
+def parse_group_by(text: str | None) -> tuple[str, ...] | None:
+    """``--group-by``: None groups by the whole config, ``()`` (for ``none``) not at all."""
+    if text is None:
+        return None
+    keys = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not keys:
+        raise ValueError("name the config keys to group by, or none")
+    return () if keys == ("none",) else keys
+
+
+def path_key(source: str) -> str:
+    """``source`` with the parts that only number repetitions replaced by ``*``."""
+    key = source.replace(os.sep, "/")
+    for pattern in _REPEAT_PARTS:
+        key = pattern.sub(lambda match: (match.group(1) if match.re.groups else "") + "*", key)
+    return key
+
+
+def config_key(config: dict) -> tuple:
+    return tuple(sorted((key, repr(value)) for key, value in config.items()
+                        if key not in REPEAT_KEYS and key.split(".")[-1] not in REPEAT_KEYS))
+
+
+def group_runs(members: Sequence[Member], group_by: tuple[str, ...] | None = None) -> list[Group]:
+    """The configurations of ``members``, in the order their first run comes."""
+    keys: dict[tuple, list[Member]] = {}
+    for member in members:
+        if group_by == ():
+            key: tuple = ("run", member.id)
+        elif group_by:
+            key = ("by", tuple((k, repr(member.config.get(k))) for k in group_by))
+        else:
+            key = ("config", path_key(member.source), config_key(member.config))
+        keys.setdefault(key, []).append(member)
+    named = _telling_keys([runs[0].config for runs in keys.values()], group_by)
+    groups = []
+    for key, runs in keys.items():
+        config = tuple((k, runs[0].config.get(k)) for k in named if k in runs[0].config)
+        groups.append(Group(key, _label(runs, config), tuple(m.id for m in runs), config))
+    return groups
+
+
+def _telling_keys(configs: list[dict], group_by: tuple[str, ...] | None) -> list[str]:
+    """The keys whose values tell the configurations apart, in first-seen order."""
+    if group_by:
+        return list(group_by)
+    keys: list[str] = []
+    for config in configs:
+        keys += [k for k in config if k not in keys and k not in REPEAT_KEYS]
+    return [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
+
+
+def _label(runs: list[Member], config: tuple[tuple[str, object], ...]) -> str:
+    if config:
+        return ", ".join(f"{k}={_short(v)}" for k, v in config)
+    if len(runs) == 1:
+        return runs[0].label
+    return _common_label([m.label for m in runs]) or path_key(runs[0].source)
+
+
+def _short(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _common_label(labels: list[str]) -> str:
+    """The words every label shares, in order, run numbers and seeds as ``*``."""
+    words = [path_key(label).split() for label in labels]
+    first = [w for w in words[0] if all(w in other for other in words[1:])]
+    return " ".join(first).strip(" |-_,")
+
+
+# -- aggregation ------------------------------------------------------------------------------------
+
+def band(curves: Sequence[tuple[np.ndarray, np.ndarray]], points: int = 2000) -> tuple[np.ndarray, ...]:
+    """Median, min and max across ``curves`` (steps, values in step order) on shared steps.
+
+    The shared steps are those of the longest curve inside the stretch every curve covers, at
+    most ``points`` of them (evenly picked); each curve is interpolated there between its own
+    finite points. Returns (steps, median, low, high); empty arrays when the curves share no step.
+    """
+    finite = [(s[np.isfinite(v)], v[np.isfinite(v)]) for s, v in curves]
+    finite = [(s, v) for s, v in finite if len(s)]
+    if not finite:
+        return (np.zeros(0),) * 4
+    lo = max(float(s[0]) for s, _ in finite)
+    hi = min(float(s[-1]) for s, _ in finite)
+    base = max(finite, key=lambda sv: len(sv[0]))[0]
+    grid = base[(base >= lo) & (base <= hi)]
+    if len(grid) > points:
+        grid = grid[np.linspace(0, len(grid) - 1, points).round().astype(int)]
+    if not len(grid):
+        return (np.zeros(0),) * 4
+    stack = np.vstack([np.interp(grid, s, v) for s, v in finite])
+    return grid, np.median(stack, axis=0), stack.min(axis=0), stack.max(axis=0)
+
+
+# -- findings ---------------------------------------------------------------------------------------
+
+def group_findings(groups: Sequence[Group], facts: dict[str, MemberFacts]) -> list[GroupFinding]:
+    """What a careful reader says of the configurations with two runs or more, and between them."""
+    out: list[GroupFinding] = []
+    for group in groups:
+        members = [facts[i] for i in group.run_ids if i in facts]
+        if len(members) < 2:
+            continue
+        finals = [m.final for m in members if m.final is not None and math.isfinite(m.final)]
+        if len(finals) >= 2:
+            mean, half = float(np.mean(finals)), (max(finals) - min(finals)) / 2
+            out.append(GroupFinding("final", f"{group.label}: final {fmt_value(mean)} ± {fmt_value(half)} across "
+                                    f"{len(finals)} runs ({fmt_value(min(finals))}-{fmt_value(max(finals))})",
+                                    (group.label,), tuple(m.id for m in members)))
+        out += _deviations(group, members)
+    out += _comparisons(groups, facts)
+    return out
+
+
+def _deviations(group: Group, members: list[MemberFacts]) -> list[GroupFinding]:
+    found = []
+    for member in members:
+        others = [m for m in members if m is not member]
+        for kind, step, end, _ in member.anomalies:
+            if kind not in DEVIATION_KINDS:
+                continue
+            if any(_overlaps(kind, step, end, other) for other in others):
+                continue
+            where = fmt_step(step) if end is None else f"{fmt_step(step)}-{fmt_step(end)}"
+            found.append(GroupFinding(
+                "deviation",
+                f"{group.label}: {member.label} shows a {kind} at {where} that the other {len(others)} "
+                f"run{'s' if len(others) > 1 else ''} of this configuration do{'es' if len(others) == 1 else ''} not",
+                (group.label,), (member.id,)))
+    return found
+
+
+def _overlaps(kind: str, step: float, end: float | None, other: MemberFacts) -> bool:
+    """Whether ``other`` has a finding of ``kind`` over (or near) the same steps."""
+    stop = end if end is not None else step
+    slack = max(0.1 * max(abs(step), abs(stop)), 1.0)
+    for o_kind, o_step, o_end, _ in other.anomalies:
+        o_stop = o_end if o_end is not None else o_step
+        if o_kind == kind and o_step <= stop + slack and o_stop >= step - slack:
+            return True
+    return False
+
+
+def _comparisons(groups: Sequence[Group], facts: dict[str, MemberFacts]) -> list[GroupFinding]:
+    """Between configurations differing in one config key, with two runs or more each."""
+    multi = [g for g in groups if sum(i in facts for i in g.run_ids) >= 2 and g.config]
+    out = []
+    for k, a in enumerate(multi):
+        for b in multi[k + 1:]:
+            differ = [key for (key, value) in a.config if dict(b.config).get(key, object()) != value]
+            if len(differ) != 1:
+                continue
+            out += _compare(a, b, facts, differ[0])
+    return out
+
+
+def _compare(a: Group, b: Group, facts: dict[str, MemberFacts], key: str) -> list[GroupFinding]:
+    out = []
+    runs_a = [facts[i] for i in a.run_ids if i in facts]
+    runs_b = [facts[i] for i in b.run_ids if i in facts]
+    counts = f"across {len(runs_a)} and {len(runs_b)} runs" if len(runs_a) != len(runs_b) else f"across {len(runs_a)} runs each"
+    steps_a = _values(m.convergence_step for m in runs_a)
+    steps_b = _values(m.convergence_step for m in runs_b)
+    name_a, name_b = _side(a, key), _side(b, key)
+    if len(steps_a) == len(runs_a) and len(steps_b) == len(runs_b):
+        if max(steps_a) < min(steps_b) or max(steps_b) < min(steps_a):
+            fast, slow = (name_a, name_b) if np.median(steps_a) < np.median(steps_b) else (name_b, name_a)
+            f_steps, s_steps = (steps_a, steps_b) if fast == name_a else (steps_b, steps_a)
+            ratio = float(np.median(s_steps)) / max(float(np.median(f_steps)), 1e-12)
+            out.append(GroupFinding("compare", f"{fast} converges {ratio:.1f}x sooner than {slow} {counts} "
+                                    f"({_span(f_steps, fmt_step)} vs {_span(s_steps, fmt_step)})", (a.label, b.label)))
+        else:
+            out.append(GroupFinding("compare", f"{name_a} and {name_b} converge within each other's run-to-run "
+                                    f"spread {counts} ({_span(steps_a, fmt_step)} vs {_span(steps_b, fmt_step)})",
+                                    (a.label, b.label)))
+    finals_a = _values(m.final for m in runs_a)
+    finals_b = _values(m.final for m in runs_b)
+    if len(finals_a) >= 2 and len(finals_b) >= 2:
+        if max(finals_a) < min(finals_b) or max(finals_b) < min(finals_a):
+            low, high = (name_a, name_b) if np.mean(finals_a) < np.mean(finals_b) else (name_b, name_a)
+            l_f, h_f = (finals_a, finals_b) if low == name_a else (finals_b, finals_a)
+            out.append(GroupFinding("compare", f"{low} ends lower than {high} {counts} "
+                                    f"({_span(l_f, fmt_value)} vs {_span(h_f, fmt_value)})", (a.label, b.label)))
+        else:
+            out.append(GroupFinding("compare", f"{name_a} and {name_b} end within each other's run-to-run spread "
+                                    f"{counts} ({_span(finals_a, fmt_value)} vs {_span(finals_b, fmt_value)})",
+                                    (a.label, b.label)))
+    return out
+
+
+def _side(group: Group, key: str) -> str:
+    return f"{key}={_short(dict(group.config)[key])}"
+
+
+def _values(values: Iterable[float | None]) -> list[float]:
+    return [float(v) for v in values if v is not None and math.isfinite(v)]
+
+
+def _span(values: list[float], fmt) -> str:
+    return fmt(min(values)) if min(values) == max(values) else f"{fmt(min(values))}-{fmt(max(values))}"
