@@ -333,12 +333,15 @@ def _is_json_object(line: bytes) -> bool:
         return False
 
 
+#: How much of a line the search for ``key: value`` pairs reads when telling text from CSV.
+PAIR_SEARCH_BYTES = 2048
 _PAIR_FIELD = re.compile(rb"[A-Za-z_][\w ./\-]*\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)", re.I)
 
 
 def _looks_like_csv(head: bytes) -> bool:
     lines = [line for line in head.split(b"\n")[:64] if line.strip() and not line.lstrip().startswith(b"#")][:6]
-    if any(_PAIR_FIELD.search(line) for line in lines):
+    # Each line cut to its start: the search is quadratic on a long line with no pair in it.
+    if any(_PAIR_FIELD.search(line[:PAIR_SEARCH_BYTES]) for line in lines if b":" in line or b"=" in line):
         return False  # ``Epoch [3/50], Train Loss: 1.94, ...``: a text log of pairs, not CSV rows
     if len(lines) < 2:
         header = lines[0] if lines else b""
