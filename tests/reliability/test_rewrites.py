@@ -12,6 +12,7 @@ import os
 from tuiloss.core.engine import Engine, Options, apply_result
 from tuiloss.core.model import Batch
 from tuiloss.core.store import Store
+from source_helpers import drain, points, skipped
 
 LONG_HEADER = "step,train_loss,learning_rate,grad_norm,tokens_per_second,epoch,elapsed_seconds\n"
 
@@ -44,35 +45,6 @@ class Reader:
 
     def run(self, path):
         return self.store.runs[os.path.abspath(str(path))]
-
-
-def drain(source) -> list:
-    """Every item a source yields until it has nothing more to read."""
-    items = []
-    for _ in range(100):
-        got, more = source.read()
-        items.extend(got)
-        if not more:
-            return items
-    raise AssertionError("the source never finished reading")
-
-
-def points(items, metric: str = "loss") -> tuple[list[float], list[float]]:
-    steps, values = [], []
-    for item in items:
-        if isinstance(item, Batch) and metric in item.series:
-            steps += item.series[metric][0].tolist()
-            values += item.series[metric][1].tolist()
-    return steps, values
-
-
-def skipped(items) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for item in items:
-        if isinstance(item, Batch):
-            for reason, count in item.skipped.items():
-                total[reason] = total.get(reason, 0) + count
-    return total
 
 
 def reasons(run, metric: str) -> list[str]:

@@ -22,7 +22,7 @@ import stat as stat_module
 import zlib
 from dataclasses import dataclass
 
-from tuiloss.core.model import SegmentEvent
+from tuiloss.core.model import Notice, SegmentEvent
 
 #: How long a last line without a newline must stay unchanged before a live reader takes it.
 HOLD_SECONDS = 2.0
@@ -102,6 +102,7 @@ class Tailer:
         self._drain_offset = 0
         self._drain_offered: int | None = None  # offset of the last drain chunk handed out
         self._reading_drain = False
+        self.error: str | None = None  # why the last read failed, once said
 
     @property
     def exists(self) -> bool:
@@ -145,6 +146,22 @@ class Tailer:
             raise TailError(f"read failed: {exc.strerror or exc}") from None
         finally:
             os.close(fd)
+
+    def read_noting(self, items: list) -> TailRead | None:
+        """:meth:`read`, or None when it failed: a failure is said once as an error notice in
+        ``items``, and so is the first read that works again."""
+        try:
+            chunk = self.read()
+        except TailError as exc:
+            message = str(exc)
+            if message != self.error:
+                self.error = message
+                items.append(Notice("error", f"cannot read {self.path}: {message}"))
+            return None
+        if self.error is not None:
+            self.error = None
+            items.append(Notice("info", f"{self.path} is readable again"))
+        return chunk
 
     def consume(self, n: int) -> None:
         """Advance past ``n`` bytes of the last read's data."""

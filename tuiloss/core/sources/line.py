@@ -35,7 +35,7 @@ import numpy as np
 from tuiloss.core.formats.base import LineParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
-from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, TailError, Tailer, TailRead
+from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, Tailer, TailRead
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
 #: Seconds a last line without a newline must stay unchanged before the viewer reads it.
@@ -149,7 +149,7 @@ class LineSource(Source):
         self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE), skip_holes=True)
         self.line_no = 1  # number of the next line
         self._skipping_long = False
-        self._error: str | None = None
+        self._not_text: str | None = None  # why the file is no text log, once said
         self._digest = _Digest()  # what the current content of the file yielded so far
         # While a rewritten file is re-read: the event, what was read before, what the re-read found.
         self._check: tuple[SegmentEvent, _Digest, Batch] | None = None
@@ -263,17 +263,9 @@ class LineSource(Source):
 
     def _read(self) -> tuple[list[Item], bool]:
         items: list[Item] = []
-        try:
-            chunk = self.tailer.read()
-        except TailError as exc:
-            message = str(exc)
-            if message != self._error:
-                self._error = message
-                items.append(Notice("error", f"cannot read {self.path}: {message}"))
+        chunk = self.tailer.read_noting(items)
+        if chunk is None:
             return items, False
-        if self._error is not None:
-            self._error = None
-            items.append(Notice("info", f"{self.path} is readable again"))
         if chunk.event is not None:
             if chunk.event.reason in _REWRITES and self._check is None and self._digest.counts:
                 self._check = (chunk.event, self._digest, Batch())
@@ -295,8 +287,8 @@ class LineSource(Source):
             not_text = not_a_text_log(data)
             if not_text:  # never parsed: random bytes would be read as numbers here and there
                 self.tailer.consume(len(data))
-                if not_text != self._error:
-                    self._error = not_text
+                if not_text != self._not_text:
+                    self._not_text = not_text
                     items.append(Notice("error", f"{self.path}: {not_text}, not a text log; not read"))
                 return items, chunk.more
         if chunk.offset == 0 and data.startswith(_BOM):  # a UTF-8 byte order mark is no part of line 1

@@ -16,7 +16,7 @@ from tuiloss.core.formats import tfevents as events
 from tuiloss.core.formats.tfrecord import NO_CRC, load_crc
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source, append_batch
-from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer
+from tuiloss.core.tail import DEFAULT_MAX_READ, Tailer
 
 # A folder listing is trusted only once this many seconds have passed since the
 # folder's mtime: a file created in the same mtime tick would not change it.
@@ -27,7 +27,7 @@ class _EventFile:
     """One event file of a run: its tailer and where reading stands."""
 
     __slots__ = (
-        "path", "name", "tailer", "record", "skip", "stopped", "error", "missing", "waiting"
+        "path", "name", "tailer", "record", "skip", "stopped", "missing", "waiting"
     )
 
     def __init__(self, path: str, max_read: int) -> None:
@@ -37,7 +37,6 @@ class _EventFile:
         self.record = 1  # number of the next record
         self.skip = 0  # bytes of an oversized record still to pass over
         self.stopped: int | None = None  # inode, once a damaged header stopped reading
-        self.error: str | None = None
         self.missing = False
         # (inode, size) when the last read ended in a partial record: until the
         # file changes from that, reading again would find the same partial record.
@@ -198,17 +197,9 @@ class TfeventsRunSource(Source):
         decoder = self._decoder
         assert decoder is not None
         file.waiting = None
-        try:
-            chunk = file.tailer.read()
-        except TailError as exc:
-            message = str(exc)
-            if message != file.error:
-                file.error = message
-                items.append(Notice("error", f"cannot read {file.path}: {message}"))
+        chunk = file.tailer.read_noting(items)
+        if chunk is None:
             return False
-        if file.error is not None:
-            file.error = None
-            items.append(Notice("info", f"{file.path} is readable again"))
         if chunk.event is not None:
             if chunk.event.reason == "deleted":
                 file.missing = True
