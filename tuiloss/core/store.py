@@ -303,6 +303,7 @@ class Run:
     notices: list[Notice] = field(default_factory=list)
     deleted: bool = False
     metric_override: str | None = None
+    path: str = ""  # where its file or folder is now (the id stays where it was found: a moved run keeps it)
     last_point_time: float | None = None
     points: int = 0
     _primary: tuple[int, str | None] | None = field(default=None, repr=False, compare=False)

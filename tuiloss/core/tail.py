@@ -12,14 +12,22 @@ records) are consumed; a partial tail waits.
 Every decision about a read is taken from the open file itself (``fstat`` and
 ``pread`` on one descriptor), so a file replaced while a read is under way is
 either the old file or the new one, never a mix. The descriptor is closed before
-:meth:`Tailer.read` returns: a tree of thousands of logs holds no open files.
+:meth:`Tailer.read` returns, unless the tailer ``pin``s: a live reader keeps the
+file it read open until its next read, so the file system cannot hand that file's
+inode to a replacement meanwhile (ext4 does, at once), which would make a replaced
+file look like the same file rewritten. At most :data:`PINNED_FILES` files are
+pinned at once, the most recently read ones: a tree of thousands of logs holds
+no more open files than that.
 """
 
 from __future__ import annotations
 
 import os
 import stat as stat_module
+import threading
+import weakref
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from tuiloss.core.model import Notice, SegmentEvent
@@ -43,6 +51,55 @@ _SEEK_DATA = getattr(os, "SEEK_DATA", None)
 
 #: Flags of every open: non-blocking, so a FIFO put where a log was cannot hang the reader.
 OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _pin_budget() -> int:
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 64
+    return 128 if soft == resource.RLIM_INFINITY else max(8, min(128, soft // 8))
+
+
+#: Most files kept open at once between two reads, to pin their inodes (an eighth of the
+#: process's file limit, at most 128).
+PINNED_FILES = _pin_budget()
+
+
+class _Pins:
+    """The descriptors pinning files between reads, by tailer, the least recently read dropped first."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self._fds: OrderedDict[int, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._fds)
+
+    def hold(self, owner: int, fd: int) -> None:
+        """``fd`` is now ``owner``'s pin: its previous one, and the oldest beyond the budget, are closed."""
+        closing = []
+        with self._lock:
+            previous = self._fds.pop(owner, None)
+            if previous is not None:
+                closing.append(previous)
+            self._fds[owner] = fd
+            while len(self._fds) > self.most:
+                closing.append(self._fds.popitem(last=False)[1])
+        for old in closing:
+            os.close(old)
+
+    def release(self, owner: int) -> None:
+        with self._lock:
+            fd = self._fds.pop(owner, None)
+        if fd is not None:
+            os.close(fd)
+
+
+_PINS = _Pins(PINNED_FILES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +137,13 @@ class Tailer:
     """
 
     def __init__(self, path: str | os.PathLike, max_read: int = DEFAULT_MAX_READ, *,
-                 skip_holes: bool = False) -> None:
+                 skip_holes: bool = False, pin: bool = False) -> None:
         self.path = os.fspath(path)
         self.max_read = max_read
         self.skip_holes = skip_holes
+        self.pin = pin  # keep the file read open until the next read (see the module's doc)
+        if pin:
+            weakref.finalize(self, _PINS.release, id(self))
         self.offset = 0
         self._ident: tuple[int, int] | None = None
         self._head = b""
@@ -141,11 +201,18 @@ class Tailer:
         except OSError as exc:
             raise TailError(f"cannot open: {exc.strerror or exc}") from None
         try:
-            return self._read_open(fd)
+            read = self._read_open(fd)
         except OSError as exc:
-            raise TailError(f"read failed: {exc.strerror or exc}") from None
-        finally:
             os.close(fd)
+            raise TailError(f"read failed: {exc.strerror or exc}") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        if self.pin:
+            _PINS.hold(id(self), fd)  # the file read before is let go only now that this one is open
+        else:
+            os.close(fd)
+        return read
 
     def read_noting(self, items: list) -> TailRead | None:
         """:meth:`read`, or None when it failed: a failure is said once as an error notice in
@@ -181,6 +248,36 @@ class Tailer:
         self.offset += n
         if len(self._head) < HEAD_BYTES:
             self._head = self._head_source[: min(HEAD_BYTES, self.offset)]
+
+    def holds(self, path: str) -> bool:
+        """Whether the file at ``path`` is the one being read (moved with its folder, say).
+
+        It must be the same file (device and inode: a pinned file's cannot have been
+        handed on) with the same first bytes and bytes before the offset, and not one
+        this tailer saw deleted (its inode may since be another file's, even one with
+        the same bytes). With ``path`` set to it, the next read goes on from the offset.
+        """
+        if self._ident is None or self._missing:
+            return False
+        try:
+            fd = os.open(path, OPEN_FLAGS)
+        except OSError:
+            return False
+        try:
+            st = os.fstat(fd)
+            if not stat_module.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != self._ident:
+                return False
+            if st.st_size < self.offset:
+                return False
+            if self._head and os.pread(fd, len(self._head), 0) != self._head:
+                return False
+            if self._tail and os.pread(fd, len(self._tail), self.offset - len(self._tail)) != self._tail:
+                return False
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return True
 
     # -- internals -------------------------------------------------------------
 
@@ -299,6 +396,7 @@ class Tailer:
                     return drained
         self._missing = True
         self._last_stat = None
+        _PINS.release(id(self))  # a deleted file's space is freed
         return TailRead(b"", self.offset, SegmentEvent("deleted", "the file is gone"))
 
     def _find_moved(self, ident: tuple[int, int]) -> str | None:

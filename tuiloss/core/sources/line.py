@@ -146,7 +146,10 @@ class LineSource(Source):
         self.clock = time.monotonic
         self.parser = parser
         # A read must be able to hold a whole line of the longest length we accept.
-        self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE), skip_holes=True)
+        # A live reader (one that holds a last line back) pins the file between reads, so a
+        # replacement is never handed its inode (see tuiloss.core.tail).
+        self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE), skip_holes=True,
+                             pin=hold > 0)
         self.line_no = 1  # number of the next line
         self._skipping_long = False
         self._not_text: str | None = None  # why the file is no text log, once said
@@ -161,6 +164,14 @@ class LineSource(Source):
 
     def paths(self) -> list[str]:
         return [self.path]
+
+    def relocate(self, old: str, new: str) -> bool:
+        """Read on at ``new`` if the file there is this log, moved (its folder renamed)."""
+        if not self.tailer.holds(new):
+            return False
+        self.path = self.tailer.path = new
+        self.earlier = [moved_path(path, os.path.dirname(old), os.path.dirname(new)) for path in self.earlier]
+        return True
 
     def changed(self) -> bool:
         return self.tailer.changed() or self._held_due()
@@ -400,6 +411,15 @@ BINARY_SHARE = 0.3
 BINARY_SAMPLE = 256
 _NUL_RUNS = re.compile(rb"\x00{16,}")
 _TEXT_CONTROLS = bytes(range(32)).translate(None, b"\t\n\r\f\b\x1b") + b"\x7f"
+
+
+def moved_path(path: str, old: str, new: str) -> str:
+    """``path`` after the folder ``old`` it is in (at any depth) was renamed to ``new``."""
+    if path == old:
+        return new
+    if path.startswith(old.rstrip(os.sep) + os.sep):
+        return new.rstrip(os.sep) + path[len(old.rstrip(os.sep)):]
+    return path
 
 
 def not_a_text_log(head: bytes, sample: int = 64 * 1024) -> str | None:

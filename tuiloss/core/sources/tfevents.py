@@ -16,6 +16,7 @@ from tuiloss.core.formats import tfevents as events
 from tuiloss.core.formats.tfrecord import NO_CRC, load_crc
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source, append_batch
+from tuiloss.core.sources.line import moved_path
 from tuiloss.core.tail import DEFAULT_MAX_READ, Tailer
 
 # A folder listing is trusted only once this many seconds have passed since the
@@ -103,6 +104,21 @@ class TfeventsRunSource(Source):
 
     def paths(self) -> list[str]:
         return sorted(self._files, key=events.file_order)
+
+    def relocate(self, old: str, new: str) -> bool:
+        """Read on in ``new`` if its event files are this run's, moved (the folder renamed)."""
+        folder = moved_path(self.folder, old, new)
+        moves = {path: moved_path(path, self.folder, folder) for path in self._files}
+        read = [path for path, file in self._files.items() if file.tailer.offset]
+        if not read or not all(self._files[path].tailer.holds(moves[path]) for path in read):
+            return False  # not these files, or nothing read yet to tell them from others
+        for path, file in list(self._files.items()):
+            file.path = file.tailer.path = moves[path]
+            file.name = os.path.basename(file.path)
+        self._files = {file.path: file for file in self._files.values()}
+        self.folder = folder
+        self._listed, self._gone = None, False
+        return True
 
     def changed(self) -> bool:
         if self._disabled:
@@ -263,6 +279,9 @@ class SplitRunSource(Source):
 
     def changed(self) -> bool:
         return any(source.changed() for source, _ in self.parts)
+
+    def relocate(self, old: str, new: str) -> bool:
+        return all(source.relocate(old, new) for source, _ in self.parts)
 
     def read(self) -> tuple[list[Item], bool]:
         items: list[Item] = []
