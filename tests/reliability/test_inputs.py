@@ -32,9 +32,10 @@ def test_poll_in_range_is_taken():
 def test_fifo_and_device_paths_exit_2_like_a_missing_one(tmp_path, capsys):
     fifo = tmp_path / "pipe.log"
     os.mkfifo(fifo)
-    for path in (str(fifo), "/dev/null", "/proc", str(tmp_path / "missing.log")):
-        assert main(["report", path]) == 2, path
-        assert capsys.readouterr().err.startswith(f"tuiloss: {path}: ")
+    for command in ("report", "watch"):  # watch /proc: refused before the viewer starts, never a hang
+        for path in (str(fifo), "/dev/null", "/proc", "/sys/kernel", str(tmp_path / "missing.log")):
+            assert main([command, path]) == 2, (command, path)
+            assert capsys.readouterr().err.startswith(f"tuiloss: {path}: ")
 
 
 def test_report_of_proc_ends_and_a_link_into_it_is_never_read(tmp_path):

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tuiloss.core.formats.base import LineParser
+from tuiloss.core.formats.stdout import PatternTooSlow
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
 from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, Tailer, TailRead
@@ -153,6 +154,7 @@ class LineSource(Source):
         self.line_no = 1  # number of the next line
         self._skipping_long = False
         self._not_text: str | None = None  # why the file is no text log, once said
+        self._too_slow = False  # the user's pattern took too long on its lines: read no further
         self._digest = _Digest()  # what the current content of the file yielded so far
         # While a rewritten file is re-read: the event, what was read before, what the re-read found.
         self._check: tuple[SegmentEvent, _Digest, Batch] | None = None
@@ -174,6 +176,8 @@ class LineSource(Source):
         return True
 
     def changed(self) -> bool:
+        if self._too_slow:
+            return False
         return self.tailer.changed() or self._held_due()
 
     def _held_due(self) -> bool:
@@ -182,6 +186,17 @@ class LineSource(Source):
         return self._held is not None and self.clock() - self._held[1] >= self.hold
 
     def read(self) -> tuple[list[Item], bool]:
+        if self._too_slow:
+            return [], False
+        try:
+            return self._read_checked()
+        except PatternTooSlow as exc:
+            # Read again, the same lines would take as long: this log is read no further.
+            self._too_slow = True
+            return [Notice("error", f"{self.path}: --pattern is too slow: {exc}; this log is not read "
+                                    "further (its points so far are kept); simplify the pattern")], False
+
+    def _read_checked(self) -> tuple[list[Item], bool]:
         if self.earlier:
             return self._read_earlier(), True
         items, more = self._read()
