@@ -29,7 +29,8 @@ the journals, then compares: zero points lost, zero invented, every segment
 where it must be with an allowed reason, every rejected line counted.
 
 The writers also change files without waiting, as real tools do (a restarted job,
-copytruncate, rsync, Lightning's header rewrite: see chaos_writer.py). Where that
+copytruncate, rsync, Lightning's header rewrite, a same-size rewrite in place: see
+chaos_writer.py). Where that
 destroys bytes, what came before may be held as a prefix only; what follows must
 be held exactly. A rotated copy is an earlier part of its run, never a run.
 """
@@ -66,6 +67,8 @@ ACCEPT = {
     "rewrite": {"replaced"},
     # a change that did not wait; "rotated" when the copy was read first, as an earlier segment
     "copytruncate": {"truncated", "replaced", "rotated"},
+    # "truncated" when the tailer had not read to the end: the bytes before its offset changed
+    "samesize": {"replaced", "truncated"},
 }
 SYNC_DEADLINE = 45.0
 SETTLE_DEADLINE = 40.0  # polling discovers new files every 5 s: ample
@@ -354,7 +357,7 @@ def run_trial(seed: int, mode: str, base: Path, seconds: float) -> Outcome:
         outcome.points = store.points
         outcome.runs = len(store)
         for journal in journals.values():
-            outcome.events.update(body for kind, body in journal["entries"] if kind == "e")
+            outcome.events.update(body for kind, body in journal["entries"] if kind in ("e", "u"))
     finally:
         if ingestor is not None:
             ingestor.stop()
