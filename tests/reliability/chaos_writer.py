@@ -45,6 +45,7 @@ import sys
 import time
 
 SYNC_TIMEOUT = 60.0
+PAGE = 4096
 ACTIONS_PER_SECOND = 300
 
 
@@ -247,9 +248,16 @@ class Log:
         self.open()
 
     def samesize(self) -> None:
-        """Rewritten in place to the very same size, every value new (``seek(0); write(...)``)."""
+        """Rewritten in place to the very same size, every value new (``seek(0); write(...)``).
+
+        Only while the file fits in one page: the kernel copies a longer write into the page
+        cache a page at a time, with no lock a reader takes, so a read that lands in the middle
+        of it sees new pages and old ones, which no reader can tell from a file written so.
+        """
         self.flush()
         old = os.path.getsize(self.path)
+        if old > PAGE:
+            return
         step, self.step = self.step, 0
         parts = self.opening()
         while True:

@@ -265,3 +265,32 @@ def test_a_reader_that_does_not_follow_holds_no_file_open(tmp_path):
     live = LineSource(str(log), TextParser())
     live.read()
     assert str(log) in open_paths()
+
+
+def test_a_same_size_rewrite_landing_between_the_checks_and_the_read_is_not_read_as_more(tmp_path, monkeypatch):
+    """``seek(0); write(...)`` of the same size while a read is under way: its checks saw the old
+    bytes, its read gets the new ones past the offset. Those are not more of the old file."""
+    log = tmp_path / "log.jsonl"
+    old = b"".join(b'{"step": %d, "loss": 0.%03d}\n' % (s, s) for s in range(1, 9))
+    new = b"".join(b'{"step": %d, "loss": 0.%03d}\n' % (s, 900 + s) for s in range(1, 9))
+    assert len(old) == len(new)
+    log.write_bytes(old[: old.index(b"\n", 100) + 1])  # five lines or so read first
+    tailer = Tailer(log)
+    first, _ = read_lines(tailer)
+    with open(log, "ab") as handle:
+        handle.write(old[len(first):])
+    real_pread = os.pread
+    fired = []
+
+    def pread_after_rewriting(fd, n, offset):
+        if not fired and offset == len(first) and n == len(old) - len(first):  # the read of the data
+            fired.append(True)
+            with open(log, "r+b") as handle:
+                handle.write(new)
+        return real_pread(fd, n, offset)
+
+    monkeypatch.setattr(tail_module.os, "pread", pread_after_rewriting)
+    chunk = tailer.read()
+    assert fired and chunk.data == b"" and chunk.more and chunk.event is None  # nothing taken: read again
+    data, events = read_until_quiet(tailer)
+    assert events == ["replaced"] and data == new  # from the start, none of it as more of the old file

@@ -90,7 +90,12 @@ class Engine:
     # -- discovery -------------------------------------------------------------
 
     def scan(self) -> ReadResult:
-        """Look for runs not seen before."""
+        """Look for runs not seen before.
+
+        A new one that holds the very files of a run gone from where it was (a renamed run
+        folder: same inodes, same bytes read) is that run, moved: it keeps its id (and so its
+        colour and number in the viewer) and is listed in ``moved`` with its new place.
+        """
         from tuiloss.core.discover import discover
         from tuiloss.core.sources import make_source
 
@@ -160,7 +165,11 @@ class Engine:
     # -- reading ---------------------------------------------------------------
 
     def read(self, run_ids=None, *, check_all: bool = False) -> ReadResult:
-        """Read what is new in ``run_ids`` (default: every run whose files changed)."""
+        """Read what is new in ``run_ids`` (default: every run whose files changed).
+
+        A run found gone from where it was is looked for first (one scan per call): moved
+        with its folder, it is read on at its new place (see :meth:`scan`), not said deleted.
+        """
         result = ReadResult()
         targets = self.sources.keys() if run_ids is None else run_ids
         looked = False

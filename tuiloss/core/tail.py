@@ -269,9 +269,7 @@ class Tailer:
                 return False
             if st.st_size < self.offset:
                 return False
-            if self._head and os.pread(fd, len(self._head), 0) != self._head:
-                return False
-            if self._tail and os.pread(fd, len(self._tail), self.offset - len(self._tail)) != self._tail:
+            if self._fingerprint_changed(fd):
                 return False
         except OSError:
             return False
@@ -335,12 +333,23 @@ class Tailer:
             self._skip_hole(fd, size)
         want = min(max(size - self.offset, 0), self.max_read)
         data = os.pread(fd, want, self.offset) if want else b""
+        if data and event is None and self._fingerprint_changed(fd):
+            # Rewritten in place while this read was under way (after the checks above): the
+            # bytes may be the new file's, not more of the old one. Read again from the checks.
+            self._last_stat = None
+            return TailRead(b"", self.offset, None, more=True, unread=max(size - self.offset, 0))
         self._last_data, self._last_used = data, 0
         self._offered_end = self.offset + len(data)
         if len(self._head) < HEAD_BYTES:
             self._head_source = os.pread(fd, HEAD_BYTES, 0)
         unread = max(size - self.offset - len(data), 0)
         return TailRead(data, self.offset, event, more=unread > 0, unread=unread)
+
+    def _fingerprint_changed(self, fd: int) -> bool:
+        """Whether the first bytes or the bytes before the offset are no longer those read."""
+        if self._head and os.pread(fd, len(self._head), 0) != self._head:
+            return True
+        return bool(self._tail) and os.pread(fd, len(self._tail), self.offset - len(self._tail)) != self._tail
 
     def _skip_hole(self, fd: int, size: int) -> None:
         if _SEEK_DATA is None:
@@ -367,9 +376,7 @@ class Tailer:
         """Whether the open file starts with exactly the bytes consumed so far."""
         if self._crc is None or size < self.offset or not self.offset:
             return False
-        if self._head and os.pread(fd, len(self._head), 0) != self._head:
-            return False
-        if self._tail and os.pread(fd, len(self._tail), self.offset - len(self._tail)) != self._tail:
+        if self._fingerprint_changed(fd):
             return False
         crc, at = 0, 0
         while at < self.offset:
