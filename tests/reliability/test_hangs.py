@@ -54,7 +54,8 @@ def test_other_threads_run_while_a_pattern_is_matched():
     finally:
         stop.set()
         counter.join()
-    assert ticks[0] >= 0.25 * took / 0.005, (ticks[0], took)  # a quarter of the ticks a free thread makes
+    # A match holding the interpreter lets the counter tick once or twice at most (``re`` does).
+    assert took >= 0.5 and ticks[0] >= 10, (ticks[0], took)
 
 
 def test_blocks_of_lines_match_as_one_text(monkeypatch):
@@ -106,7 +107,7 @@ def test_q_quits_the_viewer_while_a_pattern_backtracks(tmp_path):
         with open(logs / "b.log", "a") as handle:
             handle.write(LONG_B)
         tmux("send-keys", "-t", "hang", "q")  # while the reader is on b.log's long line
-        deadline = time.monotonic() + 6
+        deadline = time.monotonic() + 10
         while not status.exists():
             assert time.monotonic() < deadline, f"tuiloss did not quit on q:\n{tmux.screen()}"
             time.sleep(0.05)
@@ -114,3 +115,20 @@ def test_q_quits_the_viewer_while_a_pattern_backtracks(tmp_path):
     finally:
         tmux("kill-server", check=False)
     assert status.read_text().strip() == "0" and "Traceback" not in screen
+
+
+def test_a_reading_thread_that_never_returns_does_not_keep_the_quit_viewer_alive():
+    """What ``watch`` does once the viewer has quit: a thread stuck in a read (a dead network
+    mount) gets a grace period, then the process leaves without it."""
+    import subprocess
+
+    code = ("import threading, time\n"
+            "from tuiloss.cli import _leave_promptly\n"
+            "threading.Thread(target=time.sleep, args=(120,)).start()\n"
+            "print('quit', flush=True)\n"
+            "_leave_promptly(0.5)\n"
+            "print('never printed')\n")
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert time.monotonic() - began < 30
+    assert done.returncode == 0 and done.stdout == "quit\n", done
