@@ -618,18 +618,22 @@ def test_a_renamed_folder_found_by_a_scan_before_any_read_is_the_same_run(tmp_pa
     assert reader.engine.run_for_path(str(tmp_path / "b" / "train.log")) == run.id
 
 
-def test_a_renamed_tensorboard_folder_is_the_same_run(tmp_path):
+def write_events(folder, tag: str, n: int) -> None:
     pytest.importorskip("tensorboard")
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-    folder = tmp_path / "runs" / "baseline"
     folder.mkdir(parents=True)
     writer = EventFileWriter(str(folder))
-    for s in range(30):
-        value = summary_pb2.Summary.Value(tag="loss", simple_value=1 / (s + 1))
+    for s in range(n):
+        value = summary_pb2.Summary.Value(tag=tag, simple_value=1 / (s + 1))
         writer.add_event(event_pb2.Event(wall_time=1.7e9, step=s, summary=summary_pb2.Summary(value=[value])))
     writer.close()
+
+
+def test_a_renamed_tensorboard_folder_is_the_same_run(tmp_path):
+    folder = tmp_path / "runs" / "baseline"
+    write_events(folder, "loss", 30)
     reader = Reader(tmp_path, hold=2.0)
     store = reader.read()
     (run,) = list(store)
@@ -637,6 +641,22 @@ def test_a_renamed_tensorboard_folder_is_the_same_run(tmp_path):
     reader.read()
     assert list(store) == [run] and len(run.series["loss"]) == 30 and run.label == "baseline-v2"
     assert not run.deleted
+    new_file = next((tmp_path / "runs" / "baseline-v2").iterdir())
+    assert reader.engine.run_for_path(str(new_file)) == run.id  # its changes at the new place are its own
+
+
+def test_a_renamed_keras_log_dir_with_train_and_validation_folders_is_the_same_run(tmp_path):
+    folder = tmp_path / "logs" / "fit-1"
+    write_events(folder / "train", "epoch_loss", 5)
+    write_events(folder / "validation", "epoch_loss", 5)
+    reader = Reader(tmp_path, hold=2.0)
+    store = reader.read()
+    (run,) = list(store)
+    points = run.points
+    os.rename(folder, tmp_path / "logs" / "fit-lr3e-4")
+    reader.read()
+    assert list(store) == [run] and run.points == points and not run.deleted
+    assert run.source == "logs/fit-lr3e-4"
 
 
 def test_a_deleted_run_folder_is_still_deleted(tmp_path):
