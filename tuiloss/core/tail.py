@@ -11,7 +11,9 @@ records) are consumed; a partial tail waits.
 
 Every decision about a read is taken from the open file itself (``fstat`` and
 ``pread`` on one descriptor), so a file replaced while a read is under way is
-either the old file or the new one, never a mix. The descriptor is closed before
+either the old file or the new one, never a mix; one rewritten in place meanwhile
+(its fingerprint changed between the checks and the read) is read again, not
+taken as more of the old one. The descriptor is closed before
 :meth:`Tailer.read` returns, unless the tailer ``pin``s: a live reader keeps the
 file it read open until its next read, so the file system cannot hand that file's
 inode to a replacement meanwhile (ext4 does, at once), which would make a replaced
@@ -470,6 +472,15 @@ class Tailer:
         self._reading_drain = True
         self._drain_offered = self._drain_offset
         return TailRead(data, self._drain_offset, None, final=not capped, more=True, unread=unread)
+
+
+def moved_path(path: str, old: str, new: str) -> str:
+    """``path`` after the folder ``old`` it is in (at any depth) was renamed to ``new``."""
+    if path == old:
+        return new
+    if path.startswith(old.rstrip(os.sep) + os.sep):
+        return new.rstrip(os.sep) + path[len(old.rstrip(os.sep)):]
+    return path
 
 
 def _first_bytes(path: str, n: int) -> bytes:

@@ -36,7 +36,7 @@ from tuiloss.core.formats.base import LineParser
 from tuiloss.core.formats.stdout import PatternTooSlow
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
-from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, Tailer, TailRead
+from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, Tailer, TailRead, moved_path
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
 #: Seconds a last line without a newline must stay unchanged before the viewer reads it.
@@ -426,15 +426,6 @@ BINARY_SHARE = 0.3
 BINARY_SAMPLE = 256
 _NUL_RUNS = re.compile(rb"\x00{16,}")
 _TEXT_CONTROLS = bytes(range(32)).translate(None, b"\t\n\r\f\b\x1b") + b"\x7f"
-
-
-def moved_path(path: str, old: str, new: str) -> str:
-    """``path`` after the folder ``old`` it is in (at any depth) was renamed to ``new``."""
-    if path == old:
-        return new
-    if path.startswith(old.rstrip(os.sep) + os.sep):
-        return new.rstrip(os.sep) + path[len(old.rstrip(os.sep)):]
-    return path
 
 
 def not_a_text_log(head: bytes, sample: int = 64 * 1024) -> str | None:

@@ -16,8 +16,7 @@ from tuiloss.core.formats import tfevents as events
 from tuiloss.core.formats.tfrecord import NO_CRC, load_crc
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source, append_batch
-from tuiloss.core.sources.line import moved_path
-from tuiloss.core.tail import DEFAULT_MAX_READ, Tailer
+from tuiloss.core.tail import DEFAULT_MAX_READ, Tailer, moved_path
 
 # A folder listing is trusted only once this many seconds have passed since the
 # folder's mtime: a file created in the same mtime tick would not change it.
