@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import signal
 import sys
 
@@ -135,9 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     if getattr(args, "pattern", None):
+        from tuiloss.core.formats.stdout import compile_pattern
+
         try:
-            re.compile(args.pattern)
-        except re.error as exc:
+            compile_pattern(args.pattern)
+        except ValueError as exc:
             print(f"tuiloss: --pattern is not a valid regex: {exc}", file=sys.stderr)
             return 2
         slow = pattern_too_slow(args.pattern, getattr(args, "paths", []))
@@ -166,39 +167,33 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-#: Seconds a user pattern may take over its trial lines before it is refused.
-PATTERN_SECONDS = 5.0
 #: Bytes of each text log the pattern is tried on first.
 PATTERN_SAMPLE = 256 * 1024
-_PATTERN_TRIAL = (
-    "import re, sys\n"
-    "regex = re.compile(sys.argv[1], re.M)\n"
-    "for line in sys.stdin.buffer.read().decode('utf-8', 'replace').split('\\n'):\n"
-    "    regex.search(line)\n"
-)
 
 
-def pattern_too_slow(pattern: str, paths: list[str], seconds: float = PATTERN_SECONDS) -> str | None:
+def pattern_too_slow(pattern: str, paths: list[str], seconds: float | None = None) -> str | None:
     """Why ``pattern`` would freeze the reader (catastrophic backtracking), or None.
 
-    Python's regex engine cannot be interrupted and holds the interpreter while it
-    matches, so the pattern is tried first in a child process, with a deadline, on lines
-    that make backtracking patterns explode and on the first lines of the text logs.
+    The pattern is tried first as the reader matches it, a block of lines at a time under
+    the reader's deadline (see ``PatternParser``), on lines that make backtracking patterns
+    explode and on the first lines of the text logs: one the reader would give up on is
+    refused before anything starts.
     """
-    import subprocess
+    from tuiloss.core.formats.stdout import PATTERN_SECONDS, PatternParser, PatternTooSlow
+
+    seconds = PATTERN_SECONDS if seconds is None else seconds
 
     lines = [c * n + tail for c in "a1 ." for n in (25, 5000) for tail in ("", "!", "\x00")]
-    sample = "\n".join(lines).encode()
+    sample = "\n".join(lines).encode() + b"\n"
     for path in _text_logs(paths):
         try:
             with open(path, "rb") as handle:
-                sample += b"\n" + handle.read(PATTERN_SAMPLE)
+                sample += handle.read(PATTERN_SAMPLE) + b"\n"
         except OSError:
             continue
     try:
-        subprocess.run([sys.executable, "-c", _PATTERN_TRIAL, pattern], input=sample, timeout=seconds,
-                       capture_output=True, check=False)
-    except subprocess.TimeoutExpired:
+        PatternParser(pattern, seconds).feed(sample, 1)
+    except PatternTooSlow:
         return (f"it took over {seconds:g} s on {len(sample) // 1024 or 1} KiB of lines (nested repeats such as "
                 "(a+)+ backtrack without end); simplify it")
     return None
@@ -516,7 +511,28 @@ def _watch(args) -> int:
     from tuiloss.ui.app import make_app
 
     make_app(config, export_dir=args.export_dir).run()
+    _leave_promptly()
     return 0
+
+
+#: Seconds the reading threads get to end once the viewer has quit.
+QUIT_GRACE = 3.0
+
+
+def _leave_promptly(grace: float = QUIT_GRACE) -> None:
+    """Exit now if a reading thread is still busy once the viewer has quit (a read hung on a
+    dead network mount, say): ``q`` quits whatever that thread does."""
+    import threading
+    import time
+
+    deadline = time.monotonic() + grace
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon and t is not threading.current_thread() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def _demo(args) -> int:

@@ -24,7 +24,8 @@ plain-text lines that match no pattern).
 Some changes do not wait, as real tools do not: a restarted job rewriting its log
 past the old size (``restart``), logrotate's ``copytruncate``, rsync's temp file
 renamed over the log (``rsync``, which only extends it), Lightning's CSVLogger
-rewriting ``metrics.csv`` with a wider header (``lightning``). The two that
+rewriting ``metrics.csv`` with a wider header (``lightning``), and a rewrite in place
+to the very same size with every value new (``samesize``). The three that
 destroy bytes are journaled as ``["u", kind]``: whatever was written before may
 have been read in part only (a prefix of it), and what follows must be held exactly.
 A log that had one never waits for a sync again. The other two destroy nothing:
@@ -44,6 +45,7 @@ import sys
 import time
 
 SYNC_TIMEOUT = 60.0
+PAGE = 4096
 ACTIONS_PER_SECOND = 300
 
 
@@ -85,9 +87,9 @@ class Log:
 
     format = ""
     rotates = True
-    destructive = ("truncate", "rotate", "replace", "delete", "restart", "rsync", "copytruncate")
+    destructive = ("truncate", "rotate", "replace", "delete", "restart", "rsync", "copytruncate", "samesize")
     #: Changes after which what was written before is not known to have been read.
-    unwaited = ("restart", "copytruncate")
+    unwaited = ("restart", "copytruncate", "samesize")
 
     def __init__(self, writer: "Writer", spec: dict) -> None:
         self.writer = writer
@@ -245,6 +247,43 @@ class Log:
         self.pending = b""
         self.open()
 
+    def samesize(self) -> None:
+        """Rewritten in place to the very same size, every value new (``seek(0); write(...)``).
+
+        Only while the file fits in one page: the kernel copies a longer write into the page
+        cache a page at a time, with no lock a reader takes, so a read that lands in the middle
+        of it sees new pages and old ones, which no reader can tell from a file written so.
+        """
+        self.flush()
+        old = os.path.getsize(self.path)
+        if old > PAGE:
+            return
+        step, self.step = self.step, 0
+        parts = self.opening()
+        while True:
+            part = self.record()
+            if sum(len(data) for data, _ in parts) + len(part[0]) + 3 > old:
+                break
+            parts.append(part)
+        room = old - sum(len(data) for data, _ in parts)
+        if room < 3:  # the new opening alone is longer than the file: not this time
+            self.step = step
+            return
+        self.note(["u", "samesize"])
+        self.unknown = True
+        self.generation = []
+        for data, entry in [*parts, self.filler(room)]:
+            self.put(data, entry)
+        fd = os.open(self.path, os.O_WRONLY)
+        try:
+            os.pwrite(fd, self.pending, 0)  # one write over the whole file: the same inode, the same size
+        finally:
+            os.close(fd)
+        self.pending = b""
+
+    def letters(self, n: int) -> bytes:
+        return "".join(self.rng.choice(string.ascii_lowercase) for _ in range(n)).encode()
+
     def copytruncate(self) -> None:
         """logrotate's copytruncate: copy the file aside, empty it; the writer goes on appending."""
         if getattr(self, "widened", False):
@@ -313,6 +352,10 @@ class Log:
     def garbage(self) -> tuple[bytes | None, str]:
         raise NotImplementedError
 
+    def filler(self, n: int) -> tuple[bytes, list]:
+        """A rejected line of exactly ``n`` bytes (``n >= 3``), and its journal entry."""
+        raise NotImplementedError
+
     def binary(self) -> bytes:
         """A line of random bytes holding a NUL (never a newline)."""
         body = bytes(self.rng.choice([b for b in range(256) if b != 10]) for _ in range(self.rng.randint(1, 40)))
@@ -358,6 +401,9 @@ class CsvLog(Log):
             return self.binary(), "binary data"
         return self.header, "repeated header"
 
+    def filler(self, n: int) -> tuple[bytes, list]:
+        return self.letters(n - 1) + b"\n", ["r", "non-numeric value"]
+
 
 def _csv_number(value: float) -> str:
     if math.isnan(value):
@@ -388,6 +434,9 @@ class JsonlLog(Log):
         if kind == 2:
             return b'"checkpoint saved"\n', "not a JSON object"
         return b'{"step": %d}\n' % self.step, "no numeric field"
+
+    def filler(self, n: int) -> tuple[bytes, list]:
+        return b'"' + self.letters(n - 3) + b'"\n', ["r", "not a JSON object"]
 
 
 NOISE = (
@@ -428,6 +477,9 @@ class TextLog(Log):
         if kind == 1:
             return b"iter %d: loss went missing\n" % self.step, "malformed line"
         return self.rng.choice(NOISE), "unmatched"
+
+    def filler(self, n: int) -> tuple[bytes, list]:
+        return self.letters(n - 1) + b"\n", ["r", "unmatched"]
 
 
 def _text_number(value: float) -> str:

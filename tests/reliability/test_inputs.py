@@ -32,9 +32,10 @@ def test_poll_in_range_is_taken():
 def test_fifo_and_device_paths_exit_2_like_a_missing_one(tmp_path, capsys):
     fifo = tmp_path / "pipe.log"
     os.mkfifo(fifo)
-    for path in (str(fifo), "/dev/null", "/proc", str(tmp_path / "missing.log")):
-        assert main(["report", path]) == 2, path
-        assert capsys.readouterr().err.startswith(f"tuiloss: {path}: ")
+    for command in ("report", "watch"):  # watch /proc: refused before the viewer starts, never a hang
+        for path in (str(fifo), "/dev/null", "/proc", "/sys/kernel", str(tmp_path / "missing.log")):
+            assert main([command, path]) == 2, (command, path)
+            assert capsys.readouterr().err.startswith(f"tuiloss: {path}: ")
 
 
 def test_report_of_proc_ends_and_a_link_into_it_is_never_read(tmp_path):
@@ -100,3 +101,17 @@ def test_a_pattern_that_backtracks_without_end_is_refused_as_too_slow(tmp_path, 
     assert "--pattern is too slow" in capsys.readouterr().err
     assert main(["report", "--pattern", r"iter (?P<step>\d+): loss (?P<loss>[\d.]+)", str(tmp_path)]) == 0
     assert "1 run in" in capsys.readouterr().out
+
+
+def test_steps_counting_down_are_one_finding_not_thousands_of_resets(tmp_path):
+    from tuiloss.core.report import build_report
+
+    (tmp_path / "metrics.csv").write_text("step,loss\n" + "".join(f"{s},{1 + s / 5000:.5f}\n"
+                                                                  for s in range(5000, 0, -1)))
+    store, _, _ = load([str(tmp_path)])
+    run = store.runs[str(tmp_path / "metrics.csv")]
+    assert len(run.series["loss"]) == 5000
+    assert [s.reason for s in run.series["loss"].segments] == ["start", "backwards"]
+    (metric,) = [m for entry in build_report(store).runs for name, m in entry.metrics.items() if name == "loss"]
+    said = [a.message for a in metric.analysis.anomalies if a.kind == "reset"]
+    assert len(said) == 1 and said[0].startswith("the step counter runs backwards from step 5.0K")

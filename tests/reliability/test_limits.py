@@ -19,7 +19,7 @@ import pytest
 
 from tuiloss.core.engine import Engine, Options, load
 from tuiloss.core.model import Batch, Notice
-from tuiloss.core.tail import DEFAULT_MAX_READ
+from tuiloss.core.tail import DEFAULT_MAX_READ, PINNED_FILES
 
 GIB = 1024 ** 3
 
@@ -92,8 +92,10 @@ def test_ten_thousand_logs_are_read_without_holding_files_open(tmp_path, monkeyp
     items = within(120, read_all, engine)
     monkeypatch.undo()
     assert sum(item.points for item in items if isinstance(item, Batch)) == 20_000
-    assert peak[0] <= 2, f"{peak[0]} files open at once"
-    assert len(os.listdir("/proc/self/fd")) <= before
+    # A live reader keeps the files it read last open until their next read (pinned, so a
+    # replacement is not handed their inodes): never more than PINNED_FILES of them.
+    assert peak[0] <= 2 + PINNED_FILES, f"{peak[0]} files open at once"
+    assert len(os.listdir("/proc/self/fd")) <= before + PINNED_FILES
     # An append to one of them costs one read of one file.
     with open(root / "run07" / "worker123.log", "ab") as handle:
         handle.write(b"iter 3: loss 0.25\n")

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tuiloss.core.engine import Engine, Options, apply_result
 from tuiloss.core.model import Batch
 from tuiloss.core.store import Store
+from source_helpers import drain, points, skipped
 
 LONG_HEADER = "step,train_loss,learning_rate,grad_norm,tokens_per_second,epoch,elapsed_seconds\n"
 
@@ -44,35 +47,6 @@ class Reader:
 
     def run(self, path):
         return self.store.runs[os.path.abspath(str(path))]
-
-
-def drain(source) -> list:
-    """Every item a source yields until it has nothing more to read."""
-    items = []
-    for _ in range(100):
-        got, more = source.read()
-        items.extend(got)
-        if not more:
-            return items
-    raise AssertionError("the source never finished reading")
-
-
-def points(items, metric: str = "loss") -> tuple[list[float], list[float]]:
-    steps, values = [], []
-    for item in items:
-        if isinstance(item, Batch) and metric in item.series:
-            steps += item.series[metric][0].tolist()
-            values += item.series[metric][1].tolist()
-    return steps, values
-
-
-def skipped(items) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for item in items:
-        if isinstance(item, Batch):
-            for reason, count in item.skipped.items():
-                total[reason] = total.get(reason, 0) + count
-    return total
 
 
 def reasons(run, metric: str) -> list[str]:
@@ -596,3 +570,117 @@ def test_real_lightning_log_written_the_lightning_way_reads_as_the_finished_file
         assert run.series[name].values.view.tolist() == series.values.view.tolist(), name
         assert reasons(run, name) == ["start"], name
     assert run.series["train_loss_epoch"].values.view[0] == 230.7210693359375
+
+
+# -- a run folder renamed while watched ----------------------------------------------------------------
+
+
+def test_a_run_folder_renamed_is_the_same_run_under_its_new_name(tmp_path):
+    """``mv exp1 exp1-lr3e-4`` between two reads: no points twice, no deletion, the label follows."""
+    (tmp_path / "exp1").mkdir()
+    (tmp_path / "exp2").mkdir()
+    log = tmp_path / "exp1" / "metrics.csv"
+    log.write_text("step,loss\n" + "".join(f"{s},{1 / (s + 1):.5f}\n" for s in range(100)))
+    (tmp_path / "exp2" / "metrics.csv").write_text("step,loss\n0,1.0\n")
+    reader = Reader(tmp_path, hold=2.0)  # the viewer's reader: files are pinned between reads
+    store = reader.read()
+    run = reader.run(log)
+    assert run.label == "exp1"
+    os.rename(tmp_path / "exp1", tmp_path / "exp1-lr3e-4")
+    with open(tmp_path / "exp1-lr3e-4" / "metrics.csv", "a") as handle:
+        handle.write("100,0.00990\n")
+    reader.read()
+    assert list(store.runs) == [str(log), str(tmp_path / "exp2" / "metrics.csv")]  # same ids, same order
+    assert run.label == "exp1-lr3e-4" and run.source == os.path.join("exp1-lr3e-4", "metrics.csv")
+    assert len(run.series["loss"]) == 101 and reasons(run, "loss") == ["start"]
+    assert not run.deleted and not any("deleted" in n.message for n in run.notices)
+    assert any("moved to exp1-lr3e-4" in n.message for n in run.notices)
+    # It is read on at its new place; a new log where the old one was is a run of its own.
+    (tmp_path / "exp1").mkdir()
+    (tmp_path / "exp1" / "metrics.csv").write_text("step,loss\n0,5.0\n")
+    reader.read()
+    assert len(store) == 3 and len(run.series["loss"]) == 101
+    fresh = [r for r in store if r.id not in (run.id, str(tmp_path / "exp2" / "metrics.csv"))]
+    assert [r.series["loss"].values.view.tolist() for r in fresh] == [[5.0]]
+
+
+def test_a_renamed_folder_found_by_a_scan_before_any_read_is_the_same_run(tmp_path):
+    (tmp_path / "a").mkdir()
+    log = tmp_path / "a" / "train.log"
+    log.write_text(nanogpt_lines(0, 50))
+    reader = Reader(tmp_path, hold=2.0)
+    store = reader.read()
+    os.rename(tmp_path / "a", tmp_path / "b")
+    apply_result(store, reader.engine.scan())  # the scan comes first this time
+    reader.read()
+    run = reader.run(log)
+    assert len(store) == 1 and len(run.series["loss"]) == 50 and run.label == "b"
+    assert reader.engine.run_for_path(str(tmp_path / "b" / "train.log")) == run.id
+
+
+def write_events(folder, tag: str, n: int) -> None:
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    folder.mkdir(parents=True)
+    writer = EventFileWriter(str(folder))
+    for s in range(n):
+        value = summary_pb2.Summary.Value(tag=tag, simple_value=1 / (s + 1))
+        writer.add_event(event_pb2.Event(wall_time=1.7e9, step=s, summary=summary_pb2.Summary(value=[value])))
+    writer.close()
+
+
+def test_a_renamed_tensorboard_folder_is_the_same_run(tmp_path):
+    folder = tmp_path / "runs" / "baseline"
+    write_events(folder, "loss", 30)
+    reader = Reader(tmp_path, hold=2.0)
+    store = reader.read()
+    (run,) = list(store)
+    os.rename(folder, tmp_path / "runs" / "baseline-v2")
+    reader.read()
+    assert list(store) == [run] and len(run.series["loss"]) == 30 and run.label == "baseline-v2"
+    assert not run.deleted
+    new_file = next((tmp_path / "runs" / "baseline-v2").iterdir())
+    assert reader.engine.run_for_path(str(new_file)) == run.id  # its changes at the new place are its own
+
+
+def test_a_renamed_keras_log_dir_with_train_and_validation_folders_is_the_same_run(tmp_path):
+    folder = tmp_path / "logs" / "fit-1"
+    write_events(folder / "train", "epoch_loss", 5)
+    write_events(folder / "validation", "epoch_loss", 5)
+    reader = Reader(tmp_path, hold=2.0)
+    store = reader.read()
+    (run,) = list(store)
+    points = run.points
+    os.rename(folder, tmp_path / "logs" / "fit-lr3e-4")
+    reader.read()
+    assert list(store) == [run] and run.points == points and not run.deleted
+    assert run.source == "logs/fit-lr3e-4"
+
+
+def test_a_deleted_run_folder_is_still_deleted(tmp_path):
+    import shutil
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "train.log").write_text(nanogpt_lines(0, 5))
+    reader = Reader(tmp_path, hold=2.0)
+    store = reader.read()
+    shutil.rmtree(tmp_path / "a")
+    reader.read()
+    (run,) = list(store)
+    assert run.deleted and len(run.series["loss"]) == 5
+
+
+def test_a_copy_of_a_run_folder_is_a_run_of_its_own(tmp_path):
+    """Same bytes, other inode: a copy (``cp -r``) is not the run moved, even once the original is gone."""
+    import shutil
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "train.log").write_text(nanogpt_lines(0, 5))
+    reader = Reader(tmp_path, hold=2.0)
+    store = reader.read()
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    shutil.rmtree(tmp_path / "a")
+    reader.read()
+    assert len(store) == 2 and [r.deleted for r in store] == [True, False]

@@ -189,3 +189,108 @@ def test_unparsable_document_is_parsed_once_per_change(tmp_path):
     assert source.changed()
     items, _ = source.read()
     assert items[-1].points == 1 and len(calls) == 2
+
+
+# -- a replaced file's inode handed to the next replacement ----------------------------------------
+
+
+def replace_with(path, data: bytes, name: str) -> None:
+    """An atomic save: a temporary file renamed over ``path``."""
+    temp = path.with_name(name)
+    temp.write_bytes(data)
+    os.replace(temp, path)
+
+
+def open_paths() -> list[str]:
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue
+    return found
+
+
+def test_two_replaces_between_reads_read_as_a_replace_the_old_inode_is_pinned(tmp_path):
+    """ext4 gives a new file the inode just freed: the second temporary file would get the
+    inode of the file read last, and the tailer would see one inode whose bytes changed
+    after the same first bytes (a header longer than the head it checks): a truncation."""
+    log = tmp_path / "metrics.csv"
+    header = b"step,train_loss,learning_rate,grad_norm,tokens_per_second,epoch,elapsed_seconds\n"
+    log.write_bytes(header + b"1,0.5,1,1,1,0,1\n2,0.4,1,1,1,0,2\n")
+    tailer = Tailer(log, pin=True)
+    read_lines(tailer)
+    read_ino = log.stat().st_ino
+    replace_with(log, header + b"1,0.9,1,1,1,0,1\n", ".metrics.csv.A")
+    replace_with(log, header + b"1,0.8,1,1,1,0,1\n2,0.7,1,1,1,0,2\n3,0.6,1,1,1,0,3\n", ".metrics.csv.B")
+    assert log.stat().st_ino != read_ino  # the file read last is still open: its inode is not free
+    data, event = read_lines(tailer)
+    assert event == SegmentEvent("replaced", "a new file took its place")
+    assert data.endswith(b"3,0.6,1,1,1,0,3\n")
+    assert str(log) in open_paths() and not any(p.endswith("(deleted)") and "metrics.csv" in p
+                                                 for p in open_paths())
+
+
+def test_pins_are_bounded_let_go_when_the_file_is_deleted_and_with_their_tailer(tmp_path, monkeypatch):
+    monkeypatch.setattr(tail_module, "_PINS", tail_module._Pins(4))
+
+    def held() -> list[str]:
+        return sorted(os.path.basename(p) for p in open_paths() if p.startswith(str(tmp_path)))
+
+    tailers = []
+    for k in range(10):
+        log = tmp_path / f"{k}.log"
+        log.write_bytes(b"iter 1: loss 0.5\n")
+        tailers.append(Tailer(log, pin=True))
+        read_lines(tailers[-1])
+        assert held() == [f"{n}.log" for n in range(max(0, k - 3), k + 1)]  # the latest four
+    read_lines(tailers[2])  # read again: pinned again, the oldest pin let go
+    assert held() == ["2.log", "7.log", "8.log", "9.log"]
+    (tmp_path / "9.log").unlink()
+    assert read_lines(tailers[9])[1].reason == "deleted"
+    assert held() == ["2.log", "7.log", "8.log"]
+    del tailers
+    import gc
+
+    gc.collect()
+    assert len(tail_module._PINS) == 0 and held() == []
+
+
+def test_a_reader_that_does_not_follow_holds_no_file_open(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_bytes(b"iter 1: loss 0.5\n")
+    source = LineSource(str(log), TextParser(), hold=0)
+    source.read()
+    assert str(log) not in open_paths()
+    live = LineSource(str(log), TextParser())
+    live.read()
+    assert str(log) in open_paths()
+
+
+def test_a_same_size_rewrite_landing_between_the_checks_and_the_read_is_not_read_as_more(tmp_path, monkeypatch):
+    """``seek(0); write(...)`` of the same size while a read is under way: its checks saw the old
+    bytes, its read gets the new ones past the offset. Those are not more of the old file."""
+    log = tmp_path / "log.jsonl"
+    old = b"".join(b'{"step": %d, "loss": 0.%03d}\n' % (s, s) for s in range(1, 9))
+    new = b"".join(b'{"step": %d, "loss": 0.%03d}\n' % (s, 900 + s) for s in range(1, 9))
+    assert len(old) == len(new)
+    log.write_bytes(old[: old.index(b"\n", 100) + 1])  # five lines or so read first
+    tailer = Tailer(log)
+    first, _ = read_lines(tailer)
+    with open(log, "ab") as handle:
+        handle.write(old[len(first):])
+    real_pread = os.pread
+    fired = []
+
+    def pread_after_rewriting(fd, n, offset):
+        if not fired and offset == len(first) and n == len(old) - len(first):  # the read of the data
+            fired.append(True)
+            with open(log, "r+b") as handle:
+                handle.write(new)
+        return real_pread(fd, n, offset)
+
+    monkeypatch.setattr(tail_module.os, "pread", pread_after_rewriting)
+    chunk = tailer.read()
+    assert fired and chunk.data == b"" and chunk.more and chunk.event is None  # nothing taken: read again
+    data, events = read_until_quiet(tailer)
+    assert events == ["replaced"] and data == new  # from the start, none of it as more of the old file

@@ -207,3 +207,21 @@ async def test_live_findings_equal_the_batch_report(sample_logs, config_for):
 
     assert findings(live) == findings(batch)
     assert live["observations"] == batch["observations"]
+
+
+async def test_a_run_folder_renamed_while_watched_keeps_its_row_number_and_colour(sample_logs, config_for):
+    app = make_app(config_for(sample_logs))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        run = jsonl_run(app)
+        points = run.points
+        before = next(r for r in app.run_list.rows_shown if r.key == run.id)
+        os.rename(sample_logs / "prenorm_clip1", sample_logs / "prenorm_clip1_resumed")
+        with open(sample_logs / "prenorm_clip1_resumed" / "metrics.jsonl", "a") as handle:
+            handle.write('{"step": 100100, "loss": 0.1234}\n')
+        await wait_for(pilot, lambda: run.points == points + 1 and "resumed" in run.source, 10, "the moved run")
+        await settle(pilot, app)
+        assert len(app.store) == 4 and not run.deleted
+        after = next(r for r in app.run_list.rows_shown if r.key == run.id)
+        assert (after.number, after.color, after.state) == (before.number, before.color, "live")
+        assert after.value == "0.123"

@@ -309,3 +309,46 @@ def test_rekey_puts_points_on_another_column_of_the_same_rows():
     epoch.extend(np.array([10.0, 20, 40]), np.array([0.0, 0, 1]))
     keyed = rekey(loss, epoch)
     assert keyed.steps.view.tolist() == [0, 0, 1] and keyed.values.view.tolist() == [4, 3, 1]
+
+
+# -- a step counter that runs backwards ----------------------------------------------------------
+
+
+def test_steps_counting_down_are_one_backwards_segment_not_a_reset_per_point():
+    series = Series()
+    steps = np.arange(5000.0, 0.0, -1.0)
+    series.extend(steps, steps / 10)
+    assert [(s.start, s.start_step, s.reason) for s in series.segments] == [(0, 5000.0, "start"),
+                                                                          (1, 4999.0, "backwards")]
+    shown_steps, shown_values = series.visible()
+    assert len(shown_steps) == 5000 and shown_steps[0] == 1.0 and shown_values[-1] == 500.0
+
+
+def test_a_countdown_read_one_point_at_a_time_is_one_backwards_segment():
+    series = Series()
+    for step in (10.0, 9.0, 8.0, 7.0, 6.0):
+        series.extend(np.array([step]), np.array([step]))
+    assert [(s.start, s.reason) for s in series.segments] == [(0, "start"), (1, "backwards")]
+
+
+def test_a_reset_then_counting_up_is_a_reset_and_two_drops_in_a_row_count_down():
+    series = Series()
+    series.extend(np.array([1.0, 2.0, 3.0, 1.0, 2.0, 3.0]), np.zeros(6))
+    assert [s.reason for s in series.segments] == ["start", "reset"]
+    series.extend(np.array([2.0]), np.zeros(1))  # one drop: another reset
+    series.extend(np.array([4.0, 3.0, 2.0, 1.0, 5.0]), np.zeros(5))  # down three times, then up
+    assert [(s.start, s.reason) for s in series.segments] == [(0, "start"), (3, "reset"), (6, "reset"),
+                                                              (8, "backwards")]
+    series.extend(np.array([4.0]), np.zeros(1))  # after the counter went up again: a reset
+    assert series.segments[-1].reason == "reset"
+
+
+def test_metrics_sharing_steps_get_the_backwards_segment_relabelled_too():
+    run = Run(id="r", label="r", source="r", format="csv")
+    for step in (5.0, 4.0, 3.0, 2.0):
+        batch = Batch()
+        batch.add_rows(np.array([step]), {"loss": np.array([step]), "lr": np.array([0.1])})
+        run.apply(batch)
+    assert run.series["loss"].steps is run.series["lr"].steps
+    for name in ("loss", "lr"):
+        assert [s.reason for s in run.series[name].segments] == ["start", "backwards"], name

@@ -8,6 +8,7 @@ and whoever receives its batches hands the resulting :class:`Update` objects to
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import threading
@@ -53,11 +54,22 @@ class ReadResult:
     updates: list[Update] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     ignored: list[tuple[str, str]] = field(default_factory=list)
+    #: Runs found moved (a renamed run folder): their spec as it is now, with the id they had.
+    moved: list[RunSpec] = field(default_factory=list)
     more: bool = False
 
     @property
     def empty(self) -> bool:
-        return not (self.new_runs or self.updates or self.notices)
+        return not (self.new_runs or self.updates or self.notices or self.moved)
+
+    def merge(self, other: "ReadResult") -> None:
+        """Add what ``other`` found (a scan made while reading) to this result."""
+        self.new_runs += other.new_runs
+        self.updates += other.updates
+        self.notices += other.notices
+        self.ignored += other.ignored
+        self.moved += other.moved
+        self.more = self.more or other.more
 
 
 class Engine:
@@ -78,12 +90,17 @@ class Engine:
     # -- discovery -------------------------------------------------------------
 
     def scan(self) -> ReadResult:
-        """Look for runs not seen before."""
+        """Look for runs not seen before.
+
+        A new one that holds the very files of a run gone from where it was (a renamed run
+        folder: same inodes, same bytes read) is that run, moved: it keeps its id (and so its
+        colour and number in the viewer) and is listed in ``moved`` with its new place.
+        """
         from tuiloss.core.discover import discover
         from tuiloss.core.sources import make_source
 
         found = discover(
-            self.roots, format=self.options.format, known=self.specs.keys(), sniffed=self._sniffed
+            self.roots, format=self.options.format, known=self._by_path.keys(), sniffed=self._sniffed
         )
         result = ReadResult(ignored=[item for item in found.ignored if item[0] not in self.ignored])
         for path, why in result.ignored:
@@ -93,13 +110,42 @@ class Engine:
             if notice.message not in self._reported_notices:
                 self._reported_notices.add(notice.message)
                 result.notices.append(notice)
+        gone = self._gone_runs() if found.runs else []
         for spec in found.runs:
+            run_id = self._moved_here(spec, gone)
+            if run_id is not None:
+                gone.remove(run_id)
+                result.moved.append(self._follow_move(run_id, spec))
+                result.updates.append(Update(run_id, [Notice("info", f"moved to {spec.source}; read on there")]))
+                continue
+            if spec.id in self.specs:  # a new file where a moved run used to be
+                spec = dataclasses.replace(spec, id=_free_id(spec.id, self.specs))
             self.specs[spec.id] = spec
             self.sources[spec.id] = make_source(spec, pattern=self.options.pattern, hold=self.hold,
                                                earlier=_earlier_files(spec))
             self._by_path[spec.path] = spec.id
             result.new_runs.append(spec)
         return result
+
+    def _gone_runs(self) -> list[str]:
+        """Runs whose file or folder is no longer where it was found."""
+        return [run_id for run_id, spec in self.specs.items() if not os.path.lexists(spec.path)]
+
+    def _moved_here(self, spec: RunSpec, gone: list[str]) -> str | None:
+        """The gone run whose files ``spec`` holds, moved (a renamed run folder), if one is."""
+        for run_id in gone:
+            old = self.specs[run_id]
+            if old.format == spec.format and self.sources[run_id].relocate(old.path, spec.path):
+                return run_id
+        return None
+
+    def _follow_move(self, run_id: str, spec: RunSpec) -> RunSpec:
+        """The run ``run_id`` is now at ``spec``'s path: the same run, under the id it has."""
+        del self._by_path[self.specs[run_id].path]
+        moved = dataclasses.replace(spec, id=run_id)
+        self.specs[run_id] = moved
+        self._by_path[spec.path] = run_id
+        return moved
 
     def run_for_path(self, path: str) -> str | None:
         """The run a changed path belongs to (a file, or a file inside a run folder)."""
@@ -119,15 +165,25 @@ class Engine:
     # -- reading ---------------------------------------------------------------
 
     def read(self, run_ids=None, *, check_all: bool = False) -> ReadResult:
-        """Read what is new in ``run_ids`` (default: every run whose files changed)."""
+        """Read what is new in ``run_ids`` (default: every run whose files changed).
+
+        A run found gone from where it was is looked for first (one scan per call): moved
+        with its folder, it is read on at its new place (see :meth:`scan`), not said deleted.
+        """
         result = ReadResult()
         targets = self.sources.keys() if run_ids is None else run_ids
+        looked = False
         for run_id in list(targets):
             source = self.sources.get(run_id)
             if source is None:
                 continue
             if run_ids is None and not check_all and not source.changed():
                 continue
+            if not looked and not os.path.lexists(self.specs[run_id].path):
+                # Gone from where it was: perhaps moved (its folder renamed) and not deleted.
+                # A scan finds out before the read would say "deleted".
+                looked = True
+                result.merge(self.scan())
             try:
                 items, more = source.read()
             except Exception as exc:  # a reader bug must not take the viewer down
@@ -136,6 +192,14 @@ class Engine:
                 result.updates.append(Update(run_id, items))
             result.more = result.more or more
         return result
+
+
+def _free_id(run_id: str, taken) -> str:
+    """``run_id`` made unique: ``path#2``, ``path#3``, ..."""
+    n = 2
+    while f"{run_id}#{n}" in taken:
+        n += 1
+    return f"{run_id}#{n}"
 
 
 def _earlier_files(spec: RunSpec) -> list[str]:
@@ -155,14 +219,20 @@ def new_run(spec: RunSpec, options: Options = Options()) -> Run:
         format=spec.format,
         config=dict(spec.config),
         metric_override=options.metric,
+        path=spec.path,
     )
 
 
 def apply_result(store: Store, result: ReadResult, options: Options = Options(), now: float | None = None) -> int:
     """Store what a read produced; return how many points were added."""
+    for spec in result.moved:
+        run = store.runs.get(spec.id)
+        if run is not None:
+            run.path, run.source, run.config, run.deleted = spec.path, spec.source, dict(spec.config), False
     if result.new_runs:
         for spec in result.new_runs:
             store.add(new_run(spec, options))
+    if result.new_runs or result.moved:
         relabel(store)
     return apply_updates(store, result.updates, now)
 
@@ -191,9 +261,9 @@ def apply_updates(store: Store, updates: list[Update], now: float | None = None)
 def relabel(store: Store) -> None:
     from tuiloss.core.discover import make_labels
 
-    labels = make_labels([(run.id, run.source, run.config) for run in store])
+    labels = make_labels([(run.path or run.id, run.source, run.config) for run in store])
     for run in store:
-        run.label = labels.get(run.id, run.source)
+        run.label = labels.get(run.path or run.id, run.source)
 
 
 def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine, list[Notice]]:

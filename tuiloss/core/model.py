@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 #: Why a segment of a series starts.
-SEGMENT_REASONS = ("start", "reset", "truncated", "replaced", "rotated", "recreated")
+SEGMENT_REASONS = ("start", "reset", "backwards", "truncated", "replaced", "rotated", "recreated")
 
 
 @dataclass(frozen=True, slots=True)

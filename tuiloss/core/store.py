@@ -27,17 +27,20 @@ class Series:
     """Every point of one metric of one run, in arrival order, split into segments.
 
     A new segment starts when the step counter goes back (``reset``) or when the
-    file behind the run was truncated, replaced or rotated. Nothing is dropped;
+    file behind the run was truncated, replaced or rotated. A counter that goes
+    back at every point (5000, 4999, ..., 1: steps remaining, counted down) is one
+    ``backwards`` segment, not a reset per point. Nothing is dropped;
     :meth:`visible` hides the parts of older segments that a newer one overlaps.
     """
 
-    __slots__ = ("steps", "values", "segments", "_pending", "_visible_cache")
+    __slots__ = ("steps", "values", "segments", "_pending", "_descending", "_visible_cache")
 
     def __init__(self) -> None:
         self.steps = GrowableArray()
         self.values = GrowableArray()
         self.segments: list[Segment] = []
         self._pending: str | None = None
+        self._descending = False  # the last point stored is below the one before it
         self._visible_cache: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
 
     def __len__(self) -> int:
@@ -64,33 +67,57 @@ class Series:
             self.values.reserve(_room(len(self.values), len(steps), backlog))
         base = len(self)
         opened: list[Segment] = []
+        last_drop = -1  # batch index of the last point that went back
         if base == 0:
             opened.append(Segment(0, float(steps[0]), "start"))
         elif self._pending is not None:
             opened.append(Segment(base, float(steps[0]), self._pending))
-        else:
-            last = self.steps.view[-1]
-            if steps[0] < last:
-                opened.append(Segment(base, float(steps[0]), "reset"))
+        elif steps[0] < self.steps.view[-1]:
+            self._went_back(base, 0, steps, opened, self._descending)
+            last_drop = 0
         self._pending = None
         for i in step_drops(steps) if drops is None else drops:
-            opened.append(Segment(base + int(i), float(steps[i]), "reset"))
+            i = int(i)
+            self._went_back(base, i, steps, opened, last_drop == i - 1)
+            last_drop = i
+        self._descending = last_drop == len(steps) - 1
         self.steps.extend(steps)
         self.values.extend(values)
         self.segments.extend(opened)
         return opened
 
-    def extend_values(self, values: np.ndarray, opened: list[Segment], backlog: float = 0.0) -> None:
-        """Append values whose steps were just stored by a series sharing this one's steps array.
+    def _went_back(self, base: int, i: int, steps: np.ndarray, opened: list[Segment], after_drop: bool) -> None:
+        """The step went back at batch index ``i``: a reset, or one more step of a counter running backwards.
 
-        ``opened`` is what that series' :meth:`extend` returned: the steps are the
-        same, and so are the segments.
+        ``after_drop``: the point before went back too. The segment the first drop opened
+        is then a ``backwards`` one, and no new segment starts.
+        """
+        if not after_drop:
+            opened.append(Segment(base + i, float(steps[i]), "reset"))
+            return
+        last = opened[-1] if opened else self.segments[-1]
+        if last.reason == "reset":
+            relabelled = Segment(last.start, last.start_step, "backwards")
+            if opened:
+                opened[-1] = relabelled
+            else:
+                self.segments[-1] = relabelled
+
+    def extend_values(self, values: np.ndarray, leader: "Series", backlog: float = 0.0) -> None:
+        """Append values whose steps ``leader``, which shares this one's steps array, just stored.
+
+        The steps are the same, and so are the segments: those ``leader``'s :meth:`extend`
+        opened, and its last one relabelled (a reset found to be a counter running backwards).
         """
         if backlog > 0:
             self.values.reserve(_room(len(self.values), len(values), backlog))
         self._pending = None
+        self._descending = leader._descending
         self.values.extend(values)
-        self.segments.extend(opened)
+        k = len(self.segments)
+        if k and self.segments[k - 1] is not leader.segments[k - 1]:
+            self.segments[k - 1] = leader.segments[k - 1]
+        self.segments.extend(leader.segments[k:])
 
     def own_steps(self) -> None:
         """Stop sharing the steps array: take a copy of it."""
@@ -122,7 +149,8 @@ class Series:
                     s, v = s[mask], v[mask]
                 keep_s.append(s)
                 keep_v.append(v)
-                cut = min(cut, seg.start_step)
+                if seg.reason != "backwards":  # a counter running down goes over no earlier step again
+                    cut = min(cut, seg.start_step)
             steps = np.concatenate(keep_s[::-1])
             values = np.concatenate(keep_v[::-1])
             order = np.argsort(steps, kind="stable")
@@ -275,6 +303,7 @@ class Run:
     notices: list[Notice] = field(default_factory=list)
     deleted: bool = False
     metric_override: str | None = None
+    path: str = ""  # where its file or folder is now (the id stays where it was found: a moved run keeps it)
     last_point_time: float | None = None
     points: int = 0
     _primary: tuple[int, str | None] | None = field(default=None, repr=False, compare=False)
@@ -330,7 +359,7 @@ class Run:
             if together:
                 opened = members[0].extend(steps, batch.series[metrics[0]][1], batch.backlog, drops)
                 for metric, series in zip(metrics[1:], members[1:]):
-                    series.extend_values(batch.series[metric][1], opened, batch.backlog)
+                    series.extend_values(batch.series[metric][1], members[0], batch.backlog)
             else:
                 for metric, series in zip(metrics, members):
                     if holders[id(series.steps)] > 1:

@@ -11,18 +11,28 @@ records) are consumed; a partial tail waits.
 
 Every decision about a read is taken from the open file itself (``fstat`` and
 ``pread`` on one descriptor), so a file replaced while a read is under way is
-either the old file or the new one, never a mix. The descriptor is closed before
-:meth:`Tailer.read` returns: a tree of thousands of logs holds no open files.
+either the old file or the new one, never a mix; one rewritten in place meanwhile
+(its fingerprint changed between the checks and the read) is read again, not
+taken as more of the old one. The descriptor is closed before
+:meth:`Tailer.read` returns, unless the tailer ``pin``s: a live reader keeps the
+file it read open until its next read, so the file system cannot hand that file's
+inode to a replacement meanwhile (ext4 does, at once), which would make a replaced
+file look like the same file rewritten. At most :data:`PINNED_FILES` files are
+pinned at once, the most recently read ones: a tree of thousands of logs holds
+no more open files than that.
 """
 
 from __future__ import annotations
 
 import os
 import stat as stat_module
+import threading
+import weakref
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass
 
-from tuiloss.core.model import SegmentEvent
+from tuiloss.core.model import Notice, SegmentEvent
 
 #: How long a last line without a newline must stay unchanged before a live reader takes it.
 HOLD_SECONDS = 2.0
@@ -43,6 +53,55 @@ _SEEK_DATA = getattr(os, "SEEK_DATA", None)
 
 #: Flags of every open: non-blocking, so a FIFO put where a log was cannot hang the reader.
 OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _pin_budget() -> int:
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 64
+    return 128 if soft == resource.RLIM_INFINITY else max(8, min(128, soft // 8))
+
+
+#: Most files kept open at once between two reads, to pin their inodes (an eighth of the
+#: process's file limit, at most 128).
+PINNED_FILES = _pin_budget()
+
+
+class _Pins:
+    """The descriptors pinning files between reads, by tailer, the least recently read dropped first."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self._fds: OrderedDict[int, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._fds)
+
+    def hold(self, owner: int, fd: int) -> None:
+        """``fd`` is now ``owner``'s pin: its previous one, and the oldest beyond the budget, are closed."""
+        closing = []
+        with self._lock:
+            previous = self._fds.pop(owner, None)
+            if previous is not None:
+                closing.append(previous)
+            self._fds[owner] = fd
+            while len(self._fds) > self.most:
+                closing.append(self._fds.popitem(last=False)[1])
+        for old in closing:
+            os.close(old)
+
+    def release(self, owner: int) -> None:
+        with self._lock:
+            fd = self._fds.pop(owner, None)
+        if fd is not None:
+            os.close(fd)
+
+
+_PINS = _Pins(PINNED_FILES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +139,13 @@ class Tailer:
     """
 
     def __init__(self, path: str | os.PathLike, max_read: int = DEFAULT_MAX_READ, *,
-                 skip_holes: bool = False) -> None:
+                 skip_holes: bool = False, pin: bool = False) -> None:
         self.path = os.fspath(path)
         self.max_read = max_read
         self.skip_holes = skip_holes
+        self.pin = pin  # keep the file read open until the next read (see the module's doc)
+        if pin:
+            weakref.finalize(self, _PINS.release, id(self))
         self.offset = 0
         self._ident: tuple[int, int] | None = None
         self._head = b""
@@ -102,6 +164,7 @@ class Tailer:
         self._drain_offset = 0
         self._drain_offered: int | None = None  # offset of the last drain chunk handed out
         self._reading_drain = False
+        self.error: str | None = None  # why the last read failed, once said
 
     @property
     def exists(self) -> bool:
@@ -140,11 +203,34 @@ class Tailer:
         except OSError as exc:
             raise TailError(f"cannot open: {exc.strerror or exc}") from None
         try:
-            return self._read_open(fd)
+            read = self._read_open(fd)
         except OSError as exc:
-            raise TailError(f"read failed: {exc.strerror or exc}") from None
-        finally:
             os.close(fd)
+            raise TailError(f"read failed: {exc.strerror or exc}") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        if self.pin:
+            _PINS.hold(id(self), fd)  # the file read before is let go only now that this one is open
+        else:
+            os.close(fd)
+        return read
+
+    def read_noting(self, items: list) -> TailRead | None:
+        """:meth:`read`, or None when it failed: a failure is said once as an error notice in
+        ``items``, and so is the first read that works again."""
+        try:
+            chunk = self.read()
+        except TailError as exc:
+            message = str(exc)
+            if message != self.error:
+                self.error = message
+                items.append(Notice("error", f"cannot read {self.path}: {message}"))
+            return None
+        if self.error is not None:
+            self.error = None
+            items.append(Notice("info", f"{self.path} is readable again"))
+        return chunk
 
     def consume(self, n: int) -> None:
         """Advance past ``n`` bytes of the last read's data."""
@@ -164,6 +250,34 @@ class Tailer:
         self.offset += n
         if len(self._head) < HEAD_BYTES:
             self._head = self._head_source[: min(HEAD_BYTES, self.offset)]
+
+    def holds(self, path: str) -> bool:
+        """Whether the file at ``path`` is the one being read (moved with its folder, say).
+
+        It must be the same file (device and inode: a pinned file's cannot have been
+        handed on) with the same first bytes and bytes before the offset, and not one
+        this tailer saw deleted (its inode may since be another file's, even one with
+        the same bytes). With ``path`` set to it, the next read goes on from the offset.
+        """
+        if self._ident is None or self._missing:
+            return False
+        try:
+            fd = os.open(path, OPEN_FLAGS)
+        except OSError:
+            return False
+        try:
+            st = os.fstat(fd)
+            if not stat_module.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != self._ident:
+                return False
+            if st.st_size < self.offset:
+                return False
+            if self._fingerprint_changed(fd):
+                return False
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return True
 
     # -- internals -------------------------------------------------------------
 
@@ -221,12 +335,23 @@ class Tailer:
             self._skip_hole(fd, size)
         want = min(max(size - self.offset, 0), self.max_read)
         data = os.pread(fd, want, self.offset) if want else b""
+        if data and event is None and self._fingerprint_changed(fd):
+            # Rewritten in place while this read was under way (after the checks above): the
+            # bytes may be the new file's, not more of the old one. Read again from the checks.
+            self._last_stat = None
+            return TailRead(b"", self.offset, None, more=True, unread=max(size - self.offset, 0))
         self._last_data, self._last_used = data, 0
         self._offered_end = self.offset + len(data)
         if len(self._head) < HEAD_BYTES:
             self._head_source = os.pread(fd, HEAD_BYTES, 0)
         unread = max(size - self.offset - len(data), 0)
         return TailRead(data, self.offset, event, more=unread > 0, unread=unread)
+
+    def _fingerprint_changed(self, fd: int) -> bool:
+        """Whether the first bytes or the bytes before the offset are no longer those read."""
+        if self._head and os.pread(fd, len(self._head), 0) != self._head:
+            return True
+        return bool(self._tail) and os.pread(fd, len(self._tail), self.offset - len(self._tail)) != self._tail
 
     def _skip_hole(self, fd: int, size: int) -> None:
         if _SEEK_DATA is None:
@@ -253,9 +378,7 @@ class Tailer:
         """Whether the open file starts with exactly the bytes consumed so far."""
         if self._crc is None or size < self.offset or not self.offset:
             return False
-        if self._head and os.pread(fd, len(self._head), 0) != self._head:
-            return False
-        if self._tail and os.pread(fd, len(self._tail), self.offset - len(self._tail)) != self._tail:
+        if self._fingerprint_changed(fd):
             return False
         crc, at = 0, 0
         while at < self.offset:
@@ -282,6 +405,7 @@ class Tailer:
                     return drained
         self._missing = True
         self._last_stat = None
+        _PINS.release(id(self))  # a deleted file's space is freed
         return TailRead(b"", self.offset, SegmentEvent("deleted", "the file is gone"))
 
     def _find_moved(self, ident: tuple[int, int]) -> str | None:
@@ -348,6 +472,15 @@ class Tailer:
         self._reading_drain = True
         self._drain_offered = self._drain_offset
         return TailRead(data, self._drain_offset, None, final=not capped, more=True, unread=unread)
+
+
+def moved_path(path: str, old: str, new: str) -> str:
+    """``path`` after the folder ``old`` it is in (at any depth) was renamed to ``new``."""
+    if path == old:
+        return new
+    if path.startswith(old.rstrip(os.sep) + os.sep):
+        return new.rstrip(os.sep) + path[len(old.rstrip(os.sep)):]
+    return path
 
 
 def _first_bytes(path: str, n: int) -> bytes:

@@ -133,6 +133,7 @@ def evidence(items: list[tuple[str, float]]) -> str:
 
 _RESET_TEXT = {
     "reset": "the step counter went back to {step} (a restart or resume)",
+    "backwards": "the step counter runs backwards from step {step} (it counts down)",
     "truncated": "the log file was truncated; the series starts again at step {step}",
     "replaced": "the log file was replaced; the series starts again at step {step}",
     "rotated": "the log file was rotated; the series continues from step {step} in a new file",

@@ -807,13 +807,40 @@ def _decode(data: bytes) -> str:
     return text
 
 
+#: Seconds a user pattern may take over one block of lines before it is given up as too slow.
+PATTERN_SECONDS = 1.0
+#: Characters of whole lines matched under one deadline.
+PATTERN_BLOCK = 256 * 1024
+
+
+class PatternTooSlow(Exception):
+    """A user pattern took longer than its deadline over one block of lines."""
+
+
+def compile_pattern(pattern: str):
+    """A user pattern, compiled by ``regex`` (``re``'s syntax, but a match can be given a deadline
+    and lets other threads run meanwhile); raises ``ValueError`` saying why it is no regex."""
+    import regex
+
+    try:
+        return regex.compile(pattern, regex.M)
+    except (regex.error, TypeError, ValueError) as exc:
+        raise ValueError(str(exc)) from None
+
+
 class PatternParser(LineParser):
-    """A user's regex with named groups: ``step`` and one group per metric."""
+    """A user's regex with named groups: ``step`` and one group per metric.
+
+    Lines are matched a block of :data:`PATTERN_BLOCK` characters at a time, each under a
+    deadline of ``seconds``: a pattern that backtracks without end on some line (``(a+)+$``
+    on a long line of ``a``) raises :class:`PatternTooSlow` instead of freezing the reader.
+    """
 
     format = "pattern"
 
-    def __init__(self, pattern: str) -> None:
-        self.regex = re.compile(pattern, re.M)
+    def __init__(self, pattern: str, seconds: float = PATTERN_SECONDS) -> None:
+        self.regex = compile_pattern(pattern)
+        self.seconds = seconds
         names = list(self.regex.groupindex)
         self.step_group = "step" if "step" in names else None
         self.metric_groups = [name for name in names if name != "step"]
@@ -827,7 +854,7 @@ class PatternParser(LineParser):
         batch = Batch()
         state = _State()
         matched = 0
-        for match in self.regex.finditer(text):
+        for match in self._matches(text, first_line):
             matched += 1
             if self.step_group is not None:
                 step = _num(match[self.step_group] or "")
@@ -855,3 +882,18 @@ class PatternParser(LineParser):
         for name, (steps, values) in state.columns.items():
             batch.add(name, steps, values)
         return batch
+
+    def _matches(self, text: str, first_line: int):
+        """Every match in ``text``, a block of whole lines at a time, each block under the deadline."""
+        start = 0
+        while start < len(text):
+            end = text.find("\n", start + PATTERN_BLOCK) + 1 or len(text)
+            try:
+                found = list(self.regex.finditer(text, start, end, timeout=self.seconds))
+            except TimeoutError:
+                raise PatternTooSlow(
+                    f"it took over {self.seconds:g} s on {end - start} characters of lines from line "
+                    f"{_line_no(text, start, first_line)} (nested repeats such as (a+)+ backtrack without end)"
+                ) from None
+            yield from found
+            start = end

@@ -29,6 +29,11 @@ class Source(Protocol):
         """Read what is new. Returns the items and whether more is pending."""
         ...
 
+    def relocate(self, old: str, new: str) -> bool:
+        """The run at ``old`` is gone and one was found at ``new``: if that is this run's
+        files, moved (a renamed run folder), read on there and return True."""
+        return False
+
 
 def append_batch(items: list[Item], batch: Batch) -> None:
     """Add ``batch`` to ``items``, merged into the last item when that is a batch too."""

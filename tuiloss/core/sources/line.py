@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tuiloss.core.formats.base import LineParser
+from tuiloss.core.formats.stdout import PatternTooSlow
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
-from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, TailError, Tailer, TailRead
+from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, Tailer, TailRead, moved_path
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
 #: Seconds a last line without a newline must stay unchanged before the viewer reads it.
@@ -146,10 +147,14 @@ class LineSource(Source):
         self.clock = time.monotonic
         self.parser = parser
         # A read must be able to hold a whole line of the longest length we accept.
-        self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE), skip_holes=True)
+        # A live reader (one that holds a last line back) pins the file between reads, so a
+        # replacement is never handed its inode (see tuiloss.core.tail).
+        self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE), skip_holes=True,
+                             pin=hold > 0)
         self.line_no = 1  # number of the next line
         self._skipping_long = False
-        self._error: str | None = None
+        self._not_text: str | None = None  # why the file is no text log, once said
+        self._too_slow = False  # the user's pattern took too long on its lines: read no further
         self._digest = _Digest()  # what the current content of the file yielded so far
         # While a rewritten file is re-read: the event, what was read before, what the re-read found.
         self._check: tuple[SegmentEvent, _Digest, Batch] | None = None
@@ -162,7 +167,17 @@ class LineSource(Source):
     def paths(self) -> list[str]:
         return [self.path]
 
+    def relocate(self, old: str, new: str) -> bool:
+        """Read on at ``new`` if the file there is this log, moved (its folder renamed)."""
+        if not self.tailer.holds(new):
+            return False
+        self.path = self.tailer.path = new
+        self.earlier = [moved_path(path, os.path.dirname(old), os.path.dirname(new)) for path in self.earlier]
+        return True
+
     def changed(self) -> bool:
+        if self._too_slow:
+            return False
         return self.tailer.changed() or self._held_due()
 
     def _held_due(self) -> bool:
@@ -171,6 +186,17 @@ class LineSource(Source):
         return self._held is not None and self.clock() - self._held[1] >= self.hold
 
     def read(self) -> tuple[list[Item], bool]:
+        if self._too_slow:
+            return [], False
+        try:
+            return self._read_checked()
+        except PatternTooSlow as exc:
+            # Read again, the same lines would take as long: this log is read no further.
+            self._too_slow = True
+            return [Notice("error", f"{self.path}: --pattern is too slow: {exc}; this log is not read "
+                                    "further (its points so far are kept); simplify the pattern")], False
+
+    def _read_checked(self) -> tuple[list[Item], bool]:
         if self.earlier:
             return self._read_earlier(), True
         items, more = self._read()
@@ -263,17 +289,9 @@ class LineSource(Source):
 
     def _read(self) -> tuple[list[Item], bool]:
         items: list[Item] = []
-        try:
-            chunk = self.tailer.read()
-        except TailError as exc:
-            message = str(exc)
-            if message != self._error:
-                self._error = message
-                items.append(Notice("error", f"cannot read {self.path}: {message}"))
+        chunk = self.tailer.read_noting(items)
+        if chunk is None:
             return items, False
-        if self._error is not None:
-            self._error = None
-            items.append(Notice("info", f"{self.path} is readable again"))
         if chunk.event is not None:
             if chunk.event.reason in _REWRITES and self._check is None and self._digest.counts:
                 self._check = (chunk.event, self._digest, Batch())
@@ -295,8 +313,8 @@ class LineSource(Source):
             not_text = not_a_text_log(data)
             if not_text:  # never parsed: random bytes would be read as numbers here and there
                 self.tailer.consume(len(data))
-                if not_text != self._error:
-                    self._error = not_text
+                if not_text != self._not_text:
+                    self._not_text = not_text
                     items.append(Notice("error", f"{self.path}: {not_text}, not a text log; not read"))
                 return items, chunk.more
         if chunk.offset == 0 and data.startswith(_BOM):  # a UTF-8 byte order mark is no part of line 1

@@ -16,7 +16,7 @@ from tuiloss.core.formats import tfevents as events
 from tuiloss.core.formats.tfrecord import NO_CRC, load_crc
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source, append_batch
-from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer
+from tuiloss.core.tail import DEFAULT_MAX_READ, Tailer, moved_path
 
 # A folder listing is trusted only once this many seconds have passed since the
 # folder's mtime: a file created in the same mtime tick would not change it.
@@ -27,7 +27,7 @@ class _EventFile:
     """One event file of a run: its tailer and where reading stands."""
 
     __slots__ = (
-        "path", "name", "tailer", "record", "skip", "stopped", "error", "missing", "waiting"
+        "path", "name", "tailer", "record", "skip", "stopped", "missing", "waiting"
     )
 
     def __init__(self, path: str, max_read: int) -> None:
@@ -37,7 +37,6 @@ class _EventFile:
         self.record = 1  # number of the next record
         self.skip = 0  # bytes of an oversized record still to pass over
         self.stopped: int | None = None  # inode, once a damaged header stopped reading
-        self.error: str | None = None
         self.missing = False
         # (inode, size) when the last read ended in a partial record: until the
         # file changes from that, reading again would find the same partial record.
@@ -104,6 +103,21 @@ class TfeventsRunSource(Source):
 
     def paths(self) -> list[str]:
         return sorted(self._files, key=events.file_order)
+
+    def relocate(self, old: str, new: str) -> bool:
+        """Read on in ``new`` if its event files are this run's, moved (the folder renamed)."""
+        folder = moved_path(self.folder, old, new)
+        moves = {path: moved_path(path, self.folder, folder) for path in self._files}
+        read = [path for path, file in self._files.items() if file.tailer.offset]
+        if not read or not all(self._files[path].tailer.holds(moves[path]) for path in read):
+            return False  # not these files, or nothing read yet to tell them from others
+        for path, file in list(self._files.items()):
+            file.path = file.tailer.path = moves[path]
+            file.name = os.path.basename(file.path)
+        self._files = {file.path: file for file in self._files.values()}
+        self.folder = folder
+        self._listed, self._gone = None, False
+        return True
 
     def changed(self) -> bool:
         if self._disabled:
@@ -198,17 +212,9 @@ class TfeventsRunSource(Source):
         decoder = self._decoder
         assert decoder is not None
         file.waiting = None
-        try:
-            chunk = file.tailer.read()
-        except TailError as exc:
-            message = str(exc)
-            if message != file.error:
-                file.error = message
-                items.append(Notice("error", f"cannot read {file.path}: {message}"))
+        chunk = file.tailer.read_noting(items)
+        if chunk is None:
             return False
-        if file.error is not None:
-            file.error = None
-            items.append(Notice("info", f"{file.path} is readable again"))
         if chunk.event is not None:
             if chunk.event.reason == "deleted":
                 file.missing = True
@@ -272,6 +278,9 @@ class SplitRunSource(Source):
 
     def changed(self) -> bool:
         return any(source.changed() for source, _ in self.parts)
+
+    def relocate(self, old: str, new: str) -> bool:
+        return all(source.relocate(old, new) for source, _ in self.parts)
 
     def read(self) -> tuple[list[Item], bool]:
         items: list[Item] = []

@@ -1,4 +1,7 @@
-"""Helpers shared by the tests of sources: read everything, gather points and skips."""
+"""Helpers shared by the tests of sources (unit and reliability): read everything, gather points and skips.
+
+At the top of ``tests/``, beside ``conftest.py``, so every test folder imports it.
+"""
 
 from __future__ import annotations
 
