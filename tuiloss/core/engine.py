@@ -71,7 +71,7 @@ class Engine:
         self.sources: dict[str, Source] = {}
         self.ignored: dict[str, str] = {}
         self.configs: list[str] = []
-        self._by_path: dict[str, str] = {}
+        self._by_path: dict[str, list[str]] = {}  # a file or folder -> the runs read from it
         self._reported_notices: set[str] = set()
         self._sniffed: dict = {}
 
@@ -97,20 +97,21 @@ class Engine:
             self.specs[spec.id] = spec
             self.sources[spec.id] = make_source(spec, pattern=self.options.pattern, hold=self.hold,
                                                earlier=_earlier_files(spec))
-            self._by_path[spec.path] = spec.id
+            for path in {spec.path, *self.sources[spec.id].paths()}:
+                self._by_path.setdefault(path, []).append(spec.id)  # the runs of one store share its files
             result.new_runs.append(spec)
         return result
 
-    def run_for_path(self, path: str) -> str | None:
-        """The run a changed path belongs to (a file, or a file inside a run folder)."""
+    def runs_for_path(self, path: str) -> list[str]:
+        """The runs a changed path belongs to (a file, a file inside a run folder, a store's file)."""
         path = os.path.abspath(path)
         while True:
-            run_id = self._by_path.get(path)
-            if run_id is not None:
-                return run_id
+            run_ids = self._by_path.get(path)
+            if run_ids:
+                return run_ids
             parent = os.path.dirname(path)
             if parent == path:
-                return None
+                return []
             path = parent
 
     def watched_files(self) -> list[str]:

@@ -277,6 +277,7 @@ class Run:
     metric_override: str | None = None
     last_point_time: float | None = None
     points: int = 0
+    status: str | None = None  # what the run's tracker says: running, finished or failed (MLflow, W&B)
     _primary: tuple[int, str | None] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -343,6 +344,7 @@ class Run:
         if room > 0:
             self.skipped_examples.extend(batch.examples[:room])
         self.unmatched += batch.unmatched
+        self.status = batch.meta.get("status", self.status)
         if added:
             self.points += added
             if now is not None:
