@@ -402,7 +402,7 @@ def _consider_store(path: str, root: str, found: Discovery, format, known) -> bo
         return True  # unchanged since its runs were listed: no new run
     kind, why = sqlitedb.store_kind(path)
     if kind is not None and format is not None and kind != format:
-        kind, why = None, f"a {kind} store, not {format}"
+        kind, why = None, f"{kind}'s store, not {format}'s"
     if kind is None:
         found.ignored.append((path, f"not a log ({why})"))
         if "locked" in why or "damaged" in why:
