@@ -285,14 +285,20 @@ class HistoryDecoder:
         row: dict[str, float] = {}
         step = None
         for item in history.item:
-            key = item.key or ".".join(item.nested_key)
-            value = _item_value(item)
+            nested = item.nested_key
+            key = item.key or (nested[0] if len(nested) == 1 else ".".join(nested))
+            if key.startswith("_") and key != "_step":
+                continue
+            try:
+                value = float(item.value_json)  # the common case: a number as JSON text ("NaN" too)
+            except ValueError:
+                value = _item_value(item)
             if key == "_step":
                 step = value if _is_number(value) else None
-                continue
-            if key.startswith("_"):
-                continue
-            _numbers(key, value, row)
+            elif type(value) is float:
+                row[key] = value
+            else:
+                _numbers(key, value, row)
         if step is None and history.HasField("step"):
             step = history.step.num
         self.rows += 1
