@@ -226,6 +226,18 @@ def test_without_wandb_the_run_names_the_extra(tmp_path, monkeypatch):
     assert "tuiloss[wandb]" in wb.MISSING_EXTRA
 
 
+@needs_wandb
+def test_a_run_file_given_alone_or_out_of_its_folder_is_a_run(tmp_path):
+    shutil.copyfile(FIXTURE_RUN / "run-fixture1.wandb", tmp_path / "run-fixture1.wandb")
+    (tmp_path / "copied").mkdir()
+    shutil.copyfile(FIXTURE_RUN / "run-fixture1.wandb", tmp_path / "copied" / "run-other.wandb")
+    store, _, _ = load([str(tmp_path / "run-fixture1.wandb")])
+    (run,) = list(store)
+    assert run.label == "wandb-lr1e-3" and len(run.series["train/loss"]) == made.STEPS
+    store, _, _ = load([str(tmp_path)])
+    assert sorted(run.source for run in store) == ["copied/run-other.wandb", "run-fixture1.wandb"]
+
+
 def test_wandb_folders_links_and_debug_logs(tmp_path):
     root = tmp_path / "wandb"
     shutil.copytree(FIXTURES / "wandb", root)

@@ -387,6 +387,11 @@ def _consider_store(path: str, root: str, found: Discovery, format, known) -> bo
     if wandb_format.is_debug_log(path):
         found.ignored.append((path, "W&B's own debug log of a run"))
         return True
+    if wandb_format.RUN_FILE.match(name):
+        if format in (None, "wandb"):  # a run file out of its run folder (the folder is a run itself)
+            _add(found, path, root, "wandb", known)
+            return True
+        return False
     owner = sqlitedb.side_file_of(name)
     if owner is not None and os.path.exists(os.path.join(os.path.dirname(path), owner)):
         found.ignored.append((path, f"part of the SQLite database {owner}"))
@@ -489,7 +494,7 @@ def read_config(path: str, root: str, kind: str, notices: list[Notice] | None = 
         config.update(mlflow_config(path))
     if kind == "wandb":
         record_class = wandb_format.load_record_class()
-        run = wandb_format.run_file(path) if record_class is not None else None
+        run = (path if os.path.isfile(path) else wandb_format.run_file(path)) if record_class is not None else None
         if run is not None:
             config.update(wandb_format.read_meta(run, record_class).labels())
     return config
