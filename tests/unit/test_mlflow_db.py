@@ -7,7 +7,6 @@ own client when it is installed.
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import math
 import shutil
@@ -25,17 +24,12 @@ from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.sqlite_store import StoreRunSource
 from tuiloss.core.store import Store
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stores"
-_spec = importlib.util.spec_from_file_location("store_fixtures", FIXTURES / "make_fixtures.py")
-made = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(made)
+import store_helpers
+from store_helpers import FIXTURES, made, points_of
 
 
 def unpack(folder: Path, name: str = "mlflow.db") -> Path:
-    target = folder / name
-    with gzip.open(FIXTURES / "mlflow.db.gz", "rb") as source, open(target, "wb") as out:
-        shutil.copyfileobj(source, out)
-    return target
+    return store_helpers.unpack("mlflow.db.gz", folder / name)
 
 
 def run_uuid(db: Path, name: str) -> str:
@@ -44,24 +38,6 @@ def run_uuid(db: Path, name: str) -> str:
         return conn.execute("SELECT run_uuid FROM runs WHERE name = ?", (name,)).fetchone()[0]
     finally:
         conn.close()
-
-
-def read_all(source: StoreRunSource) -> tuple[dict[str, tuple[list, list]], list]:
-    """Every point and every other item of a source read to its end."""
-    points: dict[str, tuple[list, list]] = {}
-    others = []
-    more = True
-    while more:
-        items, more = source.read()
-        for item in items:
-            if isinstance(item, Batch):
-                for name, (steps, values) in item.series.items():
-                    into = points.setdefault(name, ([], []))
-                    into[0].extend(steps.tolist())
-                    into[1].extend(values.tolist())
-            else:
-                others.append(item)
-    return points, others
 
 
 def insert(conn: sqlite3.Connection, run: str, key: str, value: float, step: int, stamp: int) -> None:
@@ -124,9 +100,7 @@ def test_a_folder_with_every_kind_of_log_shows_all_of_them(tmp_path):
     shutil.copytree(FIXTURES / "wandb", tmp_path / "wandb")
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "metrics.csv").write_text("step,loss\n1,2.0\n2,1.5\n3,1.25\n")
-    gz = FIXTURES / "trackio" / "vision.db.gz"
-    with gzip.open(gz, "rb") as source, open(tmp_path / "vision.db", "wb") as out:
-        shutil.copyfileobj(source, out)
+    store_helpers.unpack("trackio/vision.db.gz", tmp_path / "vision.db")
     store, engine, _ = load([str(tmp_path)])
     formats = sorted(run.format for run in store)
     assert formats == ["csv", "mlflow", "mlflow", "mlflow", "mlflow", "trackio", "trackio", "wandb"]
@@ -174,9 +148,9 @@ def test_rows_appended_while_reading_are_read_once_each_exactly(tmp_path, journa
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute(f"PRAGMA journal_mode = {journal}")
     source = StoreRunSource(db, "mlflow", run)
-    points, _ = read_all(source)
+    points, _ = points_of(source)
     assert points["loss"][0] == [0, 1, 2, 3, 4]
-    assert not source.changed() or read_all(source)[0] == {}
+    assert not source.changed() or points_of(source)[0] == {}
     expected = list(range(5))
     stamp = 1800000000000
     for chunk in range(4):
@@ -186,7 +160,7 @@ def test_rows_appended_while_reading_are_read_once_each_exactly(tmp_path, journa
             expected.append(step)
         writer.execute("COMMIT")
         _wait(source.changed)
-        got, _ = read_all(source)
+        got, _ = points_of(source)
         for step, value in zip(*got["loss"]):
             points["loss"][0].append(step)
             points["loss"][1].append(value)
@@ -257,13 +231,13 @@ def test_mlflow_writing_while_tuiloss_reads(tmp_path):
     steps, values = [], []
     for step in range(1, 30):
         if step % 7 == 0:
-            got, _ = read_all(source)
+            got, _ = points_of(source)
             steps += got.get("loss", ([], []))[0]
             values += got.get("loss", ([], []))[1]
         client.log_metric(run, "loss", 2.0 / (1 + step), step=step, timestamp=1800000000000 + step)
     client.set_terminated(run)
     _wait(source.changed)
-    got, _ = read_all(source)
+    got, _ = points_of(source)
     steps += got["loss"][0]
     values += got["loss"][1]
     assert steps == list(range(30))
@@ -278,7 +252,7 @@ def test_a_locked_store_is_said_and_read_once_the_lock_is_gone(tmp_path):
     db = unpack(tmp_path)
     run = run_uuid(db, "sweep-lr1e-3")
     source = StoreRunSource(db, "mlflow", run)
-    read_all(source)
+    points_of(source)
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute("BEGIN EXCLUSIVE")
     insert(writer, run, "loss", 0.5, 5, 1800000000000)
@@ -290,7 +264,7 @@ def test_a_locked_store_is_said_and_read_once_the_lock_is_gone(tmp_path):
     assert source.read() == ([], False)  # said once
     writer.execute("COMMIT")
     writer.close()
-    points, others = read_all(source)
+    points, others = points_of(source)
     assert points["loss"] == ([5.0], [0.5])
     assert any(isinstance(item, Notice) and "readable again" in item.message for item in others)
 
@@ -326,7 +300,7 @@ def test_a_store_replaced_by_a_copy_continues_where_reading_stood(tmp_path):
     db = unpack(tmp_path)
     run = run_uuid(db, "sweep-lr1e-3")
     source = StoreRunSource(db, "mlflow", run)
-    read_all(source)
+    points_of(source)
     copy = tmp_path / "copy.db"
     shutil.copyfile(db, copy)
     writer = sqlite3.connect(copy)
@@ -334,7 +308,7 @@ def test_a_store_replaced_by_a_copy_continues_where_reading_stood(tmp_path):
     writer.commit()
     writer.close()
     copy.replace(db)
-    points, others = read_all(source)
+    points, others = points_of(source)
     assert points == {"loss": ([5.0], [0.75])}
     assert not [item for item in others if isinstance(item, SegmentEvent)]
 
@@ -343,12 +317,12 @@ def test_a_deleted_run_and_a_deleted_store_keep_their_points(tmp_path):
     db = unpack(tmp_path)
     run = run_uuid(db, "sweep-lr1e-3")
     source = StoreRunSource(db, "mlflow", run)
-    read_all(source)
+    points_of(source)
     writer = sqlite3.connect(db)
     writer.execute("UPDATE runs SET lifecycle_stage = 'deleted' WHERE run_uuid = ?", (run,))
     writer.commit()
     writer.close()
-    _, others = read_all(source)
+    _, others = points_of(source)
     assert [item.reason for item in others if isinstance(item, SegmentEvent)] == ["deleted"]
     db.unlink()
     items, _ = source.read()

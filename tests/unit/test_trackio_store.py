@@ -6,13 +6,9 @@ test logs through trackio in a child process when it is installed.
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import math
-import shutil
 import sqlite3
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -26,17 +22,11 @@ from tuiloss.core.formats import trackio
 from tuiloss.core.model import Batch, Notice
 from tuiloss.core.sources.sqlite_store import StoreRunSource
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stores"
-_spec = importlib.util.spec_from_file_location("store_fixtures", FIXTURES / "make_fixtures.py")
-made = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(made)
-
+import store_helpers
+from store_helpers import follow_writer, made, points_of
 
 def unpack(folder: Path) -> Path:
-    target = folder / "vision.db"
-    with gzip.open(FIXTURES / "trackio" / "vision.db.gz", "rb") as source, open(target, "wb") as out:
-        shutil.copyfileobj(source, out)
-    return target
+    return store_helpers.unpack("trackio/vision.db.gz", folder / "vision.db")
 
 
 def run_id(db: Path, name: str) -> str:
@@ -45,23 +35,6 @@ def run_id(db: Path, name: str) -> str:
         return conn.execute("SELECT run_id FROM configs WHERE run_name = ?", (name,)).fetchone()[0]
     finally:
         conn.close()
-
-
-def points_of(source) -> tuple[dict, list]:
-    points: dict[str, tuple[list, list]] = {}
-    others = []
-    more = True
-    while more:
-        items, more = source.read()
-        for item in items:
-            if isinstance(item, Batch):
-                for name, (steps, values) in item.series.items():
-                    into = points.setdefault(name, ([], []))
-                    into[0].extend(steps.tolist())
-                    into[1].extend(values.tolist())
-            else:
-                others.append(item)
-    return points, others
 
 
 def log_row(conn, run: str, name: str, step: int, metrics: dict) -> None:
@@ -179,38 +152,13 @@ def test_trackio_logging_while_tuiloss_reads(tmp_path):
         print(step)
         """
     )
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    got: dict = {}
-    try:
-        deadline = time.monotonic() + 60
-        source = None
-        while not got:
-            assert time.monotonic() < deadline and child.poll() is None, "no rows while trackio was logging"
-            if source is None:
-                store, _, _ = load([str(tmp_path)])
-                ids = [run.id for run in store]
-                if ids:
-                    (only,) = ids
-                    source = StoreRunSource(tmp_path / "live.db", "trackio", only.rsplit("/", 1)[1])
-            elif source.changed():
-                more, _ = points_of(source)
-                for name, (steps, values) in more.items():
-                    got.setdefault(name, ([], []))
-                    got[name][0].extend(steps)
-                    got[name][1].extend(values)
-            time.sleep(0.01)
-        early = len(got["loss"][0])
-        stop.write_text("")
-        out, err = child.communicate(timeout=60)
-        assert child.returncode == 0, err
-        more, _ = points_of(source)
-        got["loss"][0].extend(more.get("loss", ([], []))[0])
-        got["loss"][1].extend(more.get("loss", ([], []))[1])
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    total = int(out.split()[-1])
+
+    def make_source():
+        store, _, _ = load([str(tmp_path)])
+        ids = [run.id for run in store]
+        return StoreRunSource(tmp_path / "live.db", "trackio", ids[0].rsplit("/", 1)[1]) if ids else None
+
+    got, early, total = follow_writer(script, stop, make_source)
     assert early < total
     assert got["loss"][0] == list(range(total))
     assert np.allclose(got["loss"][1], [1.0 / (s + 1) for s in range(total)])

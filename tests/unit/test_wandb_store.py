@@ -11,25 +11,17 @@ import math
 import os
 import shutil
 import struct
-import subprocess
-import sys
 import textwrap
-import time
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tuiloss.core.engine import Engine, load
 from tuiloss.core.formats import wandb as wb
-from tuiloss.core.model import Batch, Notice
 from tuiloss.core.sources.wandb import WandbRunSource
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stores"
-_spec = importlib.util.spec_from_file_location("store_fixtures", FIXTURES / "make_fixtures.py")
-made = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(made)
+from store_helpers import FIXTURES, follow_writer, made, merge, points_of
 
 HAS_WANDB = importlib.util.find_spec("wandb") is not None
 needs_wandb = pytest.mark.skipif(not HAS_WANDB, reason="wandb (tuiloss[wandb]) is not installed")
@@ -68,30 +60,6 @@ def history(step: int, **values: float) -> bytes:
     item = record.history.item.add()
     item.key, item.value_json = "_runtime", "1.5"
     return record.SerializeToString()
-
-
-def points_of(source) -> tuple[dict, list]:
-    points: dict[str, tuple[list, list]] = {}
-    others = []
-    more = True
-    while more:
-        items, more = source.read()
-        for item in items:
-            if isinstance(item, Batch):
-                for name, (steps, values) in item.series.items():
-                    into = points.setdefault(name, ([], []))
-                    into[0].extend(steps.tolist())
-                    into[1].extend(values.tolist())
-            else:
-                others.append(item)
-    return points, others
-
-
-def merge(into: dict, more: dict) -> None:
-    for name, (steps, values) in more.items():
-        target = into.setdefault(name, ([], []))
-        target[0].extend(steps)
-        target[1].extend(values)
 
 
 # -- framing (no wandb needed) -----------------------------------------------------------
@@ -283,33 +251,19 @@ def test_wandb_writing_while_tuiloss_reads(tmp_path):
         print(step)
         """
     )
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    got: dict = {}
-    try:
-        deadline = time.monotonic() + 60
-        files: list[Path] = []
-        while not files:
-            assert time.monotonic() < deadline and child.poll() is None, "the writer never made its run file"
-            files = list(tmp_path.glob("wandb/offline-run-*/run-*.wandb"))
-            time.sleep(0.01)
-        source = WandbRunSource(files[0].parent)
-        while not got:  # wandb flushes its log as the run goes on
-            assert time.monotonic() < deadline and child.poll() is None, "no points while the run was logging"
-            if source.changed():
-                merge(got, points_of(source)[0])
-            time.sleep(0.01)
-        early = len(got["loss"][0])
-        assert got["loss"][0] == list(range(early))  # read while the writer holds the file
+
+    def make_source():
+        files = list(tmp_path.glob("wandb/offline-run-*/run-*.wandb"))  # wandb flushes as the run goes on
+        return WandbRunSource(files[0].parent) if files else None
+
+    def on_first(source, got):
+        assert got["loss"][0] == list(range(len(got["loss"][0])))  # read while the writer holds the file
         assert source.meta.status == "running"
-        go.write_text("")
-        out, err = child.communicate(timeout=60)
-        assert child.returncode == 0, err
-        merge(got, points_of(source)[0])
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    total = int(out.split()[-1])
+        seen.append(source)
+
+    seen: list = []
+    got, early, total = follow_writer(script, go, make_source, on_first=on_first)
+    source = seen[0]
     assert early < total
     assert got["loss"][0] == list(range(total))
     assert np.allclose(got["loss"][1], [1.0 / (s + 1) for s in range(total)])

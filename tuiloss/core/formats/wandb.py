@@ -130,22 +130,15 @@ class RecordReader:
         while pos < size:
             at = offset + pos
             left = BLOCK - at % BLOCK
-            if left < HEADER_LEN:  # the zeros that end a block
-                if pos + left > size:
-                    out.partial = True
-                    break
-                pos += left
-                if not pieces:
-                    out.consumed = pos
-                continue
-            if pos + HEADER_LEN > size:
+            room = left >= HEADER_LEN  # else the block ends in fewer zeros than a header
+            if room and pos + HEADER_LEN > size:
                 out.partial = True
                 break
-            crc, length, kind = RECORD_HEADER.unpack_from(data, pos)
+            crc, length, kind = RECORD_HEADER.unpack_from(data, pos) if room else (0, 0, 0)
             end = pos + HEADER_LEN + length
             if kind == 0 and length == 0 and crc == 0:
-                # zeros: a block's unused end, or bytes not written yet
-                if pos + left > size or any(data[pos:pos + left]):
+                # zeros: the end of a block, or bytes not written yet
+                if pos + left > size or (room and any(data[pos:pos + left])):
                     out.partial = True
                     break
                 pos += left

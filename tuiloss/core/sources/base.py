@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol, Union
 
 from tuiloss.core.model import Batch, Notice, SegmentEvent
+from tuiloss.core.tail import TailError, TailRead, Tailer
 
 #: What a read yields, in file order: parsed points, discontinuities, messages.
 Item = Union[Batch, SegmentEvent, Notice]
@@ -37,3 +38,21 @@ def append_batch(items: list[Item], batch: Batch) -> None:
         last.merge(batch)
     else:
         items.append(batch)
+
+
+def read_tail(tailer: Tailer, path: str, error: str | None, items: list[Item]) -> tuple[TailRead | None, str | None]:
+    """Read what is new through ``tailer``; ``error`` is the last read's failure, if any.
+
+    A failure is said once (until the file is readable again, which is said too). Returns
+    the read (None when it failed) and the failure to remember.
+    """
+    try:
+        chunk = tailer.read()
+    except TailError as exc:
+        message = str(exc)
+        if message != error:
+            items.append(Notice("error", f"cannot read {path}: {message}"))
+        return None, message
+    if error is not None:
+        items.append(Notice("info", f"{path} is readable again"))
+    return chunk, None

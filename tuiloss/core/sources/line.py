@@ -34,8 +34,8 @@ import numpy as np
 
 from tuiloss.core.formats.base import LineParser
 from tuiloss.core.model import Batch, Notice, SegmentEvent
-from tuiloss.core.sources.base import Item, Source
-from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, TailError, Tailer, TailRead
+from tuiloss.core.sources.base import Item, Source, read_tail
+from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, Tailer, TailRead
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
 #: Seconds a last line without a newline must stay unchanged before the viewer reads it.
@@ -263,17 +263,9 @@ class LineSource(Source):
 
     def _read(self) -> tuple[list[Item], bool]:
         items: list[Item] = []
-        try:
-            chunk = self.tailer.read()
-        except TailError as exc:
-            message = str(exc)
-            if message != self._error:
-                self._error = message
-                items.append(Notice("error", f"cannot read {self.path}: {message}"))
+        chunk, self._error = read_tail(self.tailer, self.path, self._error, items)
+        if chunk is None:
             return items, False
-        if self._error is not None:
-            self._error = None
-            items.append(Notice("info", f"{self.path} is readable again"))
         if chunk.event is not None:
             if chunk.event.reason in _REWRITES and self._check is None and self._digest.counts:
                 self._check = (chunk.event, self._digest, Batch())

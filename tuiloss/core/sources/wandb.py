@@ -11,8 +11,8 @@ import os
 
 from tuiloss.core.formats import wandb as wb
 from tuiloss.core.model import Batch, Notice, SegmentEvent
-from tuiloss.core.sources.base import Item, Source, append_batch
-from tuiloss.core.tail import DEFAULT_MAX_READ, TailError, Tailer
+from tuiloss.core.sources.base import Item, Source, append_batch, read_tail
+from tuiloss.core.tail import DEFAULT_MAX_READ, Tailer
 
 
 class WandbRunSource(Source):
@@ -75,17 +75,9 @@ class WandbRunSource(Source):
                 return items, False
             self.tailer = Tailer(self.path, max_read=self.max_read)
         self._waiting = None
-        try:
-            chunk = self.tailer.read()
-        except TailError as exc:
-            message = str(exc)
-            if message != self._error:
-                self._error = message
-                items.append(Notice("error", f"cannot read {self.path}: {message}"))
+        chunk, self._error = read_tail(self.tailer, self.path, self._error, items)
+        if chunk is None:
             return items, False
-        if self._error is not None:
-            self._error = None
-            items.append(Notice("info", f"{self.path} is readable again"))
         if chunk.event is not None:
             if chunk.event.reason == "deleted":
                 if not self._missing:
