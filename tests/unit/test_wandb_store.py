@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import random
 import os
 import shutil
 import struct
@@ -16,6 +17,8 @@ import zlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tuiloss.core.engine import Engine, load
 from tuiloss.core.formats import wandb as wb
@@ -103,6 +106,27 @@ def test_a_bad_crc_costs_the_rest_of_its_block_only():
     assert framed.bad >= 2 and framed.consumed == len(data)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=40_000), max_size=6), st.integers(0, 2**31), st.integers(1, 70_000))
+def test_damage_anywhere_never_raises_and_reading_always_moves_on(records, seed, cut):
+    data = bytearray(frame(records))
+    rng = random.Random(seed)
+    for _ in range(rng.randrange(4)):
+        data[rng.randrange(len(data))] = rng.randrange(256)
+    offset, got = 0, 0
+    while offset < len(data):
+        framed = wb.RecordReader().feed(bytes(data[offset:offset + cut]), offset, final=offset + cut >= len(data))
+        if framed.broken_at is not None:
+            break
+        got += len(framed.records)
+        if not framed.consumed:
+            assert framed.partial and offset + cut < len(data)  # waits for more bytes only
+            cut *= 2
+            continue
+        offset += framed.consumed
+    assert got <= len(records)
+
+
 def test_a_file_that_is_not_a_wandb_log_is_refused():
     framed = wb.RecordReader().feed(b"PK\x03\x04 some zip bytes", 0)
     assert framed.broken_at == 0 and not framed.records
@@ -182,6 +206,24 @@ def test_a_damaged_record_is_counted_and_reading_goes_on(tmp_path):
     assert run.skipped["bad record"] >= 1
     steps = run.series["loss"].steps.view
     assert 0 < len(steps) < 3000 and steps[-1] == 2999  # the first block lost, the rest read
+
+
+@needs_wandb
+def test_a_record_longer_than_a_read_is_passed_over(tmp_path):
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    folder = tmp_path / "offline-run-20240101_000000-abc"
+    folder.mkdir()
+    config = pb.Record()
+    update = config.config.update.add()
+    update.key, update.value_json = "huge", '"' + "x" * 300_000 + '"'
+    rows = [history(0, loss=2.0), config.SerializeToString(), history(1, loss=1.0), history(2, loss=0.5)]
+    (folder / "run-abc.wandb").write_bytes(frame(rows))
+    source = WandbRunSource(folder, max_read=64 * 1024)
+    points, _ = points_of(source)
+    assert points["loss"][0][0] == 0 and points["loss"][0][-2:] == [1.0, 2.0]
+    whole, _ = points_of(WandbRunSource(folder))
+    assert whole["loss"][0] == [0.0, 1.0, 2.0]
 
 
 def test_without_wandb_the_run_names_the_extra(tmp_path, monkeypatch):

@@ -120,7 +120,7 @@ class RecordReader:
         if offset == 0:
             if size < HEADER_LEN:
                 out.partial = size > 0
-                return self._end(out, final)
+                return self._end(out, final, size)
             ident, magic, _version = FILE_HEADER.unpack_from(data, 0)
             if ident != IDENT or magic != MAGIC:
                 out.broken_at = 0
@@ -173,9 +173,8 @@ class RecordReader:
             elif kind == MIDDLE:
                 if pieces:
                     pieces.append(piece)
-                else:
-                    out.bad += 1
-                continue
+                    continue
+                out.bad += 1  # the middle of a record whose start was lost: passed over
             else:  # LAST
                 if pieces:
                     pieces.append(piece)
@@ -186,7 +185,7 @@ class RecordReader:
             out.consumed = pos
         if pieces:
             out.partial = True
-        return self._end(out, final)
+        return self._end(out, final, size)
 
     @staticmethod
     def _skip_block(out: Framed, pieces: list[bytes], pos: int, left: int, size: int) -> int:
@@ -200,10 +199,11 @@ class RecordReader:
         return pos + left
 
     @staticmethod
-    def _end(out: Framed, final: bool) -> Framed:
-        if final and out.partial:
+    def _end(out: Framed, final: bool, size: int) -> Framed:
+        if final and out.partial:  # no more bytes will come: the torn record is counted, and passed
             out.bad += 1
             out.partial = False
+            out.consumed = size
         return out
 
 

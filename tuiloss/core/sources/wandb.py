@@ -21,6 +21,7 @@ class WandbRunSource(Source):
     format = "wandb"
 
     def __init__(self, path: str | os.PathLike, *, max_read: int = DEFAULT_MAX_READ) -> None:
+        max_read = max(max_read, 2 * wb.BLOCK)
         path = os.fspath(path)
         self.folder = path if os.path.isdir(path) else os.path.dirname(path)
         self.path = (wb.run_file(path) if os.path.isdir(path) else path) or ""
@@ -101,7 +102,12 @@ class WandbRunSource(Source):
         self.record += len(framed.records)
         if framed.bad:
             batch.skip("bad record", None, count=framed.bad)
-        self.tailer.consume(framed.consumed)
+        consumed = framed.consumed
+        if not consumed and framed.partial and chunk.more:
+            # a record longer than a whole read (never a history row): pass over its blocks
+            consumed = (chunk.offset + len(chunk.data)) // wb.BLOCK * wb.BLOCK - chunk.offset
+            batch.skip("oversized record", None)
+        self.tailer.consume(consumed)
         if framed.partial and not chunk.more:
             try:
                 self._waiting = (os.stat(self.path).st_ino, chunk.offset + len(chunk.data))
