@@ -324,6 +324,11 @@ def test_a_deleted_run_and_a_deleted_store_keep_their_points(tmp_path):
     writer.close()
     _, others = points_of(source)
     assert [item.reason for item in others if isinstance(item, SegmentEvent)] == ["deleted"]
+    writer = sqlite3.connect(db)  # another run logs: this one stays deleted, said once
+    insert(writer, run_uuid(db, "base-lr3e-4"), "loss", 0.1, 99, 1800000000000)
+    writer.commit()
+    writer.close()
+    assert points_of(source) == ({}, [])
     db.unlink()
     items, _ = source.read()
     assert not [item for item in items if isinstance(item, Batch)]

@@ -110,7 +110,8 @@ class StoreRunSource(Source):
         self._read_at = 0.0
         self._error: str | None = None
         self._retry = False  # a lock: try again at the next check
-        self._gone = False
+        self._gone = False  # the store's file is gone
+        self._run_gone = False  # the run is no longer in the store
         self._inode: int | None = None
 
     def paths(self) -> list[str]:
@@ -179,11 +180,12 @@ class StoreRunSource(Source):
             rows = trackio.metric_rows(conn, tables, self.key, self.after, self.chunk_rows)
             status, exists = None, bool(rows) or self.after > 0 or trackio.run_exists(conn, tables, self.key)
         if not exists and not rows:
-            if not self._gone:
-                self._gone = True
+            if not self._run_gone:
+                self._run_gone = True
                 items.append(SegmentEvent("deleted", "the run was deleted from the store"))
                 items.append(Notice("warning", f"{self.path}: run {self.key} was deleted; its points are kept"))
             return False
+        self._run_gone = False
         batch = Batch()
         if rows:
             if self._rows is not None:
