@@ -226,6 +226,22 @@ def test_a_record_longer_than_a_read_is_passed_over(tmp_path):
     assert whole["loss"][0] == [0.0, 1.0, 2.0]
 
 
+@needs_wandb
+def test_the_command_line_takes_the_store_formats(tmp_path, capsys):
+    import json
+
+    from tuiloss.cli import main
+
+    shutil.copytree(FIXTURES / "wandb", tmp_path / "wandb")
+    (tmp_path / "metrics.csv").write_text("step,loss\n1,2.0\n")
+    assert main(["report", "--format", "wandb", "--json", str(tmp_path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # as with mlflow and tfevents, forcing a store's format still reads the other logs by their kind
+    assert sorted(run["format"] for run in report["runs"]) == ["csv", "wandb"]
+    assert main(["report", "--format", "trackio", "--json", str(tmp_path)]) == 0
+    assert [run["format"] for run in json.loads(capsys.readouterr().out)["runs"]] == ["csv"]
+
+
 def test_without_wandb_the_run_names_the_extra(tmp_path, monkeypatch):
     shutil.copytree(FIXTURES / "wandb", tmp_path / "wandb")
     monkeypatch.setattr(wb, "load_record_class", lambda: None)
