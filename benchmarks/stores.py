@@ -172,6 +172,7 @@ def cached_wandb_file(points: int) -> str:
 
 
 def read_tuiloss_wandb(path: str) -> int:
+    """The metric points read (``_runtime`` and ``_timestamp`` are read and stored too, not counted)."""
     from tuiloss.core.model import Batch
     from tuiloss.core.sources.wandb import WandbRunSource
 
@@ -179,7 +180,9 @@ def read_tuiloss_wandb(path: str) -> int:
     points, more = 0, True
     while more:
         items, more = source.read()
-        points += sum(item.points for item in items if isinstance(item, Batch))
+        for item in items:
+            if isinstance(item, Batch):
+                points += sum(len(steps) for name, (steps, _) in item.series.items() if not name.startswith("_"))
     return points
 
 
@@ -201,7 +204,8 @@ def wandb_file(points: int, repeat: int) -> Row:
         raise AssertionError(f"wandb-file: tuiloss read {ours} points, wandb leet {theirs}, wrote {points}")
     timing = paired(lambda: read_tuiloss_wandb(path), lambda: read_leet(path), repeat)
     note = (
-        f"{points:,} points in {points // 2:,} history records, {os.path.getsize(path) / 1e6:,.0f} MB; tuiloss"
+        f"{points:,} points in {points // 2:,} history records (and their `_runtime` and `_timestamp`, read"
+        f" as series too), {os.path.getsize(path) / 1e6:,.0f} MB; tuiloss"
         f" {points / min(timing.ours) / 1e3:,.0f}K points/s, wandb leet {points / min(timing.baseline) / 1e3:,.0f}K points/s"
     )
     return ratio_row("wandb-file", "W&B run file / wandb's own reader (`wandb leet inspect --json`)", timing, TARGET, note)

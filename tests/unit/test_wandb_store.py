@@ -148,7 +148,8 @@ def test_the_committed_run_every_point_config_and_status():
     assert np.allclose(loss.values.view, [made.loss(s, 1e-3) for s in range(made.STEPS)], rtol=0, atol=1e-12)
     val = run.series["val/loss"]
     assert val.steps.view.tolist() == [9, 19, 29, 39]
-    assert not any(name.startswith("_") for name in run.series)  # _runtime, _timestamp are W&B's own
+    assert {name for name in run.series if name.startswith("_")} == {"_runtime", "_timestamp"}
+    assert len(run.series["_runtime"]) == made.STEPS and run.primary_metric == "train/loss"
     assert run.status == "finished"
     assert not notices
 

@@ -18,7 +18,8 @@ these files only in Go (wandb-core), so the framing is read here.
 What is used: ``history`` records (a row of ``wandb.log``: ``_step``, the metrics,
 ``_runtime``, ``_timestamp``), the ``run`` record (name, project, group, tags, the
 config), ``config`` updates, ``summary`` updates and ``exit`` (the exit code).
-Keys starting with ``_`` are W&B's own and no metrics; values that are not
+``_step`` is the step; ``_runtime`` and ``_timestamp`` are kept as series (wall-clock
+axes, never a primary metric); W&B's other ``_`` keys are its own. Values that are not
 numbers (media, tables, histograms, strings) are passed over without being counted.
 
 What happens to damaged input:
@@ -41,6 +42,8 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from tuiloss.core.model import Batch
 
 MISSING_EXTRA = "W&B run files need the optional extra: pip install 'tuiloss[wandb]'"
@@ -57,6 +60,8 @@ _TYPE_CRC = [zlib.crc32(bytes([kind])) for kind in range(5)]
 #: A W&B run folder: ``run-<time>-<id>`` (online) or ``offline-run-<time>-<id>``.
 RUN_FOLDER = re.compile(r"^(?:offline-)?run-\d{8}_\d{6}-[A-Za-z0-9]+$")
 RUN_FILE = re.compile(r"^run-[A-Za-z0-9]+\.wandb$")
+#: W&B's own history keys read: the step, and the wall-clock axes (series of the "time" role).
+_OWN_SERIES = frozenset(("_step", "_runtime", "_timestamp"))
 #: Bytes read from a run file's start to find its ``run`` record (name and config).
 META_BYTES = 4 * 1024 * 1024
 
@@ -249,10 +254,12 @@ class HistoryDecoder:
         self.rows = 0  # history rows read: the step of a row that has no ``_step``
 
     def feed(self, records: list[bytes], batch: Batch, first: int = 1) -> None:
-        """Add the points of ``records`` to ``batch``; ``first`` numbers them for skip reports."""
-        steps: dict[str, list[float]] = {}
-        values: dict[str, list[float]] = {}
-        order: list[str] = []
+        """Add the points of ``records`` to ``batch``; ``first`` numbers them for skip reports.
+
+        History rows are gathered by their keys (rows of the same keys become one table), so
+        the points of a chunk are made with a few numpy calls per set of keys.
+        """
+        shapes: dict[tuple[str, ...], tuple[list[int], list[float], list[list[float]]]] = {}
         record = self.record_class()
         for number, data in enumerate(records, start=first):
             try:
@@ -262,7 +269,14 @@ class HistoryDecoder:
                 continue
             kind = record.WhichOneof("record_type")
             if kind == "history":
-                self._history(record.history, steps, values, order)
+                row = self._history(record.history)
+                if row is not None:
+                    block = shapes.get(row[0])
+                    if block is None:
+                        block = shapes[row[0]] = ([], [], [])
+                    block[0].append(number)
+                    block[1].append(row[2])
+                    block[2].append(row[1])
             elif kind == "run":
                 self._run(record.run)
             elif kind == "config":
@@ -271,23 +285,24 @@ class HistoryDecoder:
                 _apply_updates(self.meta.summary, record.summary.update, record.summary.remove)
             elif kind == "exit":
                 self.meta.exit_code = int(record.exit.exit_code)
-        for name in order:
-            batch.add(name, steps[name], values[name])
+        _add_rows(shapes, batch)
 
-    def _history(self, history, steps, values, order) -> None:
+    def _history(self, history) -> tuple[tuple[str, ...], list[float], float] | None:
+        """One history row: its metric names, their values and its step (None without a usable step)."""
         row: dict[str, float] = {}
         step = None
         for item in history.item:
-            nested = item.nested_key
-            key = item.key or (nested[0] if len(nested) == 1 else ".".join(nested))
-            if key.startswith("_") and key != "_step":
+            nested = item.nested_key  # what wandb >= 0.19 writes; older ones write key
+            size = len(nested)
+            key = nested[0] if size == 1 else ".".join(nested) if size else item.key
+            if key.startswith("_") and key not in _OWN_SERIES:
                 continue
             try:
                 value = float(item.value_json)  # the common case: a number as JSON text ("NaN" too)
             except ValueError:
                 value = _item_value(item)
             if key == "_step":
-                step = value if _is_number(value) else None
+                step = value if type(value) is float or _is_number(value) else None
             elif type(value) is float:
                 row[key] = value
             else:
@@ -296,14 +311,10 @@ class HistoryDecoder:
             step = history.step.num
         self.rows += 1
         step = float(step) if step is not None else float(self.rows - 1)
-        if not math.isfinite(step):
-            return
-        for name, value in row.items():
-            if name not in steps:
-                steps[name], values[name] = [], []
-                order.append(name)
-            steps[name].append(step)
-            values[name].append(value)
+        if not math.isfinite(step) or not row:
+            return None
+        return tuple(row), list(row.values()), step
+
 
     def _run(self, run) -> None:
         meta = self.meta
@@ -315,6 +326,28 @@ class HistoryDecoder:
         if run.tags:
             meta.tags = tuple(run.tags)
         _apply_updates(meta.config, run.config.update, run.config.remove, config=True)
+
+
+def _add_rows(shapes: dict, batch: Batch) -> None:
+    """The rows gathered by :meth:`HistoryDecoder.feed`, each metric's points in record order."""
+    if len(shapes) == 1:
+        ((names, (_, steps, rows)),) = shapes.items()
+        table = np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
+        batch.add_rows(np.array(steps, dtype=np.float64), {name: table[:, k] for k, name in enumerate(names)})
+        return
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    for names, (numbers, steps, rows) in shapes.items():
+        table = np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
+        numbers, steps = np.array(numbers), np.array(steps, dtype=np.float64)
+        for k, name in enumerate(names):
+            parts.setdefault(name, []).append((numbers, steps, table[:, k]))
+    for name, pieces in parts.items():
+        if len(pieces) == 1:
+            batch.add(name, pieces[0][1], pieces[0][2])
+            continue
+        order = np.argsort(np.concatenate([piece[0] for piece in pieces]), kind="stable")
+        batch.add(name, np.concatenate([piece[1] for piece in pieces])[order],
+                  np.concatenate([piece[2] for piece in pieces])[order])
 
 
 def read_meta(path: str, record_class) -> RunMeta:
