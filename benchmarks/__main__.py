@@ -1,7 +1,7 @@
 """``python -m benchmarks [--quick] [--only NAME[,NAME]] [--repeat N]``: measure, write RESULTS.md.
 
 Rows (names for ``--only``): csv, csv-pieces, jsonl, text (with the physical limit),
-tfevents, tail, memory, latency, latency-poll, redraw, keys, startup, startup-1gb, many-runs.
+tfevents, mlflow-db, wandb-file, tail, memory, latency, latency-poll, redraw, keys, startup, startup-1gb, many-runs.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ BOUNDS = {
 
 
 def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, list]:
-    from benchmarks import csv_pieces, events, ingest, memory, tail_cost, ui
+    from benchmarks import csv_pieces, events, ingest, memory, stores, tail_cost, ui
+    from benchmarks.measure import Skip
 
     lines = 1_000_000 if quick else 10_000_000
     reps = repeat or 9  # pairs; the median of few pairs moves with one noisy neighbour
@@ -66,6 +67,8 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         "jsonl": lambda: ingest.run("jsonl", lines, reps),
         "text": lambda: ingest.run("text", lines, reps),
         "tfevents": lambda: events.run(200_000 if quick else 1_000_000, reps if quick else 2),
+        "mlflow-db": lambda: stores.mlflow_db(200_000 if quick else 1_000_000, 3 if quick else 5),
+        "wandb-file": lambda: stores.wandb_file(200_000 if quick else 1_000_000, 3 if quick else 5),
         "tail": lambda: tail_cost.run(lines, 100 if quick else 300),
         "memory": lambda: memory.run(lines),
         "latency": lambda: ui.latency(20 if quick else 60, None),
@@ -81,6 +84,9 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         print(f"{name} ...", end=" ", flush=True)
         try:
             out = plan[name]()
+        except Skip as why:
+            print(f"skipped: {why}")
+            continue
         except Exception:
             print("failed")
             traceback.print_exc()

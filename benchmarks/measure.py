@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 
+class Skip(Exception):
+    """A row that cannot be measured here (its baseline library is not installed): the reason."""
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     """One line of the results table."""

@@ -17,7 +17,7 @@ RESULTS_JSON = os.path.join(HERE, "results.json")
 RESULTS_MD = os.path.join(HERE, "RESULTS.md")
 
 ORDER = [
-    "csv", "csv-pieces", "jsonl", "text", "tfevents", "tail", "memory",
+    "csv", "csv-pieces", "jsonl", "text", "tfevents", "mlflow-db", "wandb-file", "tail", "memory",
     "latency", "latency-poll", "redraw", "keys", "startup", "startup-1gb", "many-runs",
 ]
 

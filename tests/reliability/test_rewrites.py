@@ -615,7 +615,7 @@ def test_a_renamed_folder_found_by_a_scan_before_any_read_is_the_same_run(tmp_pa
     reader.read()
     run = reader.run(log)
     assert len(store) == 1 and len(run.series["loss"]) == 50 and run.label == "b"
-    assert reader.engine.run_for_path(str(tmp_path / "b" / "train.log")) == run.id
+    assert reader.engine.runs_for_path(str(tmp_path / "b" / "train.log")) == [run.id]
 
 
 def write_events(folder, tag: str, n: int) -> None:
@@ -642,7 +642,7 @@ def test_a_renamed_tensorboard_folder_is_the_same_run(tmp_path):
     assert list(store) == [run] and len(run.series["loss"]) == 30 and run.label == "baseline-v2"
     assert not run.deleted
     new_file = next((tmp_path / "runs" / "baseline-v2").iterdir())
-    assert reader.engine.run_for_path(str(new_file)) == run.id  # its changes at the new place are its own
+    assert reader.engine.runs_for_path(str(new_file)) == [run.id]  # its changes at the new place are its own
 
 
 def test_a_renamed_keras_log_dir_with_train_and_validation_folders_is_the_same_run(tmp_path):

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuiloss.core.formats.hf_trainer import is_trainer_output_dir
+from tuiloss.core.formats import sqlitedb
+from tuiloss.core.formats import wandb as wandb_format
 from tuiloss.core.formats.mlflow import is_mlflow_run_dir, mlflow_config
 from tuiloss.core.formats.stdout import detect_family
 from tuiloss.core.formats.tfevents import is_tfevents_file, split_event_folders
@@ -38,7 +40,9 @@ NOT_LOG_SUFFIXES = frozenset(
 TEXT_LOG_SUFFIXES = frozenset(".log .out .err .stdout .stderr".split())
 SKIP_DIRS = frozenset({".git", "__pycache__", ".ipynb_checkpoints", ".hg", ".svn", "node_modules", ".venv", "venv", ".tuiloss"})
 RUN_NAME_KEYS = ("run_name", "mlflow.runName", "name", "label", "experiment_name")
-FORMATS = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents")
+FORMATS = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents", "wandb", "trackio")
+#: Formats read from stores and run folders only: forcing one never reads other files as it.
+STORE_FORMATS = ("mlflow", "tfevents", "wandb", "trackio")
 _FOLDER_PAIR = re.compile(r"([A-Za-z][\w.\-]*?)=([^_=/]+)")
 
 
@@ -111,6 +115,8 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
     if format in (None, "mlflow") and is_mlflow_run_dir(folder):
         _add(found, folder, root, "mlflow", known)
         return
+    if format in (None, "wandb") and _add_wandb_run(found, folder, root, known):
+        return
     trainer_output = format in (None, "hf_trainer") and is_trainer_output_dir(folder)
     if trainer_output:
         _add(found, folder, root, "hf_trainer", known)
@@ -137,6 +143,9 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
             if trainer_output and entry.name.startswith("checkpoint-"):
                 continue  # read through the output folder's run
             if entry.name in SKIP_DIRS:
+                continue
+            if entry.name == "latest-run" and entry.is_symlink():
+                found.ignored.append((entry.path, "W&B's link to its newest run, read under the run's own folder"))
                 continue
             if entry.is_symlink() and not _inside(os.path.realpath(entry.path), found.real_roots):
                 found.ignored.append((entry.path, "link to a folder outside the watched tree; give it as a path to read it"))
@@ -239,7 +248,9 @@ def _consider_file(path: str, root: str, found: Discovery, format, known) -> Non
     if is_temporary(name):
         found.ignored.append((path, "a temporary file (rsync, an editor, an atomic save)"))
         return
-    if format is not None and format not in ("mlflow", "tfevents"):
+    if _consider_store(path, root, found, format, known):
+        return
+    if format is not None and format not in STORE_FORMATS:
         _add(found, path, root, format, known)
         return
     try:
@@ -364,6 +375,88 @@ def _is_number(cell: bytes) -> bool:
         return False
 
 
+# -- trackers' stores ------------------------------------------------------------
+
+
+def store_run_id(path: str, key: str) -> str:
+    """The run id of run ``key`` of the SQLite store at ``path``."""
+    return os.path.join(path, key)
+
+
+def _consider_store(path: str, root: str, found: Discovery, format, known) -> bool:
+    """Add the runs of a tracker's SQLite store at ``path``; True when ``path`` is a store or part of
+    one, or a tracker's own file that holds no metrics (W&B's debug logs)."""
+    name = os.path.basename(path)
+    if wandb_format.is_debug_log(path):
+        found.ignored.append((path, "W&B's own debug log of a run"))
+        return True
+    if wandb_format.RUN_FILE.match(name):
+        if format in (None, "wandb"):  # a run file out of its run folder (the folder is a run itself)
+            _add(found, path, root, "wandb", known)
+            return True
+        return False
+    owner = sqlitedb.side_file_of(name)
+    if owner is not None and os.path.exists(os.path.join(os.path.dirname(path), owner)):
+        found.ignored.append((path, f"part of the SQLite database {owner}"))
+        return True
+    if not name.lower().endswith(sqlitedb.DB_SUFFIXES) or format not in (None, "mlflow", "trackio"):
+        return False
+    seen = sqlitedb.fingerprint(path)
+    cached = found.sniffed.get((path, "store"))
+    if cached is not None and cached[0] == seen:
+        kind, why = cached[1]
+        if kind is None:
+            found.ignored.append((path, why))
+        return True  # unchanged since its runs were listed: no new run
+    kind, why = sqlitedb.store_kind(path)
+    if kind is not None and format is not None and kind != format:
+        kind, why = None, f"{kind}'s store, not {format}'s"
+    if kind is None:
+        found.ignored.append((path, f"not a log ({why})"))
+        if "locked" in why or "damaged" in why:
+            found.notices.append(Notice("warning", f"{path}: {why}"))
+            return True  # not cached: tried again at the next scan
+        found.sniffed[(path, "store")] = (seen, (None, f"not a log ({why})"))
+        return True
+    try:
+        runs = _store_runs(path, kind, {run_id[len(path) + 1:] for run_id in known if run_id.startswith(path + os.sep)})
+    except Exception as exc:  # sqlite3.Error, or a store of an unknown schema version
+        found.notices.append(Notice("warning", f"{path}: cannot list its runs: {sqlitedb.describe(exc)}"))
+        return True
+    found.sniffed[(path, "store")] = (seen, (kind, ""))
+    rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
+    base = read_config(path, root, kind, found.notices) if runs else {}
+    for run in runs:
+        run_id = store_run_id(path, run.key)
+        if run_id in known:
+            continue
+        source = "/".join(part for part in (rel, run.experiment, run.key) if part)
+        found.runs.append(RunSpec(run_id, path, source, kind, {**base, **run.config}))
+    return True
+
+
+def _store_runs(path: str, kind: str, known: set[str]):
+    from tuiloss.core.formats import mlflow_db, trackio
+
+    conn = sqlitedb.connect(path)
+    try:
+        if kind == "mlflow":
+            return mlflow_db.list_runs(conn, known)
+        project = os.path.splitext(os.path.basename(path))[0]
+        return trackio.list_runs(conn, sqlitedb.columns(conn), project, known)
+    finally:
+        conn.close()
+
+
+def _add_wandb_run(found: Discovery, folder: str, root: str, known) -> bool:
+    """Add a W&B run folder (``offline-run-*``, ``run-*`` with its ``.wandb`` file); True when it is one."""
+    path = wandb_format.run_file(folder)
+    if path is None:
+        return False
+    _add(found, folder, root, "wandb", known)
+    return True
+
+
 # -- config ----------------------------------------------------------------------
 
 
@@ -400,8 +493,13 @@ def read_config(path: str, root: str, kind: str, notices: list[Notice] | None = 
                     message = f"{candidate}: {len(skipped)} value(s) tagged for Python left out of the config ({', '.join(skipped[:5])}{', ...' if len(skipped) > 5 else ''})"
                     if all(notice.message != message for notice in notices):
                         notices.append(Notice("info", message))
-    if kind == "mlflow":
+    if kind == "mlflow" and os.path.isdir(path):
         config.update(mlflow_config(path))
+    if kind == "wandb":
+        record_class = wandb_format.load_record_class()
+        run = (path if os.path.isfile(path) else wandb_format.run_file(path)) if record_class is not None else None
+        if run is not None:
+            config.update(wandb_format.read_meta(run, record_class).labels())
     return config
 
 

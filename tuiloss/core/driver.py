@@ -275,9 +275,9 @@ class Ingestor:
             changes = self.watcher.take()
             targets: set[str] = set()
             for path in changes.paths:
-                run_id = self.engine.run_for_path(path)
-                if run_id is not None:
-                    targets.add(run_id)
+                run_ids = self.engine.runs_for_path(path)
+                if run_ids:
+                    targets.update(run_ids)
                 elif not _is_config(path):
                     scan_pending = True
             if changes.structure:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import Counter
 import queue
 import threading
 import time
@@ -83,7 +84,7 @@ class Engine:
         self.sources: dict[str, Source] = {}
         self.ignored: dict[str, str] = {}
         self.configs: list[str] = []
-        self._by_path: dict[str, str] = {}
+        self._by_path: dict[str, list[str]] = {}  # a file or folder -> the runs read from it
         self._reported_notices: set[str] = set()
         self._sniffed: dict = {}
 
@@ -100,7 +101,7 @@ class Engine:
         from tuiloss.core.sources import make_source
 
         found = discover(
-            self.roots, format=self.options.format, known=self._by_path.keys(), sniffed=self._sniffed
+            self.roots, format=self.options.format, known=self._known(), sniffed=self._sniffed
         )
         result = ReadResult(ignored=[item for item in found.ignored if item[0] not in self.ignored])
         for path, why in result.ignored:
@@ -123,9 +124,16 @@ class Engine:
             self.specs[spec.id] = spec
             self.sources[spec.id] = make_source(spec, pattern=self.options.pattern, hold=self.hold,
                                                earlier=_earlier_files(spec))
-            self._by_path[spec.path] = spec.id
+            for path in {spec.path, *self.sources[spec.id].paths()}:
+                self._by_path.setdefault(path, []).append(spec.id)  # the runs of one store share its files
             result.new_runs.append(spec)
         return result
+
+    def _known(self) -> set[str]:
+        """What discovery passes over: the paths read from (where a moved run is now, not where it
+        was), but a tracker's store by the ids of its runs, so that it is looked at for new ones."""
+        stores = {spec.id: spec.path for spec in self.specs.values() if spec.id.startswith(spec.path + os.sep)}
+        return (set(self._by_path) - set(stores.values())) | set(stores)
 
     def _gone_runs(self) -> list[str]:
         """Runs whose file or folder is no longer where it was found."""
@@ -141,22 +149,27 @@ class Engine:
 
     def _follow_move(self, run_id: str, spec: RunSpec) -> RunSpec:
         """The run ``run_id`` is now at ``spec``'s path: the same run, under the id it has."""
-        del self._by_path[self.specs[run_id].path]
+        for path, run_ids in list(self._by_path.items()):
+            if run_id in run_ids:
+                run_ids.remove(run_id)
+                if not run_ids:
+                    del self._by_path[path]
         moved = dataclasses.replace(spec, id=run_id)
         self.specs[run_id] = moved
-        self._by_path[spec.path] = run_id
+        for path in {spec.path, *self.sources[run_id].paths()}:
+            self._by_path.setdefault(path, []).append(run_id)
         return moved
 
-    def run_for_path(self, path: str) -> str | None:
-        """The run a changed path belongs to (a file, or a file inside a run folder)."""
+    def runs_for_path(self, path: str) -> list[str]:
+        """The runs a changed path belongs to (a file, a file inside a run folder, a store's file)."""
         path = os.path.abspath(path)
         while True:
-            run_id = self._by_path.get(path)
-            if run_id is not None:
-                return run_id
+            run_ids = self._by_path.get(path)
+            if run_ids:
+                return run_ids
             parent = os.path.dirname(path)
             if parent == path:
-                return None
+                return []
             path = parent
 
     def watched_files(self) -> list[str]:
@@ -261,9 +274,13 @@ def apply_updates(store: Store, updates: list[Update], now: float | None = None)
 def relabel(store: Store) -> None:
     from tuiloss.core.discover import make_labels
 
-    labels = make_labels([(run.path or run.id, run.source, run.config) for run in store])
+    # A run is named after where it is now (a moved run keeps its id); the runs of one store
+    # share its file, so they go by their ids.
+    shared = Counter(run.path for run in store if run.path)
+    keys = {run.id: run.path if run.path and shared[run.path] == 1 else run.id for run in store}
+    labels = make_labels([(keys[run.id], run.source, run.config) for run in store])
     for run in store:
-        run.label = labels.get(run.path or run.id, run.source)
+        run.label = labels.get(keys[run.id], run.source)
 
 
 def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine, list[Notice]]:

@@ -306,6 +306,7 @@ class Run:
     path: str = ""  # where its file or folder is now (the id stays where it was found: a moved run keeps it)
     last_point_time: float | None = None
     points: int = 0
+    status: str | None = None  # what the run's tracker says: running, finished or failed (MLflow, W&B)
     _primary: tuple[int, str | None] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -372,6 +373,7 @@ class Run:
         if room > 0:
             self.skipped_examples.extend(batch.examples[:room])
         self.unmatched += batch.unmatched
+        self.status = batch.meta.get("status", self.status)
         if added:
             self.points += added
             if now is not None:

@@ -59,7 +59,6 @@ class Activities(dict):
         return now - max(lasts) if lasts else None
 
 
-
 def take_read(store: Store, result: ReadResult, options: Options, now: float, selection: Selection,
               activity: Activities, mtimes: Mapping[str, float | None], *, watching: bool) -> list[str]:
     """Apply one read to ``store``: new runs join the selection and are tracked from their file's
@@ -78,11 +77,17 @@ def take_read(store: Store, result: ReadResult, options: Options, now: float, se
             if run is not None and run.points > before.get(update.run_id, 0):
                 activity.grew(run.id, now)
     return new
-def run_state(deleted: bool, activity: Activity | None, now: float, has_points: bool = True) -> str:
+
+
+def run_state(deleted: bool, activity: Activity | None, now: float, has_points: bool = True,
+              status: str | None = None) -> str:
     """``deleted``, ``live`` (grew recently), ``stalled`` (silent for much longer than usual),
-    ``finished`` (silent for very long), or ``waiting`` (no points yet)."""
+    ``finished`` (silent for very long), or ``waiting`` (no points yet). A run whose tracker
+    recorded its end (``status`` ``finished`` or ``failed``: MLflow, W&B) is in that state."""
     if deleted:
         return "deleted"
+    if status in ("finished", "failed"):
+        return status
     if activity is None or activity.last is None:
         return "waiting" if not has_points else "finished"
     silence = now - activity.last
@@ -154,7 +159,8 @@ def list_rows(
                 value=value,
                 state="stalled" if run.id in stalled and not run.deleted
                 else "unread" if not run.points and any(n.level == "error" for n in run.notices)
-                else run_state(run.deleted, activity.get(run.id), now, has_points=run.points > 0),
+                else run_state(run.deleted, activity.get(run.id), now, has_points=run.points > 0,
+                               status=run.status),
                 anomalies=findings.get(run.id, 0),
                 visible=selection.is_on(run.id),
                 new_anomaly=run.id in new,

@@ -98,7 +98,7 @@ def mlflow_config(run_dir: str | os.PathLike) -> dict:
     run_dir = os.fspath(run_dir)
     config: dict = {}
     for name, value in read_values(os.path.join(run_dir, "params")).items():
-        config[name] = _scalar(value)
+        config[name] = param_value(value)
     info = mlflow_run_info(run_dir)
     for name, value in info.tags.items():
         if not name.startswith("mlflow.") and name not in config:
@@ -161,13 +161,13 @@ class MlflowMetricParser(LineParser):
             values.append(value)
             steps.append(step)
         if steps:
-            step_array, value_array = self._number_rows(
+            step_array, value_array = self.number_rows(
                 np.asarray(stamps), np.asarray(steps), np.asarray(values)
             )
             batch.add(self.metric, step_array, value_array)
         return batch
 
-    def _number_rows(
+    def number_rows(
         self, stamps: np.ndarray, steps: np.ndarray, values: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """Replace all-zero steps by row numbers in timestamp order (see the module doc)."""
@@ -229,7 +229,7 @@ def _read_yaml(path: str) -> dict:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _scalar(text: str):
+def param_value(text: str):
     """A param value as MLflow users mean it: ``"10"`` is 10, ``"3e-4"`` is 0.0003."""
     stripped = text.strip()
     for cast in (int, float):

@@ -18,7 +18,9 @@ from tuiloss.core.sources.document import DocumentSource
 from tuiloss.core.sources.hf_trainer import TrainerOutputSource
 from tuiloss.core.sources.line import HOLD_SECONDS, LineSource
 from tuiloss.core.sources.mlflow import MlflowRunSource
+from tuiloss.core.sources.sqlite_store import StoreRunSource
 from tuiloss.core.sources.tfevents import SplitRunSource, TfeventsRunSource
+from tuiloss.core.sources.wandb import WandbRunSource
 
 
 def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str | None = None,
@@ -42,8 +44,12 @@ def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str |
         if os.path.isdir(spec.path):
             return TrainerOutputSource(spec.path)
         return DocumentSource(spec.path, TrainerStateParser())
+    if spec.format in ("mlflow", "trackio") and spec.id.startswith(spec.path + os.sep):
+        return StoreRunSource(spec.path, spec.format, spec.id[len(spec.path) + 1:])  # a run of a SQLite store
     if spec.format == "mlflow":
         return MlflowRunSource(spec.path)
+    if spec.format == "wandb":
+        return WandbRunSource(spec.path)
     if spec.format == "tfevents":
         splits = split_event_folders(spec.path) if os.path.isdir(spec.path) else {}
         return SplitRunSource(splits) if splits else TfeventsRunSource(spec.path)
