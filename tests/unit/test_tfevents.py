@@ -533,3 +533,22 @@ def test_keras_train_and_validation_folders_are_one_run(tmp_path):
     assert run.primary_metric == "epoch_loss" and run.eval_metric == "val/epoch_loss"
     steps, values = run.series["val/epoch_loss"].visible()
     assert steps.tolist() == [0, 1, 2] and values[0] == pytest.approx(1.1)
+
+
+def test_a_prefixed_folder_keeps_what_its_batches_say_of_the_axis(tmp_path):
+    # Ultralytics-like: every batch loss of an epoch at step = epoch, in the validation folder
+    from tuiloss.core.sources.tfevents import SplitRunSource
+
+    logdir = tmp_path / "logs"
+    (logdir / "train").mkdir(parents=True)
+    (logdir / "validation").mkdir()
+    write_with_tensorboard(logdir / "train", [simple_event(e, "epoch_loss", 1.0 / (e + 1)) for e in range(3)])
+    write_with_tensorboard(logdir / "validation", [simple_event(e // 4, "epoch_loss", 1.0 + e % 4) for e in range(12)])
+    source = SplitRunSource({str(logdir / "train"): "", str(logdir / "validation"): "val/"})
+    batches = [item for item in drain(source) if isinstance(item, Batch)]
+    val = [b for b in batches if "val/epoch_loss" in b.series]
+    assert val and all(b.meta.get("repeated_steps") for b in val)
+    assert all(name.startswith("val/") for b in val for name in b.series)
+    assert all(name in b.series for b in val for group in b.groups for name in group.metrics)
+    train = [b for b in batches if "epoch_loss" in b.series]
+    assert train and not any(b.meta.get("repeated_steps") for b in train)
