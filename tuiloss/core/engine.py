@@ -32,11 +32,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """How to read: forced format, user pattern, primary metric."""
+    """How to read: forced format, user pattern, primary metric, step axis (``--step``)."""
 
     format: str | None = None
     pattern: str | None = None
     metric: str | None = None
+    step: str | None = None
 
 
 @dataclass(slots=True)
@@ -155,6 +156,7 @@ def new_run(spec: RunSpec, options: Options = Options()) -> Run:
         format=spec.format,
         config=dict(spec.config),
         metric_override=options.metric,
+        step_override=options.step,
     )
 
 
@@ -191,8 +193,9 @@ def apply_updates(store: Store, updates: list[Update], now: float | None = None)
 def relabel(store: Store) -> None:
     from tuiloss.core.discover import make_labels
 
-    labels = make_labels([(run.id, run.source, run.config) for run in store])
-    for run in store:
+    logs = list(store.runs.values())  # the logs as read; the runs split out of one follow its label
+    labels = make_labels([(run.id, run.source, run.config) for run in logs])
+    for run in logs:
         run.label = labels.get(run.id, run.source)
 
 

@@ -170,26 +170,23 @@ AnalyzerFor = Callable[[str, str], "LiveAnalyzer | None"]
 
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
-                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None,
-                 step: str | None = None) -> Report:
+                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None) -> Report:
     """The report over ``runs`` (default: every run of ``store``).
 
-    ``analyzer_for(run_id, metric)``, when given, returns a kept ``LiveAnalyzer`` (or None)
-    so the viewer re-analyses only what is new; the findings are the same. ``step``
-    names a metric to use as the step axis instead of the one read (``--step``).
+    A log that holds several runs is reported as those runs (see
+    :meth:`~tuiloss.core.store.Run.split`, which the viewer reads too), and a run
+    re-keyed with ``--step`` on its new axis. ``analyzer_for(run_id, metric)``, when
+    given, returns a kept ``LiveAnalyzer`` (or None) so the viewer re-analyses only
+    what is new; the findings are the same.
     """
-    chosen = list(store) if runs is None else list(runs)
+    chosen = list(store) if runs is None else [part for run in runs for part in run.split()]
     entries: list[RunReport] = []
     facts: list[tuple[RunFacts, dict[str, Series]]] = []
     for run in chosen:
-        parts = run.parts(step)
-        for k, series in enumerate(parts, 1):
-            run_id = run.id if k == 1 else f"{run.id}#{k}"
-            label = run.label if k == 1 else f"{run.label} #{k}"
-            entry, fact = _run_entry(run, run_id, label, series, metric, analyzer_for)
-            entries.append(entry)
-            if fact is not None:
-                facts.append((fact, series))
+        entry, fact = _run_entry(run, run.id, run.label, run.series, metric, analyzer_for)
+        entries.append(entry)
+        if fact is not None:
+            facts.append((fact, run.series))
     entries, compared = _same_series(entries, facts)
     return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)))
 
