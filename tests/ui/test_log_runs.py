@@ -87,3 +87,28 @@ async def test_watch_step_re_keys_the_curves_on_the_named_metric(tmp_path, confi
         assert steps[0] == 32 and steps[-1] == 40 * 32 and "samples" not in run.series
         assert app.report.runs[0].primary.last_step == 1280
         assert app.chart.spec.x_lim[1] == np.log10(1280)
+
+
+def test_frozen_copies_of_a_log_s_runs_never_read_the_live_log():
+    # the panel analyses snapshots on its own thread while the UI thread appends
+    from tuiloss.core.model import Batch
+    from tuiloss.core.store import Run
+    from tuiloss.ui.snapshot import snapshot_run, snapshot_store
+
+    log = Run(id="/x/training.log", label="training.log", source="training.log", format="text")
+    batch = Batch()
+    batch.add("loss", np.arange(1.0, 61.0), np.geomspace(2.0, 0.4, 60))
+    log.apply(batch)
+    (alone,) = log.split()
+    frozen = snapshot_run(alone)
+    assert frozen.split() == [frozen] and frozen.split()[0] is not log
+    batch = Batch()
+    batch.add("loss", np.arange(1.0, 21.0), np.geomspace(2.1, 1.0, 20))
+    log.apply(batch)
+    first, second = log.split()
+    frozen = [snapshot_run(run) for run in (first, second)]
+    assert [run.restarted_after for run in frozen] == [True, False]
+    assert [run.split() for run in frozen] == [[frozen[0]], [frozen[1]]]
+    report = build_report(snapshot_store(frozen))
+    assert [r.id for r in report.runs] == [log.id, f"{log.id}#2"]
+    assert [r.primary.points for r in report.runs] == [60, 20]

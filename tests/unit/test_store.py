@@ -322,7 +322,7 @@ def test_a_log_s_runs_are_split_once_and_share_its_points_without_copies():
     first, second = log.split()
     assert (first.id, first.label) == (log.id, "training.log")
     assert (second.id, second.label) == (f"{log.id}#2", "training.log #2")
-    assert first.log is log and second.log is log and first.points == 80 and second.points == 50
+    assert first.part_of == log.id == second.part_of and first.points == 80 and second.points == 50
     assert first.restarted_after and not second.restarted_after
     assert np.shares_memory(second.series["loss"].steps.view, log.series["loss"].steps.view)
     assert log.split()[1] is second  # nothing added: the same runs

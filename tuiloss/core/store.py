@@ -277,7 +277,9 @@ class Run:
 
     A log may hold several runs (training restarted in it) or be re-keyed on another
     step axis (``--step``): :meth:`split` gives the runs it holds, and iterating a
-    :class:`Store` gives those. A run split out of a log has ``log`` set to it.
+    :class:`Store` gives those. A run split out of a log has ``part_of`` set to the
+    log's id, and holds what it needs of the log as plain values (so a frozen copy of
+    it never reads the live log from another thread).
     """
 
     id: str
@@ -298,9 +300,12 @@ class Run:
     #: what the parsers learnt of the axis (``Batch.meta``: planned_steps, step_key, coarse_steps,
     #: repeated_steps, held), the newest batch's word winning; ``held`` is the newest batch's count.
     meta: dict = field(default_factory=dict)
-    log: "Run | None" = field(default=None, repr=False, compare=False)
-    _primary: tuple[int, str | None] | None = field(default=None, repr=False, compare=False)
-    _split: tuple | None = field(default=None, repr=False, compare=False)
+    part_of: str | None = None  # for a run split out of a log: the log's id
+    log_primary: str | None = None  # ... and the log's primary metric when it was split
+    #: for a run split out of a log: training restarted after it in the same log (it is over)
+    restarted_after: bool = False
+    _primary: tuple[int, str | None] | None = field(default=None, init=False, repr=False, compare=False)
+    _split: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def skipped_lines(self) -> int:
@@ -310,10 +315,8 @@ class Run:
     def primary_metric(self) -> str | None:
         if self.metric_override is not None:
             return self.metric_override
-        if self.log is not None:  # a run of a log: the log's choice, where this run has that metric
-            chosen = self.log.primary_metric
-            if chosen in self.series:
-                return chosen
+        if self.log_primary in self.series:  # a run of a log: the log's choice, where it has that metric
+            return self.log_primary
         # Metrics are only ever added, so their count says whether the choice can have changed.
         cached = self._primary
         if cached is None or cached[0] != len(self.series):
@@ -383,11 +386,6 @@ class Run:
         for series in self.series.values():
             series.mark(event.reason)
 
-    @property
-    def restarted_after(self) -> bool:
-        """Whether training restarted after this run in the same log: it is over, the next one grows."""
-        return self.log is not None and self.log.split()[-1] is not self
-
     def split(self) -> list["Run"]:
         """The runs this log holds, in order: ``[self]``, unless training restarted in it.
 
@@ -398,7 +396,7 @@ class Run:
         run grows as the log does and a restart appended later becomes a run of its own.
         With ``step_override`` (``--step``) the runs are those of the re-keyed axis.
         """
-        if self.log is not None:
+        if self.part_of is not None:
             return [self]
         key = (self.points, len(self.series), self.primary_metric, self.step_override)
         cached = self._split
@@ -407,7 +405,7 @@ class Run:
             if len(parts) == 1 and parts[0] is self.series:
                 runs = [self]
             else:
-                runs = [self._run_of(k, series) for k, series in enumerate(parts, 1)]
+                runs = [self._run_of(k, series, last=k == len(parts)) for k, series in enumerate(parts, 1)]
             cached = self._split = (key, runs)
         runs = cached[1]
         if runs[0] is not self:
@@ -417,13 +415,14 @@ class Run:
             runs[-1].last_point_time = self.last_point_time
         return runs
 
-    def _run_of(self, k: int, series: dict[str, "Series"]) -> "Run":
+    def _run_of(self, k: int, series: dict[str, "Series"], last: bool) -> "Run":
         return Run(
             id=self.id if k == 1 else f"{self.id}#{k}", label=self.label, source=self.source,
             format=self.format, config=self.config, series=series, skipped=self.skipped,
             skipped_examples=self.skipped_examples, unmatched=self.unmatched, notices=self.notices,
             deleted=self.deleted, metric_override=self.metric_override, points=sum(map(len, series.values())),
-            step_override=self.step_override, meta=self.meta, log=self,
+            step_override=self.step_override, meta=self.meta, part_of=self.id,
+            log_primary=self.primary_metric, restarted_after=not last,
         )
 
     def parts(self, step: str | None = None) -> list[dict[str, Series]]:
