@@ -158,3 +158,16 @@ def test_a_progress_bar_s_head_is_neither_a_metric_nor_a_plan(tmp_path):
     (run,) = report.runs
     assert set(run.metrics) == {"loss", "learning_rate"} and run.primary.points == 8
     assert data["runs"][0]["axis"]["planned_steps"] is None
+
+
+def test_a_total_the_run_went_past_is_no_plan_of_its_axis(tmp_path):
+    path = tmp_path / "r" / "metrics.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({"step": k * 100, "loss": 2.0 / k}) + "\n" for k in range(1, 21)))
+    store, _, _ = load([str(path)])
+    (log,) = store.runs.values()
+    log.meta["planned_steps"] = 4.0  # another counter's total
+    report = build_report(store)
+    assert "planned" not in render_text(report) and report_json(report)["runs"][0]["axis"]["progress"] is None
+    log.meta["planned_steps"] = 4000.0
+    assert "at step 2.0K of 4.0K planned (50%)" in render_text(build_report(store))

@@ -751,11 +751,16 @@ def run_findings(run: RunReport) -> list[str]:
 
 
 def _progress(run: RunReport) -> float | None:
-    """How far the primary metric got of the total the log planned (0.0014 of 1.7M), None if unsaid."""
+    """How far the primary metric got of the total the log planned (0.0014 of 1.7M), None if unsaid.
+
+    A run past its "plan" shows that the total was another counter's (a bar loading 4 shards):
+    no progress is said then.
+    """
     m = run.primary
     if run.axis.planned is None or m is None or finite(m.last_step) is None:
         return None
-    return m.last_step / run.axis.planned
+    share = m.last_step / run.axis.planned
+    return share if share <= 1.01 else None
 
 
 def axis_notes(run: RunReport) -> list[str]:
