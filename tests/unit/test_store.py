@@ -387,3 +387,16 @@ def test_what_the_parsers_say_of_the_axis_is_kept_per_log():
     later.meta.update(planned_steps=1000.0, step_key="iteration")  # nothing waits any more
     log.apply(later)
     assert log.meta["held"] == 0 and log.meta["planned_steps"] == 1000.0
+
+
+def test_while_the_newest_run_grows_the_earlier_ones_are_the_same_parts():
+    s1, v1 = _curve(1, 80)
+    s2, v2 = _curve(1, 50, first=2.1, last=0.9)
+    log = _run_of(np.concatenate((s1, s2)), np.concatenate((v1, v2)))
+    log.points = 130
+    first, second = log.split()
+    log.series["loss"].extend(np.array([51.0]), np.array([0.89]))
+    log.points += 1
+    again, grown = log.split()
+    assert again.series["loss"] is first.series["loss"]  # its visible points are not worked out again
+    assert grown.series["loss"] is not second.series["loss"] and len(grown.series["loss"]) == 51

@@ -306,6 +306,7 @@ class Run:
     restarted_after: bool = False
     _primary: tuple[int, str | None] | None = field(default=None, init=False, repr=False, compare=False)
     _split: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def skipped_lines(self) -> int:
@@ -451,11 +452,18 @@ class Run:
             return [series]
         count = len(restarts) + 1
         out: list[dict[str, Series]] = [{} for _ in range(count)]
+        # A stretch that did not change is the same part as before, its visible points worked
+        # out once: while the newest run grows, the earlier ones cost nothing (stored series only).
+        kept, made = (self._parts if series is self.series else {}), {}
         for name, one in series.items():
             cuts = [0, *one.restarts(), len(one)]
             for k in range(min(len(cuts) - 1, count)):
                 end = cuts[k + 1] if k + 1 < count else len(one)
-                out[k][name] = one.part(cuts[k], end)
+                key = (name, cuts[k], end, len(one.segments) if k + 1 == count else 0)
+                part = kept.get(key)
+                out[k][name] = made[key] = part if part is not None else one.part(cuts[k], end)
+        if series is self.series:
+            self._parts = made
         return out
 
 
