@@ -112,3 +112,23 @@ def test_frozen_copies_of_a_log_s_runs_never_read_the_live_log():
     report = build_report(snapshot_store(frozen))
     assert [r.id for r in report.runs] == [log.id, f"{log.id}#2"]
     assert [r.primary.points for r in report.runs] == [60, 20]
+
+
+def test_the_panel_says_what_the_report_says_of_the_step_axis():
+    from tuiloss.core.model import Batch
+    from tuiloss.core.store import Run, Store
+    from tuiloss.ui.insights import render_insights
+
+    log = Run(id="/x/yolo", label="yolo", source="yolo", format="tfevents")
+    batch = Batch()
+    batch.add("train/box_loss", np.repeat(np.arange(1.0, 21.0), 10), np.repeat(np.geomspace(3, 1, 20), 10))
+    batch.meta.update(planned_steps=100.0, repeated_steps=True)
+    log.apply(batch)
+    store = Store()
+    store.add(log)
+    report = build_report(store)
+    for ascii, mark in ((False, "·"), (True, ".")):
+        text = render_insights(report, colors={}, numbers={}, swatches={}, ascii=ascii, width=200).plain
+        assert f"{mark} at step 20 of 100 planned (20%)" in text
+        assert f"{mark} 10 values per step (200 points on 20 steps), analysed as their median" in text
+    assert render_insights(report, colors={}, numbers={}, swatches={log.id: "*"}, ascii=True, width=200).plain.isascii()
