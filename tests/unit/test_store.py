@@ -314,11 +314,17 @@ def test_rekey_puts_points_on_another_column_of_the_same_rows():
 # -- the runs a log holds, in one place (Run.split; the report and the viewer read them) ---------
 
 
-def test_a_log_s_runs_are_split_once_and_share_its_points_without_copies():
+def _two_trainings():
+    """A log of 80 points, then training again from step 1 for 50: two runs."""
     s1, v1 = _curve(1, 80)
     s2, v2 = _curve(1, 50, first=2.1, last=0.9)
     log = _run_of(np.concatenate((s1, s2)), np.concatenate((v1, v2)))
     log.points = 130
+    return log
+
+
+def test_a_log_s_runs_are_split_once_and_share_its_points_without_copies():
+    log = _two_trainings()
     first, second = log.split()
     assert (first.id, first.label) == (log.id, "training.log")
     assert (second.id, second.label) == (f"{log.id}#2", "training.log #2")
@@ -390,10 +396,7 @@ def test_what_the_parsers_say_of_the_axis_is_kept_per_log():
 
 
 def test_while_the_newest_run_grows_the_earlier_ones_are_the_same_parts():
-    s1, v1 = _curve(1, 80)
-    s2, v2 = _curve(1, 50, first=2.1, last=0.9)
-    log = _run_of(np.concatenate((s1, s2)), np.concatenate((v1, v2)))
-    log.points = 130
+    log = _two_trainings()
     first, second = log.split()
     log.series["loss"].extend(np.array([51.0]), np.array([0.89]))
     log.points += 1
