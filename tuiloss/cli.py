@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "perplexity, else a reward or accuracy)")
         sub.add_argument("--format", choices=FORMAT_CHOICES, help="read every file as this format")
         sub.add_argument("--pattern", metavar="REGEX", help="regex with named groups (step, and one per metric) for text logs")
+        sub.add_argument("--step", metavar="NAME", help="a column or key to use as the step axis (default: the "
+                         "most global counter written: global_step, num_updates, iteration, step, ..., epoch)")
         sub.add_argument("-v", "--verbose", action="store_true", help="list the files passed over and why")
 
     watch = commands.add_parser("watch", help="open the live viewer")
@@ -65,8 +67,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="print the findings as text or JSON")
     common(report)
-    report.add_argument("--step", metavar="NAME", help="a column or key to use as the step axis (default: the "
-                        "most global counter written: global_step, num_updates, iteration, step, ..., epoch)")
     output = report.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON object on stdout")
     output.add_argument("--markdown", action="store_true", help="markdown instead of plain text")
@@ -232,7 +232,7 @@ def _report(args) -> int:
     from tuiloss.core.engine import Options, load
     from tuiloss.core.report import build_report, nothing_found, printable, render_markdown, render_text, report_json
 
-    options = Options(format=args.format, pattern=args.pattern, metric=args.metric)
+    options = Options(format=args.format, pattern=args.pattern, metric=args.metric, step=args.step)
     if args.plot and (args.json or args.follow):
         print("tuiloss: --plot prints a chart under the text report; it does not go with "
               f"{'--json' if args.json else '--follow'}", file=sys.stderr)
@@ -248,7 +248,7 @@ def _report(args) -> int:
         print(problem, file=sys.stderr)
         return 2
     root = args.paths[0] if len(args.paths) == 1 else None
-    report = build_report(store, root=root, metric=args.metric, step=args.step)
+    report = build_report(store, root=root, metric=args.metric)
     for notice in notices:
         print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
     ignored = sorted(engine.ignored.items())
@@ -396,7 +396,7 @@ def _check_names_while_reading(args) -> str | None:
     while True:
         result = engine.read(check_all=True)
         apply_result(store, result, options)
-        problem = unknown_names(store, args.metric, None)
+        problem = unknown_names(store, args.metric, args.step)
         if problem is None or not result.more:
             return problem
 
@@ -419,6 +419,7 @@ def _follow(args, options) -> int:
     thread = threading.Thread(target=driver.run, name="tuiloss-follow", daemon=True)
     thread.start()
     told: dict[str, set[str]] = {}
+    printed: dict[str, int] = {}  # points of each run when its line was printed
     loaded = False  # the first load is told in one go, once it is finished
     changed: list[str] = []
     try:
@@ -443,11 +444,14 @@ def _follow(args, options) -> int:
             if not loaded:
                 continue
             for run_id in dict.fromkeys(changed):
-                if run_id in store.runs:
-                    line, report = _follow_line(store, store.runs[run_id], told.setdefault(run_id, set()), args)
-                    print(line, flush=True)
-                    if _gate(report, args):
-                        return 3
+                runs = store.runs[run_id].split() if run_id in store.runs else []
+                for run in runs:  # the log's runs: the one that grew (the last), and any new one
+                    if run is runs[-1] or printed.get(run.id) != run.points:
+                        printed[run.id] = run.points
+                        line, report = _follow_line(store, run, told.setdefault(run.id, set()), args)
+                        print(line, flush=True)
+                        if _gate(report, args):
+                            return 3
             changed = []
     finally:
         driver.stop()
@@ -490,7 +494,7 @@ def _watch(args) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    if args.metric:
+    if args.metric or args.step:
         problem = _check_names_while_reading(args)
         if problem:
             print(problem, file=sys.stderr)
@@ -500,6 +504,7 @@ def _watch(args) -> int:
         format=args.format,
         pattern=args.pattern,
         metric=args.metric,
+        step=args.step,
         poll=args.poll,
         ascii=args.ascii or bool(os.environ.get("TUILOSS_ASCII")),
         bell=args.bell,

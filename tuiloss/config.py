@@ -11,6 +11,7 @@ class Config:
     format: str | None = None
     pattern: str | None = None
     metric: str | None = None
+    step: str | None = None  # a metric to use as the step axis instead of the one read
     poll: float | None = None  # seconds; None chooses inotify where it works
     ascii: bool = False
     bell: bool = False

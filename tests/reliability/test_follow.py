@@ -79,3 +79,27 @@ def test_follow_as_text_names_the_run_and_its_last_value(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 130
+
+
+def test_follow_prints_a_restart_in_a_log_as_a_run_of_its_own(tmp_path):
+    log = tmp_path / "exp" / "training.log"
+    log.parent.mkdir()
+    first = "".join(f"step {k} | loss: {2.0 * 0.97 ** k:.4f}\n" for k in range(1, 61))
+    log.write_text(first)
+    proc = follow(tmp_path, "--poll", "0.2")
+    out = lines_of(proc)
+    try:
+        assert next_line(out, proc)["id"] == str(log)
+        with open(log, "a") as handle:  # training starts again in the same file
+            handle.write("".join(f"step {k} | loss: {2.1 * 0.98 ** k:.4f}\n" for k in range(1, 11)))
+        lines = [next_line(out, proc)]
+        while lines[-1]["id"] != f"{log}#2":
+            lines.append(next_line(out, proc))
+        assert lines[-1]["label"] == "exp #2" and lines[-1]["points"] == {"loss": 10}
+        with open(log, "a") as handle:
+            handle.write("step 11 | loss: 1.7000\n")
+        line = next_line(out, proc)
+        assert line["id"] == f"{log}#2" and line["points"] == {"loss": 11}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)

@@ -146,6 +146,30 @@ def test_unknown_step_is_a_usage_error_and_a_known_one_re_keys(capsys, tmp_path)
     assert facts["first_step"] == 0 and facts["last_step"] == 3 and facts["points"] == 12
 
 
+def test_watch_takes_step_as_report_does(capsys, tmp_path, monkeypatch):
+    rows = "".join(f'{{"step": {i}, "epoch": {i // 4}, "loss": {2 - i / 10}}}\n' for i in range(1, 13))
+    (tmp_path / "a.jsonl").write_text(rows)
+    assert main(["watch", str(tmp_path), "--step", "nosuchkey"]) == 2
+    err = capsys.readouterr().err
+    assert "--step nosuchkey: no such metric" in err and "epoch, loss" in err
+    started = []
+
+    class Viewer:
+        def __init__(self, config, **_):
+            self.config = config
+
+        def run(self):
+            started.append(self.config)
+
+    import tuiloss.ui.app
+
+    monkeypatch.setattr(tuiloss.ui.app, "make_app", Viewer)
+    assert main(["watch", str(tmp_path), "--step", "epoch"]) == 0
+    assert [config.step for config in started] == ["epoch"]
+    assert main(["watch", str(tmp_path), "--step", "global_step"]) == 0  # a step key the readers know
+    assert main(["watch", str(tmp_path)]) == 0 and started[-1].step is None
+
+
 def test_the_primary_metric_and_its_direction_are_in_the_report(capsys, tmp_path):
     lines = "".join(f"[2024-01-01 10:00:00,000 INFO] Step {i * 50}/100000; acc: {12 + i * 2.5:.2f}; "
                     f"ppl: {30 / i:.2f}; xent: {3.3 / i:.3f}; lr: 1.00e+00; 4352/5120 tok/s;\n" for i in range(1, 33))

@@ -175,7 +175,8 @@ def test_a_coarse_step_axis_keeps_line_order_and_is_said():
 def test_step_option_re_keys_every_metric_on_the_named_column():
     steps = np.arange(1, 101, dtype=float)
     run = _named_run("r", loss=_series(steps, np.geomspace(2, 1, 100)), epoch=_series(steps, steps // 10))
-    report = build_report(make_store(run), step="epoch")
+    run.step_override = "epoch"  # --step epoch
+    report = build_report(make_store(run))
     m = report.runs[0].primary
     assert m.name == "loss" and m.first_step == 0 and m.last_step == 10 and m.points == 100
     assert "epoch" not in report.runs[0].metrics

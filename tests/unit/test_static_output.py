@@ -185,14 +185,22 @@ def test_export_writes_every_point_as_a_tidy_table(sample, tmp_path):
 def test_export_numbers_segments_and_keeps_nan(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
-    (logs / "train.jsonl").write_text("".join(f'{{"step": {s}, "loss": {1 / s}}}\n' for s in range(1, 6))
-                                      + '{"step": 6, "loss": NaN}\n'
-                                      + "".join(f'{{"step": {s}, "loss": 0.5}}\n' for s in range(1, 4)))
+    # A resume (the counter goes back a little, the loss goes on), a NaN, then a fresh restart.
+    (logs / "train.jsonl").write_text("".join(f'{{"step": {s}, "loss": {1 / s}}}\n' for s in range(1, 7))
+                                      + "".join(f'{{"step": {s}, "loss": {1 / (s + 2)}}}\n' for s in range(5, 9))
+                                      + '{"step": 9, "loss": NaN}\n'
+                                      + "".join(f'{{"step": {s}, "loss": 2.0}}\n' for s in range(1, 4)))
     assert main(["export", str(logs), "--csv", str(tmp_path / "out")]) == 0
     table = pd.read_csv(tmp_path / "out" / "tuiloss-series.csv", keep_default_na=False)
-    assert table.segment.tolist() == [0] * 6 + [1] * 3
-    assert table.value.astype(str).tolist()[5] == "nan"
-    assert table.step.tolist() == [1, 2, 3, 4, 5, 6, 1, 2, 3]
+    store, _, _ = load([str(logs)], Options())
+    expected = []
+    for run in store:
+        series = run.series["loss"]
+        for k, step in enumerate(series.steps.view):
+            expected.append((run.id, int(step), sum(seg.start <= k for seg in series.segments) - 1))
+    assert list(zip(table.run_id, table.step, table.segment)) == expected
+    assert len(expected) == 14 and max(e[2] for e in expected) >= 1  # the resume is a segment of its own
+    assert "nan" in table.value.astype(str).tolist()
 
 
 def test_export_refuses_a_folder_inside_the_logs(sample, capsys):

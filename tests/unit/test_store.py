@@ -352,3 +352,97 @@ def test_metrics_sharing_steps_get_the_backwards_segment_relabelled_too():
     assert run.series["loss"].steps is run.series["lr"].steps
     for name in ("loss", "lr"):
         assert [s.reason for s in run.series[name].segments] == ["start", "backwards"], name
+
+
+# -- the runs a log holds, in one place (Run.split; the report and the viewer read them) ---------
+
+
+def _two_trainings():
+    """A log of 80 points, then training again from step 1 for 50: two runs."""
+    s1, v1 = _curve(1, 80)
+    s2, v2 = _curve(1, 50, first=2.1, last=0.9)
+    log = _run_of(np.concatenate((s1, s2)), np.concatenate((v1, v2)))
+    log.points = 130
+    return log
+
+
+def test_a_log_s_runs_are_split_once_and_share_its_points_without_copies():
+    log = _two_trainings()
+    first, second = log.split()
+    assert (first.id, first.label) == (log.id, "training.log")
+    assert (second.id, second.label) == (f"{log.id}#2", "training.log #2")
+    assert first.part_of == log.id == second.part_of and first.points == 80 and second.points == 50
+    assert first.restarted_after and not second.restarted_after
+    assert np.shares_memory(second.series["loss"].steps.view, log.series["loss"].steps.view)
+    assert log.split()[1] is second  # nothing added: the same runs
+    log.label = "exp"  # relabelled when more runs were found
+    assert [run.label for run in log.split()] == ["exp", "exp #2"]
+
+
+def test_a_log_without_a_restart_is_its_own_only_run():
+    log = _run_of(*_curve(1, 40))
+    assert log.split() == [log] and not log.restarted_after
+
+
+def test_a_restart_appended_later_becomes_a_new_run_of_the_store():
+    from tuiloss.core.model import Batch
+    from tuiloss.core.store import Store
+
+    store = Store()
+    log = store.add(_run_of([], []))
+    batch = Batch()
+    batch.add("loss", *_curve(1, 60))
+    log.apply(batch)
+    assert [run.id for run in store] == [log.id] and len(store) == 1
+    again = Batch()
+    again.add("loss", *_curve(1, 5, first=2.05, last=1.9))
+    log.apply(again)
+    first, second = list(store)
+    assert len(store) == 2 and second.id == f"{log.id}#2" and len(second.series["loss"]) == 5
+    assert store.find(second.id) is second and store.find(log.id) is first and store.find("nope") is None
+    more = Batch()
+    more.add("loss", np.array([6.0, 7.0]), np.array([1.85, 1.8]))
+    log.apply(more)
+    assert [len(run.series["loss"]) for run in store] == [60, 7]
+
+
+def test_step_override_re_keys_first_and_splits_on_the_new_axis():
+    # two trainings in one file whose step counter never went back; their epoch did
+    steps = np.arange(1, 121, dtype=float)
+    epochs = np.concatenate((np.arange(60), np.arange(60))) // 10
+    values = np.concatenate((np.geomspace(2.0, 0.3, 60), np.geomspace(2.1, 0.8, 60)))
+    log = _run_of(steps, values)
+    log.series["epoch"] = Series()
+    log.series["epoch"].extend(steps, epochs.astype(float))
+    log.points = 240
+    assert log.split() == [log]
+    log.step_override = "epoch"
+    first, second = log.split()
+    assert "epoch" not in first.series and len(first.series["loss"]) == 60
+    assert second.series["loss"].visible()[0][0] == 0 and second.split() == [second]
+
+
+def test_what_the_parsers_say_of_the_axis_is_kept_per_log():
+    from tuiloss.core.model import Batch
+
+    log = _run_of([], [])
+    batch = Batch()
+    batch.add("loss", *_curve(1, 10))
+    batch.meta.update(planned_steps=1000.0, step_key="iteration", held=3)
+    log.apply(batch)
+    assert log.meta == {"planned_steps": 1000.0, "step_key": "iteration", "held": 3}
+    later = Batch()
+    later.add("loss", *_curve(11, 10))
+    later.meta.update(planned_steps=1000.0, step_key="iteration")  # nothing waits any more
+    log.apply(later)
+    assert log.meta["held"] == 0 and log.meta["planned_steps"] == 1000.0
+
+
+def test_while_the_newest_run_grows_the_earlier_ones_are_the_same_parts():
+    log = _two_trainings()
+    first, second = log.split()
+    log.series["loss"].extend(np.array([51.0]), np.array([0.89]))
+    log.points += 1
+    again, grown = log.split()
+    assert again.series["loss"] is first.series["loss"]  # its visible points are not worked out again
+    assert grown.series["loss"] is not second.series["loss"] and len(grown.series["loss"]) == 51

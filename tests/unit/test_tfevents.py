@@ -534,3 +534,47 @@ def test_keras_train_and_validation_folders_are_one_run(tmp_path):
     assert run.primary_metric == "epoch_loss" and run.eval_metric == "val/epoch_loss"
     steps, values = run.series["val/epoch_loss"].visible()
     assert steps.tolist() == [0, 1, 2] and values[0] == pytest.approx(1.1)
+
+
+def test_a_prefixed_folder_keeps_what_its_batches_say_of_the_axis(tmp_path):
+    # Ultralytics-like: every batch loss of an epoch at step = epoch, in the validation folder
+    from tuiloss.core.sources.tfevents import SplitRunSource
+
+    logdir = tmp_path / "logs"
+    (logdir / "train").mkdir(parents=True)
+    (logdir / "validation").mkdir()
+    write_with_tensorboard(logdir / "train", [simple_event(e, "epoch_loss", 1.0 / (e + 1)) for e in range(3)])
+    write_with_tensorboard(logdir / "validation", [simple_event(e // 4, "epoch_loss", 1.0 + e % 4) for e in range(12)])
+    source = SplitRunSource({str(logdir / "train"): "", str(logdir / "validation"): "val/"})
+    batches = [item for item in drain(source) if isinstance(item, Batch)]
+    val = [b for b in batches if "val/epoch_loss" in b.series]
+    assert val and all(b.meta.get("repeated_steps") for b in val)
+    assert all(name.startswith("val/") for b in val for name in b.series)
+    assert all(name in b.series for b in val for group in b.groups for name in group.metrics)
+    train = [b for b in batches if "epoch_loss" in b.series]
+    assert train and not any(b.meta.get("repeated_steps") for b in train)
+
+
+def test_ultralytics_batch_losses_at_step_epoch_are_read_as_one_median_per_epoch(tmp_path):
+    # Ultralytics 8.0's on_batch_end wrote the epoch's running mean loss at step = epoch + 1
+    from tuiloss.core.engine import load
+    from tuiloss.core.report import build_report, render_text
+
+    rng = np.random.default_rng(3)
+    events = []
+    for epoch in range(20):
+        level, total = 3.0 * 0.93**epoch, 0.0
+        for batch in range(30):
+            total += level * rng.lognormal(0.0, 0.3) * (3.0 if batch == 0 else 1.0)
+            events.append(simple_event(epoch + 1, "train/box_loss", total / (batch + 1)))
+    folder = tmp_path / "runs" / "detect" / "train"
+    folder.mkdir(parents=True)
+    write_with_tensorboard(folder, events)
+    store, _, _ = load([str(tmp_path)])
+    (log,) = store.runs.values()
+    assert log.meta.get("repeated_steps") is True
+    (run,) = build_report(store).runs
+    m = run.primary
+    assert m.points == 600 and m.distinct_steps == 20 and m.values_per_step == 30
+    assert not any(a.kind == "spike" for a in m.anomalies)
+    assert "30 values per step (600 points on 20 steps), analysed as their median" in render_text(build_report(store))

@@ -34,11 +34,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """How to read: forced format, user pattern, primary metric."""
+    """How to read: forced format, user pattern, primary metric, step axis (``--step``)."""
 
     format: str | None = None
     pattern: str | None = None
     metric: str | None = None
+    step: str | None = None
 
 
 @dataclass(slots=True)
@@ -233,6 +234,7 @@ def new_run(spec: RunSpec, options: Options = Options()) -> Run:
         config=dict(spec.config),
         metric_override=options.metric,
         path=spec.path,
+        step_override=options.step,
     )
 
 
@@ -275,11 +277,12 @@ def relabel(store: Store) -> None:
     from tuiloss.core.discover import make_labels
 
     # A run is named after where it is now (a moved run keeps its id); the runs of one store
-    # share its file, so they go by their ids.
-    shared = Counter(run.path for run in store if run.path)
-    keys = {run.id: run.path if run.path and shared[run.path] == 1 else run.id for run in store}
-    labels = make_labels([(keys[run.id], run.source, run.config) for run in store])
-    for run in store:
+    # share its file, so they go by their ids. The runs split out of one log follow its label.
+    logs = list(store.runs.values())
+    shared = Counter(run.path for run in logs if run.path)
+    keys = {run.id: run.path if run.path and shared[run.path] == 1 else run.id for run in logs}
+    labels = make_labels([(keys[run.id], run.source, run.config) for run in logs])
+    for run in logs:
         run.label = labels.get(keys[run.id], run.source)
 
 

@@ -66,14 +66,21 @@ class MetricReport:
     role: str = "other"
     direction: Direction = Direction.UNKNOWN
     distinct_steps: int = 0
+    values_per_step: int = 0
 
     @property
     def coarse_steps(self) -> bool:
-        """Whether many points share a step (an epoch rounded to 2 decimals, a step per epoch).
+        """Whether many points share a step on a coarse axis (an epoch rounded to 2 decimals).
 
-        Such points keep the order of their lines; the axis cannot place them finer.
+        Such points keep the order of their lines; the axis cannot place them finer. Points
+        written many to a step on purpose are not on a coarse axis: see ``values_per_step``.
         """
-        return self.points >= 4 and self.distinct_steps < 0.8 * self.points
+        return not self.values_per_step and _shares_steps(self.points, self.distinct_steps)
+
+    @property
+    def per_step_median(self) -> bool:
+        """Whether the detectors read one median per step (many values written at each step)."""
+        return self.values_per_step > 0
 
     @property
     def analyzed(self) -> bool:
@@ -125,6 +132,23 @@ class SkipCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class StepAxis:
+    """What the log says of its step axis (the parsers' ``Batch.meta``), for the user to be told.
+
+    Attributes:
+        key: the counter the steps come from (``global_step``, ``iter``...), None if unsaid.
+        planned: the total of steps the log announced (``Step N/M``, ``max_steps``), None if unsaid.
+        coarse: the only axis is a rounded epoch: lines keep their order at each step.
+        held: lines read but not yet placed on the axis (an epoch's length still unknown).
+    """
+
+    key: str | None = None
+    planned: float | None = None
+    coarse: bool = False
+    held: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class RunReport:
     """One run: where it came from, its metrics (the primary one first) and what was skipped."""
 
@@ -140,6 +164,7 @@ class RunReport:
     segments: tuple[SegmentReport, ...]
     metrics: Mapping[str, MetricReport]
     same_series: tuple[str, ...] = ()
+    axis: StepAxis = StepAxis()
 
     @property
     def primary(self) -> MetricReport | None:
@@ -170,26 +195,23 @@ AnalyzerFor = Callable[[str, str], "LiveAnalyzer | None"]
 
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
-                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None,
-                 step: str | None = None) -> Report:
+                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None) -> Report:
     """The report over ``runs`` (default: every run of ``store``).
 
-    ``analyzer_for(run_id, metric)``, when given, returns a kept ``LiveAnalyzer`` (or None)
-    so the viewer re-analyses only what is new; the findings are the same. ``step``
-    names a metric to use as the step axis instead of the one read (``--step``).
+    A log that holds several runs is reported as those runs (see
+    :meth:`~tuiloss.core.store.Run.split`, which the viewer reads too), and a run
+    re-keyed with ``--step`` on its new axis. ``analyzer_for(run_id, metric)``, when
+    given, returns a kept ``LiveAnalyzer`` (or None) so the viewer re-analyses only
+    what is new; the findings are the same.
     """
-    chosen = list(store) if runs is None else list(runs)
+    chosen = list(store) if runs is None else [part for run in runs for part in run.split()]
     entries: list[RunReport] = []
     facts: list[tuple[RunFacts, dict[str, Series]]] = []
     for run in chosen:
-        parts = run.parts(step)
-        for k, series in enumerate(parts, 1):
-            run_id = run.id if k == 1 else f"{run.id}#{k}"
-            label = run.label if k == 1 else f"{run.label} #{k}"
-            entry, fact = _run_entry(run, run_id, label, series, metric, analyzer_for)
-            entries.append(entry)
-            if fact is not None:
-                facts.append((fact, series))
+        entry, fact = _run_entry(run, run.id, run.label, run.series, metric, analyzer_for)
+        entries.append(entry)
+        if fact is not None:
+            facts.append((fact, run.series))
     entries, compared = _same_series(entries, facts)
     return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)))
 
@@ -198,6 +220,7 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
                analyzer_for: AnalyzerFor | None) -> tuple[RunReport, RunFacts | None]:
     """One run of a log (the whole log, or one of the runs restarted in it)."""
     primary = metric if metric in series else (run.primary_metric if run.primary_metric in series else None)
+    axis = _axis(run)
     metrics = {}
     fact = None
     counterpart = names.eval_counterpart(primary, list(series)) if primary in series else None
@@ -206,9 +229,9 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         analyzer = analyzer_for(run_id, name) if analyzed and analyzer_for is not None else None
         # Overfitting is said of the primary metric's own eval series only (an auxiliary eval
         # term, like wav2vec2's code perplexity, may rise as training goes well).
-        train = series[primary].visible() if name == counterpart else None
+        train = _analysed_points(series[primary], axis.coarse)[:2] if name == counterpart else None
         signals = _signals(run_id, series, primary, analyzer_for) if name == primary and analyzed else ()
-        metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals)
+        metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals, coarse=axis.coarse)
         if name == primary and metrics[name].direction is Direction.LOWER:
             # the comparisons across runs ("ended lowest", ...) are about losses
             fact = _run_facts(run_id, label, run, series, name, metrics[name])
@@ -224,8 +247,23 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         notices=tuple(run.notices),
         segments=_segments(series.get(primary) if primary else None),
         metrics=MappingProxyType(metrics),
+        axis=axis,
     )
     return entry, fact
+
+
+def _axis(run: Run) -> StepAxis:
+    """What ``run``'s log says of its axis. Re-keyed on another metric (``--step``), the log's
+    counter and planned total are not this axis'; lines still held belong to a log's newest run."""
+    meta = run.meta
+    keyed = run.step_override is not None
+    planned = meta.get("planned_steps")
+    return StepAxis(
+        key=run.step_override if keyed else meta.get("step_key"),
+        planned=float(planned) if isinstance(planned, (int, float)) and planned > 0 and not keyed else None,
+        coarse=bool(meta.get("coarse_steps")) and not keyed,
+        held=int(meta.get("held") or 0) if not run.restarted_after else 0,
+    )
 
 
 def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str, Series]]]):
@@ -324,19 +362,22 @@ def _signals(run_id: str, series: dict[str, Series], primary: str | None,
 
 
 def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None,
-            signals: tuple = ()) -> MetricReport:
+            signals: tuple = (), coarse: bool = False) -> MetricReport:
     steps, values = series.visible()
     finite_mask = np.isfinite(values)
     analysis = None
     direction = names.direction(name)
+    per_step = 0
+    if analyzed:
+        a_steps, a_values, per_step = _analysed_points(series, coarse)
     if analyzed and analyzer is not None:
-        analysis = follow_direction(analyzer.update(steps, values, series.segments, signals), direction)
+        analysis = follow_direction(analyzer.update(a_steps, a_values, series.segments, signals), direction)
     elif analyzed:
-        analysis = analyze(steps, values, series.segments, is_eval=is_eval_metric(name), direction=direction,
+        analysis = analyze(a_steps, a_values, series.segments, is_eval=is_eval_metric(name), direction=direction,
                            signals=signals)
     if analysis is not None and train is not None and is_eval_metric(name):
         # what only the pair says: the eval rising from its best while train falls
-        joined = join_eval(train[0], train[1], steps, values, analysis)
+        joined = join_eval(train[0], train[1], a_steps, a_values, analysis)
         if joined:
             anomalies = sorted(analysis.anomalies + tuple(joined), key=lambda a: a.step)
             analysis = replace(analysis, anomalies=tuple(anomalies))
@@ -353,12 +394,52 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
         role=names.role(name),
         direction=direction,
         distinct_steps=_distinct(steps) if analyzed else 0,
+        values_per_step=per_step,
     )
 
 
 def _distinct(steps: np.ndarray) -> int:
     """How many different steps ``steps`` (in step order) holds: one pass, no sort."""
     return int(np.count_nonzero(steps[1:] != steps[:-1])) + 1 if len(steps) else 0
+
+
+def _shares_steps(points: int, distinct: int) -> bool:
+    """Whether many of ``points`` share a step: fewer than 80% of them have a step of their own."""
+    return points >= 4 and distinct < 0.8 * points
+
+
+def _analysed_points(series: Series, coarse: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """The points the detectors read, and how many values each step has when they read medians.
+
+    A step written many times (Ultralytics writes every batch loss of an epoch at step =
+    epoch) is one x with many values: the spread within one step is no spike, so the
+    detectors read one median per step (0 values per step said: the points as they are).
+    On a coarse axis (an epoch rounded to 2 decimals, as the parser said or as fractional
+    steps show) the points are consecutive training and keep their line order instead.
+    """
+    steps, values = series.visible()
+    if coarse:
+        return steps, values, 0
+    points, distinct = len(steps), _distinct(steps)
+    if not _shares_steps(points, distinct) or np.any(steps != np.floor(steps)):
+        return steps, values, 0
+    steps, values = per_step_median(steps, values)
+    return steps, values, max(2, round(points / distinct))
+
+
+def per_step_median(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One point per step (``steps`` in step order): the median of the values written at it.
+
+    The lower median, so it is always one of the values; NaN counts above every number,
+    so a step is NaN when at least half its values are.
+    """
+    if not len(steps):
+        return steps, values
+    starts = np.flatnonzero(np.concatenate(([True], steps[1:] != steps[:-1])))
+    counts = np.diff(np.append(starts, len(steps)))
+    group = np.repeat(np.arange(len(starts)), counts)
+    ordered = values[np.lexsort((values, group))]
+    return steps[starts], ordered[starts + (counts - 1) // 2]
 
 
 #: Findings that say a lower-is-better curve went the wrong way; they mean nothing
@@ -469,6 +550,13 @@ def _run_json(run: RunReport) -> dict:
         "skipped": {"lines": run.skipped.lines, "reasons": dict(run.skipped.reasons), "unmatched": run.skipped.unmatched},
         "notices": [{"level": n.level, "message": n.message} for n in run.notices],
         "same_series": list(run.same_series),
+        "axis": {
+            "step_key": run.axis.key,
+            "planned_steps": json_number(run.axis.planned, whole=True),
+            "progress": json_number(_progress(run)),
+            "coarse": run.axis.coarse,
+            "held_lines": run.axis.held,
+        },
         "segments": [
             {
                 "start_step": json_number(seg.start_step, whole=True),
@@ -494,6 +582,7 @@ def _metric_json(m: MetricReport) -> dict:
         "min_step": json_number(m.min_step, whole=True),
         "role": m.role,
         "coarse_steps": m.coarse_steps,
+        "values_per_step": m.values_per_step or None,
         "direction": m.direction.value,
         "convergence_step": json_number(m.convergence_step, whole=True),
         "verdict": verdict_json(m.verdict),
@@ -643,7 +732,7 @@ def run_findings(run: RunReport) -> list[str]:
             notes = [describe.no_quality_metric([printable(name, 40) for name in run.metrics])]
         else:
             notes = [describe.no_metrics(run.skipped.lines)]
-        return notes + [f"{notice.level}: {printable(notice.message)}" for notice in run.notices]
+        return notes + axis_notes(run) + [f"{notice.level}: {printable(notice.message)}" for notice in run.notices]
     final = fmt_value(finite(m.settled_final)) if finite(m.settled_final) is not None else "NaN"
     notes = anomaly_notes(run)
     notes += [describe.plateau(p) for p in m.plateaus]
@@ -651,14 +740,43 @@ def run_findings(run: RunReport) -> list[str]:
         notes.append(describe.settling(m.verdict.message if m.verdict is not None else None, final, None,
                                        finite(m.convergence_step)))
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
-    if m.coarse_steps:
-        notes.append(describe.coarse_axis(m.points, m.distinct_steps))
+    notes += axis_notes(run)
     if run.same_series:
         notes.append(describe.same_series([printable(label, 80) for label in run.same_series]))
     if run.skipped.lines:
         reasons = [(printable(why, 80), count) for why, count in run.skipped.reasons.items()]
         notes.append(describe.skipped(run.skipped.lines, reasons))
     notes += [f"{notice.level}: {printable(notice.message)}" for notice in run.notices]
+    return notes
+
+
+def _progress(run: RunReport) -> float | None:
+    """How far the primary metric got of the total the log planned (0.0014 of 1.7M), None if unsaid.
+
+    A run past its "plan" shows that the total was another counter's (a bar loading 4 shards):
+    no progress is said then.
+    """
+    m = run.primary
+    if run.axis.planned is None or m is None or finite(m.last_step) is None:
+        return None
+    share = m.last_step / run.axis.planned
+    return share if share <= 1.01 else None
+
+
+def axis_notes(run: RunReport) -> list[str]:
+    """What the report and the panel say of a run's step axis: progress of the planned total,
+    a coarse axis, values read as their median per step, lines still held."""
+    m = run.primary
+    notes = []
+    if m is not None and m.points:
+        if _progress(run) is not None:
+            notes.append(describe.progress(finite(m.last_step), run.axis.planned))
+        if m.per_step_median:
+            notes.append(describe.per_step_median(m.points, m.distinct_steps, m.values_per_step))
+        elif m.coarse_steps or run.axis.coarse:
+            notes.append(describe.coarse_axis(m.points, m.distinct_steps))
+    if run.axis.held:
+        notes.append(describe.held_lines(run.axis.held))
     return notes
 
 

@@ -193,10 +193,14 @@ class Series:
         return found
 
     def part(self, start: int, end: int) -> "Series":
-        """A copy of the points ``[start, end)`` and their segments: one run of a file that holds several."""
+        """The points ``[start, end)`` and their segments: one run of a file that holds several.
+
+        The points are not copied: the part reads the stored arrays, which only ever grow past
+        their end, so what it holds never changes. It is read, never extended.
+        """
         out = Series()
-        out.steps.extend(self.steps.view[start:end])
-        out.values.extend(self.values.view[start:end])
+        out.steps = _window(self.steps, start, end)
+        out.values = _window(self.values, start, end)
         for seg, seg_end in self.segment_bounds():
             if seg_end <= start or seg.start >= end:
                 continue
@@ -209,6 +213,14 @@ class Series:
     def nbytes(self) -> int:
         """Bytes reserved for this series (a steps array shared with others counts in each)."""
         return self.steps.nbytes + self.values.nbytes
+
+
+def _window(array: GrowableArray, start: int, end: int) -> GrowableArray:
+    """``array``'s values ``[start, end)`` without a copy; with no room to grow, an extend would copy."""
+    out = GrowableArray.__new__(GrowableArray)
+    out._data = array._data[start:end]
+    out._size = end - start
+    return out
 
 
 #: How far (relative) a run's curve must have moved for a return to its first level to be told apart.
@@ -289,7 +301,14 @@ def eval_counterpart(primary: str, names: list[str]) -> str | None:
 
 @dataclass
 class Run:
-    """One log source: its series, where it came from, and what was skipped."""
+    """One log source: its series, where it came from, and what was skipped.
+
+    A log may hold several runs (training restarted in it) or be re-keyed on another
+    step axis (``--step``): :meth:`split` gives the runs it holds, and iterating a
+    :class:`Store` gives those. A run split out of a log has ``part_of`` set to the
+    log's id, and holds what it needs of the log as plain values (so a frozen copy of
+    it never reads the live log from another thread).
+    """
 
     id: str
     label: str
@@ -307,7 +326,17 @@ class Run:
     last_point_time: float | None = None
     points: int = 0
     status: str | None = None  # what the run's tracker says: running, finished or failed (MLflow, W&B)
-    _primary: tuple[int, str | None] | None = field(default=None, repr=False, compare=False)
+    step_override: str | None = None
+    #: what the parsers learnt of the axis (``Batch.meta``: planned_steps, step_key, coarse_steps,
+    #: repeated_steps, held), the newest batch's word winning; ``held`` is the newest batch's count.
+    meta: dict = field(default_factory=dict)
+    part_of: str | None = None  # for a run split out of a log: the log's id
+    log_primary: str | None = None  # ... and the log's primary metric when it was split
+    #: for a run split out of a log: training restarted after it in the same log (it is over)
+    restarted_after: bool = False
+    _primary: tuple[int, str | None] | None = field(default=None, init=False, repr=False, compare=False)
+    _split: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def skipped_lines(self) -> int:
@@ -317,6 +346,8 @@ class Run:
     def primary_metric(self) -> str | None:
         if self.metric_override is not None:
             return self.metric_override
+        if self.log_primary in self.series:  # a run of a log: the log's choice, where it has that metric
+            return self.log_primary
         # Metrics are only ever added, so their count says whether the choice can have changed.
         cached = self._primary
         if cached is None or cached[0] != len(self.series):
@@ -369,6 +400,9 @@ class Run:
                     series.extend(steps, batch.series[metric][1], batch.backlog, drops)
             added += len(steps) * len(members)
         self.skipped.update(batch.skipped)
+        if batch.meta or self.meta.get("held"):
+            self.meta.update(batch.meta)
+            self.meta["held"] = int(batch.meta.get("held", 0))
         room = Batch.MAX_EXAMPLES - len(self.skipped_examples)
         if room > 0:
             self.skipped_examples.extend(batch.examples[:room])
@@ -384,6 +418,45 @@ class Run:
         for series in self.series.values():
             series.mark(event.reason)
 
+    def split(self) -> list["Run"]:
+        """The runs this log holds, in order: ``[self]``, unless training restarted in it.
+
+        The one place a log becomes runs; the report, the viewer's list, chart and panel
+        all read these. The first keeps the log's id and label; the k-th is ``id#k``,
+        labelled ``label #k``, and shares the log's config, skips and notices. Recomputed
+        only when points or metrics were added (the parts copy no points), so the last
+        run grows as the log does and a restart appended later becomes a run of its own.
+        With ``step_override`` (``--step``) the runs are those of the re-keyed axis.
+        """
+        if self.part_of is not None:
+            return [self]
+        key = (self.points, len(self.series), self.primary_metric, self.step_override)
+        cached = self._split
+        if cached is None or cached[0] != key:
+            parts = self.parts(self.step_override)
+            if len(parts) == 1 and parts[0] is self.series:
+                runs = [self]
+            else:
+                runs = [self._run_of(k, series, last=k == len(parts)) for k, series in enumerate(parts, 1)]
+            cached = self._split = (key, runs)
+        runs = cached[1]
+        if runs[0] is not self:
+            for k, run in enumerate(runs, 1):
+                run.label = self.label if k == 1 else f"{self.label} #{k}"
+                run.deleted, run.unmatched, run.metric_override = self.deleted, self.unmatched, self.metric_override
+            runs[-1].last_point_time = self.last_point_time
+        return runs
+
+    def _run_of(self, k: int, series: dict[str, "Series"], last: bool) -> "Run":
+        return Run(
+            id=self.id if k == 1 else f"{self.id}#{k}", label=self.label, source=self.source,
+            format=self.format, config=self.config, series=series, skipped=self.skipped,
+            skipped_examples=self.skipped_examples, unmatched=self.unmatched, notices=self.notices,
+            deleted=self.deleted, metric_override=self.metric_override, points=sum(map(len, series.values())),
+            step_override=self.step_override, meta=self.meta, part_of=self.id,
+            log_primary=self.primary_metric, restarted_after=not last,
+        )
+
     def parts(self, step: str | None = None) -> list[dict[str, Series]]:
         """The runs this log holds, each as its series: one, unless training restarted in it.
 
@@ -393,25 +466,35 @@ class Run:
         runs). Without a restart this is ``[self.series]``, no copy made.
 
         ``step`` (the user's ``--step``) names a metric of the run to use as the
-        step axis instead: every series is re-keyed on it (see :func:`rekey`) and
-        the run is then one run, its segments those of the new axis.
+        step axis instead: every series is re-keyed on it first (see :func:`rekey`),
+        and the restarts are those of the new axis.
         """
-        if step is not None and step in self.series:
-            by = self.series[step]
-            keyed = {name: rekey(series, by) for name, series in self.series.items() if name != step}
-            return [{name: series for name, series in keyed.items() if len(series)}]
+        series = self.series
         primary = self.primary_metric
-        main = self.series.get(primary) if primary else None
+        if step is not None and step in series:
+            by = series[step]
+            keyed = {name: rekey(s, by) for name, s in series.items() if name != step}
+            series = {name: s for name, s in keyed.items() if len(s)}
+            if primary not in series:
+                primary = choose_primary(list(series))
+        main = series.get(primary) if primary else None
         restarts = main.restarts() if main is not None else []
         if not restarts:
-            return [self.series]
+            return [series]
         count = len(restarts) + 1
         out: list[dict[str, Series]] = [{} for _ in range(count)]
-        for name, series in self.series.items():
-            cuts = [0, *series.restarts(), len(series)]
+        # A stretch that did not change is the same part as before, its visible points worked
+        # out once: while the newest run grows, the earlier ones cost nothing (stored series only).
+        kept, made = (self._parts if series is self.series else {}), {}
+        for name, one in series.items():
+            cuts = [0, *one.restarts(), len(one)]
             for k in range(min(len(cuts) - 1, count)):
-                end = cuts[k + 1] if k + 1 < count else len(series)
-                out[k][name] = series.part(cuts[k], end)
+                end = cuts[k + 1] if k + 1 < count else len(one)
+                key = (name, cuts[k], end, len(one.segments) if k + 1 == count else 0)
+                part = kept.get(key)
+                out[k][name] = made[key] = part if part is not None else one.part(cuts[k], end)
+        if series is self.series:
+            self._parts = made
         return out
 
 
@@ -422,10 +505,22 @@ class Store:
         self.runs: dict[str, Run] = {}
 
     def __iter__(self) -> Iterator[Run]:
-        return iter(self.runs.values())
+        """Every run, in discovery order: each log's runs (see :meth:`Run.split`) in turn.
+
+        ``runs`` holds the logs as read, by id; the engine stores what it reads there.
+        """
+        for log in self.runs.values():
+            yield from log.split()
 
     def __len__(self) -> int:
-        return len(self.runs)
+        return sum(len(log.split()) for log in self.runs.values())
+
+    def find(self, run_id: str) -> Run | None:
+        """The run ``run_id`` names (a log's, or one split out of it as ``id#k``)."""
+        log = self.runs.get(run_id)
+        if log is not None:
+            return log.split()[0]
+        return next((run for run in self if run.id == run_id), None)
 
     def add(self, run: Run) -> Run:
         self.runs.setdefault(run.id, run)

@@ -70,7 +70,7 @@ class TuilossApp(App[None]):
         # NO_COLOR: Textual drops colour entirely with native ANSI colours (else it draws greys).
         super().__init__(ansi_color=True if os.environ.get("NO_COLOR") else None)
         self.config = config
-        self.options = Options(format=config.format, pattern=config.pattern, metric=config.metric)
+        self.options = Options(format=config.format, pattern=config.pattern, metric=config.metric, step=config.step)
         roots = list(config.paths)
         self.engine = (engine_factory or Engine)(roots, self.options)
         self.watcher = (watcher_factory or Watcher)(roots, config.poll)
@@ -217,7 +217,7 @@ class TuilossApp(App[None]):
     def _check_stalls(self) -> None:
         """A run that grew while watched and then fell silent for many usual intervals is stalled."""
         fresh, changed = self.findings.check_stalls(self.store, self.activity, self.clock())
-        self._announce([(self.store.runs[run_id].label, anomaly) for run_id, anomaly in fresh])
+        self._announce([(self.store.find(run_id).label, anomaly) for run_id, anomaly in fresh])
         if changed:
             self._draw_insights()
 

@@ -194,7 +194,7 @@ class Findings:
         stalls = {}
         for run in runs:
             seen = activity.get(run.id)
-            if seen is None or len(seen.arrivals) < 3 or run.deleted:
+            if seen is None or len(seen.arrivals) < 3 or run.deleted or run.restarted_after:
                 continue
             name = run.primary_metric
             series = run.series.get(name) if name else None

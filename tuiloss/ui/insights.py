@@ -22,7 +22,7 @@ from tuiloss.core.analysis import describe
 from tuiloss.core.analysis.display import finite, fmt_value
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.metrics import Direction, direction
-from tuiloss.core.report import Report, build_report
+from tuiloss.core.report import Report, axis_notes, build_report
 from tuiloss.core.store import is_eval_metric
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
 from tuiloss.ui.findings import anomaly_key
@@ -167,6 +167,8 @@ def render_insights(
                 item("!", "yellow", safe_label(notice.message, 300), "yellow")
         if facts is None or not facts.points:
             item("…", "dim", "no points yet", "dim")
+            for note in axis_notes(run):
+                item("." if ascii else "·", "dim", note, "dim")
             continue
         for anomaly in (facts.analysis.by_severity() if facts.analysis is not None else facts.anomalies):
             mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
@@ -200,6 +202,8 @@ def render_insights(
         for seg in run.segments[1:]:
             item(ANOMALY_GLYPHS["reset"][glyph], "yellow",
                  describe.segment(finite(seg.start_step), safe_label(seg.reason, 20)), "yellow")
+        for note in axis_notes(run):  # progress of the planned total, a coarse or repeated axis
+            item("." if ascii else "·", "dim", note, "dim")
         if run.skipped.lines:
             item("·", "dim", describe.skipped(run.skipped.lines), "dim")
         if run.deleted:

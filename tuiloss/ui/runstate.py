@@ -64,17 +64,23 @@ def take_read(store: Store, result: ReadResult, options: Options, now: float, se
     """Apply one read to ``store``: new runs join the selection and are tracked from their file's
     mtime; while ``watching`` (after the first load), runs that gained points grew ``now``.
 
+    A log's runs are those :meth:`~tuiloss.core.store.Run.split` gives: a restart read in it
+    is a new run (its own colour and row), found ``now`` while watching.
+
     Returns the ids of the runs new to the selection.
     """
-    before = {u.run_id: store.runs[u.run_id].points for u in result.updates if u.run_id in store.runs}
+    logs = {u.run_id: store.runs[u.run_id] for u in result.updates if u.run_id in store.runs}
+    before = {run.id: run.points for log in logs.values() for run in log.split()}
     apply_result(store, result, options, now=now)
     new = [spec.id for spec in result.new_runs if selection.add(spec.id)]
     for run_id in new:
         activity.found(run_id, mtimes.get(run_id))
-    if watching:
-        for update in result.updates:
-            run = store.runs.get(update.run_id)
-            if run is not None and run.points > before.get(update.run_id, 0):
+    for log in logs.values():
+        for run in log.split():
+            if selection.add(run.id):
+                new.append(run.id)
+                activity.found(run.id, now if watching else mtimes.get(log.id))
+            elif watching and run.points > before.get(run.id, 0):
                 activity.grew(run.id, now)
     return new
 
@@ -157,7 +163,7 @@ def list_rows(
                 color=rich_color(selection.color(run.id)),
                 label=run.label,
                 value=value,
-                state="stalled" if run.id in stalled and not run.deleted
+                state="finished" if run.restarted_after else "stalled" if run.id in stalled and not run.deleted
                 else "unread" if not run.points and any(n.level == "error" for n in run.notices)
                 else run_state(run.deleted, activity.get(run.id), now, has_points=run.points > 0,
                                status=run.status),

@@ -348,6 +348,25 @@ def coarse_axis(points: int, steps: int) -> str:
     return f"coarse step axis: {points:,} points on {steps:,} distinct steps, kept in line order"
 
 
+def per_step_median(points: int, steps: int, per_step: int) -> str:
+    """Many values written at each step (every batch of an epoch at step = epoch): one x, many values."""
+    return (f"{per_step:,} values per step ({points:,} points on {steps:,} steps), analysed as their median:"
+            " the spread within a step is not a spike")
+
+
+def progress(step: float | None, planned: float) -> str:
+    """``at step 2.1K of 1.7M planned (0.1%)``: how far a run got of the total its log announced."""
+    share = step / planned if step is not None and planned else 0.0
+    shown = f"{share:.0%}" if share >= 0.01 or share == 0 else f"{share:.1%}" if share >= 0.001 else "<0.1%"
+    return f"at step {fmt_step(step)} of {fmt_step(planned)} planned ({shown})"
+
+
+def held_lines(count: int) -> str:
+    """Lines read but not yet on the axis: an epoch-local counter whose epoch length is not known yet."""
+    return (f"{count:,} line{'s' if count != 1 else ''} not placed yet: the iterations per epoch are not "
+            "known until the next epoch starts")
+
+
 def no_quality_metric(found: list[str]) -> str:
     """A run whose metrics are all throughput, time, counts, ...: nothing to judge."""
     shown = ", ".join(found[:8]) + (", ..." if len(found) > 8 else "")

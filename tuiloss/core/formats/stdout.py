@@ -371,6 +371,8 @@ _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d
 _PLANNED = re.compile(r"(?<![\w])['\"]?max_(?:update|updates|steps|iters|iterations)['\"]?\s*[:=]\s*(\d+)")
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
+# a tqdm bar's head, ``Loading checkpoint shards:  25%|###   |``: its progress, never a metric
+_BAR_HEAD = re.compile(r"[^|]*?\d{1,3}%\|[^|]*\|")
 _KEY = r"[A-Za-z_][\w./\-()]*"
 # A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``.
 _WHOLE = re.compile(
@@ -567,7 +569,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             counters.append(("batch", float(match["n"]), match["m"]))
     if not counters:
         return _read_alone(parser, line)
-    pairs = [(key, value) for key, value in _fields(line) if _counter_name(key) is None and key.lower() not in words]
+    fields = _fields(_BAR_HEAD.sub("", line, count=1) if bar is not None else line)
+    pairs = [(key, value) for key, value in fields if _counter_name(key) is None and key.lower() not in words]
     if ruled:
         known = {key for key, _ in pairs}
         pairs += [(key, value) for key, value in _spaced_fields(line) if key not in known]

@@ -14,7 +14,7 @@ import time
 
 from tuiloss.core.formats import tfevents as events
 from tuiloss.core.formats.tfrecord import NO_CRC, load_crc
-from tuiloss.core.model import Batch, Notice, SegmentEvent
+from tuiloss.core.model import Batch, Notice, RowGroup, SegmentEvent
 from tuiloss.core.sources.base import Item, Source, append_batch
 from tuiloss.core.tail import DEFAULT_MAX_READ, Tailer, moved_path
 
@@ -290,8 +290,21 @@ class SplitRunSource(Source):
             more = more or pending
             for item in got:
                 if prefix and isinstance(item, Batch):
-                    renamed = Batch(skipped=item.skipped, unmatched=item.unmatched, examples=item.examples)
-                    renamed.series = {prefix + name: pair for name, pair in item.series.items()}
-                    item = renamed
+                    item = _prefixed(item, prefix)
                 items.append(item)
         return items, more
+
+
+def _prefixed(batch: Batch, prefix: str) -> Batch:
+    """``batch`` with every metric named ``prefix + name``; all else it says (row groups, what it
+    learnt of the axis in ``meta``, the lines and backlog) is kept."""
+    return Batch(
+        series={prefix + name: pair for name, pair in batch.series.items()},
+        skipped=batch.skipped,
+        unmatched=batch.unmatched,
+        examples=batch.examples,
+        lines=batch.lines,
+        backlog=batch.backlog,
+        groups=[RowGroup(group.steps, tuple(prefix + name for name in group.metrics)) for group in batch.groups],
+        meta=dict(batch.meta),
+    )
