@@ -214,3 +214,15 @@ def test_clean_logs_raise_no_finding_of_their_own(real_logs, folder):
     for run in report.runs:
         if run.primary is not None:
             assert [a.message for a in run.primary.anomalies if a.kind != "reset"] == [], run.label
+
+
+def test_keras_across_runs_counts_what_the_panel_counts(real_logs):
+    from tuiloss.ui.findings import anomaly_counts
+
+    report = report_of(real_logs / "keras_stdout" / "keras3_road_surface_cnn")
+    [obs] = [o for o in report.observations if o.kind == "anomalies"]
+    panel = anomaly_counts(report)
+    for run in report.runs:
+        across = sum(obs.fields["counts"].get(run.id, {}).values())
+        assert across == panel[run.id] > 0
+    assert "spikes in val_loss" in obs.message

@@ -209,9 +209,11 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         train = series[primary].visible() if name == counterpart else None
         signals = _signals(run_id, series, primary, analyzer_for) if name == primary and analyzed else ()
         metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals)
-        if name == primary and metrics[name].direction is Direction.LOWER:
-            # the comparisons across runs ("ended lowest", ...) are about losses
-            fact = _run_facts(run_id, label, run, series, name, metrics[name])
+    if primary in metrics and metrics[primary].direction is Direction.LOWER:
+        # the comparisons across runs ("ended lowest", ...) are about losses; its anomalies are
+        # counted with its eval series', as the panel counts them
+        evals = {name: m.anomalies for name, m in metrics.items() if name != primary and m.analysis is not None}
+        fact = _run_facts(run_id, label, run, series, primary, metrics[primary], evals)
     entry = RunReport(
         id=run_id,
         label=label,
@@ -395,7 +397,7 @@ def follow_direction(analysis: SeriesAnalysis, direction: Direction) -> SeriesAn
 
 
 def _run_facts(run_id: str, label: str, run: Run, series: dict[str, Series], name: str,
-               metric: MetricReport) -> RunFacts:
+               metric: MetricReport, eval_anomalies: Mapping[str, tuple] | None = None) -> RunFacts:
     """What the comparisons across runs read of a run's primary metric.
 
     Runs are compared on the median of the last finite values of the whole visible series.
@@ -406,7 +408,7 @@ def _run_facts(run_id: str, label: str, run: Run, series: dict[str, Series], nam
     analysis = replace(metric.analysis, final=final_value(values))
     return RunFacts(str(run_id), str(label), dict(run.config), analysis, steps, values,
                     metric=name, source=str(run.source), format=str(run.format),
-                    metric_names=frozenset(series))
+                    metric_names=frozenset(series), eval_anomalies=MappingProxyType(dict(eval_anomalies or {})))
 
 
 def _segments(series: Series | None) -> tuple[SegmentReport, ...]:

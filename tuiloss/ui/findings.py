@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from tuiloss.core.analysis import Anomaly, stall_anomaly
+from tuiloss.core.analysis.anomalies import counts_as_anomaly
 from tuiloss.core.analysis.display import finite
 from tuiloss.core.report import Report, RunReport, eval_metrics
 from tuiloss.core.store import Run
@@ -71,8 +72,7 @@ def anomaly_counts(report: Report) -> dict[str, int]:
     counts = {}
     for run in report.runs:
         metrics = ([run.primary] if run.primary is not None else []) + eval_metrics(run)
-        counts[run.id] = sum(a.kind != "grad_norm" for m in metrics for a in m.analysis.anomalies
-                             if m.analysis is not None)
+        counts[run.id] = sum(counts_as_anomaly(a) for m in metrics for a in m.anomalies)
     return counts
 
 

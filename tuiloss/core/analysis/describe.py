@@ -221,15 +221,23 @@ def no_anomalies(runs: int) -> str:
 
 
 def anomaly_counts(found: list[tuple[str, dict[str, int]]], runs: int, clean: list[str]) -> str:
-    """``anomalies in 1 of 3 runs: B (1 spike); none in A, C``."""
+    """``anomalies in 1 of 3 runs: B (1 spike, 2 spikes in val_loss); none in A, C``.
+
+    A kind may name the series it is in (``spike in val_loss``): the kind is what is counted.
+    """
     parts = []
     for label, counts in found:
-        what = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(counts.items()))
+        what = ", ".join(_counted(n, kind) for kind, n in sorted(counts.items(), key=lambda kv: (" in " in kv[0], kv[0])))
         parts.append(f"{label} ({what})")
     message = f"anomalies in {len(found)} of {runs} runs: " + "; ".join(parts)
     if clean:
         message += f"; none in {', '.join(clean)}"
     return message
+
+
+def _counted(n: int, kind: str) -> str:
+    word, sep, where = kind.partition(" in ")
+    return f"{n} {word}{'s' if n > 1 else ''}{sep}{where}"
 
 
 def only_reached(name: str, level: float, step: float, other: str) -> str:
