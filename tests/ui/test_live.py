@@ -32,7 +32,7 @@ async def test_an_appended_line_reaches_the_chart_list_and_panel(sample_logs, co
         assert app.chart.spec.x_lim[1] == math.log10(100_100)
         await settle(pilot, app)
         row = next(r for r in app.run_list.rows_shown if r.key == run.id)
-        assert row.value == "0.123" and row.state == "live"
+        assert row.value == "0.123" and row.state == "running"
         # "final" is the robust final level (the median of the last 1%); the new point is the new min
         await wait_for(pilot, lambda: "min 0.123" in app.insights_panel.text.plain, 5, "the panel")
         assert app.status_bar.status.since_last is not None and app.status_bar.status.since_last < 5

@@ -8,6 +8,8 @@ what it returns, and JSON exists only at the edge (:func:`report_json`).
 from __future__ import annotations
 
 import math
+import os
+import time
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping
@@ -31,6 +33,7 @@ from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
 from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.signals import find_signals, signal_series
+from tuiloss.core.analysis.state import RunState, planned_steps, run_state
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
 from tuiloss.core.sanitize import escape_markdown, safe_label
@@ -140,6 +143,7 @@ class RunReport:
     segments: tuple[SegmentReport, ...]
     metrics: Mapping[str, MetricReport]
     same_series: tuple[str, ...] = ()
+    state: RunState = RunState("stopped")
 
     @property
     def primary(self) -> MetricReport | None:
@@ -171,13 +175,15 @@ AnalyzerFor = Callable[[str, str], "LiveAnalyzer | None"]
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
                  runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None,
-                 step: str | None = None) -> Report:
+                 step: str | None = None, now: float | None = None) -> Report:
     """The report over ``runs`` (default: every run of ``store``).
 
     ``analyzer_for(run_id, metric)``, when given, returns a kept ``LiveAnalyzer`` (or None)
     so the viewer re-analyses only what is new; the findings are the same. ``step``
-    names a metric to use as the step axis instead of the one read (``--step``).
+    names a metric to use as the step axis instead of the one read (``--step``). ``now``
+    (default: the clock) ages the logs for the runs' states.
     """
+    now = time.time() if now is None else now
     chosen = list(store) if runs is None else list(runs)
     entries: list[RunReport] = []
     facts: list[tuple[RunFacts, dict[str, Series]]] = []
@@ -187,6 +193,9 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
             run_id = run.id if k == 1 else f"{run.id}#{k}"
             label = run.label if k == 1 else f"{run.label} #{k}"
             entry, fact = _run_entry(run, run_id, label, series, metric, analyzer_for)
+            # a run restarted in the log ended where the next one began; the last is the log's
+            ended = RunState("stopped", "restarted in the same log") if k < len(parts) else None
+            entry = replace(entry, state=ended or state_of(run, series, silence=_silence(run, now)))
             entries.append(entry)
             if fact is not None:
                 facts.append((fact, series))
@@ -228,6 +237,45 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         metrics=MappingProxyType(metrics),
     )
     return entry, fact
+
+
+def state_of(run: Run, series: Mapping[str, Series] | None = None, *, silence: float | None = None,
+             interval: float | None = None, stalled: bool = False) -> RunState:
+    """A run's state (see :mod:`tuiloss.core.analysis.state`): how its log ends, whether it
+    reached its planned total, then how long it has been silent.
+
+    Args:
+        run: the run; series: its series (default: all of them; one run restarted in a log).
+        silence: seconds since it last grew (None: unknown).
+        interval: its usual seconds between writes; stalled: the viewer saw it stall.
+    """
+    series = run.series if series is None else series
+    end = run.meta.get("end")
+    name = run.primary_metric
+    main = series.get(name) if name else None
+    last = spacing = None
+    if main is not None and len(main):
+        steps = main.visible()[0]
+        last = float(steps[-1])
+        spacing = float(steps[-1] - steps[-2]) if len(steps) > 1 else None
+    return run_state(
+        ending=(end.kind, end.reason) if end is not None else None,
+        planned=planned_steps(run.meta.get("planned_steps"), run.config),
+        last_step=last, spacing=spacing, silence=silence, interval=interval, deleted=run.deleted,
+        has_points=run.points > 0, unread=any(n.level == "error" for n in run.notices), stalled=stalled,
+    )
+
+
+def _silence(run: Run, now: float) -> float | None:
+    """Seconds since the run's log (its newest file, for a folder) was last written."""
+    path = run.id
+    try:
+        if os.path.isdir(path):
+            times = [entry.stat().st_mtime for entry in os.scandir(path) if entry.is_file()]
+            return now - max(times) if times else None
+        return now - os.stat(path).st_mtime
+    except OSError:
+        return None
 
 
 def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str, Series]]]):
@@ -467,7 +515,8 @@ def _run_json(run: RunReport) -> dict:
         "format": run.format,
         "config": {k: _json_config(v) for k, v in run.config.items()},
         "primary_metric": run.primary_metric,
-        "state": "deleted" if run.deleted else "present",
+        "state": run.state.state,
+        "state_reason": run.state.reason,
         "skipped": {"lines": run.skipped.lines, "reasons": dict(run.skipped.reasons), "unmatched": run.skipped.unmatched},
         "notices": [{"level": n.level, "message": n.message} for n in run.notices],
         "same_series": list(run.same_series),
@@ -585,7 +634,7 @@ def printable(text: object, max_len: int = 200) -> str:
     return safe_label(text, max_len)
 
 
-_HEADER = ("#", "run", "format", "metric", "points", "steps", "first", "last", "min", "skipped")
+_HEADER = ("#", "run", "format", "metric", "points", "steps", "first", "last", "min", "skipped", "state")
 _RIGHT = {0, 4, 6, 7, 8, 9}
 
 
@@ -596,13 +645,14 @@ def summary_rows(report: Report) -> list[tuple[str, ...]]:
         m = run.primary
         label = printable(run.label, 60)
         if m is None:
-            rows.append((str(index), label, run.format, "-", "0", "-", "-", "-", "-", f"{run.skipped.lines:,}"))
+            rows.append((str(index), label, run.format, "-", "0", "-", "-", "-", "-", f"{run.skipped.lines:,}",
+                         run.state.state))
             continue
         last = fmt_value(finite(m.final)) if finite(m.final) is not None or not m.points else "NaN"
         rows.append((
             str(index), label, run.format, printable(m.name, 40), f"{m.points:,}",
             f"{fmt_step(finite(m.first_step))}-{fmt_step(finite(m.last_step))}",
-            fmt_value(finite(m.first)), last, fmt_value(finite(m.min)), f"{run.skipped.lines:,}",
+            fmt_value(finite(m.first)), last, fmt_value(finite(m.min)), f"{run.skipped.lines:,}", run.state.state,
         ))
     return rows
 
@@ -652,6 +702,8 @@ def run_findings(run: RunReport) -> list[str]:
     if m.points and m.analyzed:
         notes.append(describe.settling(m.verdict.message if m.verdict is not None else None, final, None,
                                        finite(m.convergence_step)))
+    if run.state.state in ("killed", "crashed"):
+        notes.append(describe.run_ended(run.state.state, printable(run.state.reason, 80), finite(m.last_step)))
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
     if m.coarse_steps:
         notes.append(describe.coarse_axis(m.points, m.distinct_steps))

@@ -277,6 +277,9 @@ class Run:
     metric_override: str | None = None
     last_point_time: float | None = None
     points: int = 0
+    #: What the parsers said of the log beside its points (``Batch.meta``: the planned total,
+    #: the step counter, how the log ends); the latest batch's word wins.
+    meta: dict = field(default_factory=dict)
     _primary: tuple[int, str | None] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -343,6 +346,7 @@ class Run:
         if room > 0:
             self.skipped_examples.extend(batch.examples[:room])
         self.unmatched += batch.unmatched
+        self.meta.update(batch.meta)
         if added:
             self.points += added
             if now is not None:
@@ -350,6 +354,7 @@ class Run:
         return added
 
     def mark(self, event: SegmentEvent) -> None:
+        self.meta.pop("end", None)  # the file changed: how it ends is read again
         for series in self.series.values():
             series.mark(event.reason)
 

@@ -19,7 +19,7 @@ from typing import Iterable, Mapping
 from tuiloss.core.analysis import Anomaly, stall_anomaly
 from tuiloss.core.analysis.anomalies import counts_as_anomaly
 from tuiloss.core.analysis.display import finite
-from tuiloss.core.report import Report, RunReport, eval_metrics
+from tuiloss.core.report import Report, RunReport, eval_metrics, state_of
 from tuiloss.core.store import Run
 from tuiloss.ui.chartdata import Mark
 from tuiloss.ui.runstate import Activity
@@ -187,8 +187,8 @@ class Findings:
         stalls = {}
         for run in runs:
             seen = activity.get(run.id)
-            if seen is None or len(seen.arrivals) < 3 or run.deleted:
-                continue
+            if seen is None or len(seen.arrivals) < 3 or run.deleted or state_of(run).ended:
+                continue  # a run its log says is over (finished, killed, crashed) does not stall
             name = run.primary_metric
             series = run.series.get(name) if name else None
             if series is None or not len(series):

@@ -154,6 +154,12 @@ def stall(silence: float, interval: float, last_step: float) -> str:
     )
 
 
+def run_ended(state: str, reason: str, last_step: float | None) -> str:
+    """``killed (KeyboardInterrupt) after step 1.2K``: how the log ends, and where training was."""
+    text = f"{state} ({reason})" if reason else state
+    return text + (f" after step {format_step(last_step)}" if last_step is not None else "")
+
+
 # -- across runs ----------------------------------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from tuiloss.core.formats.base import LineParser, parse_number
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
+from tuiloss.core.formats.endings import TAIL, Ending, ending_of, may_hold
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -723,16 +724,28 @@ class TextParser(LineParser):
         self.rows = 0
         self.matched = 0
         self._probe_meta: dict = {}
+        self.ending: Ending | None = None
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
     def restart(self) -> None:
         self.state = _State()
         self.rows = 0
+        self.ending = None
         self.layouts.reset()
         if not self._fixed:
             self.family = None
 
     def feed(self, data: bytes, first_line: int) -> Batch:
+        batch = self._feed(data, first_line)
+        self.ending = _read_ending(data, self.ending, self._went_on)
+        batch.meta["end"] = self.ending  # how the log ends so far (None: no end marker after the last metric line)
+        return batch
+
+    def _went_on(self, text: str) -> bool:
+        """Whether ``text`` holds a metric line of the family: training went on."""
+        return self.family is not None and self.family.detect.search("\n" + text) is not None
+
+    def _feed(self, data: bytes, first_line: int) -> Batch:
         text = None
         if not self._fixed and (self.family is None or self.family.generic):
             found, text = _detect_in(data)
@@ -800,6 +813,23 @@ class TextParser(LineParser):
             meta["coarse_steps"] = True
 
 
+def _read_ending(data: bytes, held: Ending | None, went_on: Callable[[str], bool]) -> Ending | None:
+    """How the log ends after ``data`` (see :mod:`~tuiloss.core.formats.endings`).
+
+    Only the chunk's last :data:`~tuiloss.core.formats.endings.TAIL` bytes can hold the
+    markers that count; the whole chunk is read only to see whether training went on
+    after an ending found before.
+    """
+    cut = max(0, len(data) - TAIL)
+    if held is None:
+        if not may_hold(data[cut:] if cut else data):
+            return None
+        if cut:
+            cut = data.find(b"\n", cut) + 1
+            data = data[cut:] if cut else b""
+    return ending_of(_decode(data), went_on, held)
+
+
 def _decode(data: bytes) -> str:
     text = data.decode("utf-8", "replace")
     if "\r" in text:
@@ -818,9 +848,11 @@ class PatternParser(LineParser):
         self.step_group = "step" if "step" in names else None
         self.metric_groups = [name for name in names if name != "step"]
         self.rows = 0
+        self.ending: Ending | None = None
 
     def restart(self) -> None:
         self.rows = 0
+        self.ending = None
 
     def feed(self, data: bytes, first_line: int) -> Batch:
         text = data.decode("utf-8", "replace")
@@ -854,4 +886,6 @@ class PatternParser(LineParser):
         batch.unmatched = max(text.count("\n") - matched, 0)
         for name, (steps, values) in state.columns.items():
             batch.add(name, steps, values)
+        self.ending = _read_ending(data, self.ending, lambda rest: self.regex.search(rest) is not None)
+        batch.meta["end"] = self.ending
         return batch
