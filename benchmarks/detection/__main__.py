@@ -14,12 +14,14 @@ import time
 from benchmarks.detection import PLATEAU_LEVEL, TARGETS, VERDICT_ACCURACY
 from benchmarks.detection.generate import SPIKE_SNR, make_suite
 from benchmarks.detection.run import evaluate
+from benchmarks.detection.states import STATE_ACCURACY, evaluate_states, render_states, state_accuracy
 from benchmarks.detection.score import DRIFT_OVERLAP, KINDS, TOLERANCE, VERDICTS, Score, f1
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, files: bool, points: int) -> str:
+def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, files: bool, points: int,
+           states=None) -> str:
     lines = [
         "# Detection benchmark",
         "",
@@ -98,6 +100,9 @@ def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, f
         "collapse diverged; anything between is not scored.",
         "",
     ]
+    if states is not None:
+        lines += render_states(*states)
+        lines.append("")
     for kind in KINDS:
         t = score.kinds[kind]
         if t.misses or t.false:
@@ -147,12 +152,15 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"warning: {missing} runs were not loaded", file=sys.stderr)
     points = sum(len(c.steps) for c in cases)
-    text = render(score, cases=len(cases), seconds=seconds, seed=args.seed, scale=args.scale, files=not args.arrays, points=points)
+    states = evaluate_states(seed=args.seed, count=20 * args.scale)
+    text = render(score, cases=len(cases), seconds=seconds, seed=args.seed, scale=args.scale, files=not args.arrays,
+                  points=points, states=states)
     with open(args.out, "w") as f:
         f.write(text)
     print(text)
     below = [k for k in KINDS if f1(score.kinds[k]) < TARGETS[k]]
-    bad = below or score.control_spikes or score.control_other or score.verdict_accuracy < VERDICT_ACCURACY
+    bad = (below or score.control_spikes or score.control_other or score.verdict_accuracy < VERDICT_ACCURACY
+           or state_accuracy(states[0]) < STATE_ACCURACY)
     return 1 if bad else 0
 
 

@@ -217,7 +217,7 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         # term, like wav2vec2's code perplexity, may rise as training goes well).
         train = series[primary].visible() if name == counterpart else None
         signals = _signals(run_id, series, primary, analyzer_for) if name == primary and analyzed else ()
-        metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals)
+        metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals, primary or "")
     if primary in metrics and metrics[primary].direction is Direction.LOWER:
         # the comparisons across runs ("ended lowest", ...) are about losses; its anomalies are
         # counted with its eval series', as the panel counts them
@@ -374,7 +374,7 @@ def _signals(run_id: str, series: dict[str, Series], primary: str | None,
 
 
 def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None,
-            signals: tuple = ()) -> MetricReport:
+            signals: tuple = (), train_name: str = "") -> MetricReport:
     steps, values = series.visible()
     finite_mask = np.isfinite(values)
     analysis = None
@@ -386,7 +386,8 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
                            signals=signals)
     if analysis is not None and train is not None and is_eval_metric(name):
         # what only the pair says: the eval rising from its best while train falls
-        joined = join_eval(train[0], train[1], steps, values, analysis)
+        joined = join_eval(train[0], train[1], steps, values, analysis,
+                           perplexity=names.role(name) == "ppl" and names.role(train_name) != "ppl")
         if joined:
             anomalies = sorted(analysis.anomalies + tuple(joined), key=lambda a: a.step)
             analysis = replace(analysis, anomalies=tuple(anomalies))

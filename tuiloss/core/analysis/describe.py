@@ -87,10 +87,10 @@ def drift(step: float, end_step: float, start_level: float, end_level: float, re
 
 
 def overfitting(step: float, best_step: float, best: float, last: float, last_step: float, train_then: float,
-                train_end: float, relative: bool) -> str:
+                train_end: float, relative: bool, what: str = "eval loss") -> str:
     """``overfitting from 1.0K: eval loss rose from its best 0.321 (at 1.0K) to 0.420 (+31%) by
     5.0K while the train loss fell from 0.0500 to 0.000100``."""
-    text = (f"overfitting from {format_step(step)}: eval loss rose from its best {format_value(best)} "
+    text = (f"overfitting from {format_step(step)}: {what} rose from its best {format_value(best)} "
             f"(at {format_step(best_step)}) to {format_value(last)}")
     if relative and best > 0:
         text += f" ({format_percent(last / best - 1)})"

@@ -746,6 +746,8 @@ class TextParser(LineParser):
         return self.family is not None and self.family.detect.search("\n" + text) is not None
 
     def _feed(self, data: bytes, first_line: int) -> Batch:
+        if b"max_" in data and "planned_steps" not in self.state.meta:
+            _note_planned(data, self.state.meta)
         text = None
         if not self._fixed and (self.family is None or self.family.generic):
             found, text = _detect_in(data)
@@ -811,6 +813,17 @@ class TextParser(LineParser):
         meta.update(self._probe_meta)
         if _counter_name(str(meta.get("step_key", ""))) == "epoch" and (steps != np.floor(steps)).any():
             meta["coarse_steps"] = True
+
+
+def _note_planned(data: bytes, meta: dict) -> None:
+    """The planned total of a settings dump or argument list (``max_iters = 5000``, ``--max-steps``
+    spelled ``max_steps=...``), whatever the family: the first one the log prints."""
+    for line in data.split(b"\n"):
+        if b"max_" in line:
+            planned = _PLANNED.search(line.decode("utf-8", "replace"))
+            if planned is not None and int(planned[1]) > 0:
+                meta["planned_steps"] = float(planned[1])
+                return
 
 
 def _read_ending(data: bytes, held: Ending | None, went_on: Callable[[str], bool]) -> Ending | None:
