@@ -93,7 +93,10 @@ def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, f
         "warmup-stable-decay, cosine), some with a spike of 2x-10x and at least 20 noise sigmas; runs flat at the start "
         "then learning; no progress at all; collapses into a dead plateau (labelled divergence at the jump); eval "
         "series that overfit (labelled on the bottom of the clean eval, within 1% of its minimum) or spike 5-100x once; grad-norm-only spikes; RL "
-        "losses oscillating around 0; runs of 5-18 points falling 3% a point; runs of 25-60 points still falling 1.5% a point.",
+        "losses oscillating around 0; runs of 5-18 points falling 3% a point; runs of 25-60 points still falling 1.5% a point. "
+        "Added after those (so they keep their draws): RL losses loud and large early then around 0, about half of them with one late "
+        "spike, where the loss is around 0, of 100-1000 of its noise sigmas (labelled spike); eval series that rise 5-10% over their last 3-6 evals "
+        "(labelled overfitting on their bottom).",
         "- Verdicts are read off the noiseless curve: under 20 points too_short; a total fall under 10% "
         "no_progress; a fall over the last 20% of at least 5% (and 4 noise standard errors) improving; at most "
         "1.5% converged, at the step after which the noiseless curve stays within 10% of its end; a divergence or "

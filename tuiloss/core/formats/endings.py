@@ -48,7 +48,7 @@ class _Rule:
 
 
 def _rule(kind: str, reason: str, rank: int, pattern: str) -> _Rule:
-    return _Rule(kind, reason, rank, re.compile(pattern, re.M))
+    return _Rule(kind, reason, rank, re.compile(pattern))
 
 
 _RULES = (
@@ -92,16 +92,40 @@ def may_hold(data: bytes) -> bool:
 
 
 def markers(text: str) -> list[tuple[int, int, Ending]]:
-    """Every marker line of ``text``, in order, as (start, end, ending)."""
-    found: dict[int, tuple[int, int, Ending]] = {}
-    for rule in _RULES:
-        for match in rule.pattern.finditer(text):
-            line = match[0].strip()
-            reason = rule.reason or _short(line)
-            held = found.get(match.start())
-            if held is None or held[2].rank < rule.rank:
-                found[match.start()] = (match.start(), match.end(), Ending(rule.kind, reason, line[:200], rule.rank))
-    return [found[pos] for pos in sorted(found)]
+    """Every marker line of ``text`` (of its last :data:`MAX_CANDIDATES` lines holding a
+    hint), in order, as (start, end, ending)."""
+    found = []
+    for start, end in _candidate_lines(text):
+        line = text[start:end]
+        best = None
+        for rule in _RULES:
+            if (best is None or rule.rank > best.rank) and rule.pattern.search(line):
+                best = rule
+        if best is not None:
+            line = line.strip()
+            found.append((start, end, Ending(best.kind, best.reason or _short(line), line[:200], best.rank)))
+    return found
+
+
+#: At most this many lines holding a hint are read, the last ones: a run's last words are few.
+MAX_CANDIDATES = 256
+
+
+def _candidate_lines(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of the last lines of ``text`` that hold a hint, found with plain
+    searches from the end (a hint on every line costs no more than on the last few)."""
+    spans = set()
+    for hint in _HINTS:
+        end = len(text)
+        for _ in range(MAX_CANDIDATES):
+            pos = text.rfind(hint, 0, end)
+            if pos < 0:
+                break
+            start = text.rfind("\n", 0, pos) + 1
+            stop = text.find("\n", pos)
+            spans.add((start, len(text) if stop < 0 else stop))
+            end = start
+    return sorted(spans)[-MAX_CANDIDATES:]
 
 
 def ending_of(text: str, went_on: Callable[[str], bool], held: Ending | None = None) -> Ending | None:
@@ -116,7 +140,7 @@ def ending_of(text: str, went_on: Callable[[str], bool], held: Ending | None = N
         The most telling marker after the last metric line, kept with ``held`` when no metric
         line came between them; None when training went on after every marker.
     """
-    found = markers(text) if any(hint in text for hint in _HINTS) else []
+    found = markers(text)
     end = len(text)
     block = []
     for start, stop, ending in reversed(found):

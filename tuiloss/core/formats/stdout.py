@@ -835,6 +835,9 @@ def _read_ending(data: bytes, held: Ending | None, went_on: Callable[[str], bool
     """
     cut = max(0, len(data) - TAIL)
     if held is None:
+        last = data[data.rfind(b"\n", 0, len(data) - 1) + 1 :]
+        if not may_hold(last) and went_on(_decode(last)):
+            return None  # it ends in a metric line: nothing after it to read (the common case, in O(line))
         if not may_hold(data[cut:] if cut else data):
             return None
         if cut:
