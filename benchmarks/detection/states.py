@@ -8,7 +8,9 @@ memory, an NCCL timeout or an exception, or it just stops short of its plan. The
 logs have after their last metric line is added (wandb sync lines, checkpoint saves, one
 traceback per rank), and some logs print a traceback mid-run and carry on (not a crash).
 Every file is dated two days back (a copied log) unless the case is a run still being
-written, so the state must come from what the log says.
+written or a fresh copy of one that stopped long ago, so the state must come from what the
+log says; logs that stamp their lines with a time stamp them alike (a copy of a log with no
+clock of its own reads as running).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class StateCase:
     kind: str
 
 
-def _metric_lines(style: str, n: int, total: int, rng) -> list[str]:
+def _metric_lines(style: str, n: int, total: int, rng, clock: float = 0.0) -> list[str]:
     loss = 3.0 * np.exp(-np.arange(n) / (n / 3)) + 0.5 + 0.02 * rng.standard_normal(n)
     step = max(1, total // n)
     out = []
@@ -46,7 +48,8 @@ def _metric_lines(style: str, n: int, total: int, rng) -> list[str]:
         elif style == "hf":
             out.append(f"{{'loss': {loss[i]:.4f}, 'grad_norm': 1.23, 'learning_rate': 2e-05, 'epoch': {s / total * 3:.2f}}}")
         else:
-            out.append(f"2024-05-01 10:00:{i % 60:02d} INFO train: step={s} loss={loss[i]:.4f} lr=0.0003")
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(clock - (n - i) * 2.0))
+            out.append(f"{stamp} INFO train: step={s} loss={loss[i]:.4f} lr=0.0003")
     return out
 
 
@@ -95,27 +98,32 @@ def _ending(kind: str, rng) -> tuple[str, list[str]]:
 ENDINGS = ("oom", "nccl", "error", "interrupt", "sigterm", "timelimit", "oomkill", "summary", "lightning", "early", "none")
 
 
-def make_cases(seed: int = 2024, count: int = 120) -> list[tuple[StateCase, dict[str, str], bool]]:
-    """``count`` cases: each with its files (name -> text) and whether it is still being written."""
+def make_cases(seed: int = 2024, count: int = 120, now: float | None = None) -> list[tuple[StateCase, dict[str, str], bool]]:
+    """``count`` cases: each with its files (name -> text) and whether it is still being written
+    (its lines stamped up to ``now``, the others two days before)."""
     rng = np.random.default_rng(seed)
+    now = time.time() if now is None else now
     out = []
     for k in range(count):
         style = str(rng.choice(("nanogpt", "pipe", "hf", "generic", "csv")))
         n = int(rng.integers(30, 400))
         total = n * int(rng.choice((1, 10, 100)))
-        kind = str(rng.choice(ENDINGS + ("planned", "planned", "recovered", "running")))
-        fresh = kind == "running"
+        kind = str(rng.choice(ENDINGS + ("planned", "planned", "recovered", "running", "copied")))
+        fresh = kind in ("running", "copied")  # "copied": stopped long ago, the file copied just now
+        clock = now - 10 if kind == "running" else now - 2 * 86400  # when its last line was written
         if style == "csv":
             reach = kind in ("planned", "recovered")
-            rows = _metric_lines("generic", n if reach else n // 2, total if reach else total // 2, rng)
+            rows = _metric_lines("generic", n if reach else n // 2, total if reach else total // 2, rng, clock)
             body = "step,loss,lr\n" + "".join(
                 f"{line.split('step=')[1].split()[0]},{line.split('loss=')[1].split()[0]},0.0003\n" for line in rows)
             files = {"metrics.csv": body, "config.json": json.dumps({"max_steps": total, "lr": 3e-4})}
-            state = "finished" if reach else ("running" if fresh else "stopped")
+            state = "finished" if reach else ("running" if kind == "running" else "stopped")
+            if kind == "copied":
+                state = "running"  # a CSV has no clock of its own: a fresh copy reads as running
             out.append((StateCase(f"{k:04d}_csv_{kind}", state, kind), files, fresh))
             continue
         lines = ["Initializing a new model from scratch", f"max_steps={total}" if style != "pipe" else "using fused AdamW"]
-        metric = _metric_lines(style, n, total, rng)
+        metric = _metric_lines(style, n, total, rng, clock)
         if kind in ("planned", "recovered"):
             if kind == "recovered":  # a worker's traceback mid-run, then training carries on to its plan
                 cut = n // 2
@@ -124,9 +132,10 @@ def make_cases(seed: int = 2024, count: int = 120) -> list[tuple[StateCase, dict
             if style == "hf":  # its axis is the epoch: the Trainer's summary is what says it finished
                 lines += _ending("summary", rng)[1]
             state = "finished"
-        elif kind == "running":
+        elif kind in ("running", "copied"):
             lines += metric[: n // 2]
-            state = "running"
+            # a copy of a log that stopped long ago: only a log that stamps its lines says so
+            state = "stopped" if kind == "copied" and style == "generic" else "running"
         else:
             state, tail = _ending(kind, rng)
             # it ends where it ends: not at its planned total, unless its trainer said so
@@ -142,8 +151,8 @@ def evaluate_states(seed: int = 2024, count: int = 120) -> tuple[dict[str, dict[
     from tuiloss.core.engine import load
     from tuiloss.core.report import build_report
 
-    cases = make_cases(seed, count)
     now = time.time()
+    cases = make_cases(seed, count, now)
     confusion: dict[str, dict[str, int]] = {s: {} for s in STATES}
     wrong = []
     with tempfile.TemporaryDirectory() as root:
@@ -178,7 +187,7 @@ def render_states(confusion: dict[str, dict[str, int]], wrong: list[str]) -> lis
     total = sum(sum(row.values()) for row in confusion.values())
     accuracy = state_accuracy(confusion)
     lines = ["", f"Run states (`states.py`): {total} generated logs (text and CSV, ending as real runs end; dated two "
-             f"days back unless still being written), accuracy {accuracy:.3f} (target {STATE_ACCURACY:.2f}, "
+             f"days back unless still being written or freshly copied), accuracy {accuracy:.3f} (target {STATE_ACCURACY:.2f}, "
              f"{'ok' if accuracy >= STATE_ACCURACY else 'BELOW'}).", "",
              "| state | labelled | found | false | precision | recall |", "|---|---:|---:|---:|---:|---:|"]
     for state in STATES:

@@ -41,6 +41,15 @@ def test_keras_early_stopping_and_a_completed_run(real_logs):
     assert by_file["training.txt"][0] == "finished"  # all 40 epochs, then "Training completed!"
 
 
+def test_a_copied_log_that_stopped_long_ago_is_stopped_by_its_own_clock(real_logs):
+    # fairseq stops at 4791 of 400000 planned updates, its last line stamped 2022-04-08; the
+    # copy is minutes old, but the log says when it last printed
+    found, report = states(real_logs / "fairseq" / "wav2vec2_pretrain_hydra_json")
+    [state] = found.values()
+    assert state.state == "stopped" and "its last line printed" in state.reason
+    assert "stopped" in render_text(report)
+
+
 def test_a_run_short_of_its_plan_with_no_end_marker_is_not_finished(real_logs):
     # fairseq stops at 4791 of 400000 planned updates; whisper's trainer_state plans 5000 steps and has them
     for folder in ("fairseq/wav2vec2_pretrain_hydra_json",):

@@ -3,7 +3,8 @@ schedulers print them, and the state from them, the planned total and the log's 
 
 import pytest
 
-from tuiloss.core.analysis.state import planned_steps, reached_plan, run_state
+from tuiloss.core.analysis.state import CLOCK_SLACK, STOPPED_AFTER, planned_steps, reached_plan, run_state
+from tuiloss.core.formats.endings import last_stamp
 from tuiloss.core.formats.stdout import PatternParser, TextParser
 
 NANOGPT = "".join(f"iter {i}: loss {3 - i / 100:.4f}, time 210.00ms, mfu 30.00%\n" for i in range(0, 100, 10))
@@ -120,3 +121,21 @@ def test_state_vocabulary():
     assert run_state(has_points=False).state == "waiting"
     assert run_state(has_points=False, unread=True).state == "unread"
     assert run_state(deleted=True, ending=("finished", "")).state == "deleted"
+
+
+def test_the_last_time_a_log_printed():
+    text = (b"[2024-05-08 04:08:04,516 INFO] Step 1600/100000; acc: 98.80; xent: 0.05\n"
+            b"2024/05/08 04:09:10 saving\n[2022-04-08T21:30:47][train][INFO] - {\"epoch\": 10}\n")
+    assert last_stamp(text) == 1649453447.0  # the last one: 2022-04-08 21:30:47 UTC
+    assert last_stamp(b"iter 10: loss 2.0, time 210.00ms\n") is None
+    assert last_stamp(b"id 2024-13-45 99:99:99\n") is None
+    batch = TextParser().feed(text, 1)
+    assert batch.meta["stamped"] == 1649453447.0
+
+
+def test_a_log_silent_by_its_own_clock_is_stopped_however_new_the_file():
+    long_ago = CLOCK_SLACK + STOPPED_AFTER + 3600
+    assert run_state(silence=5.0, logged_silence=long_ago).state == "stopped"
+    assert run_state(silence=5.0, logged_silence=CLOCK_SLACK).state == "running"  # a clock in another zone
+    assert run_state(silence=5.0, logged_silence=long_ago, ending=("killed", "SIGTERM")).state == "killed"
+    assert run_state(silence=5.0, logged_silence=long_ago, planned=10, last_step=10).state == "finished"

@@ -195,7 +195,7 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
             entry, fact = _run_entry(run, run_id, label, series, metric, analyzer_for)
             # a run restarted in the log ended where the next one began; the last is the log's
             ended = RunState("stopped", "restarted in the same log") if k < len(parts) else None
-            entry = replace(entry, state=ended or state_of(run, series, silence=_silence(run, now)))
+            entry = replace(entry, state=ended or state_of(run, series, silence=_silence(run, now), now=now))
             entries.append(entry)
             if fact is not None:
                 facts.append((fact, series))
@@ -240,7 +240,7 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
 
 
 def state_of(run: Run, series: Mapping[str, Series] | None = None, *, silence: float | None = None,
-             interval: float | None = None, stalled: bool = False) -> RunState:
+             interval: float | None = None, stalled: bool = False, now: float | None = None) -> RunState:
     """A run's state (see :mod:`tuiloss.core.analysis.state`): how its log ends, whether it
     reached its planned total, then how long it has been silent.
 
@@ -248,9 +248,11 @@ def state_of(run: Run, series: Mapping[str, Series] | None = None, *, silence: f
         run: the run; series: its series (default: all of them; one run restarted in a log).
         silence: seconds since it last grew (None: unknown).
         interval: its usual seconds between writes; stalled: the viewer saw it stall.
+        now: the clock, to age the last time the log printed by its own clock (default: the clock).
     """
     series = run.series if series is None else series
     end = run.meta.get("end")
+    stamped = run.meta.get("stamped")
     name = run.primary_metric
     main = series.get(name) if name else None
     last = spacing = None
@@ -263,6 +265,7 @@ def state_of(run: Run, series: Mapping[str, Series] | None = None, *, silence: f
         planned=planned_steps(run.meta.get("planned_steps"), run.config),
         last_step=last, spacing=spacing, silence=silence, interval=interval, deleted=run.deleted,
         has_points=run.points > 0, unread=any(n.level == "error" for n in run.notices), stalled=stalled,
+        logged_silence=(time.time() if now is None else now) - stamped if stamped is not None else None,
     )
 
 

@@ -35,6 +35,8 @@ STALL_INTERVALS = 10.0
 #: Silence after which a run with no end marker counts as stopped, at least, and in usual intervals.
 STOPPED_AFTER = 30 * 60.0
 STOPPED_INTERVALS = 100.0
+#: How far a log's own clock (a time it printed, in no named zone) may be from UTC.
+CLOCK_SLACK = 14 * 3600.0
 #: Configuration keys that plan a run's total of steps.
 PLANNED_KEYS = ("max_steps", "max_iters", "max_iterations", "max_update", "max_updates", "total_steps",
                 "num_train_steps", "train_steps", "num_steps", "total_iters")
@@ -80,7 +82,7 @@ def reached_plan(planned: float | None, last_step: float | None, spacing: float 
 def run_state(*, ending: tuple[str, str] | None = None, planned: float | None = None,
               last_step: float | None = None, spacing: float | None = None, silence: float | None = None,
               interval: float | None = None, deleted: bool = False, has_points: bool = True,
-              unread: bool = False, stalled: bool = False) -> RunState:
+              unread: bool = False, stalled: bool = False, logged_silence: float | None = None) -> RunState:
     """A run's :class:`RunState`.
 
     Args:
@@ -92,6 +94,9 @@ def run_state(*, ending: tuple[str, str] | None = None, planned: float | None = 
         interval: its usual seconds between writes (None: unknown).
         deleted, has_points, unread: the file is gone; it gave points; a reader is missing.
         stalled: the viewer saw it grow and then fall silent for many usual intervals.
+        logged_silence: seconds since the last time the log printed, by its own clock (a
+            copied log keeps it; a file's age does not): a log that printed nothing for a day
+            and more than the zones a clock may be off by is not running, whatever its age.
     """
     if deleted:
         return RunState("deleted")
@@ -101,6 +106,10 @@ def run_state(*, ending: tuple[str, str] | None = None, planned: float | None = 
         return RunState(ending[0], ending[1])
     if reached_plan(planned, last_step, spacing):
         return RunState("finished", f"reached its planned {fmt_step(planned)} steps")
+    if logged_silence is not None and logged_silence - CLOCK_SLACK > STOPPED_AFTER and not stalled:
+        if silence is None or silence < logged_silence - CLOCK_SLACK:
+            silence = logged_silence - CLOCK_SLACK
+            return RunState("stopped", f"no end marker, its last line printed {format_duration(logged_silence)} ago")
     if silence is None:
         return RunState("stalled") if stalled else RunState("stopped", "no end marker")
     if interval is None and not stalled:

@@ -15,6 +15,7 @@ one failed (``Sending process N closing signal SIGTERM``) is a consequence, not 
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -160,3 +161,24 @@ def _short(line: str) -> str:
     """An exception line as a reason: ``RuntimeError: shape mismatch ...`` cut to 80 characters."""
     line = re.sub(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?:Error|Exception|Failure|Interrupt))", "", line).rstrip(":")
     return line if len(line) <= 80 else line[:79] + "\u2026"
+
+
+#: A wall-clock time as loggers print it: ``2024-05-08 04:08:04``, ``2024-05-08T04:08:04``,
+#: ``2024/05/08 04:08:04`` (Python logging, HF, fairseq, OpenNMT, DeepSpeed, slurm).
+_STAMP = re.compile(rb"(?<!\d)(20\d\d)[-/](\d\d)[-/](\d\d)[ T_](\d\d):(\d\d):(\d\d)(?!\d)")
+#: Bytes at the end of a chunk searched for the last time a line was stamped with.
+STAMP_TAIL = 4096
+
+
+def last_stamp(data: bytes) -> float | None:
+    """The last wall-clock time printed in the last :data:`STAMP_TAIL` bytes of ``data``, as
+    seconds since the epoch read as UTC (the log names no zone; callers allow for that)."""
+    found = None
+    for found in _STAMP.finditer(data[-STAMP_TAIL:]):
+        pass
+    if found is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in found.groups())
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 61):
+        return None
+    return float(calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)))

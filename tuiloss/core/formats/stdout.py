@@ -30,7 +30,7 @@ import numpy as np
 
 from tuiloss.core.formats.base import LineParser, parse_number
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
-from tuiloss.core.formats.endings import TAIL, Ending, ending_of, may_hold
+from tuiloss.core.formats.endings import TAIL, Ending, ending_of, last_stamp, may_hold
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -739,6 +739,9 @@ class TextParser(LineParser):
         batch = self._feed(data, first_line)
         self.ending = _read_ending(data, self.ending, self._went_on)
         batch.meta["end"] = self.ending  # how the log ends so far (None: no end marker after the last metric line)
+        stamp = last_stamp(data)
+        if stamp is not None:
+            batch.meta["stamped"] = stamp  # the last wall-clock time the log printed (its own clock)
         return batch
 
     def _went_on(self, text: str) -> bool:
