@@ -60,7 +60,7 @@ def row_state(run: Run, activity: Activity | None, now: float, stalled: bool = F
     says (finished, killed, crashed), else how long it has been silent against its usual interval."""
     last = activity.last if activity is not None else None
     return state_of(run, silence=now - last if last is not None else None,
-                    interval=activity.interval if activity is not None else None, stalled=stalled)
+                    interval=activity.interval if activity is not None else None, stalled=stalled, now=now)
 
 
 @dataclass(frozen=True, slots=True)
