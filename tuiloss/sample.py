@@ -54,7 +54,7 @@ def reference_runs() -> list[ReferenceRun]:
     """The four runs, as arrays."""
     steps = np.arange(LOG_EVERY, TOTAL_STEPS + 1, LOG_EVERY, dtype=np.float64)
     eval_steps = np.arange(EVAL_EVERY, TOTAL_STEPS + 1, EVAL_EVERY, dtype=np.float64)
-    base = dict(lr=3e-4, batch_size=256, seq_len=1024, seed=1234)
+    base = dict(lr=3e-4, batch_size=256, seq_len=1024, seed=1234, max_steps=TOTAL_STEPS)
 
     def noisy(curve: np.ndarray, seed: int, scale: float = 0.012) -> np.ndarray:
         rng = np.random.default_rng(seed)

@@ -14,12 +14,14 @@ import time
 from benchmarks.detection import PLATEAU_LEVEL, TARGETS, VERDICT_ACCURACY
 from benchmarks.detection.generate import SPIKE_SNR, make_suite
 from benchmarks.detection.run import evaluate
+from benchmarks.detection.states import STATE_ACCURACY, evaluate_states, render_states, state_accuracy
 from benchmarks.detection.score import DRIFT_OVERLAP, KINDS, TOLERANCE, VERDICTS, Score, f1
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, files: bool, points: int) -> str:
+def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, files: bool, points: int,
+           states=None) -> str:
     lines = [
         "# Detection benchmark",
         "",
@@ -91,13 +93,19 @@ def render(score: Score, *, cases: int, seconds: float, seed: int, scale: int, f
         "warmup-stable-decay, cosine), some with a spike of 2x-10x and at least 20 noise sigmas; runs flat at the start "
         "then learning; no progress at all; collapses into a dead plateau (labelled divergence at the jump); eval "
         "series that overfit (labelled on the bottom of the clean eval, within 1% of its minimum) or spike 5-100x once; grad-norm-only spikes; RL "
-        "losses oscillating around 0; runs of 5-18 points falling 3% a point; runs of 25-60 points still falling 1.5% a point.",
+        "losses oscillating around 0; runs of 5-18 points falling 3% a point; runs of 25-60 points still falling 1.5% a point. "
+        "Added after those (so they keep their draws): RL losses loud and large early then around 0, about half of them with one late "
+        "spike, where the loss is around 0, of 100-1000 of its noise sigmas (labelled spike); eval series that rise 5-10% over their last 3-6 evals "
+        "(labelled overfitting on their bottom).",
         "- Verdicts are read off the noiseless curve: under 20 points too_short; a total fall under 10% "
         "no_progress; a fall over the last 20% of at least 5% (and 4 noise standard errors) improving; at most "
         "1.5% converged, at the step after which the noiseless curve stays within 10% of its end; a divergence or "
         "collapse diverged; anything between is not scored.",
         "",
     ]
+    if states is not None:
+        lines += render_states(*states)
+        lines.append("")
     for kind in KINDS:
         t = score.kinds[kind]
         if t.misses or t.false:
@@ -147,12 +155,15 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"warning: {missing} runs were not loaded", file=sys.stderr)
     points = sum(len(c.steps) for c in cases)
-    text = render(score, cases=len(cases), seconds=seconds, seed=args.seed, scale=args.scale, files=not args.arrays, points=points)
+    states = evaluate_states(seed=args.seed, count=20 * args.scale)
+    text = render(score, cases=len(cases), seconds=seconds, seed=args.seed, scale=args.scale, files=not args.arrays,
+                  points=points, states=states)
     with open(args.out, "w") as f:
         f.write(text)
     print(text)
     below = [k for k in KINDS if f1(score.kinds[k]) < TARGETS[k]]
-    bad = below or score.control_spikes or score.control_other or score.verdict_accuracy < VERDICT_ACCURACY
+    bad = (below or score.control_spikes or score.control_other or score.verdict_accuracy < VERDICT_ACCURACY
+           or state_accuracy(states[0]) < STATE_ACCURACY)
     return 1 if bad else 0
 
 

@@ -8,7 +8,8 @@ not anomalies: epoch staircases, step decays, warmup-stable-decay and cosine. Si
 flat at the start then learning, no progress at all, collapse into a dead plateau (a jump
 to a high level with almost no noise), eval series that overfit (eval rises while train
 falls) or spike, grad-norm-only spikes (the loss stays clean), RL losses oscillating
-around zero, and runs too short to say anything about.
+around zero (some loud and large early, as a PPO loss is while its value loss dominates,
+with or without one late spike), and runs too short to say anything about.
 
 Every case carries a verdict label (see :func:`generate.verdict_of`), and eval and
 grad-norm columns where it has them.
@@ -132,6 +133,20 @@ def make_realistic(k: int, rng: np.random.Generator, kind: str, lengths: list[in
         case.noise = "gaussian"
         case.verdict = "near_zero"
         return case
+    elif kind == "rl_loud_start":  # an RL loss loud and large early (the value loss), then around zero
+        scale = rng.uniform(0.005, 0.05)
+        early = rng.uniform(5.0, 40.0) * np.exp(-t / rng.uniform(0.05, 0.2))
+        values = early * np.abs(1 + 0.5 * rng.standard_normal(n)) + scale * rng.standard_normal(n)
+        labels = []
+        quiet = np.flatnonzero((early < scale) & (t >= 0.5) & (t <= 0.95))  # where it is around zero
+        control = rng.random() < 0.5 or len(quiet) < max(10, n // 20)
+        if not control:  # one real spike, late, far above what the points around it do
+            at = int(rng.choice(quiet))
+            values[at] += float(rng.uniform(100, 1000)) * scale
+            labels.append(Label("spike", steps[at], steps[min(n - 1, at + 1)]))
+        case = Case(f"{k:04d}_rl_loud_start_{n}", "rl", steps, values, labels, [], control=control, sigma=scale)
+        case.noise = "gaussian"
+        return case
     elif kind == "short":
         n = int(rng.integers(5, 19))
         steps = (np.arange(n) + 1) * float(interval)
@@ -145,7 +160,7 @@ def make_realistic(k: int, rng: np.random.Generator, kind: str, lengths: list[in
         clean = np.log(rng.uniform(2.0, 8.0)) - 0.015 * np.arange(n)
         z = clean + _noise(n, 0.003, "gaussian", rng, clean)
         return _make(k, kind, n, steps, z, [], 0.003, "gaussian", None, control=True, clean=clean)
-    elif kind in ("overfit", "eval_clean", "eval_spike"):
+    elif kind in ("overfit", "overfit_late", "eval_clean", "eval_spike"):
         start = rng.uniform(2.0, 8.0)
         final = start * rng.uniform(0.05, 0.3)
         clean = _decay(t, rng, start, final)
@@ -161,7 +176,16 @@ def make_realistic(k: int, rng: np.random.Generator, kind: str, lengths: list[in
             # the best eval: anywhere on the bottom (within 1% of the lowest clean eval)
             bottom = np.flatnonzero(ez <= float(np.min(ez)) + math.log(1.01))
             eval_labels.append(Label("overfitting", float(eval_steps[bottom[0]]), float(eval_steps[bottom[-1]])))
-        ez = ez + 0.01 * rng.standard_normal(len(ez))
+        if kind == "overfit_late":  # a small late rise: 5-10% over the last 3-6 evals, the eval quiet
+            rise = rng.uniform(math.log(1.05), math.log(1.10))
+            last = int(rng.integers(3, 7))
+            ez = ez.copy()
+            ez[-last:] += rise * np.arange(1, last + 1) / last
+            bottom = np.flatnonzero(ez <= float(np.min(ez)) + math.log(1.01))
+            eval_labels.append(Label("overfitting", float(eval_steps[bottom[0]]), float(eval_steps[bottom[-1]])))
+            ez = ez + 0.003 * rng.standard_normal(len(ez))
+        else:
+            ez = ez + 0.01 * rng.standard_normal(len(ez))
         if kind == "eval_spike" and len(ez) > 8:
             at = int(rng.integers(len(ez) // 3, len(ez) - 2))
             ez[at] += math.log(rng.uniform(5, 100))
@@ -196,6 +220,9 @@ def _make(k, kind, n, steps, z, labels, sigma, noise_kind, verdict, *, control=F
         case.verdict = "improving"
     return case
 
+
+#: Cases added later, generated after all others so the earlier cases keep their draws.
+LATER_PLAN = ("rl_loud_start", "overfit_late")
 
 REALISTIC_PLAN = (
     SCHEDULES

@@ -30,7 +30,7 @@ async def test_an_appended_line_reaches_the_chart_list_and_panel(sample_logs, co
         assert app.chart.spec.x_lim[1] == math.log10(100_100)
         await settle(pilot, app)
         row = next(r for r in app.run_list.rows_shown if r.key == run.id)
-        assert row.value == "0.123" and row.state == "live"
+        assert row.value == "0.123" and row.state == "running"
         # "final" is the robust final level (the median of the last 1%); the new point is the new min
         await wait_for(pilot, lambda: "min 0.123" in app.insights_panel.text.plain, 5, "the panel")
         assert app.status_bar.status.since_last is not None and app.status_bar.status.since_last < 5
@@ -223,5 +223,5 @@ async def test_a_run_folder_renamed_while_watched_keeps_its_row_number_and_colou
         await settle(pilot, app)
         assert len(app.store) == 4 and not run.deleted
         after = next(r for r in app.run_list.rows_shown if r.key == run.id)
-        assert (after.number, after.color, after.state) == (before.number, before.color, "live")
+        assert (after.number, after.color, after.state) == (before.number, before.color, "running")
         assert after.value == "0.123"

@@ -39,7 +39,7 @@ async def test_a_restart_in_one_log_is_its_own_run_in_the_list_chart_and_legend(
         assert [rows[r.id].number for r in runs] == ["1", "2"]
         assert rows[first.id].color != rows[second.id].color
         assert rows[first.id].value == "0.400" and rows[second.id].value == "0.900"
-        assert rows[first.id].state == "finished"  # training restarted after it
+        assert rows[first.id].state == "stopped"  # training restarted after it
         assert {curve.key for curve in app.curves.prepare(runs, app.selection, app.view, {}, {})} == {first.id, second.id}
         legend = app._legend_text()
         assert f"{first.label} #2" in legend
@@ -64,7 +64,7 @@ async def test_a_restart_appended_while_watched_becomes_a_new_row(tmp_path, conf
         first, second = list(app.store)
         assert first.id == only.id and len(first.series["loss"]) == 80 and len(second.series["loss"]) == 40
         rows = _rows(app)
-        assert set(rows) == {first.id, second.id} and rows[second.id].state == "live"
+        assert set(rows) == {first.id, second.id} and rows[second.id].state == "running"
         assert app.selection.is_on(second.id) and rows[second.id].color != rows[first.id].color
         with open(log, "a") as handle:  # the new run goes on growing
             handle.write("step 41 | loss: 0.9500\n")

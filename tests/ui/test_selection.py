@@ -120,7 +120,7 @@ def test_list_rows_number_colour_and_value_each_listed_run():
     assert [row.number for row in rows] == [*"1234567890", "", ""]
     assert [row.value for row in rows[:3]] == [fmt_value(0.0), fmt_value(1.0), fmt_value(2.0)]
     assert rows[0].color == rich_color(PALETTE[0]) and rows[0].swatch == "■"
-    assert [row.state for row in rows[:4]] == ["live", "deleted", "finished", "stalled"]
+    assert [row.state for row in rows[:4]] == ["running", "deleted", "stopped", "stalled"]
     assert not rows[2].visible and rows[3].visible
     assert (rows[3].anomalies, rows[3].new_anomaly, rows[0].anomalies, rows[0].new_anomaly) == (2, True, 0, False)
     at_cursor = {"r0": 4.5, "r1": None}

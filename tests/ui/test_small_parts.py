@@ -6,22 +6,41 @@ from tuiloss.core.store import Run, Series
 from tuiloss.ui.export import choose_folder, inside, write_export
 from tuiloss.ui.findings import anomaly_key
 from tuiloss.ui.insights import render_insights
-from tuiloss.ui.runstate import Activity, run_state
+from tuiloss.core.formats.endings import Ending
+from tuiloss.ui.runstate import Activity, row_state
 from tuiloss.ui.snapshot import snapshot_run, snapshot_series
 from tuiloss.ui.widgets.status_bar import Status, age, status_text
 
 
 def test_run_states():
-    assert run_state(True, Activity(100.0), 100.0) == "deleted"
-    assert run_state(False, Activity(100.0), 130.0) == "live"
-    assert run_state(False, Activity(100.0), 100.0 + 600) == "stalled"
-    assert run_state(False, Activity(100.0), 100.0 + 7200) == "finished"
-    assert run_state(False, None, 0.0, has_points=False) == "waiting"
+    def state(activity, now, **kw):
+        run = Run(id="r", label="r", source="r", format="text", series={"loss": series_of(10)}, points=10, **kw)
+        return row_state(run, activity, now).state
+
+    assert state(Activity(100.0), 100.0, deleted=True) == "deleted"
+    assert state(Activity(100.0), 130.0) == "running"
+    assert state(Activity(100.0), 100.0 + 600) == "running"  # how often it writes is not known yet
+    assert state(Activity(100.0), 100.0 + 7200) == "stopped"
     slow = Activity()
     for t in (0, 600, 1200, 1800):
         slow.grew(float(t))
     assert slow.interval == 600
-    assert run_state(False, slow, 1800 + 3000) == "live"  # within 10 usual intervals
+    assert state(slow, 1800 + 3000) == "running"  # within 10 usual intervals
+    assert state(slow, 1800 + 6001) == "stalled"  # silent for 10 of them
+    assert state(slow, 1800 + 60_001) == "stopped"
+    # what the log says wins over its age
+    assert state(slow, 1800 + 6001, meta={"planned_steps": 9.0}) == "finished"
+    assert state(Activity(100.0), 100.0, meta={"planned_steps": 50.0}) == "running"
+    killed = Ending("killed", "KeyboardInterrupt", "KeyboardInterrupt")
+    assert state(Activity(100.0), 100.0, meta={"end": killed}) == "killed"
+    empty = Run(id="e", label="e", source="e", format="text")
+    assert row_state(empty, None, 0.0).state == "waiting"
+
+
+def series_of(n):
+    series = Series()
+    series.extend(np.arange(float(n)), np.ones(n))
+    return series
 
 
 def test_snapshots_do_not_see_later_appends():

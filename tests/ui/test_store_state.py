@@ -5,17 +5,23 @@ import shutil
 from pathlib import Path
 
 from tuiloss.core.engine import load
-from tuiloss.ui.runstate import Activities, Activity, list_rows, run_state
+from tuiloss.core.report import state_of
+from tuiloss.core.store import Run
+from tuiloss.ui.runstate import Activities, list_rows
 from tuiloss.ui.selection import Selection
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stores"
 
 
 def test_a_recorded_end_wins_over_activity():
-    assert run_state(False, Activity(100.0), 101.0, status="finished") == "finished"
-    assert run_state(False, Activity(100.0), 101.0, status="failed") == "failed"
-    assert run_state(False, Activity(100.0), 101.0, status="running") == "live"
-    assert run_state(True, Activity(100.0), 101.0, status="finished") == "deleted"
+    def state(status, deleted=False):
+        run = Run(id="r", label="r", source="r", format="mlflow", status=status, deleted=deleted, points=3)
+        return state_of(run, silence=1.0, interval=1.0).state
+
+    assert state("finished") == "finished"
+    assert state("failed") == "crashed"
+    assert state("running") == "running"
+    assert state("finished", deleted=True) == "deleted"
 
 
 def test_the_runs_list_shows_what_mlflow_and_wandb_recorded(tmp_path):
@@ -31,5 +37,5 @@ def test_the_runs_list_shows_what_mlflow_and_wandb_recorded(tmp_path):
     rows = list_rows(list(store), selection, plain=True, at_cursor=None, findings={}, stalled=(), new=(),
                      activity=activity, now=1001.0)
     states = {row.label: row.state for row in rows}
-    assert states == {"base-lr3e-4": "finished", "sweep-lr1e-2": "failed", "sweep-lr1e-3": "live",
+    assert states == {"base-lr3e-4": "finished", "sweep-lr1e-2": "crashed", "sweep-lr1e-3": "running",
                       "wandb-lr1e-3": "finished"}

@@ -41,3 +41,11 @@ def test_plateau_levels_and_controls(score):
     assert score.plateau_found > 0
     assert max(score.plateau_errors) <= PLATEAU_LEVEL
     assert score.control_runs > 0 and score.control_spikes == 0 and score.control_other == 0, score.control_notes
+
+
+def test_run_states_on_a_small_labelled_set():
+    from benchmarks.detection.states import STATE_ACCURACY, STATES, evaluate_states, state_accuracy
+
+    confusion, wrong = evaluate_states(seed=5, count=40)
+    assert state_accuracy(confusion) >= STATE_ACCURACY, wrong
+    assert all(sum(confusion[state].values()) > 0 for state in STATES)

@@ -65,3 +65,34 @@ def test_short_eval_series_gets_its_spikes_and_nans():
 def test_a_steady_climb_in_a_short_series_is_not_a_spike():
     ev = np.concatenate([np.linspace(1.0, 0.5, 10), np.linspace(0.5, 0.7, 10)])
     assert analyze_series(np.arange(20.0), ev, is_eval=True).of_kind("spike") == ()
+
+
+def floor_train(n=1600, rng=None):
+    """A train loss near its floor printed with two decimals, as OpenNMT prints xent."""
+    rng = rng or np.random.default_rng(3)
+    steps = np.arange(50.0, n + 1, 50)
+    values = np.round(0.03 + 3.0 * np.exp(-steps / 150) + 0.012 * np.abs(rng.standard_normal(len(steps))), 2)
+    return steps, values
+
+
+def test_an_eval_perplexity_is_judged_as_the_loss_it_is():
+    steps, values = floor_train()
+    es = np.arange(200.0, 1601, 200)
+    ppl = np.array([5.45, 2.44, 1.22, 1.075, 1.050, 1.047, 1.091, 1.100])  # +5% of itself; the loss doubled
+    assert join_eval(steps, values, es, ppl) == []  # read as a loss of its own, +5% is under the noise
+    [found] = join_eval(steps, values, es, ppl, perplexity=True)
+    assert found.baseline == pytest.approx(1.050, abs=0.005) and found.value == pytest.approx(1.0955, abs=0.001)
+    assert "eval perplexity rose" in found.message and "(+4.3%)" in found.message
+    # a perplexity that keeps following the train loss down is no overfitting, whatever the units
+    falling = np.exp(0.5 * np.exp(-es / 300) + 0.04)
+    assert join_eval(steps, values, es, falling, perplexity=True) == []
+
+
+def test_a_train_loss_within_its_noise_stays_and_one_past_it_rises():
+    steps, values = floor_train()
+    es = np.arange(200.0, 1601, 200)
+    ev = np.array([2.0, 1.0, 0.3, 0.12, 0.10, 0.10, 0.13, 0.14])
+    assert join_eval(steps, values, es, ev)  # the train moves by a print step or two: it stays
+    worse = values.copy()
+    worse[steps > 1200] += 0.3  # the train loss rose far past its noise: not overfitting
+    assert join_eval(steps, worse, es, ev) == []

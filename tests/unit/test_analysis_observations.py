@@ -133,3 +133,16 @@ def test_runs_with_no_progress_are_neither_fastest_nor_most_stable():
     assert found["fastest_convergence"].runs == ("learns",)
     assert "made no progress" in found["not_converged"].message
     assert found["most_stable"].runs == ("learns",)
+
+
+def test_anomaly_count_across_runs_includes_the_eval_series():
+    # what the runs list's ! and the panel count: the primary metric's findings and its eval series'
+    a, b, c = runs()
+    val = make_run("v", {}, tau=0.06, final=0.3, seed=9, spike=True).analysis.anomalies
+    assert val
+    a = RunFacts(a.id, a.label, a.config, a.analysis, a.steps, a.values, eval_anomalies={"val_loss": val})
+    found = {o.kind: o for o in compare_runs([a, b, c])}
+    counts = found["anomalies"].fields["counts"]
+    assert counts["a"] == {"spike in val_loss": len(val)} and counts["b"] == {"spike": 1}
+    assert "A (1 spike in val_loss)" in found["anomalies"].message
+    assert "none in C" in found["anomalies"].message

@@ -65,3 +65,27 @@ def test_near_zero_sign_changing_loss_gets_no_relative_findings():
     values[2500] = 5.0  # 250 noise sigmas: still worth reporting, against its baseline
     [spike] = spikes(analyze_series(np.arange(n, dtype=float), values))
     assert "baseline" in spike.message and "x the" not in spike.message
+
+
+def ppo_like(n, rng, spike_at=None, spike=0.0):
+    """An RL loss loud and large early (its value loss dominates), then oscillating around 0."""
+    t = np.arange(n) / n
+    values = 20.0 * np.exp(-t / 0.1) * np.abs(1 + 0.5 * rng.standard_normal(n)) + 0.02 * rng.standard_normal(n)
+    if spike_at is not None:
+        values[spike_at] += spike
+    return np.arange(1, n + 1, dtype=float) * 2048, values
+
+
+def test_near_zero_spikes_are_measured_against_the_noise_around_them():
+    rng = np.random.default_rng(7)
+    for seed in range(5):
+        steps, values = ppo_like(400, np.random.default_rng(seed))
+        result = analyze_series(steps, values)
+        assert result.verdict.kind == "near_zero"
+        assert not [a for a in spikes(result) if a.severity_word != "low"], spikes(result)  # the loud start is noise
+    steps, values = ppo_like(400, rng, spike_at=300, spike=0.02 * 300)  # 300 sigmas of the quiet end
+    [found] = [a for a in spikes(analyze_series(steps, values)) if a.step == steps[300]]
+    assert found.severity_word == "high" and "x the" not in found.message
+    steps, values = ppo_like(400, rng, spike_at=300, spike=0.02 * 60)  # 60 of them: clear, not alarming
+    [found] = [a for a in spikes(analyze_series(steps, values)) if a.step == steps[300]]
+    assert found.severity_word in ("low", "medium")

@@ -55,7 +55,9 @@ class Batch:
     repeated steps), ``repeated_steps`` (True when one step carries many values
     of a metric on purpose: one x with many values, not spikes), ``held`` (how
     many lines wait to be placed: an epoch-local counter whose epoch length is
-    not known yet).
+    not known yet), ``end`` (how a text log ends so far: an end marker after its last
+    metric line, see :mod:`~tuiloss.core.formats.endings`, or None), ``stamped`` (the
+    last wall-clock time a text log printed, seconds since the epoch read as UTC).
     """
 
     series: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)

@@ -8,6 +8,8 @@ what it returns, and JSON exists only at the edge (:func:`report_json`).
 from __future__ import annotations
 
 import math
+import os
+import time
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping
@@ -31,6 +33,7 @@ from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
 from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.signals import find_signals, signal_series
+from tuiloss.core.analysis.state import RunState, planned_steps, run_state
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
 from tuiloss.core.sanitize import escape_markdown, safe_label
@@ -165,6 +168,7 @@ class RunReport:
     metrics: Mapping[str, MetricReport]
     same_series: tuple[str, ...] = ()
     axis: StepAxis = StepAxis()
+    state: RunState = RunState("stopped")
 
     @property
     def primary(self) -> MetricReport | None:
@@ -195,21 +199,24 @@ AnalyzerFor = Callable[[str, str], "LiveAnalyzer | None"]
 
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
-                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None) -> Report:
+                 runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None,
+                 now: float | None = None) -> Report:
     """The report over ``runs`` (default: every run of ``store``).
 
     A log that holds several runs is reported as those runs (see
     :meth:`~tuiloss.core.store.Run.split`, which the viewer reads too), and a run
     re-keyed with ``--step`` on its new axis. ``analyzer_for(run_id, metric)``, when
     given, returns a kept ``LiveAnalyzer`` (or None) so the viewer re-analyses only
-    what is new; the findings are the same.
+    what is new; the findings are the same. ``now`` (default: the clock) ages the logs
+    for the runs' states.
     """
+    now = time.time() if now is None else now
     chosen = list(store) if runs is None else [part for run in runs for part in run.split()]
     entries: list[RunReport] = []
     facts: list[tuple[RunFacts, dict[str, Series]]] = []
     for run in chosen:
         entry, fact = _run_entry(run, run.id, run.label, run.series, metric, analyzer_for)
-        entries.append(entry)
+        entries.append(replace(entry, state=state_of(run, silence=_silence(run, now), now=now)))
         if fact is not None:
             facts.append((fact, run.series))
     entries, compared = _same_series(entries, facts)
@@ -231,10 +238,13 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         # term, like wav2vec2's code perplexity, may rise as training goes well).
         train = _analysed_points(series[primary], axis.coarse)[:2] if name == counterpart else None
         signals = _signals(run_id, series, primary, analyzer_for) if name == primary and analyzed else ()
-        metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals, coarse=axis.coarse)
-        if name == primary and metrics[name].direction is Direction.LOWER:
-            # the comparisons across runs ("ended lowest", ...) are about losses
-            fact = _run_facts(run_id, label, run, series, name, metrics[name])
+        metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals, coarse=axis.coarse,
+                                train_name=primary or "")
+    if primary in metrics and metrics[primary].direction is Direction.LOWER:
+        # the comparisons across runs ("ended lowest", ...) are about losses; its anomalies are
+        # counted with its eval series', as the panel counts them
+        evals = {name: m.anomalies for name, m in metrics.items() if name != primary and m.analysis is not None}
+        fact = _run_facts(run_id, label, run, series, primary, metrics[primary], evals)
     entry = RunReport(
         id=run_id,
         label=label,
@@ -264,6 +274,56 @@ def _axis(run: Run) -> StepAxis:
         coarse=bool(meta.get("coarse_steps")) and not keyed,
         held=int(meta.get("held") or 0) if not run.restarted_after else 0,
     )
+
+
+#: How a run ended where its tracker recorded it (MLflow's status, W&B's exit record).
+TRACKER_ENDINGS = {"finished": ("finished", "its tracker recorded it finished"),
+                   "failed": ("crashed", "its tracker recorded it failed or killed")}
+
+
+def state_of(run: Run, series: Mapping[str, Series] | None = None, *, silence: float | None = None,
+             interval: float | None = None, stalled: bool = False, now: float | None = None) -> RunState:
+    """A run's state (see :mod:`tuiloss.core.analysis.state`): how its log ends, whether it
+    reached its planned total, then how long it has been silent.
+
+    Args:
+        run: the run; series: its series (default: all of them; one run restarted in a log).
+        silence: seconds since it last grew (None: unknown).
+        interval: its usual seconds between writes; stalled: the viewer saw it stall.
+        now: the clock, to age the last time the log printed by its own clock (default: the clock).
+    """
+    if run.restarted_after:  # it ended where the next run of its log began
+        return RunState("stopped", "restarted in the same log")
+    series = run.series if series is None else series
+    end = run.meta.get("end")
+    stamped = run.meta.get("stamped")
+    name = run.primary_metric
+    main = series.get(name) if name else None
+    last = spacing = None
+    if main is not None and len(main):
+        steps = main.visible()[0]
+        last = float(steps[-1])
+        spacing = float(steps[-1] - steps[-2]) if len(steps) > 1 else None
+    ending = (end.kind, end.reason) if end is not None else TRACKER_ENDINGS.get(run.status or "")
+    return run_state(
+        ending=ending,
+        planned=planned_steps(run.meta.get("planned_steps"), run.config),
+        last_step=last, spacing=spacing, silence=silence, interval=interval, deleted=run.deleted,
+        has_points=run.points > 0, unread=any(n.level == "error" for n in run.notices), stalled=stalled,
+        logged_silence=(time.time() if now is None else now) - stamped if stamped is not None else None,
+    )
+
+
+def _silence(run: Run, now: float) -> float | None:
+    """Seconds since the run's log (its newest file, for a folder) was last written."""
+    path = run.path or run.part_of or run.id
+    try:
+        if os.path.isdir(path):
+            times = [entry.stat().st_mtime for entry in os.scandir(path) if entry.is_file()]
+            return now - max(times) if times else None
+        return now - os.stat(path).st_mtime
+    except OSError:
+        return None
 
 
 def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str, Series]]]):
@@ -362,7 +422,7 @@ def _signals(run_id: str, series: dict[str, Series], primary: str | None,
 
 
 def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None,
-            signals: tuple = (), coarse: bool = False) -> MetricReport:
+            signals: tuple = (), coarse: bool = False, train_name: str = "") -> MetricReport:
     steps, values = series.visible()
     finite_mask = np.isfinite(values)
     analysis = None
@@ -377,7 +437,8 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
                            signals=signals)
     if analysis is not None and train is not None and is_eval_metric(name):
         # what only the pair says: the eval rising from its best while train falls
-        joined = join_eval(train[0], train[1], a_steps, a_values, analysis)
+        joined = join_eval(train[0], train[1], a_steps, a_values, analysis,
+                           perplexity=names.role(name) == "ppl" and names.role(train_name) != "ppl")
         if joined:
             anomalies = sorted(analysis.anomalies + tuple(joined), key=lambda a: a.step)
             analysis = replace(analysis, anomalies=tuple(anomalies))
@@ -476,7 +537,7 @@ def follow_direction(analysis: SeriesAnalysis, direction: Direction) -> SeriesAn
 
 
 def _run_facts(run_id: str, label: str, run: Run, series: dict[str, Series], name: str,
-               metric: MetricReport) -> RunFacts:
+               metric: MetricReport, eval_anomalies: Mapping[str, tuple] | None = None) -> RunFacts:
     """What the comparisons across runs read of a run's primary metric.
 
     Runs are compared on the median of the last finite values of the whole visible series.
@@ -487,7 +548,7 @@ def _run_facts(run_id: str, label: str, run: Run, series: dict[str, Series], nam
     analysis = replace(metric.analysis, final=final_value(values))
     return RunFacts(str(run_id), str(label), dict(run.config), analysis, steps, values,
                     metric=name, source=str(run.source), format=str(run.format),
-                    metric_names=frozenset(series))
+                    metric_names=frozenset(series), eval_anomalies=MappingProxyType(dict(eval_anomalies or {})))
 
 
 def _segments(series: Series | None) -> tuple[SegmentReport, ...]:
@@ -546,7 +607,8 @@ def _run_json(run: RunReport) -> dict:
         "format": run.format,
         "config": {k: _json_config(v) for k, v in run.config.items()},
         "primary_metric": run.primary_metric,
-        "state": "deleted" if run.deleted else "present",
+        "state": run.state.state,
+        "state_reason": run.state.reason,
         "skipped": {"lines": run.skipped.lines, "reasons": dict(run.skipped.reasons), "unmatched": run.skipped.unmatched},
         "notices": [{"level": n.level, "message": n.message} for n in run.notices],
         "same_series": list(run.same_series),
@@ -672,7 +734,7 @@ def printable(text: object, max_len: int = 200) -> str:
     return safe_label(text, max_len)
 
 
-_HEADER = ("#", "run", "format", "metric", "points", "steps", "first", "last", "min", "skipped")
+_HEADER = ("#", "run", "format", "metric", "points", "steps", "first", "last", "min", "skipped", "state")
 _RIGHT = {0, 4, 6, 7, 8, 9}
 
 
@@ -683,13 +745,14 @@ def summary_rows(report: Report) -> list[tuple[str, ...]]:
         m = run.primary
         label = printable(run.label, 60)
         if m is None:
-            rows.append((str(index), label, run.format, "-", "0", "-", "-", "-", "-", f"{run.skipped.lines:,}"))
+            rows.append((str(index), label, run.format, "-", "0", "-", "-", "-", "-", f"{run.skipped.lines:,}",
+                         run.state.state))
             continue
         last = fmt_value(finite(m.final)) if finite(m.final) is not None or not m.points else "NaN"
         rows.append((
             str(index), label, run.format, printable(m.name, 40), f"{m.points:,}",
             f"{fmt_step(finite(m.first_step))}-{fmt_step(finite(m.last_step))}",
-            fmt_value(finite(m.first)), last, fmt_value(finite(m.min)), f"{run.skipped.lines:,}",
+            fmt_value(finite(m.first)), last, fmt_value(finite(m.min)), f"{run.skipped.lines:,}", run.state.state,
         ))
     return rows
 
@@ -739,6 +802,8 @@ def run_findings(run: RunReport) -> list[str]:
     if m.points and m.analyzed:
         notes.append(describe.settling(m.verdict.message if m.verdict is not None else None, final, None,
                                        finite(m.convergence_step)))
+    if run.state.state in ("killed", "crashed"):
+        notes.append(describe.run_ended(run.state.state, printable(run.state.reason, 80), finite(m.last_step)))
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
     notes += axis_notes(run)
     if run.same_series:

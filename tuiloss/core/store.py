@@ -327,8 +327,9 @@ class Run:
     points: int = 0
     status: str | None = None  # what the run's tracker says: running, finished or failed (MLflow, W&B)
     step_override: str | None = None
-    #: what the parsers learnt of the axis (``Batch.meta``: planned_steps, step_key, coarse_steps,
-    #: repeated_steps, held), the newest batch's word winning; ``held`` is the newest batch's count.
+    #: what the parsers said of the log beside its points (``Batch.meta``: planned_steps, step_key,
+    #: coarse_steps, repeated_steps, held, how the log ends), the newest batch's word winning;
+    #: ``held`` is the newest batch's count.
     meta: dict = field(default_factory=dict)
     part_of: str | None = None  # for a run split out of a log: the log's id
     log_primary: str | None = None  # ... and the log's primary metric when it was split
@@ -415,6 +416,7 @@ class Run:
         return added
 
     def mark(self, event: SegmentEvent) -> None:
+        self.meta.pop("end", None)  # the file changed: how it ends is read again
         for series in self.series.values():
             series.mark(event.reason)
 
@@ -454,7 +456,7 @@ class Run:
             skipped_examples=self.skipped_examples, unmatched=self.unmatched, notices=self.notices,
             deleted=self.deleted, metric_override=self.metric_override, points=sum(map(len, series.values())),
             step_override=self.step_override, meta=self.meta, part_of=self.id,
-            log_primary=self.primary_metric, restarted_after=not last,
+            log_primary=self.primary_metric, restarted_after=not last, path=self.path, status=self.status,
         )
 
     def parts(self, step: str | None = None) -> list[dict[str, Series]]:

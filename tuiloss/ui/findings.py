@@ -17,8 +17,9 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from tuiloss.core.analysis import Anomaly, stall_anomaly
+from tuiloss.core.analysis.anomalies import counts_as_anomaly
 from tuiloss.core.analysis.display import finite
-from tuiloss.core.report import Report, RunReport, eval_metrics
+from tuiloss.core.report import Report, RunReport, eval_metrics, state_of
 from tuiloss.core.store import Run
 from tuiloss.ui.chartdata import Mark
 from tuiloss.ui.runstate import Activity
@@ -71,8 +72,7 @@ def anomaly_counts(report: Report) -> dict[str, int]:
     counts = {}
     for run in report.runs:
         metrics = ([run.primary] if run.primary is not None else []) + eval_metrics(run)
-        counts[run.id] = sum(a.kind != "grad_norm" for m in metrics for a in m.analysis.anomalies
-                             if m.analysis is not None)
+        counts[run.id] = sum(counts_as_anomaly(a) for m in metrics for a in m.anomalies)
     return counts
 
 
@@ -194,8 +194,8 @@ class Findings:
         stalls = {}
         for run in runs:
             seen = activity.get(run.id)
-            if seen is None or len(seen.arrivals) < 3 or run.deleted or run.restarted_after:
-                continue
+            if seen is None or len(seen.arrivals) < 3 or run.deleted or run.restarted_after or state_of(run).ended:
+                continue  # a run its log says is over (finished, killed, crashed, restarted) does not stall
             name = run.primary_metric
             series = run.series.get(name) if name else None
             if series is None or not len(series):

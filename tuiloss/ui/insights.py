@@ -199,6 +199,9 @@ def render_insights(
         else:
             mark = "…" if not ascii else "~"
         item(mark, "bold", summary)
+        if run.state.state in ("killed", "crashed"):  # how the log ends (see core.analysis.state)
+            item("■" if not ascii else "#", "bold red" if run.state.state == "crashed" else "yellow",
+                 describe.run_ended(run.state.state, safe_label(run.state.reason, 80), finite(facts.last_step)), "")
         for seg in run.segments[1:]:
             item(ANOMALY_GLYPHS["reset"][glyph], "yellow",
                  describe.segment(finite(seg.start_step), safe_label(seg.reason, 20)), "yellow")

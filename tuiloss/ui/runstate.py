@@ -1,4 +1,5 @@
-"""What the runs list shows of each run: its row, and its state (live, stalled, finished or deleted).
+"""What the runs list shows of each run: its row, and its state (running, stalled, finished, killed,
+crashed, stopped, ...: see :mod:`tuiloss.core.analysis.state`).
 
 Headless: :func:`list_rows` computes the rows that the
 :class:`~tuiloss.ui.widgets.run_list.RunList` widget shows.
@@ -12,15 +13,11 @@ from statistics import median
 from typing import Collection, Mapping
 
 from tuiloss.core.analysis.display import fmt_value
+from tuiloss.core.analysis.state import RunState
 from tuiloss.core.engine import Options, ReadResult, apply_result
+from tuiloss.core.report import state_of
 from tuiloss.core.store import Run, Store
 from tuiloss.ui.selection import Selection, rich_color
-
-#: Silence after which a live run counts as stalled, at least.
-LIVE_WINDOW = 60.0
-#: Silence after which a run counts as finished, at least.
-FINISHED_AFTER = 30 * 60.0
-
 
 class Activity:
     """When a run last grew, and how often it usually does."""
@@ -85,24 +82,12 @@ def take_read(store: Store, result: ReadResult, options: Options, now: float, se
     return new
 
 
-def run_state(deleted: bool, activity: Activity | None, now: float, has_points: bool = True,
-              status: str | None = None) -> str:
-    """``deleted``, ``live`` (grew recently), ``stalled`` (silent for much longer than usual),
-    ``finished`` (silent for very long), or ``waiting`` (no points yet). A run whose tracker
-    recorded its end (``status`` ``finished`` or ``failed``: MLflow, W&B) is in that state."""
-    if deleted:
-        return "deleted"
-    if status in ("finished", "failed"):
-        return status
-    if activity is None or activity.last is None:
-        return "waiting" if not has_points else "finished"
-    silence = now - activity.last
-    interval = activity.interval or 0.0
-    if silence <= max(LIVE_WINDOW, 10 * interval):
-        return "live"
-    if silence <= max(FINISHED_AFTER, 100 * interval):
-        return "stalled"
-    return "finished"
+def row_state(run: Run, activity: Activity | None, now: float, stalled: bool = False) -> RunState:
+    """A run's state as the list shows it (see :mod:`tuiloss.core.analysis.state`): what its log
+    says (finished, killed, crashed), else how long it has been silent against its usual interval."""
+    last = activity.last if activity is not None else None
+    return state_of(run, silence=now - last if last is not None else None,
+                    interval=activity.interval if activity is not None else None, stalled=stalled, now=now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,10 +148,7 @@ def list_rows(
                 color=rich_color(selection.color(run.id)),
                 label=run.label,
                 value=value,
-                state="finished" if run.restarted_after else "stalled" if run.id in stalled and not run.deleted
-                else "unread" if not run.points and any(n.level == "error" for n in run.notices)
-                else run_state(run.deleted, activity.get(run.id), now, has_points=run.points > 0,
-                               status=run.status),
+                state=row_state(run, activity.get(run.id), now, stalled=run.id in stalled).state,
                 anomalies=findings.get(run.id, 0),
                 visible=selection.is_on(run.id),
                 new_anomaly=run.id in new,

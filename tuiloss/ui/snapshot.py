@@ -44,6 +44,7 @@ def snapshot_run(run: Run, metrics=None) -> Run:
         skipped=Counter(run.skipped),
         skipped_examples=list(run.skipped_examples),
         notices=list(run.notices),
+        meta=dict(run.meta),
     )
 
 

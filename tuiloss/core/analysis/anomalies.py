@@ -52,6 +52,12 @@ class Anomaly:
         return severity_word(self.severity)
 
 
+def counts_as_anomaly(anomaly: Anomaly) -> bool:
+    """Whether a finding counts as one of a run's anomalies (the runs list's ``!``, the panel,
+    "Across runs"): a line of grad-norm information is not one."""
+    return anomaly.kind != "grad_norm"
+
+
 # -- simple detectors -------------------------------------------------------------
 
 

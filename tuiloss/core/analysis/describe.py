@@ -87,10 +87,10 @@ def drift(step: float, end_step: float, start_level: float, end_level: float, re
 
 
 def overfitting(step: float, best_step: float, best: float, last: float, last_step: float, train_then: float,
-                train_end: float, relative: bool) -> str:
+                train_end: float, relative: bool, what: str = "eval loss") -> str:
     """``overfitting from 1.0K: eval loss rose from its best 0.321 (at 1.0K) to 0.420 (+31%) by
     5.0K while the train loss fell from 0.0500 to 0.000100``."""
-    text = (f"overfitting from {format_step(step)}: eval loss rose from its best {format_value(best)} "
+    text = (f"overfitting from {format_step(step)}: {what} rose from its best {format_value(best)} "
             f"(at {format_step(best_step)}) to {format_value(last)}")
     if relative and best > 0:
         text += f" ({format_percent(last / best - 1)})"
@@ -153,6 +153,12 @@ def stall(silence: float, interval: float, last_step: float) -> str:
         f"no new point for {format_duration(silence)} (usually one every {format_duration(interval)}); "
         f"last at step {format_step(last_step)}"
     )
+
+
+def run_ended(state: str, reason: str, last_step: float | None) -> str:
+    """``killed (KeyboardInterrupt) after step 1.2K``: how the log ends, and where training was."""
+    text = f"{state} ({reason})" if reason else state
+    return text + (f" after step {format_step(last_step)}" if last_step is not None else "")
 
 
 # -- across runs ----------------------------------------------------------------------------------
@@ -222,15 +228,23 @@ def no_anomalies(runs: int) -> str:
 
 
 def anomaly_counts(found: list[tuple[str, dict[str, int]]], runs: int, clean: list[str]) -> str:
-    """``anomalies in 1 of 3 runs: B (1 spike); none in A, C``."""
+    """``anomalies in 1 of 3 runs: B (1 spike, 2 spikes in val_loss); none in A, C``.
+
+    A kind may name the series it is in (``spike in val_loss``): the kind is what is counted.
+    """
     parts = []
     for label, counts in found:
-        what = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(counts.items()))
+        what = ", ".join(_counted(n, kind) for kind, n in sorted(counts.items(), key=lambda kv: (" in " in kv[0], kv[0])))
         parts.append(f"{label} ({what})")
     message = f"anomalies in {len(found)} of {runs} runs: " + "; ".join(parts)
     if clean:
         message += f"; none in {', '.join(clean)}"
     return message
+
+
+def _counted(n: int, kind: str) -> str:
+    word, sep, where = kind.partition(" in ")
+    return f"{n} {word}{'s' if n > 1 else ''}{sep}{where}"
 
 
 def only_reached(name: str, level: float, step: float, other: str) -> str:

@@ -255,4 +255,10 @@ def eval_counterpart(primary: str, names) -> str | None:
     for name in wanted:
         if name in by_lower and by_lower[name] != primary:
             return by_lower[name]
+    if role(primary) == "loss":
+        # no eval loss: a plain eval perplexity is the same quantity (ppl = e^loss); an
+        # auxiliary one (wav2vec2's valid_code_perplexity) is not
+        for name in names:
+            if name != primary and is_eval(name) and words(name)[1:] in (["ppl"], ["perplexity"]):
+                return name
     return None

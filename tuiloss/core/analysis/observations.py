@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tuiloss.core.analysis import describe
+from tuiloss.core.analysis.anomalies import counts_as_anomaly
 from tuiloss.core.analysis.display import format_setting
 from tuiloss.core.analysis.summary import SeriesAnalysis
 
@@ -73,6 +74,8 @@ class RunFacts:
         source: where the run was read (a path; its folder tells the experiment).
         format: the log format.
         metric_names: every metric the run logs.
+        eval_anomalies: the anomalies of its evaluation series, by series name (counted with
+            the primary metric's, as the panel counts them).
     """
 
     id: str
@@ -85,6 +88,7 @@ class RunFacts:
     source: str = ""
     format: str = ""
     metric_names: frozenset = frozenset()
+    eval_anomalies: Mapping[str, tuple] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,9 +310,13 @@ def _anomalies(runs: list[RunFacts]) -> list[Observation]:
     for r in runs:
         counts: dict[str, int] = {}
         for a in r.analysis.anomalies:
-            if a.kind == "grad_norm":
-                continue  # information about the grad norm, not an anomaly of the loss
-            counts[a.kind] = counts.get(a.kind, 0) + 1
+            if counts_as_anomaly(a):
+                counts[a.kind] = counts.get(a.kind, 0) + 1
+        for name, anomalies in r.eval_anomalies.items():
+            for a in anomalies:
+                if counts_as_anomaly(a):
+                    kind = f"{a.kind} in {name}"
+                    counts[kind] = counts.get(kind, 0) + 1
         if counts:
             found.append((r, counts))
     if not found:

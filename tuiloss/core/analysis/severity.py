@@ -22,9 +22,14 @@ candidates have a median under ``TAIL_SIGMAS`` (10) noise sigmas: outliers that 
 just over the detection threshold are the tail of the noise, not events.
 
 Near-zero series (not all positive, and a level within a few noise sigmas of zero, such
-as RL policy losses oscillating around 0) get no relative findings: a spike there needs
-``NEAR_ZERO_SIGMAS`` noise sigmas and its sentence names the baseline, not a ratio, and
-drifts (a percentage of a level near zero) are not reported.
+as RL policy losses oscillating around 0) get no relative findings: a rise there has no
+meaningful ratio, so a spike is measured against the robust noise of the points around it
+(its own noise: such a loss is loud early and quiet near 0 later), needs
+``NEAR_ZERO_SIGMAS`` (20) of them, passes the same heavy-tail test (on those sigmas, not on
+heights: one loud early stretch is no yardstick for the quiet rest), and its severity is its
+height in those sigmas over ``NEAR_ZERO_HIGH`` (100, capped at 1: medium from 50 sigmas);
+its sentence names the baseline, not a ratio, and drifts (a percentage of a level near
+zero) are not reported.
 
 NaN/Inf and divergence are ``high`` (severity ``HIGH``); a reset or a stall is
 information (0); a drift's severity is its rise over ``DRIFT_UNIT`` (20%); overfitting
@@ -43,6 +48,7 @@ SIGMA_UNIT = 20.0
 MIN_RISE = 0.3
 MIN_SIGMAS = 5.0
 NEAR_ZERO_SIGMAS = 20.0
+NEAR_ZERO_HIGH = 100.0
 CROWD = 6
 CROWD_POINTS = 2000
 ALWAYS_RISE = 2.0
@@ -81,8 +87,8 @@ def spike_severity(peak: float, baseline: float, sigma: float, log: bool, near_z
     sigmas = (peak - baseline) / sigma if sigma > 0 else math.inf
     rise = None if near_zero else rise_of(peak, baseline, log)
     by_noise = min(sigmas / SIGMA_UNIT, 1.0)
-    if rise is None:  # no level to be relative to: the noise alone says how clear it is
-        return float(by_noise)
+    if rise is None:  # no level to be relative to: its height over its own noise says how much it matters
+        return float(min(sigmas / NEAR_ZERO_HIGH, 1.0)) if near_zero else float(by_noise)
     return float(math.sqrt(max(0.0, min(rise / RISE_UNIT, 10.0)) * max(0.0, by_noise)))
 
 
@@ -95,15 +101,19 @@ def reportable(peaks: Sequence[float], baselines: Sequence[float], sigmas: Seque
     height = peaks - base
     z = height / sig
     if near_zero:
-        return list(z >= NEAR_ZERO_SIGMAS)
-    if log:
-        rise = np.expm1(height)
+        rise = np.zeros_like(height)  # no level: no rise is large by itself
+        keep = z >= NEAR_ZERO_SIGMAS
     else:
-        rise = np.where(base > 0, height / np.where(base > 0, base, 1.0), np.inf)
-    keep = (rise >= MIN_RISE) & (z >= MIN_SIGMAS)
+        if log:
+            rise = np.expm1(height)
+        else:
+            rise = np.where(base > 0, height / np.where(base > 0, base, 1.0), np.inf)
+        keep = (rise >= MIN_RISE) & (z >= MIN_SIGMAS)
     crowded = len(height) >= max(CROWD, nf // CROWD_POINTS)
     # a few outliers that all sit just over the detection threshold are a noise tail too
     tail = len(height) >= FEW and float(np.median(z)) < TAIL_SIGMAS
+    if near_zero:
+        height = z  # each measured against the noise around it: an early loud stretch is no yardstick
     if crowded or tail:
         typical = float(np.median(height))
         # the largest of many heavy-tailed outliers grows like their count to the 1/3

@@ -179,6 +179,11 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
 
     found = resets + nans
     near_zero = severity.is_near_zero(scan.log, blocks.level, _point_noise(scan))
+    if near_zero:
+        # no level to be relative to: a rise is measured against the noise of the points before
+        # it (an RL loss is loud early and quiet near 0 later; one noise for both reads every
+        # early wiggle as hundreds of sigmas)
+        excursions = [replace(ex, sigma=max(ex.sigma, _own_noise(y, ex))) for ex in excursions]
     keep = severity.reportable(
         [y[ex.peak] for ex in excursions], [ex.baseline for ex in excursions], [ex.sigma for ex in excursions],
         nf, scan.log, near_zero,
@@ -493,6 +498,22 @@ def _point_noise(scan: Scan) -> float:
         return 0.0
     noise = scan.tracks[0].noise[0].view
     return float(np.median(noise)) if len(noise) else 0.0
+
+
+#: Points before a spike whose noise it is measured against, on a series oscillating around 0.
+OWN_NOISE_POINTS = 20
+
+
+def _own_noise(y: np.ndarray, ex: Excursion) -> float:
+    """The robust noise sigma of the points around a spike (up to :data:`OWN_NOISE_POINTS`
+    before its onset and after its end): from the median absolute deviation of their steps,
+    so a slow trend does not count as noise."""
+    before = np.asarray(y[max(0, ex.onset - OWN_NOISE_POINTS) : ex.onset], dtype=np.float64)
+    after = np.asarray(y[ex.end : ex.end + OWN_NOISE_POINTS], dtype=np.float64) if ex.end >= 0 else before[:0]
+    steps = np.concatenate([np.diff(part[np.isfinite(part)]) for part in (before, after) if len(part) > 1] or [before[:0]])
+    if len(steps) < 3:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(steps - np.median(steps))) / math.sqrt(2))
 
 
 def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int, near_zero: bool) -> Anomaly:

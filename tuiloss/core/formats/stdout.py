@@ -30,6 +30,7 @@ import numpy as np
 
 from tuiloss.core.formats.base import LineParser, parse_number
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
+from tuiloss.core.formats.endings import TAIL, Ending, ending_of, last_stamp, may_hold
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -726,16 +727,33 @@ class TextParser(LineParser):
         self.rows = 0
         self.matched = 0
         self._probe_meta: dict = {}
+        self.ending: Ending | None = None
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
     def restart(self) -> None:
         self.state = _State()
         self.rows = 0
+        self.ending = None
         self.layouts.reset()
         if not self._fixed:
             self.family = None
 
     def feed(self, data: bytes, first_line: int) -> Batch:
+        batch = self._feed(data, first_line)
+        self.ending = _read_ending(data, self.ending, self._went_on)
+        batch.meta["end"] = self.ending  # how the log ends so far (None: no end marker after the last metric line)
+        stamp = last_stamp(data)
+        if stamp is not None:
+            batch.meta["stamped"] = stamp  # the last wall-clock time the log printed (its own clock)
+        return batch
+
+    def _went_on(self, text: str) -> bool:
+        """Whether ``text`` holds a metric line of the family: training went on."""
+        return self.family is not None and self.family.detect.search("\n" + text) is not None
+
+    def _feed(self, data: bytes, first_line: int) -> Batch:
+        if b"max_" in data and "planned_steps" not in self.state.meta:
+            _note_planned(data, self.state.meta)
         text = None
         if not self._fixed and (self.family is None or self.family.generic):
             found, text = _detect_in(data)
@@ -803,6 +821,37 @@ class TextParser(LineParser):
             meta["coarse_steps"] = True
 
 
+def _note_planned(data: bytes, meta: dict) -> None:
+    """The planned total of a settings dump or argument list (``max_iters = 5000``, ``--max-steps``
+    spelled ``max_steps=...``), whatever the family: the first one the log prints."""
+    for line in data.split(b"\n"):
+        if b"max_" in line:
+            planned = _PLANNED.search(line.decode("utf-8", "replace"))
+            if planned is not None and int(planned[1]) > 0:
+                meta["planned_steps"] = float(planned[1])
+                return
+
+
+def _read_ending(data: bytes, held: Ending | None, went_on: Callable[[str], bool]) -> Ending | None:
+    """How the log ends after ``data`` (see :mod:`~tuiloss.core.formats.endings`).
+
+    Only the chunk's last :data:`~tuiloss.core.formats.endings.TAIL` bytes can hold the
+    markers that count; the whole chunk is read only to see whether training went on
+    after an ending found before.
+    """
+    cut = max(0, len(data) - TAIL)
+    if held is None:
+        last = data[data.rfind(b"\n", 0, len(data) - 1) + 1 :]
+        if not may_hold(last) and went_on(_decode(last)):
+            return None  # it ends in a metric line: nothing after it to read (the common case, in O(line))
+        if not may_hold(data[cut:] if cut else data):
+            return None
+        if cut:
+            cut = data.find(b"\n", cut) + 1
+            data = data[cut:] if cut else b""
+    return ending_of(_decode(data), went_on, held)
+
+
 def _decode(data: bytes) -> str:
     text = data.decode("utf-8", "replace")
     if "\r" in text:
@@ -848,9 +897,11 @@ class PatternParser(LineParser):
         self.step_group = "step" if "step" in names else None
         self.metric_groups = [name for name in names if name != "step"]
         self.rows = 0
+        self.ending: Ending | None = None
 
     def restart(self) -> None:
         self.rows = 0
+        self.ending = None
 
     def feed(self, data: bytes, first_line: int) -> Batch:
         text = data.decode("utf-8", "replace")
@@ -884,6 +935,8 @@ class PatternParser(LineParser):
         batch.unmatched = max(text.count("\n") - matched, 0)
         for name, (steps, values) in state.columns.items():
             batch.add(name, steps, values)
+        self.ending = _read_ending(data, self.ending, lambda rest: self.regex.search(rest) is not None)
+        batch.meta["end"] = self.ending
         return batch
 
     def _matches(self, text: str, first_line: int):

@@ -107,7 +107,7 @@ class _Digest:
 
     def rest_of(self, batch: Batch) -> Batch:
         """``batch`` without the points (and skipped lines) summed here."""
-        rest = Batch(lines=None, backlog=batch.backlog)
+        rest = Batch(lines=None, backlog=batch.backlog, meta=batch.meta)
         for group in batch.row_groups():
             cut = {m: self.counts.get(m, 0) for m in group.metrics}
             if len(set(cut.values())) == 1:

@@ -12,8 +12,8 @@ from textual.widgets import DataTable
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.runstate import RunRow
 
-STATE_STYLES = {"live": "bold green", "stalled": "yellow", "finished": "dim", "deleted": "red", "waiting": "dim",
-                "failed": "red"}
+STATE_STYLES = {"running": "bold green", "stalled": "yellow", "finished": "dim", "stopped": "dim", "killed": "yellow",
+                "crashed": "bold red", "deleted": "red", "waiting": "dim", "unread": "yellow"}
 
 
 class RunList(DataTable, inherit_bindings=False):
