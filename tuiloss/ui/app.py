@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
+from rich.text import Text
 from textual import events, on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -425,7 +426,10 @@ class TuilossApp(App[None]):
         def chosen(name: str | None) -> None:
             if name is not None:
                 self.selection.metric = name or None
-                self.insights.report = None
+                self.insights.restart()
+                self.findings.restart(self.insights.sent + 1)
+                what, dots = safe_label(name, 60) if name else "each run's primary metric", "..." if self.config.ascii else "…"
+                self.insights_panel.show(Text(f"analysing {what}{dots}", style="dim"))
                 self.request_insights(now=True)
                 self.schedule_redraw()
 

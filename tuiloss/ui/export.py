@@ -8,8 +8,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Iterable
 
-from tuiloss.core.report import Report, build_report, render_markdown
+from tuiloss.core.report import Report, render_markdown
 from tuiloss.core.store import Run
+from tuiloss.ui.insights import metric_report
 from tuiloss.ui.snapshot import snapshot_run, snapshot_store
 
 
@@ -43,7 +44,7 @@ def export_markdown(report: Report, watched: Iterable[str]) -> str:
 def shown_report(report: Report | None, shown: list[Run], *, root: str | None, metric: str | None) -> Report:
     """The findings of the ``shown`` runs: the newest analysis cut to them, or a fresh one."""
     if report is None:
-        return build_report(snapshot_store([snapshot_run(run) for run in shown]), root=root, metric=metric)
+        return metric_report(snapshot_store([snapshot_run(run) for run in shown]), root, metric)
     ids = {run.id for run in shown}
     return replace(report, runs=tuple(entry for entry in report.runs if entry.id in ids))
 

@@ -150,6 +150,16 @@ class Findings:
                     self._announced.setdefault(run.id, {})[key] = anomaly
         return fresh
 
+    def restart(self, generation: int) -> None:
+        """Another metric was picked: its findings in analysis ``generation`` are history, not news.
+
+        What was announced of the metric left is not withdrawn either; the panel no longer shows it.
+        """
+        self.new.clear()
+        self._announced.clear()
+        if self.baseline_generation is not None:
+            self.baseline_generation = generation
+
     def _settle(self, run_id: str, label: str, anomalies) -> list[tuple[str, Anomaly]]:
         """Notices about the announced findings of one run that changed or went away."""
         announced = self._announced.get(run_id)
