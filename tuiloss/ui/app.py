@@ -256,6 +256,7 @@ class TuilossApp(App[None]):
                 and not getattr(self.run_list, "_require_update_dimensions", False))
 
     def on_loss_chart_resized(self, _: LossChart.Resized) -> None:
+        self.chart.fit_toasts()
         self.schedule_redraw()
 
     def _redraw(self) -> None:

@@ -15,6 +15,12 @@ from tuiloss.ui.chartdata import ChartSpec
 __all__ = ["Y_LABEL_COLUMNS", "LossChart"]
 
 
+#: The x axis: its line and its labels, the chart's last two rows.
+X_AXIS_ROWS = 2
+#: The toasts' distance from the top of the screen (``ToastRack``'s margin in tuiloss.tcss).
+TOASTS_TOP = 1
+
+
 class LossChart(Widget):
     """Draws a :class:`ChartSpec`. Only the UI thread calls :meth:`draw`."""
 
@@ -47,6 +53,16 @@ class LossChart(Widget):
 
     def on_resize(self, event: events.Resize) -> None:
         self.post_message(self.Resized())
+
+    def fit_toasts(self) -> None:
+        """Keep the screen's toasts (stacked from its top) above this chart's x axis and its labels.
+
+        They sit over the chart's top or the panel, never over the runs list, the axis or the
+        filter input below it; the newest stays in view and older ones scroll out of it.
+        """
+        room = max(1, self.region.bottom - X_AXIS_ROWS - TOASTS_TOP)
+        for rack in self.screen.query_children("ToastRack"):  # absent when notifications are off
+            rack.styles.max_height = room
 
     @property
     def background(self) -> tuple[int, int, int]:
