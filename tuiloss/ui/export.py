@@ -49,6 +49,16 @@ def shown_report(report: Report | None, shown: list[Run], *, root: str | None, m
     return replace(report, runs=tuple(entry for entry in report.runs if entry.id in ids))
 
 
+def export_shown(report: Report | None, shown: list[Run], chart: str, *, requested: str | None, watched: list[str],
+                 root: str | None, metric: str | None, now: float) -> tuple[tuple[str, str], str]:
+    """The ``e`` key: write the shown runs' report and ``chart`` where :func:`choose_folder` says.
+
+    Returns the two paths written and a note on where they went; raises OSError when writing fails.
+    """
+    folder, note = choose_folder(requested, watched)
+    return export_view(folder, now, shown_report(report, shown, root=root, metric=metric), watched, chart), note
+
+
 def export_view(folder: str, now: float, report: Report, watched: Iterable[str], chart: str) -> tuple[str, str]:
     """Write the report and the chart capture, named after the local time ``now``; their paths."""
     stamp = datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import RenderableType
 from rich.text import Text
 from textual import events
@@ -9,10 +11,11 @@ from textual.color import Color
 from textual.message import Message
 from textual.widget import Widget
 
-from tuiloss.ui.canvas import FRAME_ROWS, Y_LABEL_COLUMNS, render_chart, render_plain
-from tuiloss.ui.chartdata import ChartSpec
+if TYPE_CHECKING:
+    from tuiloss.ui.chartdata import ChartSpec
 
-__all__ = ["Y_LABEL_COLUMNS", "LossChart"]
+# The rasteriser (numpy) loads with the first chart drawn, after the first frame, which
+# shows the chart's frame-less "loading" line (see tuiloss.ui.app, "Start-up").
 
 
 #: The x axis: its line and its labels, the chart's last two rows.
@@ -37,18 +40,22 @@ class LossChart(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
-        self.spec = ChartSpec(empty="loading…")
+        self.spec: ChartSpec | None = None  # until the first draw
         self.draws = 0
         self._rendered: tuple[tuple[int, int, int, int, bool], Text] | None = None
 
     @property
     def plot_width(self) -> int:
         """Columns of the plotting area (the widget less the axis labels and frame)."""
+        from tuiloss.ui.canvas import Y_LABEL_COLUMNS
+
         return max(10, self.size.width - Y_LABEL_COLUMNS)
 
     @property
     def plot_height(self) -> int:
         """Rows of the plotting area (the widget less title, frame and x axis)."""
+        from tuiloss.ui.canvas import FRAME_ROWS
+
         return max(4, self.size.height - FRAME_ROWS)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -79,6 +86,10 @@ class LossChart(Widget):
         self.refresh()
 
     def render(self) -> RenderableType:
+        if self.spec is None:
+            return Text("loading…", style="dim", justify="center")
+        from tuiloss.ui.canvas import render_chart
+
         width, height = self.size
         color = not self.app.no_color
         key = (id(self.spec), self.draws, width, height, color)
@@ -92,4 +103,8 @@ class LossChart(Widget):
 
     def capture(self, width: int | None = None, height: int | None = None) -> str:
         """The chart as plain text (for the export), at the current or a given size."""
+        from tuiloss.ui.canvas import render_plain
+
+        if self.spec is None:
+            return "loading…"
         return render_plain(self.spec, width or max(self.size.width, 40), height or max(self.size.height, 12))

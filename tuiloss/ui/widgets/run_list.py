@@ -9,8 +9,12 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
+from typing import TYPE_CHECKING
+
 from tuiloss.ui.markup import safe_label
-from tuiloss.ui.runstate import RunRow
+
+if TYPE_CHECKING:  # the rows are computed after the first frame, with the store
+    from tuiloss.ui.runstate import RunRow
 
 STATE_STYLES = {"live": "bold green", "stalled": "yellow", "finished": "dim", "deleted": "red", "waiting": "dim"}
 
