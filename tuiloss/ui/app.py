@@ -6,10 +6,7 @@ thread touches the store, the widgets and the plot: it applies batches with
 :func:`~tuiloss.core.engine.apply_result` and redraws at most ten times a second, only when
 something changed. What each widget shows is worked out by headless helpers (selection,
 curves, findings, panel, runstate); this module composes, routes messages and keys, and draws.
-
-Start-up: the first frame waits only for Textual and the widgets. What needs numpy (the store,
-the engine, the chart's data, the analyses: :mod:`tuiloss.ui.parts`) loads in :meth:`TuilossApp._boot`
-right after that frame, before the threads start; until then only quit and help answer.
+What needs numpy loads after the first frame (:mod:`tuiloss.ui.startup`).
 """
 
 from __future__ import annotations
@@ -32,6 +29,7 @@ from tuiloss.ui import keys, messages
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.selection import Selection, common_metric, metric_counts
+from tuiloss.ui.startup import DeferredStart
 from tuiloss.ui.throttle import Throttle
 from tuiloss.ui.widgets import FilterBar, InsightsPanel, LossChart, RunList, StatusBar
 from tuiloss.ui.widgets.status_bar import Status
@@ -48,7 +46,7 @@ NARROW = 100
 REDRAW_INTERVAL = 0.1
 
 
-class TuilossApp(App[None]):
+class TuilossApp(DeferredStart, App[None]):
     """Charts, runs list, insights and status of every run under the watched paths."""
 
     CSS_PATH = "tuiloss.tcss"
@@ -106,36 +104,7 @@ class TuilossApp(App[None]):
         self.run_list.ascii = self.config.ascii
         self.run_list.border_title = "runs"
         self.run_list.focus()
-        self.call_after_refresh(self._boot_when_drawn)
-
-    def _boot_when_drawn(self) -> None:
-        """Boot once the first frame is on screen, footer keys included (Textual lays them out a
-        few refreshes after the rest)."""
-        keys_placed = any(key.region.area for key in self.query_one(Footer).children)
-        self.call_after_refresh(self._boot if keys_placed else self._boot_when_drawn)
-
-    def _boot(self) -> None:
-        """After the first frame: load and build the numpy-backed parts, then start the threads."""
-        from tuiloss.ui import parts
-
-        self.late = parts
-        for name, part in parts.build(self.config, *self._factories).items():
-            setattr(self, name, part)  # options, engine, watcher, store, view, curves, findings, panel, activity
-        self.insights = parts.InsightsFeed(self.set_timer, lambda ready: self.post_message(messages.InsightsReady(ready)),
-                                           self.shown_runs, lambda: self.selection.metric, self.report_root)
-        self.ingestor = parts.Ingestor(self.engine, self.watcher, lambda event: self.post_message(messages.from_driver(event)))
-        self.booted = True
-        self.refresh_bindings()
-        if self._stopped:
-            return
-        self.insights.start()
-        self.run_worker(self._ingest, thread=True, name="ingest", group="ingest", exit_on_error=False)
-        self.set_interval(1.0, self._tick)
-        self._draw_status()
-
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
-        """Until :meth:`_boot` (a moment after the first frame) only quit and help answer."""
-        return True if self.booted or action in ("quit", "help") else None
+        self.call_after_refresh(self.boot_when_drawn)
 
     def on_resize(self, event: events.Resize) -> None:
         # The event has the new size; the app's own may still be the old one.

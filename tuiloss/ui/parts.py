@@ -1,10 +1,8 @@
 """What the viewer loads after its first frame: the numpy-backed parts and the helpers it draws with.
 
-:meth:`tuiloss.ui.app.TuilossApp._boot` imports this module once the first frame is on screen and
+:mod:`tuiloss.ui.startup` imports this module once the first frame is on screen and the app
 keeps it as ``app.late``: the store, the engine and its watcher, the chart's data and rasteriser,
 the findings and the analyses (numpy, and with them most of tuiloss) stay off the start-up path.
-The app reaches every helper of theirs through ``app.late``, so nothing of it loads earlier by
-accident.
 """
 
 from __future__ import annotations
