@@ -18,7 +18,7 @@ RESULTS_MD = os.path.join(HERE, "RESULTS.md")
 
 ORDER = [
     "csv", "csv-pieces", "jsonl", "text", "tfevents", "mlflow-db", "wandb-file", "tail", "memory",
-    "latency", "latency-poll", "redraw", "keys", "startup", "startup-1gb", "many-runs",
+    "latency", "latency-poll", "redraw", "keys", "startup", "startup-ready", "startup-1gb", "many-runs",
 ]
 
 

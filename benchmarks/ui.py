@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
 import math
 import os
 import pty
@@ -337,22 +338,46 @@ MINIMAL_APP = (
 )
 
 
-def startup(repeat: int, sample_logs: str) -> Row:
+#: The chart has curves: a braille cell of U+28C0-U+28FF (every dense curve draws some).
+CURVES = "\u28c0".encode()[:2]
+#: The panel has findings: the verdict of a converged run, which only the analysis writes.
+FINDINGS = b"converged"
+
+
+@functools.cache
+def _startups(repeat: int, sample_logs: str) -> tuple[Timing, Timing]:
+    """Interleaved pairs: (first frame, minimal app), (chart and findings drawn, minimal app)."""
     tuiloss = os.path.join(os.path.dirname(sys.executable), "tuiloss")
-    timing = Timing()
-    for _ in range(repeat + 1):  # the first pair compiles the byte code and is not counted
-        (ours,) = in_terminal([tuiloss, "watch", sample_logs], [b"Quit"])
+    first, ready = Timing(), Timing()
+    for k in range(repeat + 1):  # the first pair compiles the byte code and is not counted
+        frame, curves, findings = in_terminal([tuiloss, "watch", sample_logs], [b"Quit", CURVES, FINDINGS])
         (floor,) = in_terminal([sys.executable, "-c", MINIMAL_APP], [b"Quit"])
-        if ours is None or floor is None:
+        if frame is None or floor is None:
             raise TimeoutError("no first frame")
-        timing.ours.append(ours)
-        timing.baseline.append(floor)
-    del timing.ours[0], timing.baseline[0]
-    row = ratio_row("startup", "start-up: `tuiloss watch sample_logs` to first frame / a minimal Textual app", timing, 99)
-    absolute = row.ours
-    return Row(row.name, row.what, row.ours, row.baseline, row.ratio, "<= 0.6 s", absolute <= 0.6, row.unit,
-               f"first frame after {absolute:.2f} s; a two-widget Textual app shows its first frame after"
-               f" {row.baseline:.2f} s in the same terminal", row.spread)
+        if curves is None or findings is None:
+            raise TimeoutError("the chart or the findings never came")
+        if k:
+            first.ours.append(frame)
+            ready.ours.append(max(curves, findings))
+            first.baseline.append(floor)
+            ready.baseline.append(floor)
+    return first, ready
+
+
+def startup(repeat: int, sample_logs: str) -> Row:
+    first, _ = _startups(repeat, sample_logs)
+    row = ratio_row("startup", "start-up: `tuiloss watch sample_logs` to first frame / a minimal Textual app", first, 1.5)
+    return Row(row.name, row.what, row.ours, row.baseline, row.ratio, row.target, row.passed, row.unit,
+               f"first frame (its footer keys drawn) after {row.ours:.2f} s; a two-widget Textual app shows its"
+               f" first frame after {row.baseline:.2f} s in the same terminal", row.spread)
+
+
+def startup_ready(repeat: int, sample_logs: str) -> Row:
+    _, ready = _startups(repeat, sample_logs)
+    row = ratio_row("startup-ready", "start-up: `tuiloss watch sample_logs` to the chart's curves and the panel's"
+                    " findings drawn / a minimal Textual app's first frame", ready, 3)
+    return Row(row.name, row.what, row.ours, row.baseline, row.ratio, row.target, row.passed, row.unit,
+               f"curves and findings on screen after {row.ours:.2f} s (the same runs as the startup row)", row.spread)
 
 
 def startup_gigabyte(repeat: int) -> Row:

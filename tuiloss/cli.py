@@ -210,7 +210,7 @@ def _text_logs(paths: list[str], most: int = 20) -> list[str]:
 
 
 def _check_paths(paths: list[str]) -> str | None:
-    from tuiloss.core.discover import is_system_path
+    from tuiloss.core.paths import is_system_path
 
     for path in paths:
         if not os.path.exists(path):

@@ -50,6 +50,19 @@ def test_history_is_not_news_and_what_comes_later_is():
     assert findings.take(report(run_report("a", SPIKE, later)), 4) == []  # told once
 
 
+def test_a_finding_whose_onset_more_data_moved_is_not_news():
+    findings = Findings()
+    findings.initial_runs.add("a")
+    findings.baseline_generation = 1
+    drift = Anomaly("drift", 37_300.0, 56_200.0, 0.230, 0.209, "drifted up from 0.209 to 0.230")
+    assert findings.take(report(run_report("a", drift)), 1) == []  # history
+    moved = Anomaly("drift", 34_500.0, 56_400.0, 0.230, 0.208, "drifted up from 0.208 to 0.230")
+    assert anomaly_key("a", moved) != anomaly_key("a", drift)  # another thousand: another key
+    assert findings.take(report(run_report("a", moved)), 2) == []  # the same stretch: not news
+    later = Anomaly("drift", 80_000.0, 90_000.0, 0.3, 0.23, "drifted up from 0.230 to 0.300")
+    assert findings.take(report(run_report("a", moved, later)), 3) == [("A", later)]  # a new stretch is
+
+
 def test_a_run_that_falls_silent_is_stalled_once():
     run = Run(id="a", label="A", source="a", format="csv")
     series = run.series["loss"] = Series()

@@ -38,10 +38,25 @@ def test_requests_while_one_waits_fold_into_one_run():
     throttle = Throttle(timers.set_timer, lambda: runs.append(timers.now), lambda: 0.5, clock=lambda: timers.now)
     throttle.request()
     throttle.request()
-    throttle.request(now=True)
     assert len(timers.waiting) == 1 and throttle.pending
     timers.fire()
     assert len(runs) == 1 and not throttle.pending
+
+
+def test_an_urgent_request_does_not_wait_behind_one_scheduled_later():
+    timers, runs = FakeTimers(), []
+    throttle = Throttle(timers.set_timer, lambda: runs.append(timers.now), lambda: 0.5,
+                        shortest=0.01, clock=lambda: timers.now)
+    throttle.request(now=True)
+    timers.fire()
+    throttle.request()  # waits out the interval: 0.5 s
+    throttle.request(now=True)  # the load finished: analyse now
+    throttle.request(now=True)  # folds into the urgent one
+    assert [delay for delay, _ in timers.waiting] == [0.5, 0.01]
+    timers.waiting.reverse()  # the urgent timer fires first
+    assert timers.fire() == 0.01 and len(runs) == 2 and not throttle.pending
+    timers.fire()  # the one scheduled later finds nothing to do
+    assert len(runs) == 2 and not throttle.pending
 
 
 def test_a_request_right_after_a_run_waits_out_the_interval_unless_it_is_urgent():

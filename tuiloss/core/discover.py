@@ -16,6 +16,7 @@ from tuiloss.core.formats.mlflow import is_mlflow_run_dir, mlflow_config
 from tuiloss.core.formats.stdout import detect_family
 from tuiloss.core.formats.tfevents import is_tfevents_file, split_event_folders
 from tuiloss.core.model import Notice, RunSpec
+from tuiloss.core.paths import is_system_path
 
 SNIFF_BYTES = 64 * 1024
 
@@ -92,15 +93,6 @@ def discover(
 
 
 #: Trees of the kernel's own files: reading them can block forever (/proc/kmsg), and they hold no logs.
-SYSTEM_TREES = ("/proc", "/sys", "/dev")
-
-
-def is_system_path(path: str) -> bool:
-    """Whether ``path`` lies in procfs, sysfs or the device tree (after following links)."""
-    real = os.path.realpath(path)
-    return any(real == tree or real.startswith(tree + os.sep) for tree in SYSTEM_TREES)
-
-
 def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) -> None:
     try:
         st = os.stat(folder)

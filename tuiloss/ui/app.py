@@ -6,6 +6,7 @@ thread touches the store, the widgets and the plot: it applies batches with
 :func:`~tuiloss.core.engine.apply_result` and redraws at most ten times a second, only when
 something changed. What each widget shows is worked out by headless helpers (selection,
 curves, findings, panel, runstate); this module composes, routes messages and keys, and draws.
+What needs numpy loads after the first frame (:mod:`tuiloss.ui.startup`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
+from rich.text import Text
 from textual import events, on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -22,34 +24,29 @@ from textual.widgets import Footer
 from textual.worker import get_current_worker
 
 from tuiloss.config import Config
-from tuiloss.core.analysis import Anomaly
 from tuiloss.core.analysis.display import step_label
-from tuiloss.core.driver import Ingested, Ingestor
-from tuiloss.core.engine import Engine, Options
-from tuiloss.core.report import Report, nothing_found
-from tuiloss.core.store import Run, Store
 from tuiloss.ui import keys, messages
-from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smoothing
-from tuiloss.ui.curves import Curves, legend_text, values_at
-from tuiloss.ui.export import choose_folder, export_view, shown_report
-from tuiloss.ui.findings import Findings, marks, notice_title
-from tuiloss.ui.feed import InsightsFeed
 from tuiloss.ui.markup import safe_label
-from tuiloss.ui.panel import PanelText
-from tuiloss.ui.runstate import Activities, list_rows, take_read
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.selection import Selection, common_metric, metric_counts
+from tuiloss.ui.startup import DeferredStart
 from tuiloss.ui.throttle import Throttle
-from tuiloss.ui.watcher import Watcher
 from tuiloss.ui.widgets import FilterBar, InsightsPanel, LossChart, RunList, StatusBar
 from tuiloss.ui.widgets.status_bar import Status
+
+if TYPE_CHECKING:
+    from tuiloss.core.analysis import Anomaly
+    from tuiloss.core.driver import Ingested
+    from tuiloss.core.engine import Engine, Options
+    from tuiloss.core.report import Report
+    from tuiloss.core.store import Run
 
 #: Narrower than this, the insights panel starts hidden and stacks under the chart.
 NARROW = 100
 REDRAW_INTERVAL = 0.1
 
 
-class TuilossApp(App[None]):
+class TuilossApp(DeferredStart, App[None]):
     """Charts, runs list, insights and status of every run under the watched paths."""
 
     CSS_PATH = "tuiloss.tcss"
@@ -70,31 +67,18 @@ class TuilossApp(App[None]):
         # NO_COLOR: Textual drops colour entirely with native ANSI colours (else it draws greys).
         super().__init__(ansi_color=True if os.environ.get("NO_COLOR") else None)
         self.config = config
-        self.options = Options(format=config.format, pattern=config.pattern, metric=config.metric, step=config.step)
-        roots = list(config.paths)
-        self.engine = (engine_factory or Engine)(roots, self.options)
-        self.watcher = (watcher_factory or Watcher)(roots, config.poll)
+        self._factories = engine_factory, watcher_factory
         self.clock = clock or time.time
         self.export_dir = export_dir
         self.redraw_interval = redraw_interval
         self.report_root = config.paths[0] if len(config.paths) == 1 else None
-        self.store = Store()
-        self.view = ChartView(log_x=config.log_x, log_y=config.log_y, smoothing=config.smoothing,
-                              ascii=config.ascii, no_color=bool(os.environ.get("NO_COLOR")))
         self.selection = Selection(config.metric)
-        self.curves = Curves()
-        self.findings = Findings()
-        self.panel = PanelText()
-        self.activity = Activities()
         self.watch_mode, self.mode_reason = "starting", ""
         self.files = 0
         self.load_progress: float | None = 0.0
-        self.loaded = False
+        self.loaded = self.booted = False
         self.error: str | None = None
-        self.insights = InsightsFeed(self.set_timer, lambda ready: self.post_message(messages.InsightsReady(ready)),
-                                     self.shown_runs, lambda: self.selection.metric, self.report_root)
         self.redraws = Throttle(self.set_timer, self._redraw, lambda: self.redraw_interval)
-        self.ingestor = Ingestor(self.engine, self.watcher, lambda event: self.post_message(messages.from_driver(event)))
         self._stopped = False
         self._main_screen = None
         self._narrow = False
@@ -120,10 +104,7 @@ class TuilossApp(App[None]):
         self.run_list.ascii = self.config.ascii
         self.run_list.border_title = "runs"
         self.run_list.focus()
-        self.insights.start()
-        self.run_worker(self._ingest, thread=True, name="ingest", group="ingest", exit_on_error=False)
-        self.set_interval(1.0, self._tick)
-        self._draw_status()
+        self.call_after_refresh(self.boot_when_drawn)
 
     def on_resize(self, event: events.Resize) -> None:
         # The event has the new size; the app's own may still be the old one.
@@ -145,8 +126,9 @@ class TuilossApp(App[None]):
     def _stop_threads(self) -> None:
         if not self._stopped:
             self._stopped = True
-            self.ingestor.stop()
-            self.insights.stop()
+            if self.booted:
+                self.ingestor.stop()
+                self.insights.stop()
 
     def on_unmount(self) -> None:
         self._stop_threads()
@@ -185,8 +167,8 @@ class TuilossApp(App[None]):
 
     def _apply(self, event: Ingested) -> None:
         result = event.result
-        new = take_read(self.store, result, self.options, self.clock(), self.selection, self.activity, event.activity,
-                        watching=self.loaded)
+        new = self.late.take_read(self.store, result, self.options, self.clock(), self.selection, self.activity,
+                                  event.activity, watching=self.loaded)
         if not self.loaded:
             self.findings.initial_runs.update(new)
             self.load_progress = event.progress if event.progress is not None else self.load_progress
@@ -225,7 +207,8 @@ class TuilossApp(App[None]):
         """A toast per finding that is news (and the bell, if asked for)."""
         for label, anomaly in fresh:
             text = f"{safe_label(label, 60)}: {safe_label(anomaly.message, 200)}"
-            self.notify(text, title=safe_label(notice_title(anomaly), 20), severity="warning", timeout=8, markup=False)
+            title = safe_label(self.late.notice_title(anomaly), 20)
+            self.notify(text, title=title, severity="warning", timeout=8, markup=False)
         if fresh and self.config.bell:
             self.bell()
 
@@ -255,10 +238,11 @@ class TuilossApp(App[None]):
                 and not getattr(self.run_list, "_require_update_dimensions", False))
 
     def on_loss_chart_resized(self, _: LossChart.Resized) -> None:
+        self.chart.fit_toasts()
         self.schedule_redraw()
 
     def _redraw(self) -> None:
-        if self._stopped:
+        if self._stopped or not self.booted:
             return
         self._draw_chart()
         self._draw_list()
@@ -277,27 +261,29 @@ class TuilossApp(App[None]):
         chart, shown = self.chart, self.shown_runs()
         label = self.selection.metric or common_metric(shown) or "loss"
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
-        curves = self.curves.prepare(shown, self.selection, self.view, marks(self.report), reported)
+        curves = self.curves.prepare(shown, self.selection, self.view, self.late.marks(self.report), reported)
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
                                  metric=safe_label(label, 40), background=chart.background)
         if self.loaded and not len(self.store):  # say what was found, and why nothing is shown
-            spec.empty = nothing_found(list(self.config.paths), sorted(self.engine.ignored.items()))
+            spec.empty = self.late.nothing_found(list(self.config.paths), sorted(self.engine.ignored.items()))
         if not self.loaded and self.load_progress is not None:
             spec.title += f"{' - ' if self.config.ascii else ' · '}loading {self.load_progress:.0%}"
         chart.draw(spec)
 
     def _draw_list(self) -> None:
         cursor, run_list = self.view.cursor, self.run_list
-        at_cursor = values_at(self.shown_runs(), self.selection, cursor) if cursor is not None else None
-        rows = list_rows(list(self.store), self.selection, plain=self.view.plain, at_cursor=at_cursor,
-                         findings=self.findings.counts(self.report), stalled=self.findings.stalls,
-                         new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
+        at_cursor = self.late.values_at(self.shown_runs(), self.selection, cursor) if cursor is not None else None
+        rows = self.late.list_rows(list(self.store), self.selection, plain=self.view.plain, at_cursor=at_cursor,
+                                   findings=self.findings.counts(self.report), stalled=self.findings.stalls,
+                                   new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
         run_list.show(rows, value_header=f"@{step_label(round(cursor))}" if cursor is not None else "last",
                       label_width=max(10, run_list.size.width - 33))
         run_list.border_title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(self.selection.filter.pattern, 20)}/)"
                                  if self.selection.filter else "runs")
 
     def _draw_status(self) -> None:
+        if not self.booted:
+            return
         self.status_bar.show(Status(
             runs=len(self.store), shown=len(self.shown_runs()), points=self.store.points, files=self.files,
             mode=self.watch_mode, reason=self.mode_reason, since_last=self.activity.since_last(self.clock()),
@@ -330,7 +316,7 @@ class TuilossApp(App[None]):
         self._set_view(log_y=not self.chart.spec.y_log)  # from what is shown, auto or not
 
     def action_cycle_smoothing(self) -> None:
-        self._set_view(smoothing=next_smoothing(self.view.smoothing))
+        self._set_view(smoothing=self.late.next_smoothing(self.view.smoothing))
         self.notify(f"smoothing: EMA {self.view.smoothing:g}" if self.view.smoothing else "smoothing off",
                     timeout=1.5, markup=False)
 
@@ -344,10 +330,10 @@ class TuilossApp(App[None]):
         self._set_view(zoom=min(max(self.view.zoom + steps, 0), 16) if steps else 0)
 
     def action_move_cursor(self, columns: int) -> None:
-        self._move_cursor(moved_cursor(self.chart.spec, self.view.cursor, columns, self.chart.plot_width))
+        self._move_cursor(self.late.moved_cursor(self.chart.spec, self.view.cursor, columns, self.chart.plot_width))
 
     def action_cursor_edge(self, end: bool) -> None:
-        self._move_cursor(edge_step(self.chart.spec, end=end))
+        self._move_cursor(self.late.edge_step(self.chart.spec, end=end))
 
     def _move_cursor(self, step: float | None) -> None:
         if step is not None:
@@ -425,18 +411,21 @@ class TuilossApp(App[None]):
         def chosen(name: str | None) -> None:
             if name is not None:
                 self.selection.metric = name or None
-                self.insights.report = None
+                self.insights.restart()
+                self.findings.restart(self.insights.sent + 1)
+                what, dots = safe_label(name, 60) if name else "each run's primary metric", "..." if self.config.ascii else "…"
+                self.insights_panel.show(Text(f"analysing {what}{dots}", style="dim"))
                 self.request_insights(now=True)
                 self.schedule_redraw()
 
         self.push_screen(MetricScreen(metric_counts(self.listed_runs()), self.selection.metric), chosen)
 
     def action_export(self) -> None:
-        folder, note = choose_folder(self.export_dir, list(self.config.paths))
-        report = shown_report(self.report, self.shown_runs(), root=self.report_root, metric=self.selection.metric)
         chart = self.chart.capture() + "\n\n" + self._legend_text()
         try:
-            self.last_export = export_view(folder, self.clock(), report, self.config.paths, chart, self.shown_runs())
+            self.last_export, note = self.late.export_shown(
+                self.report, self.shown_runs(), chart, requested=self.export_dir, watched=list(self.config.paths),
+                root=self.report_root, metric=self.selection.metric, now=self.clock())
         except OSError as exc:
             self.notify(f"export failed: {exc}", severity="error", markup=False)
             return
@@ -444,7 +433,7 @@ class TuilossApp(App[None]):
         self.notify(message, title="exported", timeout=6, markup=False)
 
     def _legend_text(self) -> str:
-        return legend_text(list(self.store), self.selection, self.view.plain)
+        return self.late.legend_text(list(self.store), self.selection, self.view.plain)
 
 
 def make_app(config: Config, **options) -> TuilossApp:

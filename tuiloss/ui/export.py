@@ -8,9 +8,10 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Iterable
 
-from tuiloss.core.report import Report, build_report, render_markdown
+from tuiloss.core.report import Report, render_markdown
 from tuiloss.core.store import Run
 from tuiloss.core.tidy import write_tidy_csv
+from tuiloss.ui.insights import metric_report
 from tuiloss.ui.snapshot import snapshot_run, snapshot_store
 
 
@@ -44,9 +45,20 @@ def export_markdown(report: Report, watched: Iterable[str]) -> str:
 def shown_report(report: Report | None, shown: list[Run], *, root: str | None, metric: str | None) -> Report:
     """The findings of the ``shown`` runs: the newest analysis cut to them, or a fresh one."""
     if report is None:
-        return build_report(snapshot_store([snapshot_run(run) for run in shown]), root=root, metric=metric)
+        return metric_report(snapshot_store([snapshot_run(run) for run in shown]), root, metric)
     ids = {run.id for run in shown}
     return replace(report, runs=tuple(entry for entry in report.runs if entry.id in ids))
+
+
+def export_shown(report: Report | None, shown: list[Run], chart: str, *, requested: str | None, watched: list[str],
+                 root: str | None, metric: str | None, now: float) -> tuple[tuple[str, str, str], str]:
+    """The ``e`` key: write the shown runs' report, ``chart`` and points where :func:`choose_folder` says.
+
+    Returns the three paths written and a note on where they went; raises OSError when writing fails.
+    """
+    folder, note = choose_folder(requested, watched)
+    return export_view(folder, now, shown_report(report, shown, root=root, metric=metric), watched, chart,
+                       shown), note
 
 
 def export_view(folder: str, now: float, report: Report, watched: Iterable[str], chart: str,

@@ -55,6 +55,11 @@ class InsightsFeed:
         """Analyse again soon: at once if ``now``, else at most every :data:`INSIGHTS_INTERVAL`."""
         self._due.request(now)
 
+    def restart(self) -> None:
+        """The question changed (another metric): drop the report, and any analysis still on its way."""
+        self.report = None
+        self.generation = self.sent + 1
+
     def take(self, ready: InsightsReady) -> bool:
         """Keep ``ready``'s report unless a newer one was taken; whether it was kept."""
         if ready.generation < self.generation:

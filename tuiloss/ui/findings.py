@@ -121,6 +121,9 @@ class Findings:
         self._analysed: set[str] = set()
         #: per run, the announced findings as last seen (what an update is measured against)
         self._announced: dict[str, dict[AnomalyKey, Anomaly]] = {}
+        #: per run, every finding of the last analysis: one found again over the same stretch,
+        #: its onset moved by more data, is the same finding, not news
+        self._seen: dict[str, tuple[Anomaly, ...]] = {}
 
     def take(self, report: Report, generation: int) -> list[tuple[str, Anomaly]]:
         """Record the anomalies of analysis number ``generation``.
@@ -138,17 +141,31 @@ class Findings:
                 self._analysed.add(run.id)
             if baseline:
                 fresh.extend(self._settle(run.id, run.label, anomalies))
+            before, self._seen[run.id] = self._seen.get(run.id, ()), tuple(anomalies)
             for anomaly in anomalies:
                 key = anomaly_key(run.id, anomaly)
                 if key in self.known or not baseline:
                     continue
                 self.known.add(key)
+                if any(old.kind == anomaly.kind and _overlaps(old, anomaly) for old in before):
+                    continue  # seen before, its onset refined
                 quiet = first_time and run.id in self.initial_runs
                 if not quiet and generation > self.baseline_generation:
                     fresh.append((run.label, anomaly))
                     self.new.add(key)
                     self._announced.setdefault(run.id, {})[key] = anomaly
         return fresh
+
+    def restart(self, generation: int) -> None:
+        """Another metric was picked: its findings in analysis ``generation`` are history, not news.
+
+        What was announced of the metric left is not withdrawn either; the panel no longer shows it.
+        """
+        self.new.clear()
+        self._announced.clear()
+        self._seen.clear()
+        if self.baseline_generation is not None:
+            self.baseline_generation = generation
 
     def _settle(self, run_id: str, label: str, anomalies) -> list[tuple[str, Anomaly]]:
         """Notices about the announced findings of one run that changed or went away."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 import textwrap
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Callable
 
 from rich.text import Text
@@ -22,8 +23,8 @@ from tuiloss.core.analysis import describe
 from tuiloss.core.analysis.display import finite, fmt_value
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.metrics import Direction, direction
-from tuiloss.core.report import Report, axis_notes, build_report
-from tuiloss.core.store import is_eval_metric
+from tuiloss.core.report import Report, RunReport, axis_notes, build_report
+from tuiloss.core.store import Store, is_eval_metric
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
 from tuiloss.ui.findings import anomaly_key
 from tuiloss.ui.markup import safe_label
@@ -94,8 +95,28 @@ class InsightsWorker:
 def analyse(request: InsightsRequest, analyzer_for=None) -> Report:
     from tuiloss.ui.snapshot import snapshot_store
 
-    store = snapshot_store(request.runs)
-    return build_report(store, root=request.root, metric=request.metric, analyzer_for=analyzer_for)
+    return metric_report(snapshot_store(request.runs), request.root, request.metric, analyzer_for)
+
+
+def metric_report(store: Store, root: str | None, metric: str | None, analyzer_for=None) -> Report:
+    """The findings of ``store``'s runs in ``metric`` (picked with ``m``), or each run's primary one.
+
+    With a metric picked, only the runs that have it are analysed and compared ("Across runs");
+    a run without it stays in the report with no metric at all (the panel says it lacks the
+    metric), never with the findings of its own primary metric.
+    """
+    if metric is None:
+        return build_report(store, root=root, analyzer_for=analyzer_for)
+    runs = [run if metric in run.series else replace(run, series={}) for run in store]
+    report = build_report(store, root=root, metric=metric, runs=runs, analyzer_for=analyzer_for)
+    # a run restarted in its log may lack the metric in one of its parts: that part says so too
+    return replace(report, runs=tuple(entry if entry.primary_metric == metric else lacking(entry)
+                                      for entry in report.runs))
+
+
+def lacking(entry: RunReport) -> RunReport:
+    """``entry`` as a run without the picked metric: no metric, no findings."""
+    return replace(entry, primary_metric=None, metrics=MappingProxyType({}), segments=())
 
 
 class Analyzers:
@@ -128,10 +149,13 @@ def render_insights(
     new: set[tuple] = frozenset(),  # type: ignore[assignment]
     ascii: bool = False,
     width: int = 40,
+    metric: str | None = None,
 ) -> Text:
     """The panel text: per run of ``report`` its findings, then the observations across runs.
 
     Lines are wrapped to ``width`` with a hanging indent, so each finding reads as a block.
+    ``metric`` is the one picked with ``m`` (``None``: each run's primary metric); a run
+    without it says so.
     """
     out = Text()
     glyph = 1 if ascii else 0
@@ -165,6 +189,9 @@ def render_insights(
         for notice in run.notices:
             if notice.level in ("error", "warning"):
                 item("!", "yellow", safe_label(notice.message, 300), "yellow")
+        if metric is not None and run.primary_metric != metric:
+            item("·", "dim", f"no {safe_label(metric, 60)} in this run", "dim")
+            continue
         if facts is None or not facts.points:
             item("…", "dim", "no points yet", "dim")
             for note in axis_notes(run):
@@ -212,7 +239,7 @@ def render_insights(
         if run.deleted:
             item("!", "yellow", "log deleted; its points are kept", "yellow")
     if report.observations:
-        out.append("Across runs\n", style="bold underline")
+        out.append("Across runs" + (f", in {safe_label(metric, 40)}" if metric else "") + "\n", style="bold underline")
         for obs in report.observations:
             item("•" if not ascii else "-", "bold", safe_label(obs.message, 400))
     out.rstrip()

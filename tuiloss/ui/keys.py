@@ -53,7 +53,7 @@ KEYS = (
     ("y", "linear or log loss axis (default: log when the values span a decade; on a linear axis an early transient far above the settled curves is cut and marked with an arrow and where it began)"),
     ("s", "cycle smoothing (EMA 0, 0.6, 0.9, 0.99); the raw curve stays behind"),
     ("v", "overlay the evaluation series (val_loss, eval_loss...) as dots"),
-    ("m", "pick the metric to chart"),
+    ("m", "pick the metric: the chart, its marks, the panel and Across runs follow it; a run without it says so"),
     ("i", "show or hide the insights panel"),
     ("tab", "focus the runs list or the insights panel (up/down scroll it)"),
     ("p", "pause or resume live updates"),

@@ -9,11 +9,13 @@ handles each with ``@on(...)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from tuiloss.core import driver
-from tuiloss.ui import insights
+if TYPE_CHECKING:  # the app's handlers are declared before the driver and the analyses load
+    from tuiloss.core import driver
+    from tuiloss.ui import insights
 
 
 @dataclass
@@ -51,6 +53,8 @@ class InsightsReady(Message):
 
 def from_driver(event: driver.Event) -> Message:
     """The message for one of the driver's events."""
+    from tuiloss.core import driver
+
     match event:
         case driver.Ingested():
             return RecordsIngested(event)

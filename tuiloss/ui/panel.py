@@ -36,7 +36,7 @@ class PanelText:
         numbers = {run.id: n for n, run in selection.numbered(runs)}
         shown = {run.id for run in selection.shown(runs)}
         inputs = (report, tuple(numbers.items()), frozenset(shown), dict(stalls), frozenset(new),
-                  len(selection.colors), plain, ascii, width)
+                  len(selection.colors), selection.metric, plain, ascii, width)
         if inputs == self.inputs:
             return None
         self.inputs = inputs
@@ -50,4 +50,5 @@ class PanelText:
             new=new,
             ascii=ascii,
             width=width,
+            metric=selection.metric,
         )

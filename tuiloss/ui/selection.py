@@ -8,9 +8,12 @@ numbering, the colours and the runs switched off.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from tuiloss.core.store import Run, eval_counterpart
+from tuiloss.core.analysis.metrics import eval_counterpart
+
+if TYPE_CHECKING:  # the store (numpy) is not needed to compose the first frame
+    from tuiloss.core.store import Run
 
 #: One stable colour per run, in discovery order (Okabe-Ito based, readable on dark and light).
 PALETTE: tuple[tuple[int, int, int], ...] = (

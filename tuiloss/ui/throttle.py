@@ -13,7 +13,9 @@ class Throttle:
     """Runs ``callback`` soon after a request, at most once every ``interval()`` seconds.
 
     Requests made while one is waiting fold into it; a request made right after a run waits out
-    the rest of the interval. ``interval`` is asked each time, so it may follow a measured cost.
+    the rest of the interval. An urgent request (``now``) does not wait behind one scheduled
+    later: the run happens at once, and the later timer finds nothing to do. ``interval`` is
+    asked each time, so it may follow a measured cost.
     """
 
     def __init__(
@@ -33,6 +35,8 @@ class Throttle:
         self._timer: Any = None
         self._due = False
         self._last = 0.0
+        self._soon = False  # the waiting timer fires after only the shortest wait
+        self._token = 0  # of the timer that counts; an older one fires for nothing
 
     @property
     def pending(self) -> bool:
@@ -42,12 +46,17 @@ class Throttle:
     def request(self, now: bool = False) -> None:
         """Ask for a run: at once if ``now``, else when the interval since the last run is over."""
         self._due = True
-        if self._timer is not None:
+        if self._timer is not None and (self._soon or not now):
             return
         wait = 0.0 if now else max(0.0, self._last + self._interval() - self._clock())
-        self._timer = self._set_timer(max(wait, self._shortest), self._fire)
+        self._soon = wait <= self._shortest
+        self._token += 1
+        token = self._token
+        self._timer = self._set_timer(max(wait, self._shortest), lambda: self._fire(token))
 
-    def _fire(self) -> None:
+    def _fire(self, token: int) -> None:
+        if token != self._token:
+            return
         self._timer = None
         if not self._due:
             return

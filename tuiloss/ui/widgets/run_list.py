@@ -9,8 +9,12 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
+from typing import TYPE_CHECKING
+
 from tuiloss.ui.markup import safe_label
-from tuiloss.ui.runstate import RunRow
+
+if TYPE_CHECKING:  # the rows are computed after the first frame, with the store
+    from tuiloss.ui.runstate import RunRow
 
 STATE_STYLES = {"running": "bold green", "stalled": "yellow", "finished": "dim", "stopped": "dim", "killed": "yellow",
                 "crashed": "bold red", "deleted": "red", "waiting": "dim", "unread": "yellow"}
@@ -31,7 +35,10 @@ class RunList(DataTable, inherit_bindings=False):
     ]
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False, show_cursor=True)
+        # The highlight keeps each cell's own colour (the run's swatch, the state), on its own
+        # background (tuiloss.tcss gives it one that none of the run colours is close to).
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False, show_cursor=True,
+                         cursor_foreground_priority="renderable")
         self._rows: list[RunRow] = []
         self._value_header = "last"
         self._label_width = 0
