@@ -246,37 +246,32 @@ def _comparisons(groups: Sequence[Group], facts: dict[str, MemberFacts]) -> list
 
 
 def _compare(a: Group, b: Group, facts: dict[str, MemberFacts], key: str) -> list[GroupFinding]:
-    out = []
     runs_a = [facts[i] for i in a.run_ids if i in facts]
     runs_b = [facts[i] for i in b.run_ids if i in facts]
     counts = f"across {len(runs_a)} and {len(runs_b)} runs" if len(runs_a) != len(runs_b) else f"across {len(runs_a)} runs each"
-    steps_a = _values(m.convergence_step for m in runs_a)
-    steps_b = _values(m.convergence_step for m in runs_b)
-    name_a, name_b = _side(a, key), _side(b, key)
-    if len(steps_a) == len(runs_a) and len(steps_b) == len(runs_b):
-        if max(steps_a) < min(steps_b) or max(steps_b) < min(steps_a):
-            fast, slow = (name_a, name_b) if np.median(steps_a) < np.median(steps_b) else (name_b, name_a)
-            f_steps, s_steps = (steps_a, steps_b) if fast == name_a else (steps_b, steps_a)
-            ratio = float(np.median(s_steps)) / max(float(np.median(f_steps)), 1e-12)
-            out.append(GroupFinding("compare", f"{fast} converges {ratio:.1f}x sooner than {slow} {counts} "
-                                    f"({_span(f_steps, fmt_step)} vs {_span(s_steps, fmt_step)})", (a.label, b.label)))
-        else:
-            out.append(GroupFinding("compare", f"{name_a} and {name_b} converge within each other's run-to-run "
-                                    f"spread {counts} ({_span(steps_a, fmt_step)} vs {_span(steps_b, fmt_step)})",
-                                    (a.label, b.label)))
-    finals_a = _values(m.final for m in runs_a)
-    finals_b = _values(m.final for m in runs_b)
-    if len(finals_a) >= 2 and len(finals_b) >= 2:
-        if max(finals_a) < min(finals_b) or max(finals_b) < min(finals_a):
-            low, high = (name_a, name_b) if np.mean(finals_a) < np.mean(finals_b) else (name_b, name_a)
-            l_f, h_f = (finals_a, finals_b) if low == name_a else (finals_b, finals_a)
-            out.append(GroupFinding("compare", f"{low} ends lower than {high} {counts} "
-                                    f"({_span(l_f, fmt_value)} vs {_span(h_f, fmt_value)})", (a.label, b.label)))
-        else:
-            out.append(GroupFinding("compare", f"{name_a} and {name_b} end within each other's run-to-run spread "
-                                    f"{counts} ({_span(finals_a, fmt_value)} vs {_span(finals_b, fmt_value)})",
-                                    (a.label, b.label)))
+    sides, labels = (_side(a, key), _side(b, key)), (a.label, b.label)
+    out = []
+    steps = _values(m.convergence_step for m in runs_a), _values(m.convergence_step for m in runs_b)
+    if len(steps[0]) == len(runs_a) and len(steps[1]) == len(runs_b):
+        out.append(_contrast(sides, steps, np.median, fmt_step, "converge", counts, labels,
+                             lambda low, high, ratio: f"{low} converges {ratio:.1f}x sooner than {high}"))
+    finals = _values(m.final for m in runs_a), _values(m.final for m in runs_b)
+    if len(finals[0]) >= 2 and len(finals[1]) >= 2:
+        out.append(_contrast(sides, finals, np.mean, fmt_value, "end", counts, labels,
+                             lambda low, high, ratio: f"{low} ends lower than {high}"))
     return out
+
+
+def _contrast(sides, values, centre, fmt, verb: str, counts: str, labels, lower_first) -> GroupFinding:
+    """Which side is lower (sooner), said only when the two sides' ranges do not overlap."""
+    (name_a, name_b), (va, vb) = sides, values
+    if max(va) < min(vb) or max(vb) < min(va):
+        (low, low_v), (high, high_v) = sorted(((name_a, va), (name_b, vb)), key=lambda side: centre(side[1]))
+        ratio = float(centre(high_v)) / max(float(centre(low_v)), 1e-12)
+        return GroupFinding("compare", f"{lower_first(low, high, ratio)} {counts} ({_span(low_v, fmt)} vs "
+                            f"{_span(high_v, fmt)})", labels)
+    return GroupFinding("compare", f"{name_a} and {name_b} {verb} within each other's run-to-run spread {counts} "
+                        f"({_span(va, fmt)} vs {_span(vb, fmt)})", labels)
 
 
 def _side(group: Group, key: str) -> str:
