@@ -77,3 +77,25 @@ def test_follow_prints_a_wandb_run_as_its_file_grows(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 130
+
+
+def test_a_run_started_in_a_live_store_is_found_by_the_next_scan_not_the_periodic_one(tmp_path):
+    db = unpack("mlflow.db.gz", tmp_path / "mlflow.db")
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("PRAGMA journal_mode = WAL")
+    experiment = writer.execute("SELECT experiment_id FROM experiments WHERE name = 'sweep'").fetchone()[0]
+    proc = follow(tmp_path)  # inotify: the periodic scan is 30 s away
+    out = lines_of(proc)
+    try:
+        assert {next_line(out, proc)["label"] for _ in range(3)} == {"base-lr3e-4", "sweep-lr1e-2", "sweep-lr1e-3"}
+        writer.execute(
+            "INSERT INTO runs (run_uuid, name, status, start_time, lifecycle_stage, experiment_id, source_type)"
+            " VALUES ('newrun', 'sweep-lr5e-3', 'RUNNING', 1800000000000, 'active', ?, 'LOCAL')", (experiment,))
+        writer.execute("INSERT INTO metrics (key, value, timestamp, run_uuid, step, is_nan)"
+                       " VALUES ('loss', 1.5, 1800000000000, 'newrun', 0, 0)")
+        line = next_line(out, proc, deadline=15.0)
+        assert line["label"] == "sweep-lr5e-3" and line["points"] == {"loss": 1}
+    finally:
+        writer.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130

@@ -278,6 +278,7 @@ class Ingestor:
                 run_ids = self.engine.runs_for_path(path)
                 if run_ids:
                     targets.update(run_ids)
+                    scan_pending = scan_pending or self.engine.in_store(run_ids)  # a new run, maybe
                 elif not _is_config(path):
                     scan_pending = True
             if changes.structure:

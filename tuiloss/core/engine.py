@@ -130,10 +130,15 @@ class Engine:
             result.new_runs.append(spec)
         return result
 
+    def in_store(self, run_ids: list[str]) -> bool:
+        """Whether the runs are a tracker's store's (a database of runs, where a change may be a
+        run not seen yet as well as points of those known)."""
+        return any(self.specs[i].id.startswith(self.specs[i].path + os.sep) for i in run_ids if i in self.specs)
+
     def _known(self) -> set[str]:
         """What discovery passes over: the paths read from (where a moved run is now, not where it
         was), but a tracker's store by the ids of its runs, so that it is looked at for new ones."""
-        stores = {spec.id: spec.path for spec in self.specs.values() if spec.id.startswith(spec.path + os.sep)}
+        stores = {spec.id: spec.path for spec in self.specs.values() if self.in_store([spec.id])}
         return (set(self._by_path) - set(stores.values())) | set(stores)
 
     def _gone_runs(self) -> list[str]:
