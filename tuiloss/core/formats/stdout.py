@@ -726,6 +726,7 @@ class TextParser(LineParser):
         self.state = _State()
         self.rows = 0
         self.matched = 0
+        self._plan_room = PLAN_BYTES
         self._probe_meta: dict = {}
         self.ending: Ending | None = None
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
@@ -733,6 +734,7 @@ class TextParser(LineParser):
     def restart(self) -> None:
         self.state = _State()
         self.rows = 0
+        self._plan_room = PLAN_BYTES
         self.ending = None
         self.layouts.reset()
         if not self._fixed:
@@ -752,8 +754,11 @@ class TextParser(LineParser):
         return self.family is not None and self.family.detect.search("\n" + text) is not None
 
     def _feed(self, data: bytes, first_line: int) -> Batch:
-        if b"max_" in data and "planned_steps" not in self.state.meta:
-            _note_planned(data, self.state.meta)
+        if self._plan_room > 0 and "planned_steps" not in self.state.meta:
+            head = data if len(data) <= self._plan_room else data[: self._plan_room]
+            self._plan_room -= len(head)
+            if b"max_" in head:
+                _note_planned(head, self.state.meta)
         text = None
         if not self._fixed and (self.family is None or self.family.generic):
             found, text = _detect_in(data)
@@ -819,6 +824,11 @@ class TextParser(LineParser):
         meta.update(self._probe_meta)
         if _counter_name(str(meta.get("step_key", ""))) == "epoch" and (steps != np.floor(steps)).any():
             meta["coarse_steps"] = True
+
+
+#: How far into a log its settings dump (``max_iters = 5000``) is looked for: trainers print
+#: their plan before they train, and searching every chunk of a long log cost ~10% of its read.
+PLAN_BYTES = 1 << 20
 
 
 def _note_planned(data: bytes, meta: dict) -> None:
