@@ -48,3 +48,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="seconds of chaos per watch mode (default about 25)")
     group.addoption("--chaos-trials", type=int, default=None, metavar="N",
                     help="fewest chaos trials per watch mode (default 10)")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_exit_in_process():
+    """``os._exit`` called in the test process would end the run silently with status 0: fail instead."""
+    import os
+
+    real = os._exit
+
+    def refuse(status: int) -> None:
+        raise AssertionError(f"os._exit({status}) called in the test process")
+
+    os._exit = refuse
+    yield
+    os._exit = real

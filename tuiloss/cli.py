@@ -515,26 +515,39 @@ def _watch(args) -> int:
     )
     from tuiloss.ui.app import make_app
 
+    import threading
+
+    before = set(threading.enumerate())
     make_app(config, export_dir=args.export_dir).run()
-    _leave_promptly()
+    _leave_promptly(ignore=before)
     return 0
 
 
 #: Seconds the reading threads get to end once the viewer has quit.
 QUIT_GRACE = 3.0
+#: Name prefix of the CSV parser's worker threads (tuiloss.core.formats.csv).
+CSV_POOL = "tuiloss-csv"
 
 
-def _leave_promptly(grace: float = QUIT_GRACE) -> None:
+def _leave_promptly(grace: float = QUIT_GRACE, ignore: set | frozenset = frozenset()) -> None:
     """Exit now if a reading thread is still busy once the viewer has quit (a read hung on a
-    dead network mount, say): ``q`` quits whatever that thread does."""
+    dead network mount, say): ``q`` quits whatever that thread does.
+
+    Threads in ``ignore`` (those alive before the viewer started) and the CSV parser's pool,
+    whose idle workers end with the interpreter, are not the viewer's to wait for.
+    """
     import threading
     import time
 
+    def waited(thread: threading.Thread) -> bool:
+        return (thread is not threading.current_thread() and not thread.daemon and thread not in ignore
+                and not thread.name.startswith(CSV_POOL))
+
     deadline = time.monotonic() + grace
     for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
+        if waited(thread):
             thread.join(max(0.0, deadline - time.monotonic()))
-    if any(t.is_alive() and not t.daemon and t is not threading.current_thread() for t in threading.enumerate()):
+    if any(waited(t) and t.is_alive() for t in threading.enumerate()):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

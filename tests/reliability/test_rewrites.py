@@ -285,6 +285,76 @@ def test_copytruncate_of_a_csv_without_steps_goes_on_counting_rows(tmp_path):
     assert len(loss) == 150 and len(set(steps.tolist())) == 150  # none hidden behind another
 
 
+def test_copytruncate_between_the_scan_and_the_first_read_reads_the_copy_first(tmp_path):
+    """A log found by a scan, copy-truncated before it was read (a busy viewer, a late log): its
+    header is in the copy alone, which is read first, as an earlier segment."""
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss,lr\n" + "".join(f"{s},{1 / (s + 1):.5f},0.001\n" for s in range(40)))
+    reader = Reader(tmp_path)
+    apply_result(reader.store, reader.engine.scan())
+    copytruncate(log)
+    with open(log, "a") as handle:
+        handle.write("".join(f"{s},{1 / (s + 1):.5f},0.001\n" for s in range(40, 60)))
+    reader.read()
+    run = reader.run(log)
+    assert list(reader.store.runs) == [str(log)]
+    assert sorted(run.series) == ["loss", "lr"]
+    assert run.series["loss"].steps.view.tolist() == list(range(60))
+    assert reasons(run, "loss") == ["start", "rotated"]
+    assert run.skipped_lines == 0
+
+
+def test_a_copy_made_before_the_first_read_and_not_yet_truncated_is_not_read_twice(tmp_path):
+    """The copy is a prefix of the live file, which holds it all: read once, then the truncation."""
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss\n" + "".join(f"{s},0.5\n" for s in range(30)))
+    reader = Reader(tmp_path)
+    apply_result(reader.store, reader.engine.scan())
+    rotated = log.with_name("metrics.csv.1")
+    rotated.write_bytes(log.read_bytes())  # copied; the writer appends once more before the truncation
+    with open(log, "a") as handle:
+        handle.write("30,0.5\n")
+    reader.read()
+    run = reader.run(log)
+    assert run.series["loss"].steps.view.tolist() == list(range(31))
+    with open(log, "r+b") as handle:
+        handle.truncate(0)
+    with open(log, "a") as handle:
+        handle.write("".join(f"{s},0.25\n" for s in range(31, 40)))
+    reader.read()
+    assert run.series["loss"].steps.view.tolist() == list(range(40))
+    assert reasons(run, "loss") == ["start", "truncated"] and run.skipped_lines == 0
+
+
+def test_a_new_log_holding_only_its_header_still_reads_its_older_copy(tmp_path):
+    """A new file that starts like the copy (its header) is no copy of it."""
+    log = tmp_path / "metrics.csv"
+    (tmp_path / "metrics.csv.1").write_text("step,loss\n" + "".join(f"{s},0.5\n" for s in range(20)))
+    os.utime(tmp_path / "metrics.csv.1", (1_700_000_000,) * 2)
+    log.write_text("step,loss\n")
+    reader = Reader(tmp_path)
+    reader.read()
+    run = reader.run(log)
+    assert run.series["loss"].steps.view.tolist() == list(range(20))
+    with open(log, "a") as handle:
+        handle.write("0,0.25\n1,0.25\n")
+    reader.read()
+    assert run.series["loss"].steps.view.tolist() == list(range(20)) + [0.0, 1.0]
+
+
+def test_a_backup_copy_of_the_whole_log_is_not_read_twice(tmp_path):
+    """``cp train.log train.log.1``: the copy is a prefix of the log, not an earlier part of it."""
+    log = tmp_path / "train.log"
+    log.write_text(nanogpt_lines(0, 10))
+    (tmp_path / "train.log.1").write_text(nanogpt_lines(0, 6))
+    os.utime(tmp_path / "train.log.1", (1_700_000_000,) * 2)
+    reader = Reader(tmp_path)
+    reader.read()
+    run = reader.run(log)
+    assert run.series["loss"].steps.view.tolist() == list(range(10))
+    assert reasons(run, "loss") == ["start"]
+
+
 def test_csv_a_row_is_never_taken_for_a_header():
     from tuiloss.core.formats.csv import CsvParser
 
@@ -604,13 +674,19 @@ def test_a_run_folder_renamed_is_the_same_run_under_its_new_name(tmp_path):
     assert [r.series["loss"].values.view.tolist() for r in fresh] == [[5.0]]
 
 
-def test_a_renamed_folder_found_by_a_scan_before_any_read_is_the_same_run(tmp_path):
+def read_then_rename(tmp_path, name: str, text: str, new: str) -> tuple[Reader, Store]:
+    """``a/name`` read by the viewer's reader (files pinned between reads), then ``a`` renamed to ``new``."""
     (tmp_path / "a").mkdir()
-    log = tmp_path / "a" / "train.log"
-    log.write_text(nanogpt_lines(0, 50))
+    (tmp_path / "a" / name).write_text(text)
     reader = Reader(tmp_path, hold=2.0)
     store = reader.read()
-    os.rename(tmp_path / "a", tmp_path / "b")
+    os.rename(tmp_path / "a", tmp_path / new)
+    return reader, store
+
+
+def test_a_renamed_folder_found_by_a_scan_before_any_read_is_the_same_run(tmp_path):
+    log = tmp_path / "a" / "train.log"
+    reader, store = read_then_rename(tmp_path, "train.log", nanogpt_lines(0, 50), "b")
     apply_result(store, reader.engine.scan())  # the scan comes first this time
     reader.read()
     run = reader.run(log)
@@ -672,15 +748,92 @@ def test_a_deleted_run_folder_is_still_deleted(tmp_path):
     assert run.deleted and len(run.series["loss"]) == 5
 
 
-def test_a_copy_of_a_run_folder_is_a_run_of_its_own(tmp_path):
+@pytest.mark.parametrize("name", ["train.log", "trainer_state.json"])
+def test_a_copy_of_a_run_folder_is_a_run_of_its_own(tmp_path, name):
     """Same bytes, other inode: a copy (``cp -r``) is not the run moved, even once the original is gone."""
     import shutil
 
     (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "train.log").write_text(nanogpt_lines(0, 5))
+    (tmp_path / "a" / name).write_text(nanogpt_lines(0, 5) if name == "train.log" else trainer_state(0, 5))
     reader = Reader(tmp_path, hold=2.0)
     store = reader.read()
     shutil.copytree(tmp_path / "a", tmp_path / "b")
     shutil.rmtree(tmp_path / "a")
     reader.read()
     assert len(store) == 2 and [r.deleted for r in store] == [True, False]
+
+
+def trainer_state(first: int, n: int) -> str:
+    import json
+
+    history = [{"step": s, "loss": round(1 / (s + 1), 5), "learning_rate": 3e-4} for s in range(first, first + n)]
+    return json.dumps({"global_step": first + n - 1, "log_history": history}, indent=2)
+
+
+def save_in_place(path, text: str) -> None:
+    """How the Trainer saves trainer_state.json: ``open(p, "w")``, the same file."""
+    with open(path, "r+") as handle:
+        handle.truncate(0)
+        handle.write(text)
+
+
+def test_a_renamed_folder_holding_a_trainer_state_is_the_same_run(tmp_path):
+    reader, store = read_then_rename(tmp_path, "trainer_state.json", trainer_state(0, 20), "bert-lr1e-4")
+    (run,) = list(store)
+    reader.read()
+    assert list(store) == [run] and run.label == "bert-lr1e-4" and not run.deleted
+    assert len(run.series["loss"]) == 20 and reasons(run, "loss") == ["start"]
+    save_in_place(tmp_path / "bert-lr1e-4" / "trainer_state.json", trainer_state(0, 30))  # the next save
+    reader.read()
+    assert run.series["loss"].steps.view.tolist() == list(range(30)) and reasons(run, "loss") == ["start"]
+
+
+def test_a_renamed_trainer_output_dir_is_the_same_run(tmp_path):
+    out = tmp_path / "out"
+    for step in (10, 20):
+        (out / f"checkpoint-{step}").mkdir(parents=True)
+        (out / f"checkpoint-{step}" / "trainer_state.json").write_text(trainer_state(0, step))
+    reader = Reader(tmp_path, hold=2.0)
+    store = reader.read()
+    (run,) = list(store)
+    assert len(run.series["loss"]) == 20
+    os.rename(out, tmp_path / "out-seed2")
+    (tmp_path / "out-seed2" / "checkpoint-30").mkdir()
+    (tmp_path / "out-seed2" / "checkpoint-30" / "trainer_state.json").write_text(trainer_state(0, 30))
+    reader.read()
+    assert list(store) == [run] and run.label == "out-seed2" and not run.deleted
+    assert run.series["loss"].steps.view.tolist() == list(range(30)) and reasons(run, "loss") == ["start"]
+
+
+def test_a_trainer_state_saved_again_before_the_scan_after_a_rename_is_not_taken_as_moved(tmp_path):
+    """Its bytes are no longer those read, so nothing tells it from another file given that inode."""
+    reader, store = read_then_rename(tmp_path, "trainer_state.json", trainer_state(0, 5), "b")
+    save_in_place(tmp_path / "b" / "trainer_state.json", trainer_state(100, 5))
+    reader.read()
+    assert [r.deleted for r in store] == [True, False]
+    assert [r.series["loss"].steps.view.tolist() for r in store] == [list(range(5)), list(range(100, 105))]
+
+
+def mlflow_run(folder, metrics: dict[str, int]) -> None:
+    (folder / "metrics").mkdir(parents=True)
+    (folder / "meta.yaml").write_text(f"run_id: {folder.name}\nstatus: 1\nlifecycle_stage: active\n")
+    for name, n in metrics.items():
+        (folder / "metrics" / name).write_text("".join(f"{1_700_000_000_000 + s} {1 / (s + 1)} {s}\n" for s in range(n)))
+
+
+def test_a_renamed_mlflow_store_is_the_same_runs(tmp_path):
+    mlflow_run(tmp_path / "mlruns" / "0" / "a1b2c3", {"loss": 30, "lr": 30})
+    reader = Reader(tmp_path, hold=2.0)
+    store = reader.read()
+    (run,) = list(store)
+    assert run.format == "mlflow" and len(run.series["loss"]) == 30
+    os.rename(tmp_path / "mlruns", tmp_path / "mlruns-sweep1")
+    moved = tmp_path / "mlruns-sweep1" / "0" / "a1b2c3" / "metrics"
+    with open(moved / "loss", "a") as handle:
+        handle.write("1700000000030 0.03 30\n")
+    (moved / "val_loss").write_text("1700000000030 0.5 30\n")  # a metric logged after the move
+    reader.read()
+    assert list(store) == [run] and not run.deleted
+    assert run.path == str(tmp_path / "mlruns-sweep1" / "0" / "a1b2c3")
+    assert len(run.series["loss"]) == 31 and reasons(run, "loss") == ["start"]
+    assert len(run.series["lr"]) == 30 and run.series["val_loss"].values.view.tolist() == [0.5]

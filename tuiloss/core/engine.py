@@ -124,7 +124,7 @@ class Engine:
                 spec = dataclasses.replace(spec, id=_free_id(spec.id, self.specs))
             self.specs[spec.id] = spec
             self.sources[spec.id] = make_source(spec, pattern=self.options.pattern, hold=self.hold,
-                                               earlier=_earlier_files(spec))
+                                               copies=_copies_finder(spec))
             for path in {spec.path, *self.sources[spec.id].paths()}:
                 self._by_path.setdefault(path, []).append(spec.id)  # the runs of one store share its files
             result.new_runs.append(spec)
@@ -221,13 +221,13 @@ def _free_id(run_id: str, taken) -> str:
     return f"{run_id}#{n}"
 
 
-def _earlier_files(spec: RunSpec) -> list[str]:
-    """Rotated copies read before a line log (``train.log.1``), oldest first."""
+def _copies_finder(spec: RunSpec):
+    """What finds the rotated copies read before a line log (``train.log.1``), oldest first."""
     if spec.format not in ("csv", "jsonl", "text") or not os.path.isfile(spec.path):
-        return []
+        return None
     from tuiloss.core.discover import rotated_copies
 
-    return rotated_copies(spec.path)
+    return rotated_copies
 
 
 def new_run(spec: RunSpec, options: Options = Options()) -> Run:

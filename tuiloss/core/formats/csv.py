@@ -445,9 +445,18 @@ class BufferReader:
     def read(self, data: bytes, start: int, end: int) -> list[np.ndarray]:
         """``data[start:end]`` (whole lines) as ``width`` float64 columns."""
         self._engine._reader.load_buffer(memoryview(data)[start:end])
-        self._engine._first_chunk = True  # else a reused reader takes an empty read for the end
-        _, _, arrays = self._engine.read()
+        try:
+            self._engine._first_chunk = True  # else a reused reader takes an empty read for the end
+            _, _, arrays = self._engine.read()
+        finally:
+            # The reader keeps what it was loaded with until the next load: a kept reader would
+            # hold the whole chunk (a 16 MiB read) alive while the next one is read.
+            self._engine._reader.load_buffer(_NOTHING)
         return [np.asarray(arrays[k], dtype=np.float64) for k in range(self.width)]
+
+
+#: What a buffer reader is left loaded with between reads (it refuses an empty buffer).
+_NOTHING = b"\n"
 
 
 _small = threading.local()  # each thread's readers of small chunks, by (kind, width, delimiter)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 from tuiloss.core.formats.csv import CsvParser
 from tuiloss.core.formats.hf_trainer import TrainerStateParser
@@ -24,14 +25,14 @@ from tuiloss.core.sources.wandb import WandbRunSource
 
 
 def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str | None = None,
-                hold: float = HOLD_SECONDS, earlier: list[str] | tuple[str, ...] = ()) -> Source:
+                hold: float = HOLD_SECONDS, copies: Callable[[str], list[str]] | None = None) -> Source:
     """The source that reads ``spec``.
 
     ``hold`` is how long a last line without a newline must stay unchanged before it is
-    read (0: at once, for a file read to its end, as ``report`` does). ``earlier`` names
+    read (0: at once, for a file read to its end, as ``report`` does). ``copies`` finds
     the rotated copies of a line log, oldest first, read before it as earlier segments.
     """
-    lines = {"hold": hold, "earlier": earlier}
+    lines = {"hold": hold, "copies": copies}
     if pattern is not None and spec.format in ("text", "pattern"):
         return LineSource(spec.path, PatternParser(pattern), **lines)
     if spec.format == "csv":

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import stat as stat_module
+import zlib
 
 from tuiloss.core.formats.base import DocumentParser
 from tuiloss.core.model import Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
-from tuiloss.core.tail import OPEN_FLAGS
+from tuiloss.core.tail import OPEN_FLAGS, moved_path
 
 MAX_DOCUMENT = 512 * 1024 * 1024
 
@@ -20,12 +21,35 @@ class DocumentSource(Source):
         self.path = path
         self.parser = parser
         self._seen: tuple[int, int, int] | None = None
+        self._read_as: tuple[int, int] | None = None  # device and CRC-32 of the version read
         self._unparsed: tuple[int, int, int] | None = None  # a version that was not valid (yet)
         self._error: str | None = None
         self._deleted = False
 
     def paths(self) -> list[str]:
         return [self.path]
+
+    def relocate(self, old: str, new: str) -> bool:
+        """Read on at the place ``old`` moved to if the file there is the one read: the same
+        file (device and inode) holding the very bytes read (a freed inode may be another's)."""
+        if self._seen is None or self._read_as is None or self._deleted:
+            return False
+        path = moved_path(self.path, old, new)
+        try:
+            fd = os.open(path, OPEN_FLAGS)
+        except OSError:
+            return False
+        try:
+            with os.fdopen(fd, "rb") as handle:
+                st = os.fstat(handle.fileno())
+                if not stat_module.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (self._read_as[0], self._seen[0]):
+                    return False
+                if st.st_size != self._seen[1] or zlib.crc32(handle.read(st.st_size + 1)) != self._read_as[1]:
+                    return False  # written since: what it holds is told by a read, not taken as moved
+        except OSError:
+            return False
+        self.path = path
+        return True
 
     def changed(self) -> bool:
         try:
@@ -69,6 +93,7 @@ class DocumentSource(Source):
             self._unparsed = key
             return items, False
         self._seen = key
+        self._read_as = (st.st_dev, zlib.crc32(data))
         if rewritten:
             items.append(SegmentEvent("replaced", "history was rewritten"))
         items.append(batch)

@@ -8,6 +8,7 @@ from tuiloss.core.formats.hf_trainer import TrainerStateParser, checkpoint_state
 from tuiloss.core.model import Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
 from tuiloss.core.sources.document import DocumentSource
+from tuiloss.core.tail import moved_path
 
 
 class TrainerOutputSource(Source):
@@ -33,6 +34,13 @@ class TrainerOutputSource(Source):
 
     def paths(self) -> list[str]:
         return [self._source.path] if self._source is not None else []
+
+    def relocate(self, old: str, new: str) -> bool:
+        """Read on in the folder ``old`` moved to if the state file read is there, moved with it."""
+        if self._source is None or not self._source.relocate(old, new):
+            return False
+        self.folder = moved_path(self.folder, old, new)
+        return True
 
     def changed(self) -> bool:
         newest = self._newest()

@@ -14,6 +14,12 @@ tailer saw, with every point of the new content. A re-read that finds fewer
 points than before waits (as a last line does, below) in case the rewrite is
 still under way.
 
+Rotated copies of the log (``train.log.1``, ``metrics.csv.2.gz``) are read first,
+oldest first, each an earlier segment. They are looked for right after the log's
+first read, so a copy made before the bytes read were written (logrotate's
+copytruncate between the scan that found the log and its first read) is found,
+and a copy the log starts with (not emptied yet, a backup) is not read twice.
+
 A last line without a newline may be a line still being written. ``report``
 (``hold=0``) reads it as it is; the viewer holds it back until the file has
 not changed for :data:`HOLD_SECONDS`, says so once, then reads it. Should the
@@ -29,6 +35,7 @@ import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -36,7 +43,7 @@ from tuiloss.core.formats.base import LineParser
 from tuiloss.core.formats.stdout import PatternTooSlow
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
-from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, Tailer, TailRead, moved_path
+from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, OPEN_FLAGS, Tailer, TailRead, moved_path
 
 MAX_LINE = 1024 * 1024  # longer lines are skipped without being held in memory
 #: Seconds a last line without a newline must stay unchanged before the viewer reads it.
@@ -135,11 +142,16 @@ class LineSource(Source):
     """An append-only text log, parsed line by line."""
 
     def __init__(self, path: str, parser: LineParser, max_read: int | None = None, *,
-                 hold: float = HOLD_SECONDS, earlier: list[str] | tuple[str, ...] = ()) -> None:
+                 hold: float = HOLD_SECONDS, copies: Callable[[str], list[str]] | None = None) -> None:
         self.path = path
-        # rotated copies of the log (train.log.1, metrics.csv.2.gz), oldest first: read first,
-        # each an earlier segment of the run
-        self.earlier = list(earlier)
+        # Finds the rotated copies of the log (train.log.1, metrics.csv.2.gz), oldest first. They
+        # are looked for when the log is first read, not when it was found: a copy made between
+        # the two (logrotate's copytruncate) holds what the log no longer does, a CSV's header too.
+        self.copies = copies
+        self._copies_seen: set[str] = set()  # names of the copies read, or found to be the log's own bytes
+        self._live_started = copies is None  # the log's first bytes were read after a look for copies
+        # copies still to read, oldest first, each an earlier segment of the run
+        self.earlier: list[str] = []
         self._earlier_chunks = None
         self._earlier_rest = b""
         self._earlier_started = False
@@ -178,7 +190,8 @@ class LineSource(Source):
     def changed(self) -> bool:
         if self._too_slow:
             return False
-        return self.tailer.changed() or self._held_due()
+        # copies to read, or the log's first bytes offered before them and still to be read
+        return bool(self.earlier) or not self._live_started or self.tailer.changed() or self._held_due()
 
     def _held_due(self) -> bool:
         if self._check is not None:
@@ -234,6 +247,24 @@ class LineSource(Source):
                 return kept, more  # not enough re-read to tell yet: it may still be being written
         self._check = None
         return self._settle(event, before, found, kept, continued=before.is_prefix_of(found)), more
+
+    def _copies_to_read(self, chunk: TailRead) -> list[str]:
+        """The rotated copies not read yet that are earlier parts of the log, oldest first.
+
+        A copy whose bytes the log starts with (a copy made and the log not emptied yet, a
+        backup) is the log's own content, read with it: it is not read a second time.
+        """
+        assert self.copies is not None
+        found = []
+        for path in self.copies(self.path):
+            name = os.path.basename(path)
+            if name in self._copies_seen:
+                continue
+            self._copies_seen.add(name)
+            if chunk.offset == 0 and _starts_with_copy(chunk, path):
+                continue
+            found.append(path)
+        return found
 
     def _read_earlier(self) -> list[Item]:
         """The next chunk of the oldest rotated copy not read yet: whole lines, the last one too."""
@@ -292,6 +323,13 @@ class LineSource(Source):
         chunk = self.tailer.read_noting(items)
         if chunk is None:
             return items, False
+        if not self._live_started and chunk.event is None:
+            # Looked for after this read, so a copy made before the bytes read were written over
+            # is found: it is read first, and these bytes again after it (none is consumed).
+            self.earlier = self._copies_to_read(chunk)
+            if self.earlier:
+                return items, True
+            self._live_started = True
         if chunk.event is not None:
             if chunk.event.reason in _REWRITES and self._check is None and self._digest.counts:
                 self._check = (chunk.event, self._digest, Batch())
@@ -445,6 +483,33 @@ def not_a_text_log(head: bytes, sample: int = 64 * 1024) -> str | None:
     if (controls + invalid) > BINARY_SHARE * len(part):
         return "binary data"
     return None
+
+
+#: Bytes compared at a time when a rotated copy is checked against the start of its log.
+_COMPARE_BLOCK = 1024 * 1024
+
+
+def _starts_with_copy(chunk: TailRead, path: str) -> bool:
+    """Whether the log, whose first bytes are ``chunk``, starts with every byte of the copy at
+    ``path`` (compared up to what the chunk holds). A compressed copy never is its log's start."""
+    if path.endswith((".gz", ".zst")):
+        return False
+    try:
+        with os.fdopen(os.open(path, OPEN_FLAGS), "rb") as handle:
+            st = os.fstat(handle.fileno())
+            size = st.st_size
+            if not stat_module.S_ISREG(st.st_mode) or size > len(chunk.data) + chunk.unread:
+                return False  # longer than the log: older content, or the log was emptied since
+            at, end = 0, min(size, len(chunk.data))
+            view = memoryview(chunk.data)
+            while at < end:
+                block = handle.read(min(_COMPARE_BLOCK, end - at))
+                if not block or view[at : at + len(block)] != block:
+                    return False
+                at += len(block)
+            return True
+    except OSError:
+        return False  # read as an earlier part, where it is said skipped
 
 
 class _Unreadable(Exception):

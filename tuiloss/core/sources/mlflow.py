@@ -14,6 +14,7 @@ from tuiloss.core.formats.mlflow import MlflowMetricParser, walk_files
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source, append_batch
 from tuiloss.core.sources.line import LineSource
+from tuiloss.core.tail import moved_path
 
 # A folder listing is trusted only once this many seconds have passed since the
 # folder's mtime: a file created in the same mtime tick would not change it.
@@ -42,6 +43,19 @@ class MlflowRunSource(Source):
     def metrics(self) -> list[str]:
         """Names of the metrics found so far."""
         return sorted(self._metrics)
+
+    def relocate(self, old: str, new: str) -> bool:
+        """Read on in the folder ``old`` moved to if every metric file read is there, moved with it."""
+        moves = {name: moved_path(source.path, old, new) for name, source in self._metrics.items()}
+        read = [name for name, source in self._metrics.items() if source.tailer.offset]
+        if not read or not all(self._metrics[name].tailer.holds(moves[name]) for name in read):
+            return False  # not these files, or nothing read yet to tell them from others
+        for name, source in self._metrics.items():
+            source.path = source.tailer.path = moves[name]
+        self.run_dir = moved_path(self.run_dir, old, new)
+        self.metrics_dir = os.path.join(self.run_dir, "metrics")
+        self._folders, self._listed_at, self._gone = {}, None, False
+        return True
 
     def changed(self) -> bool:
         if self._gone:
