@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks, first_return, last_at_most, range_argmax
-from tuiloss.core.analysis.scan import LOCAL_HALF, LOCAL_SIGMAS, NOISE_CHUNK, Scan
+from tuiloss.core.analysis.scan import LOCAL_HALF, LOCAL_SIGMAS, NOISE_CHUNK, NOISE_SPREAD, Scan
 from tuiloss.core.analysis.stats import robust_sigma, running_median
 
 #: Half-width of the band around the pre-spike level, in noise sigmas.
@@ -32,6 +32,15 @@ BAND_SIGMAS = 3.0
 WIDE_WINDOW = 0.1
 WIDE_SIGMAS = 6.0
 WIDE_FLOOR = math.log(1.3)
+#: Heavy tails: the dips below the running median (which spikes never contaminate: they
+#: only go up) show how far the noise itself reaches. The ``TAIL_DIPS`` deepest dips near a
+#: candidate give the tail's index (Hill) and scale; a rise must exceed the level that this
+#: tail, mirrored upwards, would reach only ``TAIL_EXPECTED`` times among as many points.
+#: Gaussian noise gives about ``LOCAL_SIGMAS`` sigmas; Student-t noise, several times more.
+TAIL_DIPS = 8
+TAIL_EXPECTED = 0.05
+TAIL_MIN_INDEX = 3.0
+TAIL_DEEPEST = 1.0
 #: An excursion longer than this fraction of the run is a change of level, not a spike.
 MAX_SPIKE_FRACTION = 0.1
 MAX_SPIKE_MIN_POINTS = 64
@@ -191,6 +200,32 @@ def _merge(found: list[_Found], nf: int) -> list[_Found]:
     return out
 
 
+def tail_reach(z: np.ndarray, ex: Excursion, others: list[Excursion]) -> float:
+    """How high the noise's own tail reaches near an excursion, in its noise sigmas (see ``TAIL_DIPS``).
+
+    ``z`` are the finite points' residuals from their running median, each in its local
+    noise sigmas; the dips used are those within ``NOISE_SPREAD`` noise chunks of the peak,
+    leaving out every excursion and ``LOCAL_HALF`` points each side of it (the medians it
+    pulls up push its neighbours below them). 0 with too few dips.
+    """
+    c = ex.peak // NOISE_CHUNK
+    lo, hi = max(0, (c - NOISE_SPREAD) * NOISE_CHUNK), min(len(z), (c + NOISE_SPREAD + 1) * NOISE_CHUNK)
+    near = z[lo:hi].copy()
+    for o in others:
+        end = o.end if o.end >= 0 else len(z)
+        near[max(0, o.onset - LOCAL_HALF - lo) : max(0, end + LOCAL_HALF - lo)] = np.nan
+    dips = -near[near < 0]
+    if len(dips) < 2 * TAIL_DIPS:
+        return 0.0
+    top = -np.sort(-np.partition(dips, len(dips) - TAIL_DIPS)[-TAIL_DIPS:])
+    last = float(top[-1])
+    if last <= 0:
+        return 0.0
+    hill = float(np.mean(np.log(top / last)))
+    index = max(TAIL_MIN_INDEX, 1.0 / hill) if hill > 0 else math.inf
+    return max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), TAIL_DEEPEST * float(top[0]))
+
+
 def _excursion(v, assist, scan, i, base, cursor, sigma, cap):
     """Onset, end, pre-spike level and band top of the excursion around candidate ``i`` of ``v``.
 
@@ -269,3 +304,15 @@ def short_excursions(y: np.ndarray, scan: Scan, existing: list[Excursion]) -> li
             out.append(Excursion(i, i + int(np.argmax(y[i:j])), end, base, limit, sigma))
         i = j + 1 if end >= 0 else nf
     return out
+
+
+def tail_residuals(y: np.ndarray, track) -> np.ndarray:
+    """Residuals of the points from their running median, in the noise sigmas of their own chunk
+    (not smoothed over neighbours: a loss loud early and quiet later has two noises)."""
+    noise = track.chunk_noise[0].view
+    z = y - track.med.view
+    if not len(noise):
+        return np.full(len(y), np.nan)
+    chunk = np.minimum(np.arange(len(y)) // NOISE_CHUNK, len(noise) - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return z / noise[chunk]

@@ -40,6 +40,8 @@ from tuiloss.core.analysis.spikes import (
     block_trend,
     find_excursions,
     short_excursions,
+    tail_reach,
+    tail_residuals,
     wide_candidates,
 )
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
@@ -188,6 +190,11 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         [y[ex.peak] for ex in excursions], [ex.baseline for ex in excursions], [ex.sigma for ex in excursions],
         nf, scan.log, near_zero,
     )
+    if excursions and scan.tracks:
+        # heavy-tailed noise reaches far by itself: a rise must stand above its tail too
+        z = tail_residuals(y, scan.tracks[0])
+        keep = [k and y[ex.peak] - ex.baseline > ex.sigma * tail_reach(z, ex, excursions)
+                for k, ex in zip(keep, excursions)]
     tolerance = tolerance_of(fs)
     support = np.asarray(support_steps(signals), dtype=np.float64)
     if len(support) and excursions:
