@@ -174,7 +174,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         excursions = excursions[:-1]  # a lasting change of level, not a spike still in progress
     masked = _mask(blocks, excursions, nf)
     stop = len(blocks) if divergence is None else divergence.onset // blocks.size
-    drifts = find_drifts(blocks, masked, stop, scan.log)
+    drifts = find_drifts(blocks, masked, stop, scan.log, y)
     if divergence is not None:
         # a rise that runs into the divergence is its beginning, not a drift
         drifts = [d for d in drifts if d.end < stop - max(2, len(blocks) // 50)]
