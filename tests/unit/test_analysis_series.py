@@ -266,3 +266,17 @@ def test_a_drift_on_autocorrelated_noise_is_still_found():
     values = np.exp(clean + ar_noise(n, 0.02, 0.8, rng))
     [drift] = kinds(analyze_series(np.arange(1, n + 1, dtype=float), values), "drift")
     assert 1300 <= drift.step <= 1700 and 2100 <= drift.end_step <= 2400, drift
+
+
+def test_a_drift_starts_where_it_rises_not_at_a_dip_of_the_noise_before_it():
+    from tuiloss.core.analysis.trends import _trim
+
+    # block levels: flat, a dip of the noise, a few high blocks just after it (above the
+    # half-way mark of the rise to come), flat again, then the rise of 13% and its new level
+    d = np.zeros(100)
+    d[40:46] = -0.07
+    d[46:49] = 0.04
+    d[70:80] = np.linspace(0, 0.13, 10)
+    d[80:] = 0.13
+    start, end, before, after = _trim(d, np.arange(100.0), 0, 100, True)
+    assert 65 <= start <= 72 and 76 <= end <= 82, (start, end)

@@ -265,7 +265,7 @@ def _steep_parts(windows: list[tuple[int, int, float]]) -> list[tuple[int, int]]
 def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int, int, float, float] | None:
     """Bound the rise inside windows ``a..b`` (indices into ``d``).
 
-    With ``h`` where the smoothed level has done half of its rise, the level before is
+    With ``h`` where one step up fits the rise best (see :func:`_step_at`), the level before is
     the median over ``[a, h]`` and the level after the median over ``[h, b)``; the drift
     starts at the last point at or below the level before and ends at the first point at
     or above the level after. For a ramp between flat stretches these are its ends; for
@@ -279,7 +279,7 @@ def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int,
     rise = float(zt[top] - zt[lo])
     if rise < _rise_needed(float(zt[lo]), log, DRIFT_MIN_RISE):
         return None
-    h = lo + int(np.flatnonzero(zt[lo : top + 1] >= zt[lo] + 0.5 * rise)[0])
+    h = _step_at(d, lo, top)
     before = float(np.median(zt[a : h + 1]))
     after = float(np.median(zt[h:b]))
     start = lo + int(np.flatnonzero(zt[lo : h + 1] <= before)[-1])
@@ -291,3 +291,19 @@ def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int,
     if hi_level - before < _rise_needed(before, log, DRIFT_MIN_RISE):
         return None
     return int(x[start]), int(x[end]), before, hi_level
+
+
+def _step_at(d: np.ndarray, lo: int, top: int) -> int:
+    """Where in ``d[lo..top]`` one step up fits best: the split with the largest difference of
+    means in standard errors. Robust to a dip of the noise before the rise, which a first
+    crossing of the half-way level would take for the rise itself."""
+    part = d[lo : top + 1]
+    n = len(part)
+    if n < 3:
+        return top
+    cum = np.cumsum(part)
+    k = np.arange(1, n)
+    before = cum[:-1] / k
+    after = (cum[-1] - cum[:-1]) / (n - k)
+    score = (after - before) * np.sqrt(k * (n - k) / n)
+    return lo + int(np.argmax(score)) + 1
