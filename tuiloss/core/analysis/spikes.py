@@ -35,7 +35,8 @@ WIDE_FLOOR = math.log(1.3)
 #: Heavy tails: the dips below the running median (which spikes never contaminate: they
 #: only go up) show how far the noise itself reaches. The ``TAIL_DIPS`` deepest dips near a
 #: candidate give the tail's index (Hill) and scale; a rise must exceed the level that this
-#: tail, mirrored upwards, would reach only ``TAIL_EXPECTED`` times among as many points.
+#: tail, mirrored upwards, would reach only ``TAIL_EXPECTED`` times among as many points
+#: (an index of at least ``TAIL_MIN_INDEX``), and the deepest dip times ``TAIL_DEEPEST``.
 #: Gaussian noise gives about ``LOCAL_SIGMAS`` sigmas; Student-t noise, several times more.
 TAIL_DIPS = 8
 TAIL_EXPECTED = 0.05
@@ -200,20 +201,29 @@ def _merge(found: list[_Found], nf: int) -> list[_Found]:
     return out
 
 
-def tail_reach(z: np.ndarray, ex: Excursion, others: list[Excursion]) -> float:
+def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.ndarray]) -> float:
     """How high the noise's own tail reaches near an excursion, in its noise sigmas (see ``TAIL_DIPS``).
 
-    ``z`` are the finite points' residuals from their running median, each in its local
-    noise sigmas; the dips used are those within ``NOISE_SPREAD`` noise chunks of the peak,
-    leaving out every excursion and ``LOCAL_HALF`` points each side of it (the medians it
-    pulls up push its neighbours below them). 0 with too few dips.
+    The dips are the residuals of the finite points ``y`` from the running median of
+    ``track`` (scale 1), each in the noise sigmas of its own chunk (not smoothed over
+    neighbours: a loss loud early and quiet later has two noises), within ``NOISE_SPREAD``
+    chunks of the peak, leaving out every excursion (``spans``: their onsets and ends, -1
+    for open) and ``LOCAL_HALF`` points each side of it (the medians it pulls up push its
+    neighbours below them). 0 with too few dips.
+    Bounded: it reads only those chunks.
     """
+    noise = track.chunk_noise[0].view
     c = ex.peak // NOISE_CHUNK
-    lo, hi = max(0, (c - NOISE_SPREAD) * NOISE_CHUNK), min(len(z), (c + NOISE_SPREAD + 1) * NOISE_CHUNK)
-    near = z[lo:hi].copy()
-    for o in others:
-        end = o.end if o.end >= 0 else len(z)
-        near[max(0, o.onset - LOCAL_HALF - lo) : max(0, end + LOCAL_HALF - lo)] = np.nan
+    lo, hi = max(0, (c - NOISE_SPREAD) * NOISE_CHUNK), min(len(y), (c + NOISE_SPREAD + 1) * NOISE_CHUNK)
+    if hi <= lo or not len(noise):
+        return 0.0
+    chunk = np.minimum(np.arange(lo, hi) // NOISE_CHUNK, len(noise) - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        near = (y[lo:hi] - track.med.view[lo:hi]) / noise[chunk]
+    onsets, ends = spans
+    ends = np.where(ends >= 0, ends, len(y))
+    for k in np.flatnonzero((ends + LOCAL_HALF > lo) & (onsets - LOCAL_HALF < hi)):
+        near[max(0, int(onsets[k]) - LOCAL_HALF - lo) : max(0, int(ends[k]) + LOCAL_HALF - lo)] = np.nan
     dips = -near[near < 0]
     if len(dips) < 2 * TAIL_DIPS:
         return 0.0
@@ -305,14 +315,3 @@ def short_excursions(y: np.ndarray, scan: Scan, existing: list[Excursion]) -> li
         i = j + 1 if end >= 0 else nf
     return out
 
-
-def tail_residuals(y: np.ndarray, track) -> np.ndarray:
-    """Residuals of the points from their running median, in the noise sigmas of their own chunk
-    (not smoothed over neighbours: a loss loud early and quiet later has two noises)."""
-    noise = track.chunk_noise[0].view
-    z = y - track.med.view
-    if not len(noise):
-        return np.full(len(y), np.nan)
-    chunk = np.minimum(np.arange(len(y)) // NOISE_CHUNK, len(noise) - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return z / noise[chunk]

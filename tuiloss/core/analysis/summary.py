@@ -41,7 +41,6 @@ from tuiloss.core.analysis.spikes import (
     find_excursions,
     short_excursions,
     tail_reach,
-    tail_residuals,
     wide_candidates,
 )
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
@@ -192,8 +191,8 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
     )
     if excursions and scan.tracks:
         # heavy-tailed noise reaches far by itself: a rise must stand above its tail too
-        z = tail_residuals(y, scan.tracks[0])
-        keep = [k and y[ex.peak] - ex.baseline > ex.sigma * tail_reach(z, ex, excursions)
+        spans = (np.array([ex.onset for ex in excursions]), np.array([ex.end for ex in excursions]))
+        keep = [k and y[ex.peak] - ex.baseline > ex.sigma * tail_reach(y, scan.tracks[0], ex, spans)
                 for k, ex in zip(keep, excursions)]
     tolerance = tolerance_of(fs)
     support = np.asarray(support_steps(signals), dtype=np.float64)
