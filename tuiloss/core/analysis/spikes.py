@@ -36,12 +36,14 @@ WIDE_FLOOR = math.log(1.3)
 #: only go up) show how far the noise itself reaches. The ``TAIL_DIPS`` deepest dips near a
 #: candidate give the tail's index (Hill) and scale; a rise must exceed the level that this
 #: tail, mirrored upwards, would reach only ``TAIL_EXPECTED`` times among as many points
-#: (an index of at least ``TAIL_MIN_INDEX``), and the deepest dip times ``TAIL_DEEPEST``.
+#: (an index of at least ``TAIL_MIN_INDEX``), and at least the deepest dip; but no more
+#: than ``TAIL_CAP`` times it (eight dips extrapolate far: a real 7.6-sigma spike on a noisy
+#: curve whose dips reach 4.8 sigmas stays a spike).
 #: Gaussian noise gives about ``LOCAL_SIGMAS`` sigmas; Student-t noise, several times more.
 TAIL_DIPS = 8
 TAIL_EXPECTED = 0.05
 TAIL_MIN_INDEX = 3.0
-TAIL_DEEPEST = 1.0
+TAIL_CAP = 1.5
 #: An excursion longer than this fraction of the run is a change of level, not a spike.
 MAX_SPIKE_FRACTION = 0.1
 MAX_SPIKE_MIN_POINTS = 64
@@ -202,15 +204,14 @@ def _merge(found: list[_Found], nf: int) -> list[_Found]:
 
 
 def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.ndarray]) -> float:
-    """How high the noise's own tail reaches near an excursion, in its noise sigmas (see ``TAIL_DIPS``).
+    """How high the noise's own tail reaches near an excursion, in noise sigmas (see ``TAIL_DIPS``).
 
     The dips are the residuals of the finite points ``y`` from the running median of
     ``track`` (scale 1), each in the noise sigmas of its own chunk (not smoothed over
     neighbours: a loss loud early and quiet later has two noises), within ``NOISE_SPREAD``
     chunks of the peak, leaving out every excursion (``spans``: their onsets and ends, -1
     for open) and ``LOCAL_HALF`` points each side of it (the medians it pulls up push its
-    neighbours below them). 0 with too few dips.
-    Bounded: it reads only those chunks.
+    neighbours below them). 0 with too few dips. Bounded: it reads only those chunks.
     """
     noise = track.chunk_noise[0].view
     c = ex.peak // NOISE_CHUNK
@@ -233,7 +234,9 @@ def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.
         return 0.0
     hill = float(np.mean(np.log(top / last)))
     index = max(TAIL_MIN_INDEX, 1.0 / hill) if hill > 0 else math.inf
-    return max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), TAIL_DEEPEST * float(top[0]))
+    deepest = float(top[0])
+    reach = min(max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), deepest), TAIL_CAP * deepest)
+    return reach
 
 
 def _excursion(v, assist, scan, i, base, cursor, sigma, cap):
