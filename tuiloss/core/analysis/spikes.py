@@ -235,8 +235,7 @@ def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.
     hill = float(np.mean(np.log(top / last)))
     index = max(TAIL_MIN_INDEX, 1.0 / hill) if hill > 0 else math.inf
     deepest = float(top[0])
-    reach = min(max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), deepest), TAIL_CAP * deepest)
-    return reach
+    return min(max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), deepest), TAIL_CAP * deepest)
 
 
 def _excursion(v, assist, scan, i, base, cursor, sigma, cap):
@@ -317,4 +316,3 @@ def short_excursions(y: np.ndarray, scan: Scan, existing: list[Excursion]) -> li
             out.append(Excursion(i, i + int(np.argmax(y[i:j])), end, base, limit, sigma))
         i = j + 1 if end >= 0 else nf
     return out
-
