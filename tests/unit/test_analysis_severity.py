@@ -8,10 +8,12 @@ from tuiloss.core.analysis import analyze_series
 from tuiloss.core.analysis.severity import word
 
 
-def decaying(n, sigma, rng, heavy=False):
+def decaying(n, sigma, rng, heavy=False, clip=None):
     t = np.arange(n) / n
     clean = np.log(0.5 + 3.0 * np.exp(-t / 0.05))
     eps = rng.standard_t(3, n) / math.sqrt(3) if heavy else rng.standard_normal(n)
+    if clip is not None:
+        eps = np.clip(eps, -clip, clip)
     return np.arange(1, n + 1, dtype=float), np.exp(clean + sigma * eps)
 
 
@@ -89,3 +91,32 @@ def test_near_zero_spikes_are_measured_against_the_noise_around_them():
     steps, values = ppo_like(400, rng, spike_at=300, spike=0.02 * 60)  # 60 of them: clear, not alarming
     [found] = [a for a in spikes(analyze_series(steps, values)) if a.step == steps[300]]
     assert found.severity_word in ("low", "medium")
+
+
+def test_a_rise_no_higher_than_the_noise_dips_nearby_is_not_a_spike():
+    # too few outliers for a crowd: the dips below the curve show how far this noise reaches,
+    # and a rise mirrored from the deepest of them is noise too
+    for seed in range(8):
+        rng = np.random.default_rng(100 + seed)
+        n = int(rng.choice((300, 1000, 3000)))
+        steps, values = decaying(n, 0.05, rng, heavy=True, clip=10)
+        y = np.log(values)
+        resid = y - np.array([np.median(y[max(0, i - 10) : i + 11]) for i in range(n)])
+        deep = int(np.argmin(resid[n // 4 :])) + n // 4
+        at = deep + 40 if deep + 40 < n - 20 else deep - 40  # near it: the same stretch of noise
+        values[at] = math.exp(np.median(y[at - 10 : at + 11]) - resid[deep])
+        assert float(at + 1) not in [a.step for a in spikes(analyze_series(steps, values))], seed
+        values[at] = math.exp(np.median(y[at - 10 : at + 11]) + 25 * 0.05)  # far beyond the tail
+        assert float(at + 1) in [a.step for a in spikes(analyze_series(steps, values))], seed
+
+
+def test_light_tailed_runs_keep_their_spikes():
+    # Gaussian dips reach about 3 sigmas: the tail rule costs a clear spike at most now and then
+    found = {200: 0, 1000: 0}
+    for n in found:
+        for seed in range(30):
+            rng = np.random.default_rng(200 + seed)
+            steps, values = decaying(n, 0.05, rng)
+            values[3 * n // 4] *= math.exp(12 * 0.05)
+            found[n] += float(3 * n // 4 + 1) in [a.step for a in spikes(analyze_series(steps, values))]
+    assert found[200] >= 26 and found[1000] >= 29, found

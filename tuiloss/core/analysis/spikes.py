@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks, first_return, last_at_most, range_argmax
-from tuiloss.core.analysis.scan import LOCAL_HALF, LOCAL_SIGMAS, NOISE_CHUNK, Scan
+from tuiloss.core.analysis.scan import LOCAL_HALF, LOCAL_SIGMAS, NOISE_CHUNK, NOISE_SPREAD, Scan
 from tuiloss.core.analysis.stats import robust_sigma, running_median
 
 #: Half-width of the band around the pre-spike level, in noise sigmas.
@@ -32,6 +32,18 @@ BAND_SIGMAS = 3.0
 WIDE_WINDOW = 0.1
 WIDE_SIGMAS = 6.0
 WIDE_FLOOR = math.log(1.3)
+#: Heavy tails: the dips below the running median (which spikes never contaminate: they
+#: only go up) show how far the noise itself reaches. The ``TAIL_DIPS`` deepest dips near a
+#: candidate give the tail's index (Hill) and scale; a rise must exceed the level that this
+#: tail, mirrored upwards, would reach only ``TAIL_EXPECTED`` times among as many points
+#: (an index of at least ``TAIL_MIN_INDEX``), and at least the deepest dip; but no more
+#: than ``TAIL_CAP`` times it (eight dips extrapolate far: a real 7.6-sigma spike on a noisy
+#: curve whose dips reach 4.8 sigmas stays a spike).
+#: Gaussian noise gives about ``LOCAL_SIGMAS`` sigmas; Student-t noise, several times more.
+TAIL_DIPS = 8
+TAIL_EXPECTED = 0.05
+TAIL_MIN_INDEX = 3.0
+TAIL_CAP = 1.5
 #: An excursion longer than this fraction of the run is a change of level, not a spike.
 MAX_SPIKE_FRACTION = 0.1
 MAX_SPIKE_MIN_POINTS = 64
@@ -189,6 +201,41 @@ def _merge(found: list[_Found], nf: int) -> list[_Found]:
                 end = f.end
         out.append(_Found(best.scale, onset, end, baseline, limit, best.sigma))
     return out
+
+
+def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.ndarray]) -> float:
+    """How high the noise's own tail reaches near an excursion, in noise sigmas (see ``TAIL_DIPS``).
+
+    The dips are the residuals of the finite points ``y`` from the running median of
+    ``track`` (scale 1), each in the noise sigmas of its own chunk (not smoothed over
+    neighbours: a loss loud early and quiet later has two noises), within ``NOISE_SPREAD``
+    chunks of the peak, leaving out every excursion (``spans``: their onsets and ends, -1
+    for open) and ``LOCAL_HALF`` points each side of it (the medians it pulls up push its
+    neighbours below them). 0 with too few dips. Bounded: it reads only those chunks.
+    """
+    noise = track.chunk_noise[0].view
+    c = ex.peak // NOISE_CHUNK
+    lo, hi = max(0, (c - NOISE_SPREAD) * NOISE_CHUNK), min(len(y), (c + NOISE_SPREAD + 1) * NOISE_CHUNK)
+    if hi <= lo or not len(noise):
+        return 0.0
+    chunk = np.minimum(np.arange(lo, hi) // NOISE_CHUNK, len(noise) - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        near = (y[lo:hi] - track.med.view[lo:hi]) / noise[chunk]
+    onsets, ends = spans
+    ends = np.where(ends >= 0, ends, len(y))
+    for k in np.flatnonzero((ends + LOCAL_HALF > lo) & (onsets - LOCAL_HALF < hi)):
+        near[max(0, int(onsets[k]) - LOCAL_HALF - lo) : max(0, int(ends[k]) + LOCAL_HALF - lo)] = np.nan
+    dips = -near[near < 0]
+    if len(dips) < 2 * TAIL_DIPS:
+        return 0.0
+    top = -np.sort(-np.partition(dips, len(dips) - TAIL_DIPS)[-TAIL_DIPS:])
+    last = float(top[-1])
+    if last <= 0:
+        return 0.0
+    hill = float(np.mean(np.log(top / last)))
+    index = max(TAIL_MIN_INDEX, 1.0 / hill) if hill > 0 else math.inf
+    deepest = float(top[0])
+    return min(max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), deepest), TAIL_CAP * deepest)
 
 
 def _excursion(v, assist, scan, i, base, cursor, sigma, cap):

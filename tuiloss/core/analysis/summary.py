@@ -40,6 +40,7 @@ from tuiloss.core.analysis.spikes import (
     block_trend,
     find_excursions,
     short_excursions,
+    tail_reach,
     wide_candidates,
 )
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
@@ -172,7 +173,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         excursions = excursions[:-1]  # a lasting change of level, not a spike still in progress
     masked = _mask(blocks, excursions, nf)
     stop = len(blocks) if divergence is None else divergence.onset // blocks.size
-    drifts = find_drifts(blocks, masked, stop, scan.log)
+    drifts = find_drifts(blocks, masked, stop, scan.log, y)
     if divergence is not None:
         # a rise that runs into the divergence is its beginning, not a drift
         drifts = [d for d in drifts if d.end < stop - max(2, len(blocks) // 50)]
@@ -188,6 +189,11 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         [y[ex.peak] for ex in excursions], [ex.baseline for ex in excursions], [ex.sigma for ex in excursions],
         nf, scan.log, near_zero,
     )
+    if excursions and scan.tracks:
+        # heavy-tailed noise reaches far by itself: a rise must stand above its tail too
+        spans = (np.array([ex.onset for ex in excursions]), np.array([ex.end for ex in excursions]))
+        keep = [k and y[ex.peak] - ex.baseline > ex.sigma * tail_reach(y, scan.tracks[0], ex, spans)
+                for k, ex in zip(keep, excursions)]
     tolerance = tolerance_of(fs)
     support = np.asarray(support_steps(signals), dtype=np.float64)
     if len(support) and excursions:

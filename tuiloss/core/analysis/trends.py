@@ -134,7 +134,24 @@ def find_divergence(
     return Divergence(onset, peak, baseline, ends_nonfinite_after is not None and onset < ends_nonfinite_after)
 
 
-def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool) -> list[Drift]:
+#: The points' own autocorrelation is read around a running median this wide (points): a
+#: narrower one follows the wander of autocorrelated noise and hides it; a drift, which
+#: rises monotonically over at least ``DRIFT_MIN_POINTS``, passes through it.
+DRIFT_POINT_HALF = DRIFT_MIN_POINTS // 2
+#: ...on at most this many points (the middle of the part after convergence).
+DRIFT_POINT_SAMPLE = 8192
+
+
+def block_autocorrelation(phi: float, size: int) -> float:
+    """Lag-1 correlation of means of ``size`` consecutive points of AR(1) noise of lag-1 ``phi``."""
+    if phi <= 0 or size <= 1:
+        return max(0.0, phi) if size <= 1 else 0.0
+    pk = phi**size
+    denom = size * (1 + phi) * (1 - phi) - 2 * phi * (1 - pk)
+    return float(phi * (1 - pk) ** 2 / denom) if denom > 0 else 0.0
+
+
+def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool, y: np.ndarray | None = None) -> list[Drift]:
     """Upward trends after convergence, bounded in blocks.
 
     Windows of the block medians (masked blocks, such as spikes, left out) are tested
@@ -149,6 +166,9 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool) -> lis
         masked: True for blocks to leave out.
         stop: first block not to look at (a divergence onset), or ``len(blocks)``.
         log: whether levels are logs.
+        y: the finite points (analysis space); their own autocorrelation, carried to the
+            blocks, counts when it is larger than the blocks show (few points per block:
+            the blocks' running median follows the noise's wander).
     """
     stop = min(stop, len(blocks))
     if stop < DRIFT_MIN_BLOCKS * 2:
@@ -167,6 +187,13 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool) -> lis
     d = level[keep]
     x = keep.astype(np.float64)
     phi = lag1_autocorrelation(d)
+    if y is not None and blocks.size < DRIFT_POINT_SAMPLE // DRIFT_MIN_POINTS:
+        part = y[blocks.start(j0) : min(len(y), stop * blocks.size)]
+        if len(part) > DRIFT_POINT_SAMPLE:
+            lo = (len(part) - DRIFT_POINT_SAMPLE) // 2
+            part = part[lo : lo + DRIFT_POINT_SAMPLE]
+        if len(part) >= 2 * DRIFT_MIN_POINTS:
+            phi = max(phi, block_autocorrelation(lag1_autocorrelation(part, DRIFT_POINT_HALF), blocks.size))
     inflation = (1 + phi) / (1 - phi)
     table = KendallTable(d)
     shortest = max(DRIFT_MIN_BLOCKS, int(math.ceil(DRIFT_MIN_FRACTION * m)), -(-DRIFT_MIN_POINTS // blocks.size))
@@ -238,7 +265,7 @@ def _steep_parts(windows: list[tuple[int, int, float]]) -> list[tuple[int, int]]
 def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int, int, float, float] | None:
     """Bound the rise inside windows ``a..b`` (indices into ``d``).
 
-    With ``h`` where the smoothed level has done half of its rise, the level before is
+    With ``h`` where one step up fits the rise best (see :func:`_step_at`), the level before is
     the median over ``[a, h]`` and the level after the median over ``[h, b)``; the drift
     starts at the last point at or below the level before and ends at the first point at
     or above the level after. For a ramp between flat stretches these are its ends; for
@@ -252,7 +279,7 @@ def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int,
     rise = float(zt[top] - zt[lo])
     if rise < _rise_needed(float(zt[lo]), log, DRIFT_MIN_RISE):
         return None
-    h = lo + int(np.flatnonzero(zt[lo : top + 1] >= zt[lo] + 0.5 * rise)[0])
+    h = _step_at(d, lo, top)
     before = float(np.median(zt[a : h + 1]))
     after = float(np.median(zt[h:b]))
     start = lo + int(np.flatnonzero(zt[lo : h + 1] <= before)[-1])
@@ -264,3 +291,19 @@ def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int,
     if hi_level - before < _rise_needed(before, log, DRIFT_MIN_RISE):
         return None
     return int(x[start]), int(x[end]), before, hi_level
+
+
+def _step_at(d: np.ndarray, lo: int, top: int) -> int:
+    """Where in ``d[lo..top]`` one step up fits best: the split with the largest difference of
+    means in standard errors. Robust to a dip of the noise before the rise, which a first
+    crossing of the half-way level would take for the rise itself."""
+    part = d[lo : top + 1]
+    n = len(part)
+    if n < 3:
+        return top
+    cum = np.cumsum(part)
+    k = np.arange(1, n)
+    before = cum[:-1] / k
+    after = (cum[-1] - cum[:-1]) / (n - k)
+    score = (after - before) * np.sqrt(k * (n - k) / n)
+    return lo + int(np.argmax(score)) + 1
