@@ -177,7 +177,7 @@ class CsvParser:
         small chunk by this thread's reader of small chunks.
         """
         if slot is None:
-            if end - start <= plain.PLAIN_MAX_BYTES:
+            if plain.wanted(end - start):  # else pandas is loaded and faster: no copy for nothing
                 table = plain.plain_table(data[start:end], width, self.delimiter, gaps=True)
                 if table is not None:
                     return list(table)

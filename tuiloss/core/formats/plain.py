@@ -60,7 +60,7 @@ def plain_table(body: bytes, fields: int, delimiter: str, used: tuple[int, ...] 
     bit for bit.
     """
     global _spent
-    if not _wanted(len(body)) or delimiter not in _DELIMITERS or not body.endswith(b"\n"):
+    if not wanted(len(body)) or delimiter not in _DELIMITERS or not body.endswith(b"\n"):
         return None
     sep = delimiter.encode()
     used = tuple(range(fields)) if used is None else used
@@ -71,7 +71,8 @@ def plain_table(body: bytes, fields: int, delimiter: str, used: tuple[int, ...] 
     return np.array([_floats(cells[k::fields]) for k in used], dtype=np.float64)
 
 
-def _wanted(size: int) -> bool:
+def wanted(size: int) -> bool:
+    """Whether a chunk of ``size`` bytes may be read here (see :data:`PLAIN`)."""
     if size > PLAIN_MAX_BYTES or PLAIN is False:
         return False
     return PLAIN or (_spent + size <= PLAIN_BUDGET and not pandas_loaded())
