@@ -579,3 +579,158 @@ def test_jsonl_time_strings_vary_under_a_layout():
     assert whole.series["loss"][0].tolist() == by_line.series["loss"][0].tolist()
     assert whole.series["loss"][1].tolist() == by_line.series["loss"][1].tolist()
     assert set(whole.series) == set(by_line.series) == {"loss"}
+
+
+# -- small chunks of plain numbers, read without pandas -------------------------------------------
+
+def plain_number(rng: random.Random) -> str:
+    """A number in one of the plain forms logs print, some at the ends of the float range."""
+    kind = rng.randrange(9)
+    x = rng.uniform(-1, 1) * 10 ** rng.randint(-12, 12)
+    if kind == 0:
+        return repr(x)
+    if kind == 1:
+        return f"{x:.{rng.randint(0, 9)}f}"
+    if kind == 2:
+        return f"{x:.{rng.randint(0, 12)}e}".replace("e", rng.choice("eE"))
+    if kind == 3:
+        return f"{x:.{rng.randint(1, 17)}g}"
+    if kind == 4:  # long runs of digits, past what a double holds
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(18, 60)))
+        cut = rng.randint(0, len(digits))
+        return rng.choice(["", "-", "+"]) + digits[:cut] + "." + digits[cut:]
+    if kind == 5:  # exponents past the float range: infinities and zeros
+        return f"{rng.choice(['', '-'])}{rng.randint(1, 9)}e{rng.choice(['', '+', '-'])}{rng.randint(300, 400)}"
+    if kind == 6:
+        return rng.choice(["1.", ".5", "+.5e-3", "-0", "-0.0", "00012", "1E5", "0e0", "5e-324", "1.7976931348623159e308"])
+    if kind == 7:
+        return str(rng.randint(-(10**6), 10**6))
+    return ""  # a gap
+
+
+def plain_body(rng: random.Random, rows: int, width: int) -> bytes:
+    return "".join(",".join(plain_number(rng) for _ in range(width)) + "\n" for _ in range(rows)).encode()
+
+
+@pytest.mark.parametrize("pieces", PIECE_READERS)
+@pytest.mark.parametrize("seed", range(4))
+def test_plain_numbers_are_read_bit_for_bit_as_pandas_reads_them(seed, pieces, monkeypatch):
+    from tuiloss.core.formats import csv as csv_module
+    from tuiloss.core.formats import plain
+
+    monkeypatch.setattr(plain, "PLAIN", True)
+    monkeypatch.setattr(csv_module, "PIECE_READER", pieces)
+    rng = random.Random(seed)
+    width = rng.randint(1, 6)
+    body = plain_body(rng, 2000, width)
+    table = plain.plain_table(body, width, ",", gaps=True)
+    assert table is not None and table.shape == (width, 2000)
+    expected = csv_module.new_piece_reader(width, ",", keep_buffers=False).read(body, 0, len(body))
+    for got, want in zip(table, expected):
+        assert np.array_equal(got.view(np.int64), np.asarray(want).view(np.int64))  # same bits: signs, NaN, inf
+
+
+@pytest.mark.parametrize(
+    "body, width",
+    [
+        (b" 1,2\n", 2), (b"1 ,2\n", 2), (b"inf,2\n", 2), (b"-Infinity,2\n", 2), (b"nan,2\n", 2),
+        (b'"1",2\n', 2), (b"1_0,2\n", 2), (b"0x10,2\n", 2), (b"1e,2\n", 2), (b".,2\n", 2), (b"-,2\n", 2),
+        (b"1,2\n3\n", 2), (b"1,2,3\n4,5\n", 2), (b"1,2\n\n3,4\n", 2), (b"1,2\n3,4", 2), (b"1,2\r\n", 2),
+        ("\u0661,2\n".encode(), 2), (b"1;2\n", 2), (b"1,2\n" * (70 * 1024), 2),
+        (b"1234.5678,,90e-3\n" * 5000 + b"1,2,3,4\n", 3),  # a bad last line, found without backtracking
+    ],
+)
+def test_cells_pandas_might_read_another_way_are_left_to_it(body, width, monkeypatch):
+    from tuiloss.core.formats import plain
+
+    monkeypatch.setattr(plain, "PLAIN", True)
+    assert plain.plain_table(body, width, ",", gaps=True) is None
+    assert plain.plain_table(b"1,2\n", 2, ",", gaps=True) is not None
+    assert plain.plain_table(b"1 2\n", 2, " ", gaps=True) is None  # a space is no delimiter here
+    assert plain.plain_table(b"1,,2\n", 3, ",", gaps=False) is None  # a gap where none may be
+    monkeypatch.setattr(plain, "PLAIN", False)
+    assert plain.plain_table(b"1,2\n", 2, ",", gaps=True) is None
+
+
+def test_plain_reads_stop_once_they_cost_more_than_the_import_they_spare(monkeypatch):
+    from tuiloss.core.formats import plain
+
+    monkeypatch.setattr(plain, "PLAIN", None)
+    monkeypatch.setattr(plain, "PLAIN_BUDGET", 100)
+    monkeypatch.setattr(plain, "_spent", 0)
+    monkeypatch.setattr(plain, "pandas_loaded", lambda: False)
+    body = b"1,2.5\n" * 10  # 60 bytes
+    assert plain.plain_table(body, 2, ",") is not None
+    assert plain.plain_table(body, 2, ",") is None  # 120 bytes would be past the budget
+    monkeypatch.setattr(plain, "_spent", 0)
+    monkeypatch.setattr(plain, "pandas_loaded", lambda: True)
+    assert plain.plain_table(body, 2, ",") is None  # pandas is loaded: its reader is faster
+
+
+def feed_csv_small(data: bytes, cuts: list[int], use_plain: bool, monkeypatch) -> list[Batch]:
+    """The chunks of ``data`` through the small-chunk path, read plain where they can be, or never."""
+    from tuiloss.core.formats import csv as csv_module
+    from tuiloss.core.formats import plain
+
+    with monkeypatch.context() as patch:
+        patch.setattr(plain, "PLAIN", use_plain)
+        parser = csv_module.CsvParser()
+        return [parser.feed_range(data, start, end, line) for start, end, line in line_chunks(data, cuts)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("odd_share", [0.0, 0.0005, 0.02])
+def test_csv_small_chunks_read_plain_give_what_pandas_gives(seed, odd_share, monkeypatch):
+    data = csv_log(seed, 3000, odd_share)
+    rng = random.Random(seed)
+    cuts = sorted(rng.randrange(len(data)) for _ in range(rng.randrange(0, 12)))
+    by_pandas = feed_csv_small(data, cuts, False, monkeypatch)
+    if odd_share == 0.0:
+        from tuiloss.core.formats import csv as csv_module
+
+        def no_pandas(*_):
+            raise AssertionError("a plain chunk went to pandas")
+
+        monkeypatch.setattr(csv_module, "_small_reader", no_pandas)
+    plain = feed_csv_small(data, cuts, True, monkeypatch)
+    assert_same(plain, by_pandas)
+
+
+def test_csv_gappy_lightning_rows_are_read_plain(monkeypatch):
+    from tuiloss.core.formats import csv as csv_module
+
+    rng = random.Random(5)
+    rows = ["epoch,grad_norm,lr-AdamW,step,train_loss,val_loss"]
+    for i in range(1, 600):
+        val = f"{rng.random():.5f}" if i % 50 == 0 else ""
+        rows.append(f"{i // 100},{rng.random() * 3:.5f},{i * 1.5e-07:g},{i * 100 - 1},{rng.random():.5f},{val}")
+    data = ("\n".join(rows) + "\n").encode()
+    by_pandas = feed_csv_small(data, [len(data) // 3], False, monkeypatch)
+    monkeypatch.setattr(csv_module, "_small_reader", None)  # any pandas read would fail loudly
+    plain = feed_csv_small(data, [len(data) // 3], True, monkeypatch)
+    assert_same(plain, by_pandas)
+    assert sum(len(batch.series["val_loss"][0]) for batch in plain) == 11
+
+
+@pytest.mark.parametrize("log", ["nanogpt", "jsonl"])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("odd_share", [0.0, 0.05])
+def test_layout_reads_plain_give_what_pandas_gives(log, seed, odd_share, monkeypatch):
+    from tuiloss.core.formats import plain
+
+    make, data = (TextParser, nanogpt_log(seed, 3000, odd_share)) if log == "nanogpt" else (JsonlParser, jsonl_log(seed, 3000, odd_share))
+    rng = random.Random(seed)
+    cuts = [rng.randrange(len(data)) for _ in range(rng.randrange(4))]
+    monkeypatch.setattr(plain, "PLAIN", False)
+    _, by_pandas = feed_all(make, data, cuts, True, monkeypatch)
+    monkeypatch.setattr(plain, "PLAIN", True)
+    read = []
+    original = plain.plain_table
+    monkeypatch.setattr(layout_module, "plain_table", lambda *a, **k: read.append(original(*a, **k)) or read[-1])
+    parser, by_plain = feed_all(make, data, cuts, True, monkeypatch)
+    assert_same(by_plain, by_pandas)
+    assert any(table is not None for table in read)  # some layout reads were plain
+    if not odd_share:
+        assert parser.layouts.layout is not None
+    _, by_line = feed_all(make, data, cuts, False, monkeypatch)
+    assert_same(by_plain, by_line)

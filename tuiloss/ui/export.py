@@ -10,7 +10,6 @@ from typing import Iterable
 
 from tuiloss.core.report import Report, render_markdown
 from tuiloss.core.store import Run
-from tuiloss.core.tidy import write_tidy_csv
 from tuiloss.ui.insights import metric_report
 from tuiloss.ui.snapshot import snapshot_run, snapshot_store
 
@@ -68,6 +67,8 @@ def export_view(folder: str, now: float, report: Report, watched: Iterable[str],
     stamp = datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S")
     report_path, chart_path = write_export(folder, stamp, export_markdown(report, watched), chart)
     csv_path = _free(os.path.join(folder, f"tuiloss-series-{stamp}.csv"))
+    from tuiloss.core.tidy import write_tidy_csv  # pandas: loaded when first asked, not at start-up
+
     write_tidy_csv(runs, csv_path)
     return report_path, chart_path, csv_path
 

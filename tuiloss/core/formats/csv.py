@@ -9,7 +9,9 @@ several threads (pandas' reader lets go of the GIL while it parses). Where
 pandas' C reader can parse a buffer in place (pandas 3.1), each piece of a big
 chunk is handed to a reader kept for that piece until the file is read to its
 end; elsewhere each piece is a ``pandas.read_csv`` call (:data:`PIECE_READER`
-chooses, and the ``csv-pieces`` benchmark row compares the two). A chunk with any cell that is not a number (``nan``, ``None``, a repeated
+chooses, and the ``csv-pieces`` benchmark row compares the two). A small chunk of
+plain numbers is read without pandas, to the same bits (:mod:`~tuiloss.core.formats.plain`),
+so a start-up on small logs does not wait for pandas to load. A chunk with any cell that is not a number (``nan``, ``None``, a repeated
 header, text) takes the general path, which tells text, missing and NaN apart.
 """
 
@@ -25,6 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from tuiloss.core.formats import plain
 from tuiloss.core.formats.base import find_step_key
 from tuiloss.core.model import Batch
 
@@ -169,10 +172,15 @@ class CsvParser:
         """``data[start:end]`` as ``width`` float64 columns; raises on a cell that is not a number.
 
         A row with too many fields raises too, so every line is a row. A piece of a
-        big chunk (``slot`` given) goes to that slot's reader, a small chunk to this
-        thread's reader of small chunks.
+        big chunk (``slot`` given) goes to that slot's reader; a small chunk of plain
+        numbers is read without pandas (:mod:`~tuiloss.core.formats.plain`), any other
+        small chunk by this thread's reader of small chunks.
         """
         if slot is None:
+            if plain.wanted(end - start):  # else pandas is loaded and faster: no copy for nothing
+                table = plain.plain_table(data[start:end], width, self.delimiter, gaps=True)
+                if table is not None:
+                    return list(table)
             reader = _small_reader(width, self.delimiter)
         else:
             reader = self._readers[slot]
@@ -223,8 +231,6 @@ class CsvParser:
 
         ``gappy`` names the float columns that may hold NaN, when that is known.
         """
-        import pandas as pd
-
         if not columns:
             return
         rows_read = len(next(iter(columns.values())))
@@ -242,6 +248,8 @@ class CsvParser:
                 present[name] = ~np.isnan(values) if maybe_gaps else None
                 self.metric_columns.add(name)
                 continue
+            import pandas as pd  # text cells come from the general path, which loaded it
+
             # a quoted cell ("0.5") is its content; a stray quote leaves the cell malformed
             text = column.astype("string").str.strip().str.replace(r'^"(.*)"$', r"\1", regex=True)
             rows = (text == name).fillna(False).to_numpy(dtype=bool)

@@ -56,6 +56,7 @@ from typing import Callable
 
 import numpy as np
 
+from tuiloss.core.formats.plain import plain_table
 from tuiloss.core.model import Batch
 
 #: What a parser emitted and not yet handed over: ``{metric: (steps, values)}``.
@@ -418,8 +419,6 @@ class LineLayout:
 
     def _numbers(self, body: bytes, fit: int) -> np.ndarray | None:
         """The slot numbers of ``fit`` lines whose skeleton is the learnt one."""
-        import pandas as pd
-
         marks = np.frombuffer(body.translate(_MARK_DIGITS), dtype=np.uint8)
         runs = int(np.count_nonzero(marks[:-1] > marks[1:])) + (marks[0] == 0)
         if runs != self._runs * fit:
@@ -431,6 +430,20 @@ class LineLayout:
             if found != times * fit:
                 return None
         fields = body.translate(self._table, self._delete)
+        columns = plain_table(fields, self._fields, ",", tuple(self._usecols))
+        if columns is None:
+            columns = self._read_fields(fields)
+        if columns is None or columns.shape != (len(self.slots), fit) or not np.isfinite(columns).all():
+            return None
+        for k, whole in enumerate(self.whole):
+            if whole and not ((columns[k] == np.floor(columns[k])) & ~np.signbit(columns[k])).all():
+                return None
+        return columns
+
+    def _read_fields(self, fields: bytes) -> np.ndarray | None:
+        """The slot fields of ``fields`` (a line of commas and numbers per line) by pandas' C reader."""
+        import pandas as pd
+
         try:
             frame = pd.read_csv(
                 io.BytesIO(fields),
@@ -448,13 +461,7 @@ class LineLayout:
             )
         except (ValueError, OverflowError, pd.errors.ParserError):
             return None
-        columns = frame.to_numpy(dtype=np.float64).T
-        if columns.shape != (len(self.slots), fit) or not np.isfinite(columns).all():
-            return None
-        for k, whole in enumerate(self.whole):
-            if whole and not ((columns[k] == np.floor(columns[k])) & ~np.signbit(columns[k])).all():
-                return None
-        return columns
+        return frame.to_numpy(dtype=np.float64).T
 
 
 class _GiveUp(Exception):
