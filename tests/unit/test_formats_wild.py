@@ -461,3 +461,12 @@ def test_mmdet_planned_iterations_from_the_config_dump():
     records = ['{"env_info": "x", "config": "runner = dict(type=\'EpochBasedRunner\', max_epochs=3)\\n"}']
     batch = JsonlParser().feed((records[0] + "\n" + _mmdet_json(2).split("\n", 1)[1]).encode(), 1)
     assert batch.meta["planned_steps"] == 300
+
+
+def test_a_dict_record_whose_step_is_not_a_number_is_not_placed_and_is_counted():
+    """``'epoch': nan`` has no place on the axis: the line is not matched, the parser does not fail."""
+    from tuiloss.core.formats.stdout import TextParser
+
+    for bad in (b"nan", b"inf", b"-inf"):
+        batch = TextParser().feed(b"{'loss': 0.51, 'epoch': " + bad + b"}\n{'loss': 0.5, 'epoch': 1.0}\n", 1)
+        assert batch.unmatched == 1 and batch.series["loss"][0].tolist() == [1.0]

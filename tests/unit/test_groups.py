@@ -140,3 +140,11 @@ def test_runs_of_different_configurations_add_no_section(sample_logs, capsys):
     assert "Configurations" not in capsys.readouterr().out
     assert main(["report", str(sample_logs), "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["configurations"]) == 4
+
+
+def test_seeds_of_one_configuration_are_not_compared_pairwise_across_runs(tmp_path, capsys):
+    write_sweep(tmp_path / "sweep")
+    assert main(["report", str(tmp_path / "sweep")]) == 0
+    across = capsys.readouterr().out.split("Across runs\n", 1)[1].split("Configurations\n", 1)[0]
+    assert not any(line.startswith("  - seed=") for line in across.splitlines())  # said by Configurations
+    assert "clip=10" in across  # configurations are still compared with each other

@@ -28,12 +28,12 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from tuiloss.core.analysis.display import fmt_step, fmt_value
+from tuiloss.core.analysis.observations import REPETITION_KEYS
 from tuiloss.core.discover import RUN_NAME_KEYS
 
 #: Config keys that tell repetitions of one configuration apart, not configurations.
-REPEAT_KEYS = frozenset({
-    "seed", "random_seed", "data_seed", "run", "run_id", "run_index", "trial", "trial_id", "version", "rep",
-    "repeat", "replica", "timestamp", "time", "date", "datetime", "start_time", "id", "uuid", "wandb_id",
+REPEAT_KEYS = REPETITION_KEYS | frozenset({
+    "run", "run_id", "run_index", "time", "id", "uuid", "wandb_id",
     "output_dir", "logging_dir", "log_dir", "logdir", "save_dir", "run_dir", "exp_dir", "hostname", "host",
     "slurm_job_id", "job_id", "pid", *RUN_NAME_KEYS,
 })

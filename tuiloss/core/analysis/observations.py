@@ -335,6 +335,12 @@ def is_identity_key(key: str) -> bool:
     return low in IDENTITY_KEYS or low.endswith(_IDENTITY_SUFFIXES)
 
 
+#: Config keys that tell repetitions of one configuration apart (a sweep's seeds): two runs
+#: differing only in one are not compared pairwise; the report's configurations say their spread.
+REPETITION_KEYS = frozenset({"seed", "random_seed", "data_seed", "trial", "trial_id", "version", "rep", "repeat",
+                             "replica", "timestamp", "date", "datetime", "start_time"})
+
+
 def differing_key(a: Mapping, b: Mapping) -> str | None:
     """The one config key on which two configs differ (ignoring identity keys), else None."""
     keys = {k for k in set(a) | set(b) if not is_identity_key(k)}
@@ -358,7 +364,7 @@ def _pairs(runs: list[RunFacts]) -> list[Observation]:
         for j in range(i + 1, len(runs)):
             a, b = runs[i], runs[j]
             key = differing_key(a.config, b.config)
-            if key is None:
+            if key is None or str(key).lower() in REPETITION_KEYS:
                 continue
             obs = _compare_pair(a, b, key)
             if obs is not None:

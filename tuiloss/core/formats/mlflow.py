@@ -247,6 +247,6 @@ def _text(value) -> str | None:
 def _int(value) -> int | None:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 

@@ -21,6 +21,7 @@ in order.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -612,6 +613,8 @@ def _read_dict_line(parser: "TextParser", body: str) -> bool:
         return False  # a settings dict, not a log record
     state = parser.state
     step = values.pop(key)
+    if not math.isfinite(step):
+        return False  # no place on the axis: the line is counted as not matched
     for name in [name for name in values if _counter_name(name) is not None]:
         del values[name]
     if not values:
