@@ -1,10 +1,15 @@
-"""The reference experiment: four runs of a music masked-language model, 100K steps.
+"""The reference experiment: four configurations of a music masked-language model, 100K steps.
 
 ``python -m tuiloss.sample sample_logs`` writes the bundled ``sample_logs/``; the
 ``tuiloss demo`` command replays the same data into a temporary folder in fast
 forward. Each run is written the way a real trainer writes it: a Lightning
 ``metrics.csv``, a JSON-lines log, nanoGPT-style stdout and a Hugging Face
 ``trainer_state.json``. The curves are deterministic (fixed seeds).
+
+Three configurations were run a second time with another seed, as a sweep repeats them: the
+Lightning one as ``lightning_logs/version_1`` beside ``version_0``, the others in a folder named
+with the seed (``prenorm_clip1_seed2024``). The second Post-Norm seed trains without the spike
+at 25K that the first one has: the fluctuation one seed shows and the other does not.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ EVAL_EVERY = 5_000
 
 @dataclass(frozen=True)
 class ReferenceRun:
-    folder: str
+    folder: str  # relative to the root, ``/``-separated
+    writer: str  # which trainer writes it (a key of WRITERS)
     config_name: str
     config: dict
     steps: np.ndarray = field(repr=False)
@@ -51,7 +57,7 @@ def _lr(steps: np.ndarray, peak: float = 3e-4, warmup: int = 2_000) -> np.ndarra
 
 
 def reference_runs() -> list[ReferenceRun]:
-    """The four runs, as arrays."""
+    """The seven runs (four configurations, three of them with a second seed), as arrays."""
     steps = np.arange(LOG_EVERY, TOTAL_STEPS + 1, LOG_EVERY, dtype=np.float64)
     eval_steps = np.arange(EVAL_EVERY, TOTAL_STEPS + 1, EVAL_EVERY, dtype=np.float64)
     base = dict(lr=3e-4, batch_size=256, seq_len=1024, seed=1234, max_steps=TOTAL_STEPS)
@@ -73,36 +79,51 @@ def reference_runs() -> list[ReferenceRun]:
         fall = 1 - _smoothstep((s - 60_000) / 40_000)
         return _decay(s, 1.22, 0.2, 4_500) + rise * fall
 
-    def postnorm(s):
-        spike = np.where(
+    def postnorm(s, spiked=True, tau=5_000):
+        spike = 0.0 if not spiked else np.where(
             s < 25_000,
             0.0,
             np.where(s < 25_400, (s - 24_900) / 500, np.exp(-(s - 25_400) / 1_000)),
         )
-        return _decay(s, 1.37, 0.2, 5_000) + 1.2 * spike
+        return _decay(s, 1.37, 0.2, tau) + 1.2 * spike
 
     def relax(s):
         # Slow: still easing down from ~0.25 at 40K until it settles at 60K.
         easing = 0.012 * np.clip((60_000 - s) / 20_000, 0.0, 1.0)
         return _decay(s, 1.27 - 0.244, 0.0, 8_000) + 0.232 + easing
 
+    def seed2(fn, level: float):
+        return lambda s: fn(s) * level
+
     runs = []
     specs = [
-        ("prenorm_clip10", "hparams.yaml", "Pre-Norm | Gradient Clip=10 | Run 1",
-         dict(norm="pre", deepnorm=False, attn_relax=False, gradient_clip=10), clip10, 11),
-        ("prenorm_clip1", "config.yaml", "Pre-Norm | Gradient Clip=1 | Run 2",
-         dict(norm="pre", deepnorm=False, attn_relax=False, gradient_clip=1), clip1, 22),
-        ("postnorm_deepnorm", "config.json", "Post-Norm | DeepNorm | Gradient Clip=1",
-         dict(norm="post", deepnorm=True, attn_relax=False, gradient_clip=1), postnorm, 33),
-        ("prenorm_attn_relax", "config.json", "Pre-Norm | Attn. Relax | Gradient Clip=1",
-         dict(norm="pre", deepnorm=False, attn_relax=True, gradient_clip=1), relax, 44),
+        ("prenorm_clip10", "lightning", "hparams.yaml", "Pre-Norm | Gradient Clip=10 | Run 1",
+         dict(norm="pre", deepnorm=False, attn_relax=False, gradient_clip=10), clip10, 11, 1234),
+        ("prenorm_clip1", "jsonl", "config.yaml", "Pre-Norm | Gradient Clip=1 | Run 2",
+         dict(norm="pre", deepnorm=False, attn_relax=False, gradient_clip=1), clip1, 22, 1234),
+        ("postnorm_deepnorm", "nanogpt", "config.json", "Post-Norm | DeepNorm | Gradient Clip=1",
+         dict(norm="post", deepnorm=True, attn_relax=False, gradient_clip=1), postnorm, 33, 1234),
+        ("prenorm_attn_relax", "hf_trainer", "config.json", "Pre-Norm | Attn. Relax | Gradient Clip=1",
+         dict(norm="pre", deepnorm=False, attn_relax=True, gradient_clip=1), relax, 44, 1234),
+        # The second seeds: the same trainers, logs and configs but for the seed.
+        ("prenorm_clip10", "lightning", "hparams.yaml", "Pre-Norm | Gradient Clip=10 | Seed 2024",
+         dict(norm="pre", deepnorm=False, attn_relax=False, gradient_clip=10), seed2(clip10, 1.012), 55, 2024),
+        ("prenorm_clip1_seed2024", "jsonl", "config.yaml", "Pre-Norm | Gradient Clip=1 | Seed 2024",
+         dict(norm="pre", deepnorm=False, attn_relax=False, gradient_clip=1), seed2(clip1, 0.99), 66, 2024),
+        ("postnorm_deepnorm_seed2024", "nanogpt", "config.json", "Post-Norm | DeepNorm | Gradient Clip=1 | Seed 2024",
+         dict(norm="post", deepnorm=True, attn_relax=False, gradient_clip=1), lambda s: postnorm(s, spiked=False, tau=6_500) * 1.01,
+         77, 2024),
     ]
-    for folder, config_name, name, keys, fn, seed in specs:
-        loss, val = curves(fn, seed)
-        rng = np.random.default_rng(seed + 7)
+    versions: dict[str, int] = {}
+    for folder, writer, config_name, name, keys, fn, noise, seed in specs:
+        loss, val = curves(fn, noise)
+        rng = np.random.default_rng(noise + 7)
         grad = np.abs(0.3 + 2.0 * np.exp(-steps / 3_000) + 0.05 * rng.standard_normal(steps.shape))
-        config = {"run_name": name, "model": "musical-mlm-base", **keys, **base}
-        runs.append(ReferenceRun(folder, config_name, config, steps, loss, val, eval_steps, _lr(steps), grad))
+        config = {"run_name": name, "model": "musical-mlm-base", **keys, **base, "seed": seed}
+        if writer == "lightning":  # Lightning numbers the runs of one folder: version_0, version_1, ...
+            versions[folder] = versions.get(folder, -1) + 1
+            folder = f"{folder}/lightning_logs/version_{versions[folder]}"
+        runs.append(ReferenceRun(folder, writer, config_name, config, steps, loss, val, eval_steps, _lr(steps), grad))
     return runs
 
 
@@ -112,7 +133,7 @@ def reference_runs() -> list[ReferenceRun]:
 class _Writer:
     def __init__(self, run: ReferenceRun, root: str) -> None:
         self.run = run
-        self.folder = os.path.join(root, run.folder)
+        self.folder = os.path.join(root, *run.folder.split("/"))
         self.done = 0.0
         self.started = time.time()
 
@@ -150,7 +171,7 @@ class LightningCsvWriter(_Writer):
     """Lightning CSVLogger: train and validation values on separate sparse rows."""
 
     def path(self) -> str:
-        return os.path.join(self.folder, "lightning_logs", "version_0", "metrics.csv")
+        return os.path.join(self.folder, "metrics.csv")
 
     def start(self) -> None:
         super().start()
@@ -297,15 +318,15 @@ class TrainerStateWriter(_Writer):
 
 
 WRITERS = {
-    "prenorm_clip10": LightningCsvWriter,
-    "prenorm_clip1": JsonlWriter,
-    "postnorm_deepnorm": NanoGptWriter,
-    "prenorm_attn_relax": TrainerStateWriter,
+    "lightning": LightningCsvWriter,
+    "jsonl": JsonlWriter,
+    "nanogpt": NanoGptWriter,
+    "hf_trainer": TrainerStateWriter,
 }
 
 
 def writers(root: str) -> list[_Writer]:
-    return [WRITERS[run.folder](run, root) for run in reference_runs()]
+    return [WRITERS[run.writer](run, root) for run in reference_runs()]
 
 
 def write_sample_logs(root: str) -> None:

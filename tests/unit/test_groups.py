@@ -135,11 +135,58 @@ def test_report_groups_a_sweep_and_says_what_its_seeds_show(tmp_path, capsys):
     assert "Configurations" not in capsys.readouterr().out
 
 
+SECOND_SEEDS = ("postnorm_deepnorm_seed2024", "prenorm_clip1_seed2024", "prenorm_clip10/lightning_logs/version_1")
+
+
 def test_runs_of_different_configurations_add_no_section(sample_logs, capsys):
+    import shutil
+
+    for folder in SECOND_SEEDS:  # the sample's first seeds alone: four configurations of one run
+        shutil.rmtree(sample_logs / folder)
     assert main(["report", str(sample_logs)]) == 0
     assert "Configurations" not in capsys.readouterr().out
     assert main(["report", str(sample_logs), "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["configurations"]) == 4
+
+
+def test_the_sample_s_second_seeds_make_three_configurations_of_two_runs(sample_logs, capsys):
+    assert main(["report", str(sample_logs), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    sizes = {c["label"]: len(c["runs"]) for c in data["configurations"]}
+    assert sizes == {"Post-Norm | DeepNorm | Gradient Clip=1": 2, "Pre-Norm | Attn. Relax | Gradient Clip=1": 1,
+                     "Pre-Norm | Gradient Clip=1": 2, "Pre-Norm | Gradient Clip=10": 2}
+    notes = [f["message"] for f in data["configuration_findings"]]
+    [deviation] = [n for n in notes if "shows a" in n]  # the spike of one Post-Norm seed, absent in the other
+    assert deviation.startswith("Post-Norm | DeepNorm | Gradient Clip=1: Post-Norm | DeepNorm | Gradient Clip=1 shows a "
+                                "spike at 25.0K") and "that the other run of this configuration does not" in deviation
+    assert any(n.startswith("gradient_clip=10 converges") and "sooner than gradient_clip=1 across 2 runs each" in n
+               for n in notes)
+    assert any(n.startswith("Pre-Norm | Gradient Clip=10: final 0.178 ± ") for n in notes)
+
+
+@pytest.mark.parametrize("first, again", [
+    ("base/metrics.jsonl", "base_seed2/metrics.jsonl"),
+    ("lr=0.1/metrics.csv", "lr=0.1-run3/metrics.csv"),
+    ("run/train.log", "run/train_seed2.log"),
+])
+def test_a_numbered_repetition_tacked_onto_a_name_is_of_the_first_run_s_configuration(first, again):
+    assert path_key(first) == path_key(again)
+    assert grouped([member(first, lr=0.1, seed=1), member(again, lr=0.1, seed=2)]) == [sorted([first, again])]
+    # the word alone is a name, not a repetition: "prerun" and "pre" stay apart, as do "a_seed" and "a"
+    assert path_key("x/prerun2/m.csv") != path_key("x/pre/m.csv")
+    assert path_key("a_seed/m.csv") != path_key("a/m.csv")
+
+
+def test_a_configuration_is_named_by_what_its_runs_names_share():
+    runs = [Member(f"/logs/{k}", name, f"{k}/m.csv", {"run_name": name, "clip": clip, "seed": seed})
+            for k, (name, clip, seed) in enumerate([("Pre-Norm | Clip=10 | Run 1", 10, 1),
+                                                    ("Pre-Norm | Clip=10 | Seed 2", 10, 2),
+                                                    ("Pre-Norm | Clip=1 | Run 2", 1, 1)])]
+    runs = [Member(m.id, m.label, "sweep/m.csv", m.config) for m in runs]
+    assert [g.label for g in group_runs(runs)] == ["Pre-Norm | Clip=10", "Pre-Norm | Clip=1 | Run 2"]
+    # without run names, the config keys that tell the configurations apart
+    plain = [Member(m.id, m.label, m.source, {k: v for k, v in m.config.items() if k != "run_name"}) for m in runs]
+    assert [g.label for g in group_runs(plain)] == ["clip=10", "clip=1"]
 
 
 def test_seeds_of_one_configuration_are_not_compared_pairwise_across_runs(tmp_path, capsys):

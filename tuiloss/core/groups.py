@@ -6,7 +6,8 @@ index or a timestamp. Two runs are of one configuration when
 - their configs are equal once the keys that only tell repetitions apart are left out
   (:data:`REPEAT_KEYS`: ``seed``, ``run``, ``trial``, ``version``, timestamps, run names), and
 - their paths are equal once the parts that only number repetitions are (``version_3``,
-  ``seed=3``, ``run_2``, ``trial-7``, ``rep1``, a date or a time stamp).
+  ``seed=3``, ``run_2``, ``trial-7``, ``rep1``, a date or a time stamp), and a numbered
+  repetition tacked onto a name is left out (``base_seed2`` is of the configuration of ``base``).
 
 The file name counts, so two logs of one training side by side (a text log and its CSV) stay
 apart. ``--group-by KEY[,KEY]`` groups by those config keys alone; ``--group-by none`` not at all.
@@ -44,6 +45,10 @@ _REPEAT_PARTS = (
     re.compile(r"(?i)(?<![a-z])((?:version|seed|run|trial|rep|repeat|replica)[_\-=]?)(?:\d+|\*)"),
     re.compile(r"(?i)(?<![a-z0-9])[0-9a-f]{8,}(?![a-z0-9])"),
 )
+#: A numbered repetition tacked onto a name (``base_seed2``, ``lr=0.1-run3``, ``train_seed2.log``),
+#: once numbered as ``*``: dropped with its separator, so the run made first, before the sweep
+#: named its seeds (``base``), is of the same configuration.
+_REPEAT_SUFFIX = re.compile(r"(?i)(?<=[^/_\-.])[_\-.](?:version|seed|run|trial|rep|repeat|replica)[_\-=]?\*(?=$|/|\.)")
 #: Anomaly kinds a deviating run is looked for in.
 DEVIATION_KINDS = ("spike", "drift", "nan", "divergence")
 
@@ -102,7 +107,7 @@ def path_key(source: str) -> str:
     key = source.replace(os.sep, "/")
     for pattern in _REPEAT_PARTS:
         key = pattern.sub(lambda match: (match.group(1) if match.re.groups else "") + "*", key)
-    return key
+    return _REPEAT_SUFFIX.sub("", key)
 
 
 def config_key(config: dict) -> tuple:
@@ -140,11 +145,34 @@ def _telling_keys(configs: list[dict], group_by: tuple[str, ...] | None) -> list
 
 
 def _label(runs: list[Member], config: tuple[tuple[str, object], ...]) -> str:
+    """The runs' own names where they share a part (``Pre-Norm | Gradient Clip=10``), else the
+    config keys telling the configuration from the others, else the words the labels share."""
+    if all(_run_name(m) for m in runs):
+        shared = _common_parts([_run_name(m) for m in runs])
+        if shared:
+            return shared
     if config:
         return ", ".join(f"{k}={_short(v)}" for k, v in config)
     if len(runs) == 1:
         return runs[0].label
     return _common_label([m.label for m in runs]) or path_key(runs[0].source)
+
+
+def _run_name(member: Member) -> str:
+    return next((v.strip() for k in RUN_NAME_KEYS if isinstance(v := member.config.get(k), str) and v.strip()), "")
+
+
+#: What joins the parts of a run name: ``Pre-Norm | Gradient Clip=1 | Run 2``, ``lr=0.1, seed=3``.
+_NAME_PARTS = re.compile(r"\s*(?:\||,|;| - | / |·)\s*")
+
+
+def _common_parts(names: list[str]) -> str:
+    """The parts of ``names`` every one of them has, in the first one's order, joined as it joins
+    them; a part naming a seed, a run or a trial that every name has but numbered differently is left out."""
+    parts = [_NAME_PARTS.split(name) for name in names]
+    joiner = m.group(0) if (m := _NAME_PARTS.search(names[0])) else " "
+    shared = [p for p in parts[0] if p and all(p in other for other in parts[1:])]
+    return joiner.join(shared)
 
 
 def _short(value: object) -> str:
@@ -213,10 +241,11 @@ def _deviations(group: Group, members: list[MemberFacts]) -> list[GroupFinding]:
             if any(_overlaps(kind, step, end, other) for other in others):
                 continue
             where = fmt_step(step) if end is None else f"{fmt_step(step)}-{fmt_step(end)}"
+            rest = "the other run" if len(others) == 1 else f"the other {len(others)} runs"
             found.append(GroupFinding(
                 "deviation",
-                f"{group.label}: {member.label} shows a {kind} at {where} that the other {len(others)} "
-                f"run{'s' if len(others) > 1 else ''} of this configuration do{'es' if len(others) == 1 else ''} not",
+                f"{group.label}: {member.label} shows a {kind} at {where} that {rest} of this configuration "
+                f"{'does' if len(others) == 1 else 'do'} not",
                 (group.label,), (member.id,)))
     return found
 
