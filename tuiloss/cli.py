@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--log-y", action="store_true", help="start with a logarithmic loss axis"
                        " (default: log when the data spans more than a decade)")
     watch.add_argument("--linear-y", action="store_true", help="start with a linear loss axis")
+    watch.add_argument("--group-by", type=group_keys, metavar="KEY[,KEY]",
+                       help="start grouped (g) by these config keys (default: g groups by the whole config but "
+                       "seeds, run numbers and timestamps); none: no grouping")
     watch.add_argument("--export-dir", metavar="DIR",
                        help="where the e key writes its report (default: the current folder, never inside PATH)")
 
@@ -276,18 +279,9 @@ def _report(args) -> int:
 
 def _configurations(report, store, group_by):
     """The configurations of the reported runs and what their seeds say (see core.groups)."""
-    from tuiloss.core.groups import Member, MemberFacts, group_findings, group_runs
+    from tuiloss.core.groups import configurations
 
-    members = [Member(entry.id, entry.label, entry.source, dict(entry.config)) for entry in report.runs]
-    groups = group_runs(members, group_by)
-    facts = {}
-    for entry in report.runs:
-        metric = entry.primary
-        if metric is None or metric.analysis is None:
-            continue
-        anomalies = tuple((a.kind, a.step, a.end_step, a.message) for a in metric.anomalies)
-        facts[entry.id] = MemberFacts(entry.id, entry.label, metric.final, metric.analysis.convergence_step, anomalies)
-    return groups, group_findings(groups, facts)
+    return configurations(report.runs, group_by)
 
 
 def _configurations_text(groups, notes, *, markdown: bool) -> str:
@@ -512,6 +506,7 @@ def _watch(args) -> int:
         log_x=not args.linear_x,
         log_y=True if args.log_y else (False if args.linear_y else None),
         verbose=args.verbose,
+        group_by=args.group_by,
     )
     from tuiloss.ui.app import make_app
 

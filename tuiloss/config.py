@@ -19,3 +19,4 @@ class Config:
     log_x: bool = True
     log_y: bool | None = None  # None: log when the visible data spans more than a decade
     verbose: bool = False
+    group_by: tuple[str, ...] | None = None  # --group-by: config keys, () for none, None for the whole config

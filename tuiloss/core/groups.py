@@ -24,13 +24,17 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
+from tuiloss.core.analysis import ColumnData
 from tuiloss.core.analysis.display import fmt_step, fmt_value
 from tuiloss.core.analysis.observations import REPETITION_KEYS
 from tuiloss.core.discover import RUN_NAME_KEYS
+
+if TYPE_CHECKING:  # the report sits above this module; its entries are only read
+    from tuiloss.core.report import RunReport
 
 #: Config keys that tell repetitions of one configuration apart, not configurations.
 REPEAT_KEYS = REPETITION_KEYS | frozenset({
@@ -130,7 +134,7 @@ def group_runs(members: Sequence[Member], group_by: tuple[str, ...] | None = Non
     groups = []
     for key, runs in keys.items():
         config = tuple((k, runs[0].config.get(k)) for k in named if k in runs[0].config)
-        groups.append(Group(key, _label(runs, config), tuple(m.id for m in runs), config))
+        groups.append(Group(key, _label(runs, config, by_keys=bool(group_by)), tuple(m.id for m in runs), config))
     return groups
 
 
@@ -144,10 +148,11 @@ def _telling_keys(configs: list[dict], group_by: tuple[str, ...] | None) -> list
     return [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
 
 
-def _label(runs: list[Member], config: tuple[tuple[str, object], ...]) -> str:
+def _label(runs: list[Member], config: tuple[tuple[str, object], ...], by_keys: bool = False) -> str:
     """The runs' own names where they share a part (``Pre-Norm | Gradient Clip=10``), else the
-    config keys telling the configuration from the others, else the words the labels share."""
-    if all(_run_name(m) for m in runs):
+    config keys telling the configuration from the others (always those ``--group-by`` names),
+    else the words the labels share."""
+    if not by_keys and all(_run_name(m) for m in runs):
         shared = _common_parts([_run_name(m) for m in runs])
         if shared:
             return shared
@@ -211,7 +216,67 @@ def band(curves: Sequence[tuple[np.ndarray, np.ndarray]], points: int = 2000) ->
     return grid, np.median(stack, axis=0), stack.min(axis=0), stack.max(axis=0)
 
 
+def combine_columns(columns: Sequence[ColumnData]) -> tuple[ColumnData, ColumnData]:
+    """The median curve and the min-max band of runs drawn in the same chart columns.
+
+    ``columns`` are the runs' answers to one column query (the same edges: a common step grid).
+    Each run's value at a column is its last value there; a column a sparser log has no point
+    in takes the value interpolated between the run's neighbouring columns, inside the steps it
+    covers. The median is of the runs that reach the column; the band spans the smallest and
+    largest value any of them has there (a spike of one run stays whole), only where two runs or
+    more reach it. Returns (median, band): the median as min = max = last, the band's min and
+    max the spread and its ``count`` how many runs reach each column.
+    """
+    first = columns[0]
+    width = len(first.x)
+    lasts = np.vstack([c.last for c in columns]) if columns else np.zeros((0, width))
+    filled = lasts.copy()
+    index = np.arange(width)
+    for row in filled:  # one np.interp per run, over the columns it has points in
+        known = np.flatnonzero(np.isfinite(row))
+        if 1 < len(known) < width:
+            inside = (index > known[0]) & (index < known[-1]) & ~np.isfinite(row)
+            row[inside] = np.interp(index[inside], known, row[known])
+    reached = np.isfinite(filled)
+    count = reached.sum(axis=0)
+    any_run = count > 0
+    median = np.full(width, np.nan)
+    low = np.full(width, np.nan)
+    high = np.full(width, np.nan)
+    if any_run.any():
+        median[any_run] = np.nanmedian(filled[:, any_run], axis=0)
+        lows = np.vstack([np.fmin(c.min, f) for c, f in zip(columns, filled)])
+        highs = np.vstack([np.fmax(c.max, f) for c, f in zip(columns, filled)])
+        spread = count >= 2
+        low[spread] = np.nanmin(lows[:, spread], axis=0)
+        high[spread] = np.nanmax(highs[:, spread], axis=0)
+    nonfinite = np.logical_or.reduce([c.nonfinite for c in columns]) if columns else np.zeros(width, bool)
+    runs = np.sum([c.count for c in columns], axis=0) if columns else np.zeros(width, np.int64)
+    centre = ColumnData(first.x, first.edges, median, median, median, runs, nonfinite)
+    band_cols = ColumnData(first.x, first.edges, low, high, median, count, np.zeros(width, bool))
+    return centre, band_cols
+
+
 # -- findings ---------------------------------------------------------------------------------------
+
+def configurations(entries: Sequence[RunReport], group_by: tuple[str, ...] | None = None,
+                   groups: list[Group] | None = None) -> tuple[list[Group], list[GroupFinding]]:
+    """The configurations of a report's runs and what their seeds say (the report's section, the panel's).
+
+    ``groups``, when given, are the configurations already found (the viewer's, of every run).
+    """
+    if groups is None:
+        groups = group_runs([Member(entry.id, entry.label, entry.source, dict(entry.config)) for entry in entries],
+                            group_by)
+    facts = {}
+    for entry in entries:
+        metric = entry.primary
+        if metric is None or metric.analysis is None:
+            continue
+        anomalies = tuple((a.kind, a.step, a.end_step, a.message) for a in metric.anomalies)
+        facts[entry.id] = MemberFacts(entry.id, entry.label, metric.final, metric.analysis.convergence_step, anomalies)
+    return groups, group_findings(groups, facts)
+
 
 def group_findings(groups: Sequence[Group], facts: dict[str, MemberFacts]) -> list[GroupFinding]:
     """What a careful reader says of the configurations with two runs or more, and between them."""

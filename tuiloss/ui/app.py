@@ -262,8 +262,12 @@ class TuilossApp(DeferredStart, App[None]):
         label = self.selection.metric or common_metric(shown) or "loss"
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
         curves = self.curves.prepare(shown, self.selection, self.view, self.late.marks(self.report), reported)
+        if self.grouping.on:
+            curves = self.grouping.curves(curves, list(self.store), self.selection)
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
                                  metric=safe_label(label, 40), background=chart.background)
+        if self.grouping.on and not spec.empty:
+            spec.title = self.grouping.title(spec.title, self.config.ascii)
         if self.loaded and not len(self.store):  # say what was found, and why nothing is shown
             spec.empty = self.late.nothing_found(list(self.config.paths), sorted(self.engine.ignored.items()))
         if not self.loaded and self.load_progress is not None:
@@ -276,6 +280,8 @@ class TuilossApp(DeferredStart, App[None]):
         rows = self.late.list_rows(list(self.store), self.selection, plain=self.view.plain, at_cursor=at_cursor,
                                    findings=self.findings.counts(self.report), stalled=self.findings.stalls,
                                    new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
+        if self.grouping.on:
+            rows = self.grouping.rows(rows, list(self.store), self.selection, self.view.plain, self.config.ascii)
         run_list.show(rows, value_header=f"@{step_label(round(cursor))}" if cursor is not None else "last",
                       label_width=max(10, run_list.size.width - 33))
         run_list.border_title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(self.selection.filter.pattern, 20)}/)"
@@ -301,6 +307,9 @@ class TuilossApp(DeferredStart, App[None]):
         text = self.panel.render(self.report, list(self.store), self.selection, stalls=self.findings.stalls,
                                  new=self.findings.new, plain=self.view.plain, ascii=self.config.ascii, width=width)
         if text is not None:
+            if self.grouping.on:  # the configurations first: what the seeds say together
+                text = self.grouping.panel(self.report, list(self.store), self.selection, plain=self.view.plain,
+                                           ascii=self.config.ascii, width=width) + Text("\n") + text
             panel.show(text)
 
     # -- actions ------------------------------------------------------------------------------------
@@ -380,15 +389,39 @@ class TuilossApp(DeferredStart, App[None]):
             self._toggle([run.id])
 
     def action_toggle_highlighted(self) -> None:
-        if self.run_list.highlighted_key is not None:
-            self._toggle([self.run_list.highlighted_key])
+        key = self.run_list.highlighted_key
+        members = self.grouping.members_of(key, list(self.store))
+        if members:  # a configuration's row: its runs all on, or all off if they were
+            self._toggle(members, not all(self.selection.is_on(run_id) for run_id in members))
+        elif key is not None and members is None:
+            self._toggle([key])
+
+    def action_toggle_grouped(self) -> None:
+        """Grouped mode: a curve per configuration with its min-max band (``--group-by none`` forbids it)."""
+        if not self.grouping.allowed:
+            self.notify("grouping is off (--group-by none)", timeout=3, markup=False)
+            return
+        self.grouping.on = not self.grouping.on
+        self.panel.forget()
+        groups = self.grouping.groups(list(self.store))
+        several = sum(len(g.run_ids) > 1 for g in groups)
+        if self.grouping.on:
+            self.notify(f"grouped: {len(groups)} configurations, {several} of several runs" if several
+                        else "grouped: no two runs share a configuration", timeout=3, markup=False)
+        self.schedule_redraw()
+        self._draw_list()
+        self._draw_insights()
 
     def action_show_all(self, on: bool = True) -> None:
         self._toggle([run.id for run in self.listed_runs()], on)
 
     def action_show_only(self) -> None:
         key = self.run_list.highlighted_key
-        if key is not None:
+        members = self.grouping.members_of(key, list(self.store))
+        if members:  # a configuration's row: only its runs
+            self.selection.toggle([run.id for run in self.listed_runs()], False)
+            self._toggle(members, True)
+        elif key is not None and members is None:
             self.selection.show_only(self.listed_runs(), key)
             self._toggle([key], True)
 

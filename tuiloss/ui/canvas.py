@@ -28,6 +28,8 @@ _BRAILLE = 0x2800
 #: Bit of each dot of a braille cell, indexed [row 0..3][column 0..1].
 _DOT_BITS = np.array([[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]], dtype=np.uint8)
 _SPACE = ord(" ")
+#: The dots a band's braille cell keeps of those it covers: every other one, a lighter shading.
+_BAND_DOTS = 0x01 | 0x04 | 0x10 | 0x80
 #: The frame, per mode: corners, edges, ticks and the vertical line (a cursor or a reset).
 BOX = {False: dict(tl="┌", tr="┐", bl="└", br="┘", h="─", v="│", ytick="┤", xtick="┬"),
        True: dict(tl="+", tr="+", bl="+", br="+", h="-", v="|", ytick="+", xtick="+")}
@@ -163,7 +165,25 @@ def rasterise(spec: ChartSpec, columns: int, rows: int) -> tuple[np.ndarray, np.
     codes = np.full((rows, columns), _SPACE, dtype=np.uint32)
     if rows == 0 or columns == 0 or not spec.traces:
         return codes, np.full((rows, columns), -1, dtype=np.int64)
-    drawn = [(k, t) for k, t in enumerate(spec.traces) if len(t.xs)]
+    codes, owner = _rasterise(spec, [k for k, t in enumerate(spec.traces) if t.kind != "band"], columns, rows)
+    bands = [k for k, t in enumerate(spec.traces) if t.kind == "band"]
+    if bands:  # under the curves: a band shades only the cells no curve draws in
+        band_codes, band_owner = _rasterise(spec, bands, columns, rows)
+        under = (owner < 0) & (band_owner >= 0)
+        shaded = band_codes[under]
+        braille = (shaded >= _BRAILLE) & (shaded < _BRAILLE + 256)
+        light = np.where(braille, _BRAILLE + ((shaded - _BRAILLE) & _BAND_DOTS), shaded)
+        codes[under] = np.where(braille & (light == _BRAILLE), shaded, light)  # a thin band keeps its dots
+        owner[under] = band_owner[under]
+    return codes, owner
+
+
+def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rasterise` of the traces numbered ``which``."""
+    codes = np.full((rows, columns), _SPACE, dtype=np.uint32)
+    drawn = [(k, spec.traces[k]) for k in which if len(spec.traces[k].xs)]
+    if not drawn:
+        return codes, np.full((rows, columns), -1, dtype=np.int64)
     col, lo, hi, who = _spans(drawn, spec, 2 * columns, 4 * rows)
     is_braille = np.array([t.marker == "braille" for t in spec.traces])
     fine = is_braille[who]
@@ -255,10 +275,11 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
         codes, owner = rasterise(spec, pw, ph)
         trace_styles = np.array([style_id(t.color) for t in spec.traces] + [0], dtype=np.int64)
         styles = trace_styles[owner]  # owner -1 picks the trailing plain style
+        is_band = np.array([t.kind == "band" for t in spec.traces] + [False])
         for x, line_color in spec.vlines:
             col = _cell(x, x_lo, x_hi, pw, flip=False)
             if 0 <= col < pw:
-                free = owner[:, col] < 0
+                free = (owner[:, col] < 0) | is_band[owner[:, col]]
                 codes[free, col] = ord(frame["v"])
                 styles[free, col] = style_id(line_color)
         for label in spec.labels:

@@ -22,6 +22,10 @@ from tuiloss.core.analysis.display import fmt_value, step_label
 
 #: Smoothing weights ``s`` cycles through (TensorBoard-style EMA).
 SMOOTHING_STEPS = (0.0, 0.6, 0.9, 0.99)
+#: The glyph of a configuration's min-max band without braille and colour (--ascii, NO_COLOR).
+BAND_GLYPHS = ("░", ":")
+#: How far a band's colour is mixed toward the background: a lighter shade of its curve's.
+BAND_FADE = 0.6
 #: Which anomaly kinds get a mark on the curve, and with which glyph (unicode, ascii).
 ANOMALY_GLYPHS = {
     "spike": ("▲", "^"),
@@ -130,7 +134,7 @@ class Trace:
     ys: Sequence[float]
     color: tuple[int, int, int] | str
     marker: str
-    kind: str = "line"  # line | scatter
+    kind: str = "line"  # line | scatter | band (filled between each column's min and max, under the curves)
 
 
 @dataclass(slots=True)
@@ -223,6 +227,7 @@ class CurveInput:
     marks: list[Mark] = field(default_factory=list)
     segment_starts: list[tuple[float, str]] = field(default_factory=list)
     has_nonpositive_steps: bool = False
+    band: ColumnQuery | None = None  # a configuration's min-max spread across its runs (grouped mode, ``g``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,6 +398,22 @@ def y_range(seen: list[np.ndarray], settled: list[np.ndarray], log: bool) -> tup
     return low, high, above, below
 
 
+def _band_traces(curves: list[CurveInput], window: Window, columns: int, log_y: bool, view: ChartView,
+                 background: tuple[int, int, int], y_seen: list[np.ndarray]) -> list[Trace]:
+    """The min-max bands of the curves that have one, in a lighter shade (or a light glyph)."""
+    fine = not view.ascii and not view.no_color
+    traces = []
+    for curve in curves:
+        if curve.band is None:
+            continue
+        bx, by = _column_points(curve.band(window.step_lo, window.step_hi, columns, window.log), window, log_y)
+        if len(by):
+            y_seen.append(by)
+            color = fade(curve.color, background, BAND_FADE) if fine else curve.color
+            traces.append(Trace(bx, by, color, "braille" if fine else BAND_GLYPHS[1 if view.ascii else 0], kind="band"))
+    return traces
+
+
 def build_chart(
     curves: list[CurveInput],
     view: ChartView,
@@ -428,6 +449,7 @@ def build_chart(
     raw_traces: list[Trace] = []
     eval_traces: list[Trace] = []
     main_traces: list[Trace] = []
+    band_traces = _band_traces(curves, window, columns, log_y, view, background, y_seen)
     for curve, raw_cols in zip(curves, raw_columns):
         marker = "braille" if fine else curve.marker
         rx, ry = _points(memo, (curve.key, "raw"), raw_cols, window, log_y)
@@ -467,7 +489,8 @@ def build_chart(
     for values, arrow, y, pick in cut_starts:
         if values:
             spec.labels.append(Label(f"{arrow}{fmt_value(pick(values))}", lo, y, "default", "left"))
-    spec.traces = raw_traces + main_traces + eval_traces  # eval points last: never hidden by a curve
+    # bands first, under every curve; eval points last: never hidden by a curve
+    spec.traces = band_traces + raw_traces + main_traces + eval_traces
 
     # Findings marked on the curves.
     for curve in curves:

@@ -20,6 +20,7 @@ from tuiloss.ui.curves import Curves, legend_text, values_at
 from tuiloss.ui.export import export_shown
 from tuiloss.ui.feed import InsightsFeed
 from tuiloss.ui.findings import Findings, marks, notice_title
+from tuiloss.ui.grouped import Grouping
 from tuiloss.ui.panel import PanelText
 from tuiloss.ui.runstate import Activities, list_rows, take_read
 from tuiloss.ui.watcher import Watcher
@@ -39,4 +40,5 @@ def build(config: Config, engine_factory: Callable | None, watcher_factory: Call
                      ascii=config.ascii, no_color=bool(os.environ.get("NO_COLOR")))
     return {"options": options, "engine": (engine_factory or Engine)(roots, options),
             "watcher": (watcher_factory or Watcher)(roots, config.poll), "store": Store(), "view": view,
-            "curves": Curves(), "findings": Findings(), "panel": PanelText(), "activity": Activities()}
+            "curves": Curves(), "findings": Findings(), "panel": PanelText(), "activity": Activities(),
+            "grouping": Grouping(config.group_by, on=bool(config.group_by))}

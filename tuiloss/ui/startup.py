@@ -40,7 +40,7 @@ class DeferredStart:
 
         self.late = parts
         for name, part in parts.build(self.config, *self._factories).items():
-            setattr(self, name, part)  # options, engine, watcher, store, view, curves, findings, panel, activity
+            setattr(self, name, part)  # options, engine, watcher, store, view, curves, findings, panel, activity, grouping
         self.insights = parts.InsightsFeed(self.set_timer, lambda ready: self.post_message(messages.InsightsReady(ready)),
                                            self.shown_runs, lambda: self.selection.metric, self.report_root)
         self.ingestor = parts.Ingestor(self.engine, self.watcher, lambda event: self.post_message(messages.from_driver(event)))
