@@ -152,3 +152,32 @@ def test_a_killed_demo_leaves_no_folder_behind(tuiloss_command, tmux, tmp_path):
     except AssertionError:
         print(tmux.screen())
         raise
+
+
+def test_grouped_mode_in_tmux(tuiloss_command, tmux, tmp_path):
+    """``g`` in the installed viewer: configuration rows with their run counts, the seeds' findings, and back."""
+    logs = tmp_path / "logs"
+    shutil.copytree(REPO / "sample_logs", logs)
+    command = f"env -u COLUMNS -u LINES {tuiloss_command} watch {logs}; echo TUILOSS-EXIT=$?"
+    tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+         "new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command)
+    try:
+        tmux.wait_for("spiked to 1.39 at 25.0K", 60)
+        tmux("send-keys", "-t", "e2e", "g")
+        screen = tmux.wait_for("Pre-Norm | Gradient Clip=10 (2 runs)", 10)
+        assert "configurations: median, min-max" in screen and "└ Seed 2024" in screen
+        screen = tmux.wait_for("that the other run of this", 10)
+        assert "± final 0.178 ± 0.000822 across 2 runs" in screen
+        # A run of a configuration switched off: the configuration's row stays, the run's row dims.
+        tmux("send-keys", "-t", "e2e", "2")
+        tmux.wait_until(lambda s: "that the other run of this" not in s, "the deviation to go with the seed", 10)
+        tmux("send-keys", "-t", "e2e", "g")
+        tmux.wait_until(lambda s: "(2 runs)" not in s and "Pre-Norm | Gradient Clip=10 | Run 1" in s, "ungrouped", 10)
+        tmux("send-keys", "-t", "e2e", "q")
+        tmux.wait_until(lambda s: "TUILOSS-EXIT=" in s or "Pane is dead" in s, "the exit", 10)
+        screen = tmux.screen(history=True)
+        assert "TUILOSS-EXIT=0" in screen or "Pane is dead (status 0," in screen, screen
+        assert "Traceback" not in screen
+    except AssertionError:
+        print(tmux.screen())
+        raise

@@ -28,7 +28,7 @@ async def test_number_keys_space_a_n_o(app):
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_loaded(pilot, app)
         first = [run.label for run in app.listed_runs()]
-        assert len(labels_shown(app)) == 4
+        assert len(labels_shown(app)) == 7
         await pilot.press("1")
         assert labels_shown(app) == first[1:]
         await pilot.press("1", "3")
@@ -46,7 +46,7 @@ async def test_number_keys_space_a_n_o(app):
         await pilot.press("space", "0", "9")  # runs 10 and 9 do not exist: nothing happens
         assert labels_shown(app) == [first[1]]
         await settle(pilot, app)
-        assert [r.visible for r in app.run_list.rows_shown] == [False, True, False, False]
+        assert [r.visible for r in app.run_list.rows_shown] == [False, True, False, False, False, False, False]
 
 
 async def test_filter_by_regex_over_labels_and_config(app):
@@ -55,26 +55,27 @@ async def test_filter_by_regex_over_labels_and_config(app):
         await pilot.press("slash")
         assert app.focused.id == "filter"
         await pilot.press(*"post", "enter")
-        assert [run.label for run in app.listed_runs()] == ["Post-Norm | DeepNorm | Gradient Clip=1"]
+        assert [run.label for run in app.listed_runs()] == ["Post-Norm | DeepNorm | Gradient Clip=1",
+                                                            "Post-Norm | DeepNorm | Gradient Clip=1 | Seed 2024"]
         assert app.focused is app.run_list
-        await pilot.press("slash", *"gradient_clip=10", "enter")  # a config key=value
+        await pilot.press("slash", *"gradient_clip=10 .*seed=1234", "enter")  # config key=values
         assert [run.label for run in app.listed_runs()] == ["Pre-Norm | Gradient Clip=10 | Run 1"]
         clip10 = app.listed_runs()[0]
         number = next(n for n, run in enumerate(app.store, 1) if run is clip10)
-        assert number == 4 and app.run_list.rows_shown[0].number == "4"  # it keeps its number
+        assert number == 5 and app.run_list.rows_shown[0].number == "5"  # it keeps its number
         await pilot.press("1")  # run 1 is filtered out: nothing to toggle
         assert all(app.selection.is_on(run.id) for run in app.store)
-        await pilot.press("4")
+        await pilot.press("5")
         assert not app.selection.is_on(clip10.id)
-        await pilot.press("4")
+        await pilot.press("5")
         await pilot.press("slash", *"(", "enter")  # invalid: kept open, old filter stays
-        assert app.selection.filter.pattern == "gradient_clip=10"
+        assert app.selection.filter.pattern == "gradient_clip=10 .*seed=1234"
         await pilot.press("escape")  # clears the filter
         assert app.focused is app.run_list
-        assert app.selection.filter is None and len(app.listed_runs()) == 4
+        assert app.selection.filter is None and len(app.listed_runs()) == 7
         await pilot.press("slash", *"post", "enter")
         await pilot.press("slash", "ctrl+u", "enter")  # an empty filter clears it too
-        assert app.selection.filter is None and len(app.listed_runs()) == 4
+        assert app.selection.filter is None and len(app.listed_runs()) == 7
 
 
 async def test_cursor_keys_show_values_at_a_step(app):
@@ -133,7 +134,7 @@ async def test_zoom_axes_smoothing_and_eval(app):
         await pilot.press("v")
         await settle(pilot, app)
         scatters = [t for t in app.chart.spec.traces if t.kind == "scatter"]
-        assert len(scatters) == 4  # every sample run has an evaluation series
+        assert len(scatters) == 7  # every sample run has an evaluation series
         assert all(len(t.xs) == 20 for t in scatters)
 
 
@@ -189,7 +190,7 @@ async def test_export_writes_report_and_chart_outside_the_logs(app, tmp_path, sa
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_loaded(pilot, app)
         await pilot.press("e")
-        await pilot.press("4")  # run 4 off: the points written are those of the shown runs
+        await pilot.press("5")  # run 5 off: the points written are those of the shown runs
         await settle(pilot, app)
         await pilot.press("e")
         report_path, chart_path, csv_path = app.last_export
@@ -202,7 +203,7 @@ async def test_export_writes_report_and_chart_outside_the_logs(app, tmp_path, sa
     assert "Pre-Norm | Gradient Clip=10 | Run 1" not in chart  # switched off
     table = pd.read_csv(csv_path, keep_default_na=False)
     assert list(table.columns) == ["run", "metric", "step", "value", "segment", "run_id"]
-    assert len(shown) == 3 and table.groupby("run").size().to_dict() == shown
+    assert len(shown) == 6 and table.groupby("run").size().to_dict() == shown
     assert not any(p.name.startswith("tuiloss-") for p in sample_logs.rglob("*"))
 
 

@@ -27,7 +27,7 @@ def stalls_after(store, later):
 def test_a_completed_demo_is_finished_and_never_stalls(tmp_path):
     replay(str(tmp_path), seconds=0.05, tick=0.01)
     store = load([str(tmp_path)])[0]
-    assert len(store) == 4 and all(state_of(run).state == "finished" for run in store)
+    assert len(store) == 7 and all(state_of(run).state == "finished" for run in store)
     stalls, activity = stalls_after(store, 3600.0)
     assert stalls == {}
     selection = Selection()
@@ -43,7 +43,7 @@ def test_a_replay_cut_short_stalls(tmp_path):
         writer.start()
         writer.advance(30_000)
     store = load([str(tmp_path)])[0]
-    assert len(store) == 4
+    assert len(store) == 7
     assert not any(state_of(run).ended for run in store)
     stalls, _ = stalls_after(store, 3600.0)
     assert set(stalls) == {run.id for run in store}

@@ -50,3 +50,21 @@ def test_ascii_linear_zoomed_with_cursor_120x40(snap_compare, frozen_app):
         await settle(pilot, app)
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_grouped_by_configuration_120x40(snap_compare, frozen_app):
+    """``g``: a median curve and a min-max band per configuration, its row and its seeds' findings."""
+    app = frozen_app()
+
+    async def run_before(pilot):
+        await wait_loaded(pilot, app)
+        await pilot.press("g")
+        app.clear_notifications()  # the toast saying how many configurations: gone after 3 s anyway
+        await settle(pilot, app)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
+
+
+def test_grouped_ascii_80x24(snap_compare, frozen_app):
+    app = frozen_app(ascii=True, group_by=("norm", "gradient_clip"))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_ready(app))

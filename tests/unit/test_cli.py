@@ -15,6 +15,10 @@ LABELS = {
     "Pre-Norm | Gradient Clip=1 | Run 2": ("jsonl", "loss"),
     "Post-Norm | DeepNorm | Gradient Clip=1": ("text", "loss"),
     "Pre-Norm | Attn. Relax | Gradient Clip=1": ("hf_trainer", "loss"),
+    # the second seeds: the same trainer's format as the first seed of their configuration
+    "Pre-Norm | Gradient Clip=10 | Seed 2024": ("csv", "train_loss"),
+    "Pre-Norm | Gradient Clip=1 | Seed 2024": ("jsonl", "loss"),
+    "Post-Norm | DeepNorm | Gradient Clip=1 | Seed 2024": ("text", "loss"),
 }
 
 
@@ -23,7 +27,7 @@ def run_json(capsys, *args):
     return json.loads(capsys.readouterr().out)
 
 
-def test_sample_logs_report_has_the_four_runs_with_exact_counts(capsys, sample_logs):
+def test_sample_logs_report_has_the_seven_runs_with_exact_counts(capsys, sample_logs):
     report = run_json(capsys, str(sample_logs))
     runs = {run["label"]: run for run in report["runs"]}
     assert set(runs) == set(LABELS)
@@ -36,6 +40,8 @@ def test_sample_logs_report_has_the_four_runs_with_exact_counts(capsys, sample_l
         assert [s["reason"] for s in run["segments"]] == ["start"]
         assert not run["source"].startswith("/")
     assert runs["Pre-Norm | Gradient Clip=10 | Run 1"]["config"]["gradient_clip"] == 10
+    assert runs["Pre-Norm | Gradient Clip=10 | Seed 2024"]["source"] == "prenorm_clip10/lightning_logs/version_1/metrics.csv"
+    assert {run["config"]["seed"] for run in report["runs"]} == {1234, 2024}
 
 
 def test_text_report_lists_labels_and_counts(capsys, sample_logs):
@@ -88,7 +94,8 @@ def test_markdown_report_is_a_table(capsys, sample_logs):
     out = capsys.readouterr().out
     assert "| # | run | format |" in out
     assert "| Pre-Norm \\| Gradient Clip=10 \\| Run 1 |" in out
-    assert "### 4. Pre-Norm | Gradient Clip=10 | Run 1" in out
+    assert "### 5. Pre-Norm | Gradient Clip=10 | Run 1" in out  # in discovery order, after the Post-Norm seeds
+    assert "## Configurations" in out and "| Gradient Clip=10: 2 runs" in out
 
 
 def test_empty_folder_says_so(capsys, tmp_path):

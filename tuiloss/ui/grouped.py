@@ -146,7 +146,8 @@ class Grouping:
 
         for group in multi:
             out.append(selection.swatch(group.run_ids[0], plain), style=rich_color(selection.color(group.run_ids[0])))
-            out.append(f" {safe_label(group.label, 200)} ({len(group.run_ids)} runs)\n", style="bold")
+            title = textwrap.wrap(f"{safe_label(group.label, 200)} ({len(group.run_ids)} runs)", width - 2) or [""]
+            out.append(" " + "\n  ".join(title) + "\n", style="bold")
             prefix = f"{group.label}: "
             for finding in findings:
                 if finding.kind in ("final", "deviation") and finding.groups == (group.label,):
