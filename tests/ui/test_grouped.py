@@ -171,23 +171,64 @@ async def test_group_by_none_forbids_grouping_and_a_key_starts_grouped(sample_lo
         assert len([t for t in app.chart.spec.traces if t.kind == "band"]) == 2
 
 
-async def test_the_grouped_curve_follows_runs_as_they_grow(tmp_path, config_for):
+def write_seed(folder, seed: int, steps, spike_at: int | None = None, mode: str = "w") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"lr": 0.1, "seed": seed}))
+    rng = np.random.default_rng(seed)
+    with open(folder / "metrics.jsonl", mode) as handle:
+        for s in steps:
+            loss = 0.5 + 2.0 / s ** 0.5 + 0.005 * rng.standard_normal()
+            if spike_at is not None and spike_at <= s < spike_at + 3:
+                loss += 3.0
+            handle.write(json.dumps({"step": int(s), "loss": round(float(loss), 5)}) + "\n")
+
+
+async def test_the_grouped_curve_and_the_panel_follow_runs_as_they_grow(tmp_path, config_for):
     logs = tmp_path / "sweep"
     for seed in (1, 2):
-        folder = logs / f"lr=0.1_seed={seed}"
-        folder.mkdir(parents=True)
-        (folder / "config.json").write_text(json.dumps({"lr": 0.1, "seed": seed}))
-        (folder / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "loss": 2.0 / s + 0.1 * seed}) + "\n"
-                                                      for s in range(1, 41)))
+        write_seed(logs / f"lr=0.1_seed={seed}", seed, range(1, 301))
     app = make_app(config_for(logs, group_by=("lr",)))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_loaded(pilot, app)
         await settle(pilot, app)
         [band] = [t for t in app.chart.spec.traces if t.kind == "band"]
-        assert app.chart.spec.x_lim[1] == pytest.approx(np.log10(40))
-        with open(logs / "lr=0.1_seed=2" / "metrics.jsonl", "a") as handle:
-            handle.write("".join(json.dumps({"step": s, "loss": 5.0}) + "\n" for s in range(41, 61)))
-        await wait_for(pilot, lambda: app.chart.spec.x_lim[1] == pytest.approx(np.log10(60)), what="the new steps")
-        await wait_for(pilot, lambda: "shows a" in app.insights_panel.text.plain or
-                       "lr=0.1 (2 runs)" in app.insights_panel.text.plain, what="the configuration in the panel")
-        assert "lr=0.1 (2 runs)" in app.insights_panel.text.plain
+        assert app.chart.spec.x_lim[1] == pytest.approx(np.log10(300))
+        assert "lr=0.1 (2 runs)" in app.insights_panel.text.plain and "shows a" not in app.insights_panel.text.plain
+        # Both grow; one of them spikes at 400 and recovers: the band reaches the spike, the panel says
+        # which seed shows it.
+        write_seed(logs / "lr=0.1_seed=1", 1, range(301, 601), mode="a")
+        write_seed(logs / "lr=0.1_seed=2", 2, range(301, 601), spike_at=400, mode="a")
+        await wait_for(pilot, lambda: app.chart.spec.x_lim[1] == pytest.approx(np.log10(600)), what="the new steps")
+        flat = lambda: " ".join(app.insights_panel.text.plain.split())  # noqa: E731
+        await wait_for(pilot, lambda: "shows a spike at 400" in flat(), what="the deviating seed in the panel")
+        assert "lr=0.1_seed=2 shows a spike at 400" in flat() and "that the other run of this configuration" in flat()
+        [band] = [t for t in app.chart.spec.traces if t.kind == "band"]
+        assert max(band.ys) > np.log10(3.0) if app.chart.spec.y_log else max(band.ys) > 3.0
+
+
+async def test_grouped_mode_stays_through_a_metric_switch(app):
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        await pilot.press("g", "m")
+        names = [name for name, _ in app.screen.metrics]
+        for _ in range(names.index("grad_norm") + 1):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.report is not None and any(r.primary_metric == "grad_norm"
+                                                                     for r in app.report.runs), what="the grad_norm report")
+        await settle(pilot, app)
+        assert app.grouping.on and app.chart.spec.title.startswith("grad_norm")
+        # nanoGPT's stdout logs no grad norm: the two Post-Norm seeds have no curve, the other two
+        # configurations of two seeds have their band
+        assert len([t for t in app.chart.spec.traces if t.kind == "band"]) == 2
+        assert "Configurations" in app.insights_panel.text.plain and len(headers(app)) == 3
+
+
+def test_marks_several_seeds_share_are_one_mark_of_the_configuration():
+    from tuiloss.ui.chartdata import Mark
+    from tuiloss.ui.grouped import _merged_marks
+
+    marks = [Mark("drift", 37_300, 0.23, 56_200), Mark("drift", 37_700, 0.228, 55_400),
+             Mark("spike", 25_000, 1.39, 29_800), Mark("spike", 70_000, 0.5, 71_000), Mark("spike", 25_100, 0.9)]
+    merged = _merged_marks(marks)
+    assert sorted((m.kind, m.step) for m in merged) == [("drift", 37_300), ("spike", 25_000), ("spike", 70_000)]

@@ -179,10 +179,22 @@ def _combined(key: str, members: list[CurveInput], color: tuple[int, int, int], 
         min_positive=min(positives) if positives else None,
         raw=raw.median, smoothed=smoothed.median if smoothed else None, band=raw.band,
         eval_steps=eval_steps, eval_values=eval_values,
-        marks=[mark for m in members for mark in m.marks],
+        marks=_merged_marks([mark for m in members for mark in m.marks]),
         segment_starts=[start for m in members for start in m.segment_starts],
         has_nonpositive_steps=any(m.has_nonpositive_steps for m in members),
     )
+
+
+def _merged_marks(marks: list) -> list:
+    """The members' marks, one of each kind where several runs have it over the same steps (both
+    seeds' drift is one drift of the configuration); the highest spike peak is kept."""
+    kept: list = []
+    for mark in sorted(marks, key=lambda m: -(m.value or 0.0) if m.kind == "spike" else m.step):
+        end = mark.end_step if mark.end_step is not None else mark.step
+        if not any(k.kind == mark.kind and k.step <= end * 1.1 and (k.end_step or k.step) * 1.1 >= mark.step
+                   for k in kept):
+            kept.append(mark)
+    return kept
 
 
 class _Combined:
