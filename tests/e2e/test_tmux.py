@@ -169,8 +169,9 @@ def test_grouped_mode_in_tmux(tuiloss_command, tmux, tmp_path):
     try:
         tmux.wait_for("spiked to 1.39 at 25.0K", 60)
         tmux("send-keys", "-t", "e2e", "g")
-        screen = tmux.wait_for("Pre-Norm | Gradient Clip=10 (2 runs)", 10)
-        assert "configurations: median, min-max" in screen and "└ Seed 2024" in screen
+        screen = tmux.wait_until(lambda s: "Pre-Norm | Gradient Clip=10 (2 runs)" in s
+                                 and "configurations: median, min-max" in s, "the grouped chart and list", 10)
+        assert "└ Seed 2024" in screen
         deviation = "Gradient Clip=1 shows a spike at 25.0K-29.8K that the other run of this configuration does not"
         screen = tmux.wait_until(lambda s: deviation in panel(s), "the deviating seed in the panel", 10)
         assert "± final 0.178 ± 0.000822 across 2 runs" in screen
