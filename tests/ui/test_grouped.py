@@ -69,6 +69,8 @@ def test_the_band_is_drawn_under_the_curves_in_a_lighter_shade():
     codes, owner = rasterise(plain, 32, 8)
     band_k = next(k for k, t in enumerate(plain.traces) if t.kind == "band")
     assert np.all(codes[owner == band_k] == ord(BAND_GLYPHS[1]))
+    no_color = build_chart([curve, other], ChartView(log_x=False, log_y=False, no_color=True), 40, height=12)
+    assert BAND_GLYPHS[0] in render_plain(no_color, 40, 12)  # NO_COLOR with braille fonts: a light shade glyph
 
 
 # -- the viewer ------------------------------------------------------------------------------------
@@ -232,3 +234,16 @@ def test_marks_several_seeds_share_are_one_mark_of_the_configuration():
              Mark("spike", 25_000, 1.39, 29_800), Mark("spike", 70_000, 0.5, 71_000), Mark("spike", 25_100, 0.9)]
     merged = _merged_marks(marks)
     assert sorted((m.kind, m.step) for m in merged) == [("drift", 37_300), ("spike", 25_000), ("spike", 70_000)]
+
+
+async def test_grouped_mode_in_ascii_writes_nothing_past_ascii(sample_logs, config_for):
+    app = make_app(config_for(sample_logs, ascii=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot, app)
+        await pilot.press("g", "i")
+        await settle(pilot, app)
+        await wait_for(pilot, lambda: "Configurations" in app.insights_panel.text.plain, what="the panel's section")
+        section = app.insights_panel.text.plain.split("\n1 ", 1)[0]  # the configurations, before run 1's findings
+        texts = [app.chart.capture(), section] + [row.label for row in app.run_list.rows_shown]
+        assert all(ord(ch) < 127 for text in texts for ch in text), sorted({ch for t in texts for ch in t if ord(ch) >= 127})
+        assert BAND_GLYPHS[1] in app.chart.capture() and "+- final 0.203 +- 0.00395" in app.insights_panel.text.plain
