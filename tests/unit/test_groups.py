@@ -168,6 +168,8 @@ def test_the_sample_s_second_seeds_make_three_configurations_of_two_runs(sample_
     ("base/metrics.jsonl", "base_seed2/metrics.jsonl"),
     ("lr=0.1/metrics.csv", "lr=0.1-run3/metrics.csv"),
     ("run/train.log", "run/train_seed2.log"),
+    ("experiments/run_seed_1337/train_log.csv", "experiments/run_seed_42/train_log.csv"),
+    ("sweep/results_seed_3/metrics.csv", "sweep/results/metrics.csv"),
 ])
 def test_a_numbered_repetition_tacked_onto_a_name_is_of_the_first_run_s_configuration(first, again):
     assert path_key(first) == path_key(again)

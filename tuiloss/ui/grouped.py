@@ -18,6 +18,7 @@ from dataclasses import replace
 from statistics import median
 from typing import Sequence
 
+import numpy as np
 from rich.text import Text
 
 from tuiloss.core.analysis.display import fmt_value
@@ -167,8 +168,6 @@ def _combined(key: str, members: list[CurveInput], color: tuple[int, int, int], 
     evals = [(m.eval_steps, m.eval_values) for m in members if m.eval_steps is not None and len(m.eval_steps)]
     eval_steps = eval_values = None
     if evals:
-        import numpy as np
-
         steps, values = np.concatenate([s for s, _ in evals]), np.concatenate([v for _, v in evals])
         order = np.argsort(steps, kind="stable")
         eval_steps, eval_values = steps[order], values[order]
