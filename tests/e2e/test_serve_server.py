@@ -1,0 +1,64 @@
+"""``tuiloss serve`` as a process, without a browser: where it listens, what it says, how it stops."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from serve_process import Served, free_port
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.e2e]
+
+
+@pytest.fixture(autouse=True)
+def needs_textual_serve():
+    pytest.importorskip("textual_serve", reason="textual-serve is not installed (pip install 'tuiloss[serve]')")
+
+
+def test_loopback_by_default_and_ctrl_c_stops_it_cleanly():
+    port = free_port()
+    served = Served([str(REPO / "sample_logs"), "--port", str(port)])
+    try:
+        assert served.wait_for(f"tuiloss serve: open http://127.0.0.1:{port} (Ctrl+C stops)", 30), served.output
+        assert "authentication" not in served.output
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+            client.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            reply = b""
+            while chunk := client.recv(65536):
+                reply += chunk
+        assert reply.split(b"\r\n", 1)[0].endswith(b" 200 OK") and b"textual-terminal" in reply
+        assert served.interrupt() == 0
+        assert served.output.strip().splitlines() == [
+            f"tuiloss serve: open http://127.0.0.1:{port} (Ctrl+C stops)", "tuiloss serve: stopped"]
+    finally:
+        served.close()
+
+
+def test_another_host_is_warned_about():
+    port = free_port("0.0.0.0")
+    served = Served([str(REPO / "sample_logs"), "--host", "0.0.0.0", "--port", str(port)])
+    try:
+        assert served.wait_for(f"open http://0.0.0.0:{port}", 30), served.output
+        assert "no authentication" in served.output and f"ssh -L {port}:127.0.0.1:{port}" in served.output
+        assert served.interrupt() == 0
+    finally:
+        served.close()
+
+
+def test_a_port_in_use_is_one_line():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        served = Served([str(REPO / "sample_logs"), "--port", str(port)])
+        try:
+            assert served.process.wait(timeout=30) == 2
+            served.read(1)
+            lines = served.output.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith(f"tuiloss: cannot listen on http://127.0.0.1:{port}: ")
+        finally:
+            served.close()
