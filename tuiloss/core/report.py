@@ -36,7 +36,7 @@ from tuiloss.core.analysis.signals import find_signals, signal_series
 from tuiloss.core.analysis.state import RunState, planned_steps, run_state
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
-from tuiloss.core.ranks import Job, facts_of, find_jobs, job_json
+from tuiloss.core.ranks import Job, facts_of, find_jobs, job_json, rank_name
 from tuiloss.core.sanitize import escape_markdown, safe_label
 from tuiloss.core.store import Run, Series, Store, is_eval_metric
 
@@ -223,7 +223,8 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
         if fact is not None:
             facts.append((fact, run.series))
     entries, compared = _same_series(entries, facts)
-    jobs = find_jobs(facts_of(run, entry.state.state, entry.state.reason) for run, entry in zip(chosen, entries))
+    jobs = find_jobs(facts_of(run, entry.state.state, entry.state.reason)
+                     for run, entry in zip(chosen, entries) if rank_name(run.source) is not None)
     return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)), jobs=tuple(jobs))
 
 
