@@ -36,7 +36,8 @@ def test_names_that_mark_a_rank(path, job, rank):
 @pytest.mark.parametrize("path", [
     "run0.log", "run_7/train.log", "seed_3/log.txt", "version_2/metrics.csv", "slurm-1234_4.out",
     "slurm-1234-4.out", "trial-7.log", "crank3.log", "frankly1.log", "rank1user/train.log", "ranking3.log",
-    "rank.log", "localrank-2.log", "attempt_0/3/train.log", "exp3/epoch_4.log",
+    "rank.log", "localrank-2.log", "attempt_0/3/train.log", "exp3/epoch_4.log", "lora_rank8/train.log",
+    "sweep/lora-rank16.log", "low_rank4/log.txt",
 ])
 def test_names_that_do_not(path):
     """A bare number (a run, a seed, a Slurm array task) numbers repetitions, not processes."""
@@ -127,6 +128,13 @@ def test_the_same_names_under_two_roots_are_two_jobs():
             facts.append(_facts(r, 15000, id=f"{node}:{path}", path=path, source=f"rank{r}.log"))
     jobs = find_jobs(facts)
     assert len(jobs) == 2 and all(len(job.ranks) == 4 for job in jobs)
+
+
+def test_numbers_far_apart_are_not_ranks_of_one_job():
+    """rank4, rank8, rank16, rank32: a sweep's values (a rank hyperparameter), not processes."""
+    assert find_jobs([_facts(r, 15000) for r in (4, 8, 16, 32)]) == []
+    assert len(find_jobs([_facts(r, 15000) for r in range(16, 24)])[0].ranks) == 8  # one node's ranks
+    assert len(find_jobs([_facts(r, 15000) for r in range(0, 16, 2)])[0].ranks) == 8  # every other rank
 
 
 def test_one_rank_is_no_job():

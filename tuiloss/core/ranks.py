@@ -9,9 +9,11 @@ folder per local rank, under one folder per restart attempt).
 Two logs are ranks of one job when
 
 - **their names say so**: the same path under one root but for a rank number that a word marks as one
-  (``rank``, ``worker``, ``globalrank``; torchrun's number folder under ``attempt_K``). A bare
-  number says nothing: ``run0`` ... ``run7``, ``seed_3`` and Slurm's array tasks
-  (``slurm-123_4.out``) number repetitions or configurations, never the processes of one job;
+  (``rank``, ``worker``, ``globalrank``; torchrun's number folder under ``attempt_K``), and the
+  numbers are dense (spanning at most twice as many numbers as there are logs). A bare number
+  says nothing: ``run0`` ... ``run7``, ``seed_3`` and Slurm's array tasks (``slurm-123_4.out``)
+  number repetitions or configurations, never the processes of one job; nor does a LoRA rank
+  (``lora_rank8``), a hyperparameter;
 - **and what they hold agrees**: the same format, the same config once the keys that tell ranks
   apart are left out (:data:`RANK_KEYS`), and, where both logs say it, the same primary metric,
   the same planned total, the same logging interval and the same first step (the ranks of one
@@ -51,6 +53,7 @@ RANK_KEYS = frozenset({
 #: nor "localrank" (the rank on its node: NeMo writes both, the global one tells ranks apart).
 _RANK_WORD = re.compile(r"(?i)(?<![a-z])(?:global[_-]?)?(?:rank|worker)[_\-.]?(\d{1,6})(?![a-z\d])")
 _LOCAL_RANK = re.compile(r"(?i)(?<![a-z])local[_-]?rank[_\-.]?(\d{1,6})(?![a-z\d])")
+_QUALIFIERS = re.compile(r"(?i)(?:local|lora|low)[_-]?$")
 #: torchrun's per-rank folders: ``attempt_K/LOCAL_RANK/stdout.log`` (or ``stderr.log``).
 _TORCHRUN = re.compile(r"(^|.*/)(attempt_\d+)/(\d{1,6})/(std(?:out|err)\.log)$")
 #: The most ranks whose pairwise agreement is worked out to find the job's majority.
@@ -79,7 +82,7 @@ def rank_name(path: str) -> RankName | None:
     parts = path.split("/")
     for index in range(len(parts) - 1, -1, -1):
         part = parts[index]
-        found = [m for m in _RANK_WORD.finditer(part) if not _is_local(part, m.start())]
+        found = [m for m in _RANK_WORD.finditer(part) if not _qualified(part, m.start())]
         if not found:
             continue
         match = found[-1]
@@ -89,9 +92,11 @@ def rank_name(path: str) -> RankName | None:
     return None
 
 
-def _is_local(text: str, start: int) -> bool:
-    """Whether the rank word at ``start`` is the "rank" of "localrank" / "local_rank"."""
-    return bool(re.search(r"(?i)local[_-]?$", text[:start]))
+def _qualified(text: str, start: int) -> bool:
+    """Whether the rank word at ``start`` is qualified into something else: the rank on a node
+    (``localrank``, when a global one is named too), a LoRA or low-rank factor (``lora_rank8``,
+    a hyperparameter of a sweep, not a process)."""
+    return bool(_QUALIFIERS.search(text[:start]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,10 +268,19 @@ def find_jobs(members: Iterable[RankFacts], growing: Collection[str] = frozenset
                                        f"job ({why}); kept apart"))
         if len(ranks) < 2 or all(m.last_step is None for m in ranks):
             continue  # (logs with nothing read, torchrun's empty stderr.log files: nothing to say)
+        joined = {m.id for m in ranks}
+        if not _dense([number for number, m in by_rank.items() if m.id in joined]):
+            continue
         numbers = {member.id: number for number, member in by_rank.items()}
         job_ranks = tuple(Rank(numbers[m.id], m.id, m.label, m.last_step, m.state) for m in ranks)
         jobs.append(Job(label, job_ranks, tuple(_stopped(ranks, numbers, growing)), tuple(apart)))
     return jobs
+
+
+def _dense(numbers: list[int]) -> bool:
+    """Whether ``numbers`` read as the ranks of one job: they span at most twice as many numbers
+    as there are (ranks 16-23 of a node, every other rank), not a sweep's values (4, 8, 16, 32)."""
+    return max(numbers) - min(numbers) + 1 <= 2 * len(numbers)
 
 
 def _reference(by_rank: dict[int, RankFacts]) -> RankFacts:
