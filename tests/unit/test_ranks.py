@@ -23,6 +23,8 @@ from tuiloss.core.report import build_report, render_markdown, render_text, repo
     ("worker-2.log", "worker-*.log", 2),
     ("RANK_5.LOG", "RANK_*.LOG", 5),
     ("dist_test_rank4.log", "dist_test_rank*.log", 4),
+    ("train_rank3.log", "train_rank*.log", 3),
+    ("pretrain-worker-1.log", "pretrain-worker-*.log", 1),
     ("exp/nemo_log_globalrank-3_localrank-1.txt", "exp/nemo_log_globalrank-*_localrank-*.txt", 3),
     ("rank_3/train.log", "rank_*/train.log", 3),
     ("mpi/1/rank.2/stdout", "mpi/1/rank.*/stdout", 2),  # OpenMPI's --output-filename
@@ -37,7 +39,7 @@ def test_names_that_mark_a_rank(path, job, rank):
     "run0.log", "run_7/train.log", "seed_3/log.txt", "version_2/metrics.csv", "slurm-1234_4.out",
     "slurm-1234-4.out", "trial-7.log", "crank3.log", "frankly1.log", "rank1user/train.log", "ranking3.log",
     "rank.log", "localrank-2.log", "attempt_0/3/train.log", "exp3/epoch_4.log", "lora_rank8/train.log",
-    "sweep/lora-rank16.log", "low_rank4/log.txt",
+    "sweep/lora-rank16.log", "low_rank4/log.txt", "num_worker4/train.log", "n_worker2.log",
 ])
 def test_names_that_do_not(path):
     """A bare number (a run, a seed, a Slurm array task) numbers repetitions, not processes."""

@@ -53,7 +53,7 @@ RANK_KEYS = frozenset({
 #: nor "localrank" (the rank on its node: NeMo writes both, the global one tells ranks apart).
 _RANK_WORD = re.compile(r"(?i)(?<![a-z])(?:global[_-]?)?(?:rank|worker)[_\-.]?(\d{1,6})(?![a-z\d])")
 _LOCAL_RANK = re.compile(r"(?i)(?<![a-z])local[_-]?rank[_\-.]?(\d{1,6})(?![a-z\d])")
-_QUALIFIERS = re.compile(r"(?i)(?:local|lora|low)[_-]?$")
+_QUALIFIERS = re.compile(r"(?i)(?<![a-z])(?:local|lora|low|num|n)[_-]?$")
 #: torchrun's per-rank folders: ``attempt_K/LOCAL_RANK/stdout.log`` (or ``stderr.log``).
 _TORCHRUN = re.compile(r"(^|.*/)(attempt_\d+)/(\d{1,6})/(std(?:out|err)\.log)$")
 #: The most ranks whose pairwise agreement is worked out to find the job's majority.
@@ -94,8 +94,8 @@ def rank_name(path: str) -> RankName | None:
 
 def _qualified(text: str, start: int) -> bool:
     """Whether the rank word at ``start`` is qualified into something else: the rank on a node
-    (``localrank``, when a global one is named too), a LoRA or low-rank factor (``lora_rank8``,
-    a hyperparameter of a sweep, not a process)."""
+    (``localrank``, when a global one is named too), a LoRA or low-rank factor (``lora_rank8``),
+    a count of data-loader workers (``num_workers4``): hyperparameters of a sweep, not processes."""
     return bool(_QUALIFIERS.search(text[:start]))
 
 
