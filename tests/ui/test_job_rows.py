@@ -23,6 +23,15 @@ def write_ranks(folder: Path, ranks: int = 4, stalled: int | None = 2) -> None:
     (folder / "other.log").write_text("".join(f"step {s}/400 | loss {1 / s:.5f} | lr 1.0e-03\n" for s in range(1, 400)))
 
 
+def loaded(folder: Path):
+    """The store read from ``folder``, every run in a fresh selection, and fresh activities."""
+    store, _, _ = load([str(folder)])
+    selection, activity = Selection(None), Activities()
+    for run in store:
+        selection.add(run.id)
+    return store, selection, activity
+
+
 def rows_for(store, selection, activity, now=1e10):
     return list_rows(list(store), selection, plain=True, at_cursor=None, findings={}, stalled=(), new=(),
                      activity=activity, now=now)
@@ -30,10 +39,7 @@ def rows_for(store, selection, activity, now=1e10):
 
 def test_a_job_is_one_row_and_a_filter_lists_its_ranks(tmp_path):
     write_ranks(tmp_path / "job")
-    store, _, _ = load([str(tmp_path)])
-    selection, activity = Selection(None), Activities()
-    for run in store:
-        selection.add(run.id)
+    store, selection, activity = loaded(tmp_path)
     assert activity.jobs.update(store, activity, 1e10)
     activity.jobs.hide_folded(selection)
     rows = rows_for(store, selection, activity)
@@ -48,10 +54,7 @@ def test_a_job_is_one_row_and_a_filter_lists_its_ranks(tmp_path):
 
 def test_a_rank_seen_growing_is_not_said_stopped(tmp_path):
     write_ranks(tmp_path / "job")
-    store, _, _ = load([str(tmp_path)])
-    selection, activity = Selection(None), Activities()
-    for run in store:
-        selection.add(run.id)
+    store, selection, activity = loaded(tmp_path)
     rank2 = str(tmp_path / "job" / "rank2.log")
     activity.grew(rank2, 1000.0)
     assert [row.label for row in rows_for(store, selection, activity, now=1010.0)][1] == "job/rank*.log (4 ranks)"
@@ -61,10 +64,7 @@ def test_a_rank_seen_growing_is_not_said_stopped(tmp_path):
 
 def test_a_rank_no_longer_of_the_job_gets_its_curve_back(tmp_path):
     write_ranks(tmp_path, ranks=3, stalled=None)
-    store, _, _ = load([str(tmp_path)])
-    selection, activity = Selection(None), Activities()
-    for run in store:
-        selection.add(run.id)
+    store, selection, activity = loaded(tmp_path)
     activity.jobs.update(store, activity, 1e10)
     activity.jobs.hide_folded(selection)
     rank1 = store.find(str(tmp_path / "rank1.log"))
