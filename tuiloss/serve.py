@@ -6,7 +6,9 @@ xterm.js. The server listens on loopback unless ``--host`` names another address
 says that anyone who can reach that address gets the viewer: there is no authentication.
 From another machine, forward the port over ssh instead (README: "In a browser").
 
-This module never imports the viewer: the viewer runs in the processes it starts.
+Requests another site's page sends (a websocket opened from it, DNS rebinding) are refused:
+see :func:`refusal`. This module never imports the viewer: the viewer runs in the processes it
+starts.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import shlex
 import signal
 import sys
 from typing import Sequence
+from urllib.parse import urlsplit
 
 #: Where ``serve`` listens unless ``--host`` says otherwise.
 DEFAULT_HOST = "127.0.0.1"
@@ -55,6 +58,23 @@ def exposure_warning(host: str, port: int) -> str | None:
     return (f"tuiloss: serving on {host}:{port} to every machine that can reach it, with no authentication: "
             f"anyone there can see these logs. To view them from elsewhere, keep the default host and forward "
             f"the port: ssh -L {port}:127.0.0.1:{port} THIS-HOST")
+
+
+def refusal(host: str, origin: str | None, *, loopback_only: bool) -> str | None:
+    """Why a request is refused (with its ``Host`` and ``Origin`` headers), or None.
+
+    A browser runs every site's scripts, and a local server without authentication is theirs to
+    reach unless it checks: bound to loopback, the ``Host`` must name this machine (a site that
+    has its own name resolve to 127.0.0.1, DNS rebinding, is refused), and a request a page
+    sends must come from a page of this server (its ``Origin`` is the ``Host``): another site's
+    page cannot open a viewer's websocket from the user's browser.
+    """
+    name = urlsplit(f"//{host}").hostname or ""
+    if loopback_only and not is_loopback(name):
+        return f"this server answers to this machine's own names only, not {host!r}"
+    if origin is not None and urlsplit(origin).netloc.lower() != host.lower():
+        return "a page of another site may not use this server"
+    return None
 
 
 def watch_command(watch_args: Sequence[str], python: str | None = None) -> str:
@@ -98,6 +118,28 @@ def make_server(command: str, host: str, port: int, *, title: str = "tuiloss"):
         async def on_startup(self, app) -> None:
             """Said once the port is listened on (see :meth:`_run`), not before."""
 
+        async def _make_app(self):
+            from aiohttp import web
+
+            loopback_only = is_loopback(self.host)
+
+            @web.middleware
+            async def same_origin(request, handler):
+                why = refusal(request.host, request.headers.get("Origin"), loopback_only=loopback_only)
+                if why is not None:
+                    raise web.HTTPForbidden(text=f"tuiloss serve: {why}\n")
+                return await handler(request)
+
+            app = await super()._make_app()
+            app.middlewares.append(same_origin)
+            return app
+
+        async def handle_index(self, request):
+            # The page's own address (as the browser reached it: through ssh -L from another
+            # port, by the machine's name) is where its websocket connects back to.
+            self.public_url = f"{request.scheme}://{request.host}"
+            return await super().handle_index(request)
+
         async def _process_messages(self, websocket, app_service) -> None:
             self.pages[websocket] = app_service
             try:
@@ -128,7 +170,7 @@ def make_server(command: str, host: str, port: int, *, title: str = "tuiloss"):
             await runner.setup()
             try:
                 await web.TCPSite(runner, self.host.strip("[]"), self.port).start()
-                print(f"tuiloss serve: open {self.public_url} (Ctrl+C stops)", flush=True)
+                print(f"tuiloss serve: open {url(self.host, self.port)} (Ctrl+C stops)", flush=True)
                 await stop.wait()
                 services = list(self.pages.values())
                 for websocket in list(self.pages):

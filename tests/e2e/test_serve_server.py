@@ -19,18 +19,35 @@ def needs_textual_serve():
     pytest.importorskip("textual_serve", reason="textual-serve is not installed (pip install 'tuiloss[serve]')")
 
 
+def get(port: int, path: str, headers: dict[str, str]) -> bytes:
+    """The raw reply to one HTTP/1.0 request to the server."""
+    lines = [f"GET {path} HTTP/1.0", *(f"{k}: {v}" for k, v in headers.items()), "", ""]
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+        client.sendall("\r\n".join(lines).encode())
+        reply = b""
+        while chunk := client.recv(65536):
+            reply += chunk
+    return reply
+
+
+def status(reply: bytes) -> bytes:
+    return reply.split(b"\r\n", 1)[0].split(b" ", 1)[1]
+
+
 def test_loopback_by_default_and_ctrl_c_stops_it_cleanly():
     port = free_port()
     served = Served([str(REPO / "sample_logs"), "--port", str(port)])
     try:
         assert served.wait_for(f"tuiloss serve: open http://127.0.0.1:{port} (Ctrl+C stops)", 30), served.output
         assert "authentication" not in served.output
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
-            client.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-            reply = b""
-            while chunk := client.recv(65536):
-                reply += chunk
-        assert reply.split(b"\r\n", 1)[0].endswith(b" 200 OK") and b"textual-terminal" in reply
+        page = get(port, "/", {"Host": f"localhost:{port + 1}"})  # as forwarded by ssh -L from another port
+        assert status(page) == b"200 OK" and b"textual-terminal" in page
+        assert f'data-session-websocket-url="ws://localhost:{port + 1}/ws"'.encode() in page
+        # another site's name for 127.0.0.1 (DNS rebinding), another site's page opening the websocket
+        assert status(get(port, "/", {"Host": f"evil.example:{port}"})).startswith(b"403")
+        upgrade = {"Host": f"127.0.0.1:{port}", "Origin": "http://evil.example", "Connection": "Upgrade",
+                   "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+        assert status(get(port, "/ws", upgrade)).startswith(b"403")
         assert served.interrupt() == 0
         assert served.output.strip().splitlines() == [
             f"tuiloss serve: open http://127.0.0.1:{port} (Ctrl+C stops)", "tuiloss serve: stopped"]

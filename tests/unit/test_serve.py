@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tuiloss.cli import build_parser, main, watch_argv
-from tuiloss.serve import INSTALL, exposure_warning, is_loopback, url, watch_command
+from tuiloss.serve import INSTALL, exposure_warning, is_loopback, refusal, url, watch_command
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.4.5.6", "::1", "[::1]", "localhost", "LOCALHOST"])
@@ -101,3 +101,18 @@ def test_without_textual_serve_one_line_names_the_extra(monkeypatch, capsys, sam
     assert main(["serve", str(sample_logs)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and INSTALL in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("host, origin, loopback_only, refused", [
+    ("127.0.0.1:8000", None, True, False),
+    ("localhost:9000", "http://localhost:9000", True, False),  # through ssh -L from another port
+    ("[::1]:8000", "http://[::1]:8000", True, False),
+    ("evil.example:8000", None, True, True),  # DNS rebinding: another site's name for 127.0.0.1
+    ("127.0.0.1:8000", "http://evil.example", True, True),  # another site's page opening the websocket
+    ("127.0.0.1:8000", "null", True, True),
+    ("node01:8000", None, False, False),  # bound to every interface: reached by the machine's name
+    ("node01:8000", "http://node01:8000", False, False),
+    ("node01:8000", "http://evil.example", False, True),
+])
+def test_requests_from_other_sites_are_refused(host, origin, loopback_only, refused):
+    assert (refusal(host, origin, loopback_only=loopback_only) is not None) == refused
