@@ -90,3 +90,23 @@ async def test_the_viewer_lists_the_job_and_reaches_a_rank_by_the_filter(tmp_pat
         await pilot.press("4")  # the rank's own curve
         await settle(pilot, app)
         assert [run.label for run in app.shown_runs()] == ["rank2.log"]
+
+
+async def test_a_rank_that_falls_silent_while_the_others_go_on(tmp_path, config_for):
+    """Live: four ranks in step, then three go on and one does not; its job's row says so."""
+    def append(rank: int, steps: range) -> None:
+        with open(tmp_path / f"rank{rank}.log", "a") as handle:
+            for s in steps:
+                handle.write(f"step {s}/6000 | loss {2 * math.exp(-s / 2000) + 0.3:.4f} | lr 3.0e-04\n")
+
+    for rank in range(4):
+        append(rank, range(10, 1001, 10))
+    app = make_app(config_for(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        await wait_for(pilot, lambda: [r.label for r in app.run_list.rows_shown] == ["rank*.log (4 ranks)"],
+                       what="the job in step")
+        for rank in (0, 1, 3):
+            append(rank, range(1010, 3001, 10))
+        await wait_for(pilot, lambda: [r.label for r in app.run_list.rows_shown] == [
+            "rank*.log (4 ranks, rank 2 stopped)"], 15, "the stopped rank said")
