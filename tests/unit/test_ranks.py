@@ -165,6 +165,7 @@ def test_report_of_eight_rank_logs_with_one_stalled(tmp_path):
     assert ("\nRanks\n  - job/rank*.log: one job of 8 ranks (0-7), steps to 15.0K\n"
             "  ! rank 3 stopped at step 12.0K while 7 ranks went on to 15.0K\n") in text
     assert "- rank 3 stopped at step 12.0K while 7 ranks went on to 15.0K" in render_markdown(report)
+    assert report.observations == ()  # the job is one run: its ranks are not compared among themselves
     data = json.loads(json.dumps(report_json(report), allow_nan=False))
     (job,) = data["jobs"]
     assert job["label"] == "job/rank*.log" and [r["rank"] for r in job["ranks"]] == list(range(8))
@@ -219,4 +220,5 @@ def test_eight_unrelated_runs_are_not_ranks(tmp_path):
     store, _, _ = load([str(tmp_path)])
     report = build_report(store)
     assert len(report.runs) == 8 and report.jobs == ()
+    assert report.observations  # compared as the eight runs they are
     assert "Ranks" not in render_text(report) and report_json(report)["jobs"] == []
