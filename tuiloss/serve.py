@@ -69,10 +69,14 @@ def refusal(host: str, origin: str | None, *, loopback_only: bool) -> str | None
     sends must come from a page of this server (its ``Origin`` is the ``Host``): another site's
     page cannot open a viewer's websocket from the user's browser.
     """
-    name = urlsplit(f"//{host}").hostname or ""
+    try:
+        name = urlsplit(f"//{host}").hostname or ""
+        sender = urlsplit(origin).netloc.lower() if origin is not None else None
+    except ValueError:  # a malformed header ("[::1")
+        return "a malformed Host or Origin header"
     if loopback_only and not is_loopback(name):
         return f"this server answers to this machine's own names only, not {host!r}"
-    if origin is not None and urlsplit(origin).netloc.lower() != host.lower():
+    if sender is not None and sender != host.lower():
         return "a page of another site may not use this server"
     return None
 

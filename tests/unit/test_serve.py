@@ -113,6 +113,8 @@ def test_without_textual_serve_one_line_names_the_extra(monkeypatch, capsys, sam
     ("node01:8000", None, False, False),  # bound to every interface: reached by the machine's name
     ("node01:8000", "http://node01:8000", False, False),
     ("node01:8000", "http://evil.example", False, True),
+    ("[::1:8000", None, True, True),  # malformed
+    ("127.0.0.1:8000", "http://[::1", True, True),
 ])
 def test_requests_from_other_sites_are_refused(host, origin, loopback_only, refused):
     assert (refusal(host, origin, loopback_only=loopback_only) is not None) == refused
