@@ -222,3 +222,12 @@ def test_eight_unrelated_runs_are_not_ranks(tmp_path):
     assert len(report.runs) == 8 and report.jobs == ()
     assert report.observations  # compared as the eight runs they are
     assert "Ranks" not in render_text(report) and report_json(report)["jobs"] == []
+
+
+def test_no_real_log_is_taken_for_a_rank(real_logs):
+    """The real logs of public projects (nanoGPT, Megatron, fairseq, Keras, Lightning, MLflow, ...)
+    hold no per-rank logs: none of them may be grouped into a job."""
+    store, _, _ = load([str(real_logs)])
+    report = build_report(store)
+    assert len(report.runs) > 10 and report.jobs == ()
+    assert [run.source for run in store if rank_name(run.source)] == []
