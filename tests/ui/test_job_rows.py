@@ -49,7 +49,7 @@ def test_a_job_is_one_row_and_a_filter_lists_its_ranks(tmp_path):
     assert [selection.is_on(run_id) for run_id in ranks] == [True, False, False, False]  # one curve: rank 0's
     selection.filter = parse_filter("rank2")
     assert [(row.number, row.label, row.visible) for row in rows_for(store, selection, activity)] == [
-        ("4", "rank2.log", False)]
+        ("", "rank2.log", False)]  # listed, without a number
 
 
 def test_a_rank_seen_growing_is_not_said_stopped(tmp_path):
@@ -86,10 +86,25 @@ async def test_the_viewer_lists_the_job_and_reaches_a_rank_by_the_filter(tmp_pat
         assert [run.label for run in app.shown_runs()] == ["other.log", "rank0.log"]
         await pilot.press("slash", *"rank2", "enter")
         await settle(pilot, app)
-        assert [(row.number, row.label) for row in app.run_list.rows_shown] == [("4", "rank2.log")]
-        await pilot.press("4")  # the rank's own curve
+        assert [(row.number, row.label) for row in app.run_list.rows_shown] == [("", "rank2.log")]
+        await pilot.press("space")  # the highlighted rank's own curve
         await settle(pilot, app)
         assert [run.label for run in app.shown_runs()] == ["rank2.log"]
+
+
+def test_the_runs_after_a_job_keep_the_number_keys(tmp_path):
+    write_ranks(tmp_path / "a_job", ranks=8)
+    (tmp_path / "later").mkdir()
+    for name in ("b", "c"):
+        (tmp_path / "later" / f"{name}.log").write_text("".join(f"step {s}/400 | loss {1 / s:.5f} | lr 1.0e-03\n"
+                                                      for s in range(1, 400)))
+    store, selection, activity = loaded(tmp_path)
+    activity.jobs.update(store, activity, 1e10)
+    activity.jobs.hide_folded(selection)
+    rows = rows_for(store, selection, activity)
+    assert [(row.number, row.label) for row in rows] == [
+        ("1", "other.log"), ("2", "a_job/rank*.log (8 ranks, rank 2 stopped)"), ("3", "b.log"), ("4", "c.log")]
+    assert selection.numbered_run(list(store), 3).label == "b.log"
 
 
 async def test_a_rank_that_falls_silent_while_the_others_go_on(tmp_path, config_for):

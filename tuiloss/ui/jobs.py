@@ -3,9 +3,10 @@
 Headless. The jobs are :func:`tuiloss.core.ranks.find_jobs`' (the report's Ranks section), over
 the viewer's runs. A job is listed as one row, its lead rank's, labelled with the job, its rank
 count and any rank that stopped (``job/rank*.log (8 ranks, rank 3 stopped)``); the other ranks
-are not listed, and their curves are switched off once, when they join a job, so the chart
-shows the job as one curve. Each rank stays a run: a filter lists the ranks it matches
-(``/rank3``) with their own numbers, and a number key shows or hides a rank's curve.
+are not listed and take no number (the runs after the job keep the number keys), and their
+curves are switched off once, when they join a job, so the chart shows the job as one curve.
+Each rank stays a run: a filter lists the ranks it matches (``/rank3``), and space or enter
+shows or hides the highlighted rank's curve.
 
 A rank the viewer saw grow within its last ten usual intervals (a minute at least) is behind,
 not stopped: output redirected to a file arrives in bursts.
@@ -72,12 +73,14 @@ class JobFold:
 
     def hide_folded(self, selection: Selection) -> None:
         """Switch off the curves of ranks that just joined a job, and back on those of ranks
-        hidden so that are no longer a job's other ranks (now kept apart, or the lead)."""
+        hidden so that are no longer a job's other ranks (now kept apart, or the lead); number
+        the runs past the jobs' other ranks."""
         fresh = self.folded - self._switched_off
         selection.toggle(fresh, False)
         back = {run_id for run_id in self._switched_off - self.folded if not selection.is_on(run_id)}
         selection.toggle(back, True)
         self._switched_off = (self._switched_off | fresh) & self.folded
+        selection.unnumbered = frozenset(self.folded)  # the number keys go on to the next run
 
     def listed(self, run: Run, selection: Selection) -> bool:
         """Whether ``run`` has a row of its own: not a job's other rank, unless a filter lists it."""

@@ -156,7 +156,7 @@ def list_rows(
         rows.append(
             RunRow(
                 key=run.id,
-                number=str(number % 10) if number <= 10 else "",
+                number=str(number % 10) if 0 < number <= 10 else "",
                 swatch=selection.swatch(run.id, plain),
                 color=rich_color(selection.color(run.id)),
                 label=jobs.label(run) if jobs is not None else run.label,
