@@ -90,6 +90,7 @@ async def test_the_viewer_lists_the_job_and_reaches_a_rank_by_the_filter(tmp_pat
         await pilot.press("space")  # the highlighted rank's own curve
         await settle(pilot, app)
         assert [run.label for run in app.shown_runs()] == ["rank2.log"]
+        await wait_for(pilot, lambda: "- ■ rank2.log" in app.insights_panel.text.plain, 10, "the rank in the panel")
 
 
 def test_the_runs_after_a_job_keep_the_number_keys(tmp_path):
