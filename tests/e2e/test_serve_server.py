@@ -19,10 +19,10 @@ def needs_textual_serve():
     pytest.importorskip("textual_serve", reason="textual-serve is not installed (pip install 'tuiloss[serve]')")
 
 
-def get(port: int, path: str, headers: dict[str, str]) -> bytes:
+def get(port: int, path: str, headers: dict[str, str], address: str = "127.0.0.1") -> bytes:
     """The raw reply to one HTTP/1.0 request to the server."""
     lines = [f"GET {path} HTTP/1.0", *(f"{k}: {v}" for k, v in headers.items()), "", ""]
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+    with socket.create_connection((address, port), timeout=5) as client:
         client.sendall("\r\n".join(lines).encode())
         reply = b""
         while chunk := client.recv(65536):
@@ -79,3 +79,21 @@ def test_a_port_in_use_is_one_line():
             assert len(lines) == 1 and lines[0].startswith(f"tuiloss: cannot listen on http://127.0.0.1:{port}: ")
         finally:
             served.close()
+
+
+def test_ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+            port = probe.getsockname()[1]
+    except OSError:
+        pytest.skip("this machine has no IPv6 loopback")
+    served = Served([str(REPO / "sample_logs"), "--host", "::1", "--port", str(port)])
+    try:
+        assert served.wait_for(f"tuiloss serve: open http://[::1]:{port} (Ctrl+C stops)", 30), served.output
+        assert "authentication" not in served.output
+        reply = get(port, "/", {"Host": f"[::1]:{port}"}, address="::1")
+        assert status(reply) == b"200 OK" and f"ws://[::1]:{port}/ws".encode() in reply
+        assert served.interrupt() == 0
+    finally:
+        served.close()
