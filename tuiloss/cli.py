@@ -1,4 +1,4 @@
-"""Command line: ``tuiloss watch``, ``tuiloss report``, ``tuiloss demo``.
+"""Command line: ``tuiloss watch``, ``tuiloss report``, ``tuiloss serve``, ``tuiloss demo``.
 
 Exit codes: 0 success, 1 an unexpected internal error, 2 usage or unreadable path.
 """
@@ -50,23 +50,34 @@ def build_parser() -> argparse.ArgumentParser:
                          "most global counter written: global_step, num_updates, iteration, step, ..., epoch)")
         sub.add_argument("-v", "--verbose", action="store_true", help="list the files passed over and why")
 
+    def viewer(sub: argparse.ArgumentParser) -> None:
+        """The viewer's own options (``watch``, and ``serve``, which runs ``watch`` with them)."""
+        sub.add_argument("--poll", nargs="?", const=1.0, type=poll_seconds, metavar="SECONDS",
+                         help=f"poll instead of inotify, every SECONDS ({POLL_RANGE[0]:g} to {POLL_RANGE[1]:g}, "
+                         "default 1); chosen by itself on network filesystems")
+        sub.add_argument("--ascii", action="store_true", help="draw with plain ASCII instead of braille")
+        sub.add_argument("--bell", action="store_true", help="ring the terminal bell on a new anomaly")
+        sub.add_argument("--smooth", type=float, default=0.0, metavar="W", help="EMA smoothing weight 0..0.99")
+        sub.add_argument("--linear-x", action="store_true", help="start with a linear step axis")
+        sub.add_argument("--log-y", action="store_true", help="start with a logarithmic loss axis"
+                         " (default: log when the data spans more than a decade)")
+        sub.add_argument("--linear-y", action="store_true", help="start with a linear loss axis")
+        sub.add_argument("--group-by", type=group_keys, metavar="KEY[,KEY]",
+                         help="start grouped (g) by these config keys (default: g groups by the whole config but "
+                         "seeds, run numbers and timestamps); none: no grouping")
+        sub.add_argument("--export-dir", metavar="DIR",
+                         help="where the e key writes its report (default: the current folder, never inside PATH)")
+
     watch = commands.add_parser("watch", help="open the live viewer")
     common(watch)
-    watch.add_argument("--poll", nargs="?", const=1.0, type=poll_seconds, metavar="SECONDS",
-                       help=f"poll instead of inotify, every SECONDS ({POLL_RANGE[0]:g} to {POLL_RANGE[1]:g}, "
-                       "default 1); chosen by itself on network filesystems")
-    watch.add_argument("--ascii", action="store_true", help="draw with plain ASCII instead of braille")
-    watch.add_argument("--bell", action="store_true", help="ring the terminal bell on a new anomaly")
-    watch.add_argument("--smooth", type=float, default=0.0, metavar="W", help="EMA smoothing weight 0..0.99")
-    watch.add_argument("--linear-x", action="store_true", help="start with a linear step axis")
-    watch.add_argument("--log-y", action="store_true", help="start with a logarithmic loss axis"
-                       " (default: log when the data spans more than a decade)")
-    watch.add_argument("--linear-y", action="store_true", help="start with a linear loss axis")
-    watch.add_argument("--group-by", type=group_keys, metavar="KEY[,KEY]",
-                       help="start grouped (g) by these config keys (default: g groups by the whole config but "
-                       "seeds, run numbers and timestamps); none: no grouping")
-    watch.add_argument("--export-dir", metavar="DIR",
-                       help="where the e key writes its report (default: the current folder, never inside PATH)")
+    viewer(watch)
+
+    serve = commands.add_parser("serve", help="serve the live viewer to a web browser (tuiloss[serve])")
+    common(serve)
+    viewer(serve)
+    serve.add_argument("--host", help="the address to listen on (default 127.0.0.1, this machine only; "
+                       "another one lets every machine that reaches it see the logs: there is no authentication)")
+    serve.add_argument("--port", type=port_number, default=8000, help="the port to listen on (default 8000)")
 
     report = commands.add_parser("report", help="print the findings as text or JSON")
     common(report)
@@ -117,6 +128,17 @@ def fail_kinds(text: str) -> frozenset[str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 1 to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text}: give a port from 1 to 65535")
+    return value
+
+
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
@@ -153,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
             return _report(args)
         if args.command == "watch":
             return _watch(args)
+        if args.command == "serve":
+            return _serve(args, parser)
         if args.command == "demo":
             return _demo(args)
         if args.command == "export":
@@ -516,6 +540,41 @@ def _watch(args) -> int:
     make_app(config, export_dir=args.export_dir).run()
     _leave_promptly(ignore=before)
     return 0
+
+
+def _serve(args, parser: argparse.ArgumentParser) -> int:
+    """``tuiloss serve``: ``tuiloss watch`` with the same arguments, in a browser (see tuiloss.serve)."""
+    problem = _check_paths(args.paths)
+    if not problem and (args.metric or args.step):
+        problem = _check_names_while_reading(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    from tuiloss.serve import DEFAULT_HOST, serve
+
+    return serve(watch_argv(args, parser), host=args.host or DEFAULT_HOST, port=args.port)
+
+
+def watch_argv(args, parser: argparse.ArgumentParser) -> list[str]:
+    """The ``watch`` arguments that open the viewer ``args`` asks for, one word each.
+
+    Read off ``watch``'s own options, so every one of them passes (and ``serve``'s --host and
+    --port do not); values are joined to their option (``--pattern=-x`` stays a value) and the
+    paths follow ``--`` (a path may start with ``-``).
+    """
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    words = []
+    for action in commands.choices["watch"]._actions:
+        if not action.option_strings or isinstance(action, argparse._HelpAction):
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None or value is False or value == action.default:
+            continue
+        flag = max(action.option_strings, key=len)
+        if isinstance(value, tuple):  # a list of keys (--group-by): () is "none"
+            value = ",".join(value) or "none"
+        words.append(flag if action.nargs == 0 else f"{flag}={value}")
+    return [*words, "--", *args.paths]
 
 
 #: Seconds the reading threads get to end once the viewer has quit.

@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "tuiloss"
+#: The one module whose work is the network: ``tuiloss serve`` listens where it is told.
+SERVER = PACKAGE / "serve.py"
 
 
 def test_help_does_not_import_heavy_modules():
@@ -31,6 +33,7 @@ def test_nothing_evaluates_or_unpickles_log_content():
                     offenders.append(f"{path.name}:{node.lineno} yaml.{name}")
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
-                if any(n.split(".")[0] in ("pickle", "socket", "urllib", "http", "requests") for n in names):
+                network = ("socket", "urllib", "http", "requests") if path != SERVER else ()
+                if any(n.split(".")[0] in ("pickle", *network) for n in names):
                     offenders.append(f"{path.name}:{node.lineno} imports {names}")
     assert not offenders, offenders

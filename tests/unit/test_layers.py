@@ -15,7 +15,7 @@ import tuiloss.core
 ROOT = Path(__file__).resolve().parents[2]
 UI_LIBRARIES = ("textual", "rich", "plotext", "watchdog")
 # The viewer's helpers that hold state or prepare data without a terminal.
-HEADLESS_UI = ("tuiloss.ui.findings", "tuiloss.ui.selection", "tuiloss.ui.curves", "tuiloss.ui.runstate",
+HEADLESS_UI = ("tuiloss.ui.findings", "tuiloss.ui.selection", "tuiloss.ui.curves", "tuiloss.ui.runstate", "tuiloss.ui.jobs",
                "tuiloss.ui.throttle")
 
 

@@ -59,7 +59,7 @@ def test_json_is_made_at_the_edge_with_numbers_json_can_hold():
     assert metric["last"] is None and metric["final"] == pytest.approx(1 + 3 / 499)  # 5 finite points before it
     assert metric["first_step"] == 1 and isinstance(metric["first_step"], int)
     assert data["ignored"] == [{"path": "a.bin", "reason": "binary"}]
-    assert list(data) == ["version", "root", "runs", "observations", "ignored"]
+    assert list(data) == ["version", "root", "runs", "observations", "jobs", "ignored"]
     assert "ignored" not in report_json(build_report(make_store()))
     assert json_number(2.0) == 2.0 and isinstance(json_number(2.0), float)
     assert json_number(2.0, whole=True) == 2 and isinstance(json_number(2.0, whole=True), int)

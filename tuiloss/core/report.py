@@ -36,6 +36,7 @@ from tuiloss.core.analysis.signals import find_signals, signal_series
 from tuiloss.core.analysis.state import RunState, planned_steps, run_state
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
+from tuiloss.core.ranks import Job, facts_of, find_jobs, job_json, rank_name
 from tuiloss.core.sanitize import escape_markdown, safe_label
 from tuiloss.core.store import Run, Series, Store, is_eval_metric
 
@@ -186,6 +187,7 @@ class Report:
         runs: one entry per run, in store order.
         observations: comparisons across runs.
         error: why the analysis failed (the panel shows it), None when it did not.
+        jobs: the per-rank logs of one distributed job, grouped (see :mod:`tuiloss.core.ranks`).
     """
 
     version: str
@@ -193,6 +195,7 @@ class Report:
     runs: tuple[RunReport, ...]
     observations: tuple[Observation, ...] = ()
     error: str | None = None
+    jobs: tuple[Job, ...] = ()
 
 
 AnalyzerFor = Callable[[str, str], "LiveAnalyzer | None"]
@@ -220,7 +223,12 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
         if fact is not None:
             facts.append((fact, run.series))
     entries, compared = _same_series(entries, facts)
-    return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)))
+    jobs = find_jobs(facts_of(run, entry.state.state, entry.state.reason)
+                     for run, entry in zip(chosen, entries) if rank_name(run.source) is not None)
+    # A job is compared with the other runs as one run, its lead rank: its ranks among themselves are no news.
+    others = {rank.id for job in jobs for rank in job.ranks[1:]}
+    compared = [fact for fact in compared if fact.id not in others]
+    return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)), jobs=tuple(jobs))
 
 
 def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], metric: str | None,
@@ -594,6 +602,7 @@ def report_json(report: Report, ignored: list[tuple[str, str]] | None = None) ->
         "runs": [_run_json(run) for run in report.runs],
         "observations": [observation_json(o) for o in report.observations],
     }
+    out["jobs"] = [job_json(job) for job in report.jobs]
     if ignored is not None:
         out["ignored"] = [{"path": path, "reason": why} for path, why in ignored]
     return out
@@ -876,6 +885,8 @@ def render_text(report: Report, *, verbose: bool = False, ignored: list | None =
         lines += ["", "Findings", *findings]
     if report.observations:
         lines += ["", "Across runs", *(f"  - {printable(o.message, 400)}" for o in report.observations)]
+    if report.jobs:
+        lines += ["", "Ranks", *(f"  {mark} {note}" for mark, note in rank_notes(report))]
     if ignored:
         lines += ["", f"Passed over {len(ignored):,} file{'s' if len(ignored) != 1 else ''} that are not logs"
                   + ("" if verbose else " (--verbose lists them)")]
@@ -903,7 +914,20 @@ def render_markdown(report: Report) -> str:
     if report.observations:
         lines += ["", "### Across runs", ""]
         lines += [f"- {_md(printable(o.message, 400))}" for o in report.observations]
+    if report.jobs:
+        lines += ["", "### Ranks", ""]
+        lines += [f"- {_md(note)}" for _, note in rank_notes(report)]
     return "\n".join(lines) + "\n"
+
+
+def rank_notes(report: Report) -> list[tuple[str, str]]:
+    """The Ranks section: each job with its ranks, then what was found (``!``) or kept apart."""
+    notes = []
+    for job in report.jobs:
+        notes.append(("-", f"{printable(job.label, 200)}: one job of {job.summary}"))
+        notes += [("!", printable(finding.message, 400)) for finding in job.findings]
+        notes += [("-", printable(apart.message, 400)) for apart in job.apart]
+    return notes
 
 
 def nothing_found(paths: list[str], ignored: list[tuple[str, str]]) -> str:

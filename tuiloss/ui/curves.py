@@ -145,5 +145,6 @@ def legend_text(runs: list[Run], selection: Selection, plain: bool) -> str:
         series = run.series.get(name) if name else None
         last = fmt_value(float(series.visible()[1][-1])) if series is not None and len(series) else "-"
         steps = f"{fmt_step(float(series.visible()[0][-1]))}" if series is not None and len(series) else "-"
-        lines.append(f"{number:>2} {selection.swatch(run.id, plain)} {safe_label(run.label, 100)}  last {last} at {steps}")
+        shown = str(number) if number else "-"  # 0: a job's other rank, which has no number
+        lines.append(f"{shown:>2} {selection.swatch(run.id, plain)} {safe_label(run.label, 100)}  last {last} at {steps}")
     return "\n".join(lines)

@@ -45,7 +45,7 @@ class PanelText:
         return render_insights(
             shown_report,
             colors={rid: rich_color(c) for rid, c in selection.colors.items()},
-            numbers={rid: str(n) for rid, n in numbers.items()},
+            numbers={rid: str(n) if n else "-" for rid, n in numbers.items()},  # 0: a job's other rank
             swatches={rid: selection.swatch(rid, plain) for rid in selection.colors},
             new=new,
             ascii=ascii,

@@ -17,6 +17,7 @@ from tuiloss.core.analysis.state import RunState
 from tuiloss.core.engine import Options, ReadResult, apply_result
 from tuiloss.core.report import state_of
 from tuiloss.core.store import Run, Store
+from tuiloss.ui.jobs import JobFold
 from tuiloss.ui.selection import Selection, rich_color
 
 class Activity:
@@ -41,7 +42,12 @@ class Activity:
 
 
 class Activities(dict):
-    """Per run id, its :class:`Activity`: when the viewer saw it grow."""
+    """Per run id, its :class:`Activity`: when the viewer saw it grow; and the jobs the runs make
+    (per-rank logs, see :mod:`tuiloss.ui.jobs`), whose ranks are judged by how they grow."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.jobs = JobFold()
 
     def found(self, run_id: str, mtime: float | None) -> None:
         """A run seen for the first time; its file's mtime stands for its last growth."""
@@ -79,6 +85,8 @@ def take_read(store: Store, result: ReadResult, options: Options, now: float, se
                 activity.found(run.id, now if watching else mtimes.get(log.id))
             elif watching and run.points > before.get(run.id, 0):
                 activity.grew(run.id, now)
+    if activity.jobs.update(store, activity, now, lambda run: row_state(run, activity.get(run.id), now)):
+        activity.jobs.hide_folded(selection)  # a job is one curve: its lead rank's
     return new
 
 
@@ -131,7 +139,12 @@ def list_rows(
         activity: when each run grew; now: the time to age them at.
     """
     rows = []
+    jobs = getattr(activity, "jobs", None)  # per-rank logs: one row per job
+    if jobs is not None:
+        jobs.update(runs, activity, now, lambda run: row_state(run, activity.get(run.id), now))
     for number, run in selection.numbered(runs):
+        if jobs is not None and not jobs.listed(run, selection):
+            continue
         name = selection.metric_of(run)
         series = run.series.get(name) if name else None
         if at_cursor is not None:
@@ -143,10 +156,10 @@ def list_rows(
         rows.append(
             RunRow(
                 key=run.id,
-                number=str(number % 10) if number <= 10 else "",
+                number=str(number % 10) if 0 < number <= 10 else "",
                 swatch=selection.swatch(run.id, plain),
                 color=rich_color(selection.color(run.id)),
-                label=run.label,
+                label=jobs.label(run) if jobs is not None else run.label,
                 value=value,
                 state=row_state(run, activity.get(run.id), now, stalled=run.id in stalled).state,
                 anomalies=findings.get(run.id, 0),

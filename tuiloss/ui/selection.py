@@ -85,6 +85,8 @@ class Selection:
         self.colors: dict[str, tuple[int, int, int]] = {}
         self.switched_on: dict[str, bool] = {}
         self._order: dict[str, int] = {}  # discovery order of ``colors``, which only ever grows
+        #: runs listed without a number (a job's other ranks, see :mod:`tuiloss.ui.jobs`)
+        self.unnumbered: frozenset[str] = frozenset()
 
     def add(self, run_id: str) -> bool:
         """Give a newly found run the next colour and switch it on; ``False`` if it was known."""
@@ -133,9 +135,18 @@ class Selection:
     def numbered(self, runs: Iterable[Run]) -> list[tuple[int, Run]]:
         """The listed runs with their numbers, from 1 in discovery order.
 
-        A run keeps its number whatever the filter hides: key ``1`` always means run 1.
+        A run keeps its number whatever the filter hides: key ``1`` always means run 1. A run in
+        :attr:`unnumbered` takes none (it is listed with 0) and moves no other run's number.
         """
-        return [(number, run) for number, run in enumerate(runs, 1) if self.matches(run)]
+        if not self.unnumbered:
+            return [(number, run) for number, run in enumerate(runs, 1) if self.matches(run)]
+        out, number = [], 0
+        for run in runs:
+            numbered = run.id not in self.unnumbered
+            number += numbered
+            if self.matches(run):
+                out.append((number if numbered else 0, run))
+        return out
 
     def numbered_run(self, runs: Iterable[Run], number: int) -> Run | None:
         """Run ``number`` (from 1) of ``runs`` if the filter lists it, else ``None``."""
