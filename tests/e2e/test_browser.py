@@ -117,7 +117,7 @@ def test_serve_in_chromium(browser_page, tmp_path):
         page.goto(address + "/")
 
         def loaded(text: str) -> bool:
-            return ("4 runs" in text and "#      run" in text and "Pre-Norm | Gradient Clip=10 | Run 1" in text
+            return ("7 runs" in text and "#      run" in text and "Pre-Norm | Gradient Clip=10 | Run 1" in text
                     and "100K" in text)
 
         text = screen(page, loaded, 25)
@@ -134,8 +134,8 @@ def test_serve_in_chromium(browser_page, tmp_path):
 
         page.click("#terminal")
         page.keyboard.press("2")
-        text = screen(page, lambda t: "3/4 runs" in t and "·" in run_row(t, 2), 10)
-        assert "3/4 runs" in text and "·" in run_row(text, 2), text
+        text = screen(page, lambda t: "6/7 runs" in t and "·" in run_row(t, 2), 10)
+        assert "6/7 runs" in text and "·" in run_row(text, 2), text
         assert "■" in run_row(text, 1) and "■" in run_row(text, 3)
         page.screenshot(path=str(artifact_dir(tmp_path) / "tuiloss-serve-run2-hidden.png"))
 
