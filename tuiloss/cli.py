@@ -13,6 +13,7 @@ import sys
 
 from tuiloss import __version__
 from tuiloss.config import Config
+from tuiloss.core.remote import scheme_of
 
 FORMAT_CHOICES = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents", "wandb", "trackio")
 #: The seconds ``--poll`` accepts.
@@ -213,6 +214,13 @@ def _check_paths(paths: list[str]) -> str | None:
     from tuiloss.core.paths import is_system_path
 
     for path in paths:
+        if scheme_of(path) is not None:  # a remote root (its listing says the rest)
+            from tuiloss.core.remote.url import check
+
+            problem = check(path)
+            if problem:
+                return f"tuiloss: {problem}"
+            continue
         if not os.path.exists(path):
             return f"tuiloss: {path}: no such file or folder"
         if is_system_path(path):
@@ -232,7 +240,8 @@ def _report(args) -> int:
     from tuiloss.core.engine import Options, load
     from tuiloss.core.report import build_report, nothing_found, printable, render_markdown, render_text, report_json
 
-    options = Options(format=args.format, pattern=args.pattern, metric=args.metric, step=args.step)
+    options = Options(format=args.format, pattern=args.pattern, metric=args.metric, step=args.step,
+                      poll=getattr(args, "poll", None))
     if args.plot and (args.json or args.follow):
         print("tuiloss: --plot prints a chart under the text report; it does not go with "
               f"{'--json' if args.json else '--follow'}", file=sys.stderr)
