@@ -12,6 +12,7 @@ cannot start.
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import shutil
 import socket
@@ -136,6 +137,7 @@ def s3_server() -> S3:
         from moto.server import ThreadedMotoServer
     except ImportError:
         pytest.skip("moto's server is not installed: pip install 'moto[server]'")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     try:

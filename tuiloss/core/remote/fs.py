@@ -74,15 +74,28 @@ class Remote:
 
     def __init__(self, url: RemoteURL) -> None:
         self.url = url
-        self.requests = 0
+        self.operations = 0
         self.received = 0
         self._fs = None
+        self._sent_before = 0
 
     @property
     def fs(self):
         if self._fs is None:
             self._fs = open_fs(self.url)
+            self._sent_before = _sent(self._fs)
         return self._fs
+
+    @property
+    def requests(self) -> int:
+        """Requests made for this root: over S3 every HTTP request its connection sent (counted by
+        botocore's ``before-send`` event, shared by the roots of one bucket), else the listings'
+        directory reads and the ranged reads made."""
+        if self._fs is not None and self.url.protocol == "s3":
+            counted = _sent(self._fs)
+            if counted >= 0:
+                return counted - self._sent_before
+        return self.operations
 
     def _fail(self, what: str, exc: BaseException) -> RemoteError:
         if isinstance(exc, RemoteError):
@@ -115,15 +128,15 @@ class Remote:
             found = {}
         except Exception as exc:
             raise self._fail("cannot list", exc) from None
-        self.requests += self._listing_requests(found)
+        self.operations += self._listing_requests(found)
         if not found:
             try:
                 info = self.fs.info(path)
             except FileNotFoundError:
-                raise self._fail("cannot list", FileNotFoundError()) from None
+                return {}  # nothing there (a prefix without objects does not exist): an empty tree
             except Exception as exc:
                 raise self._fail("cannot list", exc) from None
-            self.requests += 1
+            self.operations += 1
             if info.get("type") == "file":
                 found = {path: info}
         return {_plain(self.fs, key): _entry(info) for key, info in found.items() if info.get("type", "file") == "file"}
@@ -147,7 +160,7 @@ class Remote:
             raise
         except Exception as exc:
             raise self._fail("cannot read", exc) from None
-        self.requests += 1
+        self.operations += 1
         self.received += len(data)
         return data[: end - start]
 
@@ -162,7 +175,7 @@ class Remote:
             except Exception:
                 out = None
             if out is not None:
-                self.requests += len(ranges)
+                self.operations += len(ranges)
                 self.received += sum(len(b) for b in out if isinstance(b, bytes))
                 return [b if isinstance(b, bytes) else (b if isinstance(b, Exception) else RemoteError(str(b)))
                         for b in out]
@@ -219,6 +232,30 @@ def open_fs(url: RemoteURL):
     except Exception as exc:
         raise RemoteError(redact(f"{url.shown}: cannot connect: {exc or type(exc).__name__}",
                                  (url.password or "",))) from None
+    if url.protocol == "s3":
+        _count_requests(fs)
     with _LOCK:
         _OPEN[key] = fs
     return fs
+
+
+#: HTTP requests sent by each S3 file system, by id: [count].
+_SENT: dict[int, list[int]] = {}
+
+
+def _count_requests(fs) -> None:
+    counter = [0]
+
+    def sent(**_) -> None:
+        counter[0] += 1
+
+    try:
+        fs.s3.meta.events.register("before-send.s3", sent)
+    except Exception:
+        return  # counted as operations instead
+    _SENT[id(fs)] = counter
+
+
+def _sent(fs) -> int:
+    counter = _SENT.get(id(fs))
+    return counter[0] if counter is not None else -1

@@ -251,7 +251,7 @@ class RemoteTailer:
 
     def _read_drain(self) -> TailRead | None:
         assert self._drain is not None
-        path, at, size = self._drain
+        path, at, size = self._drain[:3]
         if len(self._drain) > 3 and self._drain[3] == at:
             self._drain = None  # the last chunk was not used at all: it never will be
             return None
