@@ -134,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if getattr(args, "paths", None):
+        problem = _remember_urls(args)
+        if problem:
+            print(f"tuiloss: {problem}", file=sys.stderr)
+            return 2
     if getattr(args, "pattern", None):
         from tuiloss.core.formats.stdout import compile_pattern
 
@@ -208,6 +213,19 @@ def _text_logs(paths: list[str], most: int = 20) -> list[str]:
     except Exception:  # the trial is a courtesy: discovery proper reports what is wrong
         return []
     return [spec.path for spec in found.runs if spec.format == "text"][:most]
+
+
+def _remember_urls(args) -> str | None:
+    """Put each URL root in its shown form (no password: that is kept for the login alone)."""
+    if not any(scheme_of(path) for path in args.paths):
+        return None
+    from tuiloss.core.remote.url import BadURL, remember
+
+    try:
+        args.paths = [remember(path) if scheme_of(path) else path for path in args.paths]
+    except BadURL as exc:
+        return str(exc)
+    return None
 
 
 def _check_paths(paths: list[str]) -> str | None:

@@ -111,6 +111,8 @@ def parse(url: str) -> RemoteURL:
     protocol = SCHEMES[scheme][0]
     user = unquote(match.group("user")) if match.group("user") else None
     password = unquote(match.group("password")) if match.group("password") else None
+    if password is None:
+        password = _PASSWORDS.get((protocol, match.group("host").lower(), port, user))
     path = unquote(path)
     if protocol in ("sftp", "hdfs"):
         path = "/" + path.strip("/") if path.strip("/") else "/"
@@ -118,6 +120,23 @@ def parse(url: str) -> RemoteURL:
         path = path.strip("/")
     return RemoteURL(scheme, protocol, match.group("host").strip("[]"), path, user,
                      int(port) if port else None, password)
+
+
+#: Passwords given in URLs, by (protocol, host, port, user): held here only, for the library's login.
+_PASSWORDS: dict[tuple, str] = {}
+
+
+def remember(url: str) -> str:
+    """``url`` as shown (no password, no query), its password kept for the login to its host.
+
+    The command line passes every URL root through this first, so the password travels
+    nowhere else: not in run ids, labels, reports, exports or messages.
+    """
+    parsed = parse(url)
+    if parsed.password:
+        port = str(parsed.port) if parsed.port else None
+        _PASSWORDS[(parsed.protocol, parsed.host.lower(), port, parsed.user)] = parsed.password
+    return parsed.shown
 
 
 #: ``scheme://user:password@`` -> ``scheme://user@``.
