@@ -62,7 +62,8 @@ def discover_remote(tree: RemoteTree, found: Discovery, *, format: str | None = 
             found.ignored.append((shown, "a temporary file (rsync, an editor, an atomic save)"))
             continue
         base = rotated_base(name)
-        if base is not None and base in names_by_folder.get(posixpath.dirname(path), ()):
+        if base is not None and (base in names_by_folder.get(posixpath.dirname(path), ())
+                                 or url.url_of(posixpath.join(posixpath.dirname(path), base)) in known):
             continue  # a rotated copy: drained into its log's run when the log is rotated
         why = _passed_over(lower)
         if why:

@@ -141,6 +141,18 @@ class Remote:
                 found = {path: info}
         return {_plain(self.fs, key): _entry(info) for key, info in found.items() if info.get("type", "file") == "file"}
 
+    def listing_of(self, folder: str) -> dict[str, Entry]:
+        """The files of one folder (not below it), listed now: one request."""
+        try:
+            self.fs.invalidate_cache(folder)
+            found = self.fs.ls(folder, detail=True)
+        except FileNotFoundError:
+            found = []
+        except Exception as exc:
+            raise self._fail("cannot list", exc) from None
+        self.operations += 1
+        return {_plain(self.fs, info["name"]): _entry(info) for info in found if info.get("type", "file") == "file"}
+
     def _listing_requests(self, found: dict) -> int:
         if self.url.protocol in ("sftp", "hdfs"):
             folders = {key.rsplit("/", 1)[0] for key in found} | {self.url.fs_path.rstrip("/") or "/"}

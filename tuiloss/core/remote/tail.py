@@ -5,12 +5,14 @@ source reads a remote log exactly as a local one. Its facts come from its root's
 listing (:class:`~tuiloss.core.remote.tree.RemoteTree`): the size, and the ETag or mtime.
 A file grown since the last read costs one ranged read, which starts a few bytes before
 the offset: those bytes, compared with the ones consumed there, tell more of the same
-file from one rewritten meanwhile. There is no inode over S3 or SFTP, so:
+file from one rewritten meanwhile. There is no inode over S3 or SFTP, and an object store
+changes a file only by writing a new object, so a truncation cannot be told from a
+replacement: both are said "replaced" (with what was seen), and read again from 0:
 
-* smaller than the offset: truncated, unless a rotated copy beside it (``train.log.1``,
+* smaller than the offset: replaced, unless a rotated copy beside it (``train.log.1``,
   in the listing) ends with the bytes read last, which is then drained first (rotated);
-* grown, but the bytes before the offset changed: rewritten (truncated and written past
-  the old size, or replaced by a longer file), read again from 0;
+* grown, but the bytes before the offset changed: replaced (truncated and written past
+  the old size, or a longer file renamed over it);
 * same size, new ETag or mtime: a same-size rewrite when its last bytes or first bytes
   differ (two small ranged reads), else a touch;
 * gone from the listing: deleted (or rotated away, as above); back again: recreated, or
@@ -31,6 +33,10 @@ from tuiloss.core.tail import DEFAULT_MAX_READ, HEAD_BYTES, TailError, TailRead
 
 #: Bytes before the offset re-read with every read, as its fingerprint.
 TAIL_BYTES = 64
+#: A file without an ETag whose mtime is this close to the last look at its bytes has its first
+#: and last bytes checked at each poll: SFTP's mtimes are whole seconds (a rewrite in the second
+#: of the last read changes nothing listed), and the server's clock may be a little off ours.
+UNSURE_SECONDS = 2.0
 
 
 class RemoteTailer:
@@ -53,7 +59,6 @@ class RemoteTailer:
         self._pending_event: SegmentEvent | None = None
         self._last_data = b""
         self._last_used = 0
-        self._data_offset = 0
         self._offered_end = 0
         # A rotated copy still to drain: its fs path, where to read from, its listed size.
         self._drain: list | None = None
@@ -79,9 +84,10 @@ class RemoteTailer:
 
     def _unsure(self, entry: Entry) -> bool:
         """Whether a rewrite of the same size could hide behind an unchanged listing: a file with no
-        ETag whose mtime (whole seconds over SFTP) is not older than the last look at its bytes."""
+        ETag whose mtime (whole seconds over SFTP, from the server's clock) is within
+        :data:`UNSURE_SECONDS` of the last look at its bytes."""
         return (entry.token.startswith("|") and entry.mtime is not None and self._looked is not None
-                and entry.mtime >= int(self._looked) and entry.size == self.offset and self.offset > 0)
+                and entry.mtime >= self._looked - UNSURE_SECONDS and entry.size == self.offset and self.offset > 0)
 
     def read_noting(self, items: list) -> TailRead | None:
         try:
@@ -104,20 +110,19 @@ class RemoteTailer:
             assert self._drain is not None
             self._drain[1] += n
             return
-        start = self.offset - self._data_offset
         used = self._last_data[self._last_used : self._last_used + n]
         self._last_used += n
         self._tail = (self._tail + used)[-TAIL_BYTES:]
         if self.offset < HEAD_BYTES:
             self._head = (self._head + used)[:HEAD_BYTES]
         self.offset += n
-        del start
 
     # -- reading -------------------------------------------------------------------
 
     def read(self) -> TailRead:
         self._reading_drain = False
         self._last_data, self._last_used = b"", 0
+        self._relisted = False
         try:
             return self._read()
         except RemoteError as exc:
@@ -142,15 +147,15 @@ class RemoteTailer:
                 self._restart()
         elif self._seen is not None and self._known:
             if entry.size < self.offset:
-                rotated = self._rotated(entry)
+                rotated = self._rotated(entry) or self._retry(event)
                 if rotated is not None:
                     return rotated
-                event = SegmentEvent("truncated", f"shrank from {self.offset} to {entry.size} bytes")
+                event = SegmentEvent("replaced", f"shrank from {self.offset} to {entry.size} bytes")
                 self._restart()
             elif entry.size == self.offset and self.offset and (entry.token != self._seen.token or self._unsure(entry)):
                 self._looked = time.time()
                 if not self._same_tail(entry) or not self._same_head(entry):
-                    rotated = self._rotated(entry)
+                    rotated = self._rotated(entry) or self._retry(event)
                     if rotated is not None:
                         return rotated
                     event = SegmentEvent("replaced", "rewritten in place, same size")
@@ -173,25 +178,44 @@ class RemoteTailer:
         self._known = True
         self._looked = time.time()
         if keep and len(data) < keep:
-            self._seen = None  # shorter than listed: changed since; the next listing tells
+            again = self._retry(event)  # shorter than listed: changed since
+            if again is not None:
+                return again
+            self._seen = None  # the next listing tells
             return TailRead(b"", self.offset, event)
         if keep and data[:keep] != self._tail:
             # The bytes before the offset are no longer those read: the file was rewritten
             # (truncated and written past the old size, or replaced by a longer one).
-            rotated = self._rotated(entry)
+            rotated = self._rotated(entry) or self._retry(event)
             if rotated is not None:
                 return rotated
             self._restart()
-            event = event or SegmentEvent("truncated", "rewritten from the start: the bytes read before changed")
+            event = event or SegmentEvent("replaced", "rewritten: the bytes read before changed")
             self._seen = entry
             return self._read_on(entry, event)
+        short = len(data) < end - start  # the file is shorter than listed: it changed since
         data = data[keep:]
         if data:
             self.tree.mark_active()
-        self._last_data, self._last_used, self._data_offset = data, 0, self.offset
+        self._last_data, self._last_used = data, 0
         self._offered_end = self.offset + len(data)
+        if short:
+            self._seen = None  # looked at again after the next listing, which tells what it is now
+            return TailRead(data, self.offset, event)
         unread = max(entry.size - self.offset - len(data), 0)
         return TailRead(data, self.offset, event, more=unread > 0, unread=unread)
+
+    def _retry(self, event: SegmentEvent | None) -> TailRead | None:
+        """The file's bytes contradict the listing (it shrank, changed or vanished): list its folder
+        again and read with what it shows now, once per read; None when already done. A listing made
+        between a rename and the write of what replaced it (logrotate, an atomic save) shows the old
+        size and no rotated copy yet: the new one tells a rotation from a rewrite."""
+        if self._relisted:
+            return None
+        self._relisted = True
+        self._pending_event = event
+        self.tree.relist(posixpath.dirname(self.fs_path))
+        return self._read()
 
     def _same_tail(self, entry: Entry) -> bool:
         if not self._tail or entry.size < self.offset:
@@ -214,7 +238,7 @@ class RemoteTailer:
         if self._missing:
             return TailRead(b"", self.offset)
         if self._known:
-            rotated = self._rotated(None)
+            rotated = self._rotated(None) or self._retry(None)
             if rotated is not None:
                 return rotated
         self._missing = True
@@ -266,7 +290,7 @@ class RemoteTailer:
         del self._drain[3:]
         self._drain.append(at)
         self._reading_drain = True
-        unread = max(size - at - len(data), 0)
+        unread = max(size - at - len(data), 0) if len(data) == end - at else 0  # short: the copy ends there
         return TailRead(data, at, None, final=unread == 0, more=True, unread=unread)
 
     def _restart(self) -> None:

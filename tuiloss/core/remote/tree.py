@@ -11,6 +11,7 @@ ranged read per grown file.
 
 from __future__ import annotations
 
+import posixpath
 import threading
 import time
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ class RemoteTree:
         self.error: str | None = None
         self.polls = 0
         self._next = 0.0  # when the next poll is due (clock time)
+        self._relisted: set[str] = set()
         self._lock = threading.Lock()
 
     @property
@@ -86,8 +88,25 @@ class RemoteTree:
             self.listed = True
             changed = {path for path, entry in found.items() if old.get(path) != entry}
             changed |= set(old) - set(found)
+            changed |= self._relisted  # changes a relist took in since the last poll
+            self._relisted = set()
             self._schedule(changed=bool(changed))
             return changed
+
+    def relist(self, folder: str) -> None:
+        """List one folder again now (a file's bytes contradicted the listing): its files' entries
+        are brought up to date, and the next :meth:`poll` still reports them as changed."""
+        with self._lock:
+            try:
+                found = self.remote.listing_of(folder)
+            except RemoteError:
+                return
+            old = {path: entry for path, entry in self.entries.items() if posixpath.dirname(path) == folder}
+            for path in old:
+                if path not in found:
+                    del self.entries[path]
+            self.entries.update(found)
+            self._relisted |= {path for path in set(old) | set(found) if old.get(path) != found.get(path)}
 
     def _schedule(self, changed: bool) -> None:
         if changed:
