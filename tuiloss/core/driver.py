@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
 
+from tuiloss.core.remote import is_url, modified
+
 if TYPE_CHECKING:
     from tuiloss.core.engine import Engine, ReadResult
 
@@ -374,6 +376,9 @@ def _newest_mtime(engine: Engine, run_id: str) -> float:
     source = engine.sources.get(run_id)
     newest = 0.0
     for path in source.paths() if source is not None else ():
+        if is_url(path):
+            newest = max(newest, modified(path) or 0.0)  # as its root's listing says
+            continue
         try:
             newest = max(newest, os.stat(path).st_mtime)
         except OSError:

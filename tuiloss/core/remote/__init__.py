@@ -10,6 +10,7 @@ nothing at start-up; fsspec and the protocol's library load when a URL root is f
 from __future__ import annotations
 
 import re
+import weakref
 
 #: The URL schemes tuiloss reads: scheme -> (fsspec protocol, pip extra, the package it needs).
 SCHEMES: dict[str, tuple[str, str, str]] = {
@@ -37,3 +38,17 @@ def scheme_of(text: str) -> str | None:
 def is_url(text: str) -> bool:
     """Whether ``text`` names a remote root tuiloss reads (one of :data:`SCHEMES`), not a local path."""
     return scheme_of(text) in SCHEMES
+
+
+#: The remote trees alive in this process (:class:`~tuiloss.core.remote.tree.RemoteTree`), for
+#: :func:`modified`.
+TREES: weakref.WeakSet = weakref.WeakSet()
+
+
+def modified(url: str) -> float | None:
+    """When the remote file ``url`` was last written, as its root's last listing says (None if unknown)."""
+    for tree in list(TREES):
+        mtime = tree.modified(url)
+        if mtime is not None:
+            return mtime
+    return None

@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from tuiloss.core.remote import TREES
 from tuiloss.core.remote.fs import Entry, Remote, RemoteError
 from tuiloss.core.remote.url import RemoteURL
 
@@ -54,11 +55,20 @@ class RemoteTree:
         self.polls = 0
         self._next = 0.0  # when the next poll is due (clock time)
         self._relisted: set[str] = set()
+        TREES.add(self)
         self._lock = threading.Lock()
 
     @property
     def status(self) -> RootStatus:
         return RootStatus(self.url.shown, self.url.scheme, self.interval, self.error)
+
+    def modified(self, url: str) -> float | None:
+        """The listed mtime of the file ``url`` under this root, None if it is not one of them."""
+        prefix = f"{self.url.scheme}://{self.url.authority}" if self.url.hosted else f"{self.url.scheme}://"
+        if not url.startswith(prefix):
+            return None
+        entry = self.entries.get(url[len(prefix):])
+        return entry.mtime if entry is not None else None
 
     def due_in(self) -> float:
         """Seconds until the next poll is due (0 when it is)."""
