@@ -12,7 +12,6 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from urllib.parse import unquote
 
 from tuiloss.core.remote import SCHEMES, scheme_of
 
@@ -86,6 +85,14 @@ class RemoteURL:
         if fs_path == root:
             return posixpath.basename(fs_path)
         return fs_path[len(root) + 1:] if fs_path.startswith(root + "/") else fs_path
+
+
+_ESCAPE = re.compile(rb"%([0-9A-Fa-f]{2})")
+
+
+def unquote(text: str) -> str:
+    """``%40`` -> ``@``: a URL's percent escapes decoded (as UTF-8)."""
+    return _ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), text.encode()).decode("utf-8", "replace")
 
 
 _NETLOC = re.compile(r"^(?:(?P<user>[^:@/]*)(?::(?P<password>[^@/]*))?@)?(?P<host>\[[^\]]*\]|[^:/]*)(?::(?P<port>[^/]*))?$")
