@@ -68,8 +68,8 @@ class Remote:
     """A remote root's file system, with what tuiloss asks of it: listings and ranged reads.
 
     Attributes:
-        requests: requests made so far (a listing page or a directory read counts one, a
-            ranged read one); ``received`` the bytes read. The benchmarks and the status read them.
+        operations: listing pages or directory reads, and ranged reads, made so far;
+            ``received`` the bytes those reads returned (see :attr:`requests`).
     """
 
     def __init__(self, url: RemoteURL) -> None:
@@ -240,7 +240,7 @@ def open_fs(url: RemoteURL):
         if url.user:
             options["user"] = url.user
     try:
-        fs = fsspec.filesystem(url.protocol, **options)
+        fs = fsspec.filesystem(url.protocol, skip_instance_cache=True, **options)  # cached here, per host
     except Exception as exc:
         raise RemoteError(redact(f"{url.shown}: cannot connect: {exc or type(exc).__name__}",
                                  (url.password or "",))) from None
@@ -256,18 +256,32 @@ _SENT: dict[int, list[int]] = {}
 
 
 def _count_requests(fs) -> None:
-    counter = [0]
+    counter = [0, 0]  # requests sent, bytes of the (non-streamed) answers: the listings
 
     def sent(**_) -> None:
         counter[0] += 1
 
+    def answered(response_dict=None, **_) -> None:
+        body = (response_dict or {}).get("body")
+        if isinstance(body, (bytes, bytearray)):
+            counter[1] += len(body)
+
     try:
         fs.s3.meta.events.register("before-send.s3", sent)
+        fs.s3.meta.events.register("response-received.s3", answered)
     except Exception:
         return  # counted as operations instead
     _SENT[id(fs)] = counter
 
 
-def _sent(fs) -> int:
+def _sent(fs, which: int = 0) -> int:
     counter = _SENT.get(id(fs))
-    return counter[0] if counter is not None else -1
+    return counter[which] if counter is not None else -1
+
+
+def listed_bytes(remote: Remote) -> int | None:
+    """Bytes of the S3 listings' answers so far on ``remote``'s connection (None where not counted)."""
+    if remote._fs is None:
+        return 0
+    counted = _sent(remote._fs, 1)
+    return counted if counted >= 0 else None
