@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders (searched recursively)")
+        sub.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders (searched recursively), or "
+                         "URLs of remote ones: s3://, gs://, az://, sftp:// (ssh://), hdfs://")
         sub.add_argument("--metric", help="the metric to chart and analyse (default: the train loss, else a "
                          "perplexity, else a reward or accuracy)")
         sub.add_argument("--format", choices=FORMAT_CHOICES, help="read every file as this format")
