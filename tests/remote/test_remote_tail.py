@@ -157,3 +157,15 @@ def test_an_idle_poll_costs_one_listing_and_a_grown_file_one_ranged_read(tree):
     assert remote.requests - before == idle + 1  # the listing, and one ranged read of the grown file
     assert remote.received - received == len(b"200,0.004975\n201,0.004950\n") + 64  # the new bytes and a fingerprint
     assert len(follow.run(tree.url("run1/metrics.csv")).series["loss"].values.view) == 202
+
+
+def test_rotated_copies_found_beside_a_log_are_its_earlier_segments(tree):
+    tree.write("metrics.csv.1", b"step,loss\n1,3.0\n2,2.9\n")  # copytruncate's copy, made before the first read
+    tree.write("metrics.csv", b"3,2.8\n4,2.7\n")  # the log, emptied and written on: no header of its own
+    follow = Follower(tree.root)
+    follow.step()
+    url = tree.url("metrics.csv")
+    assert follow.values(url) == [3.0, 2.9, 2.8, 2.7]
+    assert follow.reasons(url) == ["start", "rotated"]
+    assert tree.url("metrics.csv.1") not in follow.store.runs
+    assert follow.run(url).skipped_lines == 0  # no row taken for a header, none before one

@@ -70,7 +70,8 @@ class RemoteRoots:
 
         tree = self._tree_of[spec.id]
         fs_path = spec.path.split("://", 1)[1] if not tree.url.hosted else _hosted_path(spec.path)
-        return make_source(spec, pattern=pattern, hold=hold, tailer=RemoteTailer(tree, fs_path))
+        tailer = RemoteTailer(tree, fs_path)
+        return make_source(spec, pattern=pattern, hold=hold, tailer=tailer, copies=lambda _path: tailer.copies())
 
 
 def _hosted_path(url: str) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import posixpath
 import time
+import zlib
 
 from tuiloss.core.model import Notice, SegmentEvent
 from tuiloss.core.remote.fs import Entry, RemoteError
@@ -116,6 +117,53 @@ class RemoteTailer:
         if self.offset < HEAD_BYTES:
             self._head = (self._head + used)[:HEAD_BYTES]
         self.offset += n
+
+    # -- rotated copies, read before the log as its earlier segments (see LineSource) ----------
+
+    def copies(self) -> list[str]:
+        """The rotated copies of this file beside it in the listing (``train.log.1``), oldest first."""
+        from tuiloss.core.discover import _age_rank, rotated_base
+
+        folder, name = posixpath.split(self.fs_path)
+        found = []
+        for path, entry in self.tree.entries.items():
+            other = posixpath.basename(path)
+            if posixpath.dirname(path) == folder and other != name and rotated_base(other) == name:
+                found.append((entry.mtime or 0.0, _age_rank(other, name), path))
+        return [path for _, _, path in sorted(found)]
+
+    def starts_with_copy(self, chunk: TailRead, path: str) -> bool:
+        """Whether this file, whose first bytes are ``chunk``, starts with every byte of the copy at
+        ``path`` (one ranged read of the copy, as long as the chunk)."""
+        entry = self.tree.entries.get(path)
+        if entry is None or path.endswith((".gz", ".zst")) or entry.size > len(chunk.data) + chunk.unread:
+            return False
+        size = min(entry.size, len(chunk.data))
+        try:
+            return self.tree.remote.read(path, 0, size) == chunk.data[:size] if size else True
+        except (OSError, RemoteError):
+            return False
+
+    def copy_chunks(self, path: str, size: int = 4 * 1024 * 1024):
+        """The bytes of a rotated copy, read once in ranged reads (a ``.gz`` one decompressed)."""
+        entry = self.tree.entries.get(path)
+        if entry is None:
+            raise OSError("gone")
+        if path.endswith(".zst"):
+            raise ValueError("a remote .zst copy is not read")
+        inflate = zlib.decompressobj(wbits=31) if path.endswith(".gz") else None
+        at = 0
+        while at < entry.size:
+            try:
+                block = self.tree.remote.read(path, at, min(entry.size, at + size))
+            except RemoteError as exc:
+                raise OSError(str(exc)) from None
+            if not block:
+                break
+            at += len(block)
+            yield inflate.decompress(block) if inflate is not None else block
+        if inflate is not None:
+            yield inflate.flush()
 
     # -- reading -------------------------------------------------------------------
 

@@ -263,7 +263,7 @@ class LineSource(Source):
             if name in self._copies_seen:
                 continue
             self._copies_seen.add(name)
-            if chunk.offset == 0 and _starts_with_copy(chunk, path):
+            if chunk.offset == 0 and getattr(self.tailer, "starts_with_copy", _starts_with_copy)(chunk, path):
                 continue
             found.append(path)
         return found
@@ -279,7 +279,8 @@ class LineSource(Source):
                 self.parser.restart()
                 self.line_no = 1
             self._earlier_started = True
-            self._earlier_chunks, self._earlier_rest = _chunks(path), b""
+            # a remote tailer reads its copies itself (tuiloss.core.remote.tail)
+            self._earlier_chunks, self._earlier_rest = getattr(self.tailer, "copy_chunks", _chunks)(path), b""
         try:
             block = next(self._earlier_chunks, None)
         except (OSError, EOFError, ValueError, zlib.error, _Unreadable) as exc:
