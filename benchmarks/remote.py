@@ -18,15 +18,14 @@ has its baseline measured in the same run:
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
-import random
 import shutil
 import sys
 import time
 from pathlib import Path
 
+from benchmarks import ui
 from benchmarks.datagen import DATA_DIR, write_log
 from benchmarks.measure import Row, Skip, median, percentile
 
@@ -89,31 +88,6 @@ class _S3:
 # -- append -> screen ---------------------------------------------------------------------------
 
 
-async def _latencies(root: str, append, appends: int, poll: float, start_step: int) -> list[float]:
-    from benchmarks.ui import SIZE, Frames, loaded, make, wait_for
-
-    rng = random.Random(7)
-    app = make((root,), poll)
-    out = []
-    async with app.run_test(size=SIZE) as pilot:
-        await loaded(pilot, app)
-        frames = Frames(app.chart)
-        for k in range(appends):
-            step = start_step + 1 + k
-            await pilot.pause(rng.uniform(0.15, 0.4))
-            written = time.perf_counter()
-            append(f'{{"step": {step}, "loss": {0.5 + 0.1 * rng.random():.6f}}}\n'.encode())
-            edge = math.log10(step) - 1e-12
-
-            def shown() -> bool:
-                return any(spec.x_lim[1] >= edge for _, spec in frames.since(written) if spec.x_lim)
-
-            await wait_for(pilot, shown, 10 + 3 * poll, "the appended point on screen")
-            when = next(when for when, spec in frames.since(written) if spec.x_lim and spec.x_lim[1] >= edge)
-            out.append(when - written)
-    return out
-
-
 def _local_appender(path: Path):
     def append(data: bytes) -> None:
         with open(path, "ab") as handle:
@@ -152,8 +126,8 @@ def latency(protocol: str, appends: int, poll: float = 1.0) -> Row:
                 server.client.put_object(Bucket="latency", Key="logs/run/metrics.jsonl", Body=body[0])
 
             root = "s3://latency/logs"
-        ours = asyncio.run(_latencies(root, append, appends, poll, lines))
-    baseline = asyncio.run(_latencies(str(local.parent.parent), _local_appender(local), appends, poll, lines))
+        ours, _ = asyncio.run(ui._latencies(root, append, poll, appends, lines))
+    baseline, _ = asyncio.run(ui._latencies(str(local.parent.parent), str(local), poll, appends, lines))
     p95, base95 = percentile(ours, 0.95), percentile(baseline, 0.95)
     limit = poll + 0.5
     return Row(
@@ -212,7 +186,7 @@ def idle(runs: int, sample_polls: int) -> Row:
             server.client.put_object(Bucket="idle", Key=f"logs/run{k}/metrics.jsonl", Body=body)
         requests, bytes_, polls = _idle_hour("s3://idle/logs", runs, 1.0, None)
         # without the back-off: a poll every second, its cost measured on a sample of real polls
-        flat, flat_bytes, flat_polls = _sample(lambda: _idle_hour_sample("s3://idle/logs", sample_polls))
+        flat, flat_bytes, flat_polls = _idle_hour_sample("s3://idle/logs", sample_polls)
         per_run["s3"] = (requests / runs, bytes_ / runs, 3600 * flat / flat_polls / runs)
         notes.append(f"s3: {requests / runs:.1f} requests and {bytes_ / runs / 1024:.1f} KiB per idle run per hour "
                      f"({polls} listings of {runs} runs), {3600 * flat / flat_polls / runs:.0f} requests and "
@@ -226,7 +200,7 @@ def idle(runs: int, sample_polls: int) -> Row:
             os.utime(folder / f"run{k}" / "metrics.jsonl", (time.time() - 600, time.time() - 600))
         root = f"sftp://tuiloss-test{folder}"
         requests, bytes_, polls = _idle_hour(root, runs, 1.0, None)
-        flat, _, flat_polls = _sample(lambda: _idle_hour_sample(root, sample_polls))
+        flat, _, flat_polls = _idle_hour_sample(root, sample_polls)
         per_run["sftp"] = (requests / runs, bytes_ / runs, 3600 * flat / flat_polls / runs)
         notes.append(f"sftp: {requests / runs:.1f} directory reads per idle run per hour ({polls} listings of "
                      f"{runs} runs in {runs + 1} folders), {3600 * flat / flat_polls / runs:.0f} without the back-off; "
@@ -235,10 +209,6 @@ def idle(runs: int, sample_polls: int) -> Row:
     return Row("remote-idle", "requests per idle run per hour over S3, with the back-off / polling every 1 s without it",
                ours, baseline, ours / baseline, "<= 0.05", ours / baseline <= 0.05, "requests", "; ".join(notes),
                (per_run["sftp"][0] / per_run["sftp"][2], per_run["sftp"][0] / per_run["sftp"][2]))
-
-
-def _sample(fn):
-    return fn()
 
 
 def _idle_hour_sample(root: str, polls: int) -> tuple[int, int, int]:
@@ -313,7 +283,7 @@ def discovery(objects: int, repeat: int) -> Row:
         _put_all(server.client, "discovery", tree)
         for k in range(repeat + 1):
             began = time.perf_counter()
-            engine = Engine([f"s3://discovery/exp"], Options())
+            engine = Engine(["s3://discovery/exp"], Options())
             found = engine.scan()
             took = time.perf_counter() - began
             requests, runs = engine.remote.trees[0].remote.requests, len(found.new_runs)

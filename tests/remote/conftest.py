@@ -12,12 +12,17 @@ import pytest
 from servers import S3, S3_ENV, Sshd, Unavailable, start_moto, start_sshd
 
 
-@pytest.fixture(scope="session")
-def sshd_server(tmp_path_factory) -> Sshd:
+def _started(start, *args):
+    """A server from ``start``, or the test skipped with the reason it could not start."""
     try:
-        server = start_sshd(tmp_path_factory.mktemp("sshd"))
+        return start(*args)
     except Unavailable as why:
         pytest.skip(str(why))
+
+
+@pytest.fixture(scope="session")
+def sshd_server(tmp_path_factory) -> Sshd:
+    server = _started(start_sshd, tmp_path_factory.mktemp("sshd"))
     yield server
     server.stop()
 
@@ -32,10 +37,7 @@ def sshd(sshd_server: Sshd, monkeypatch) -> Sshd:
 
 @pytest.fixture(scope="session")
 def s3_server() -> S3:
-    try:
-        server = start_moto()
-    except Unavailable as why:
-        pytest.skip(str(why))
+    server = _started(start_moto)
     yield server
     server.stop()
 

@@ -20,13 +20,12 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
 from test_chaos import Outcome, WriterProcess, _Applier, _follow, _wait_ready, differences  # noqa: E402
 
 from tuiloss.core.driver import Ingestor  # noqa: E402
 from tuiloss.core.engine import Engine, Options  # noqa: E402
+from tuiloss.core.store import Store  # noqa: E402
 from tuiloss.ui.watcher import Watcher  # noqa: E402
 
 SETTLE_DEADLINE = 30.0
@@ -105,28 +104,18 @@ def run_remote_trial(seed: int, base: Path, seconds: float, url_root: str, run_o
         ingestor = Ingestor(engine, Watcher([url_root], mounts=[]), posted.put)
         thread = threading.Thread(target=ingestor.run, name=f"ingest-{seed}", daemon=True)
         thread.start()
-        store = engine_store = None
-        from tuiloss.core.store import Store
-
         store = Store()
         ui = _Applier(store, posted, ingestor, outcome)
         ui.until(lambda: ui.loaded, 30.0, "the first load")
         for writer in writers:
             writer.say("go")
         journals = _follow(writers, inbox, ui, outcome)
-        if outcome.problems and os.environ.get("TUILOSS_CHAOS_DEBUG"):
-            for run_id, source in engine.sources.items():
-                t = source.tailer
-                print(run_id, t.offset, t._seen, t.tree.entries.get(t.fs_path), t._drain, t._missing,
-                      source._check is not None, source._held, t.tree.interval, t.tree.error,
-                      os.path.getsize(t.fs_path) if os.path.exists(t.fs_path) else None, t._looked, time.time())
         if not outcome.problems:
             if not ui.until(lambda: not differences(store, journals), SETTLE_DEADLINE, None):
                 outcome.problems += differences(store, journals)
         outcome.points, outcome.runs = store.points, len(store)
         for journal in journals.values():
             outcome.events.update(body for kind, body in journal["entries"] if kind in ("e", "u"))
-        del engine_store
         if mirror is not None and mirror.error is not None:
             outcome.problems.append(f"the mirror failed: {mirror.error!r}")
     finally:

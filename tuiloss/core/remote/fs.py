@@ -223,22 +223,17 @@ def open_fs(url: RemoteURL):
         raise MissingExtra(f"{url.shown}: reading {url.scheme}:// needs {url.package}: "
                            f"pip install 'tuiloss[{url.extra}]'") from None
     options: dict = {}
-    if url.protocol == "sftp":
+    if url.hosted:  # sftp, hdfs: the machine, its port and the user, where the URL names them
         options["host"] = url.host
         if url.port:
             options["port"] = url.port
         if url.user:
-            options["username"] = url.user
+            options["username" if url.protocol == "sftp" else "user"] = url.user
+    if url.protocol == "sftp":
         if url.password:
             options["password"] = url.password
         options["known_hosts"] = ()  # asyncssh's default: ~/.ssh/known_hosts (sshfs would pass None: no check)
         options["timeout"] = 20
-    elif url.protocol == "hdfs":
-        options["host"] = url.host
-        if url.port:
-            options["port"] = url.port
-        if url.user:
-            options["user"] = url.user
     try:
         fs = fsspec.filesystem(url.protocol, skip_instance_cache=True, **options)  # cached here, per host
     except Exception as exc:

@@ -27,10 +27,10 @@ import posixpath
 import time
 import zlib
 
-from tuiloss.core.model import Notice, SegmentEvent
+from tuiloss.core.model import SegmentEvent
 from tuiloss.core.remote.fs import Entry, RemoteError
 from tuiloss.core.remote.tree import RemoteTree
-from tuiloss.core.tail import DEFAULT_MAX_READ, HEAD_BYTES, TailError, TailRead
+from tuiloss.core.tail import DEFAULT_MAX_READ, HEAD_BYTES, Tailer, TailError, TailRead
 
 #: Bytes before the offset re-read with every read, as its fingerprint.
 TAIL_BYTES = 64
@@ -90,19 +90,7 @@ class RemoteTailer:
         return (entry.token.startswith("|") and entry.mtime is not None and self._looked is not None
                 and entry.mtime >= self._looked - UNSURE_SECONDS and entry.size == self.offset and self.offset > 0)
 
-    def read_noting(self, items: list) -> TailRead | None:
-        try:
-            chunk = self.read()
-        except TailError as exc:
-            message = str(exc)
-            if message != self.error:
-                self.error = message
-                items.append(Notice("error", f"cannot read {self.path}: {message}"))
-            return None
-        if self.error is not None:
-            self.error = None
-            items.append(Notice("info", f"{self.path} is readable again"))
-        return chunk
+    read_noting = Tailer.read_noting  # a failure said once as an error notice, and its end
 
     def consume(self, n: int) -> None:
         if n <= 0:
