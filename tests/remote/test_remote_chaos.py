@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
 from test_chaos import Outcome, WriterProcess, _Applier, _follow, _wait_ready, differences  # noqa: E402
 
+from tuiloss.core.discover import rotated_base  # noqa: E402
 from tuiloss.core.driver import Ingestor  # noqa: E402
 from tuiloss.core.engine import Engine, Options  # noqa: E402
 from tuiloss.core.store import Store  # noqa: E402
@@ -49,7 +50,8 @@ def remote_plan(seed: int, root: Path, stage: Path, seconds: float, run_of) -> l
 
 
 class Mirror(threading.Thread):
-    """Uploads a local folder to S3 as it changes: new files first, then changed ones, then deletions."""
+    """Uploads a local folder to S3 as it changes: rotated copies first (once whole), new files before
+    changed ones, then deletions."""
 
     def __init__(self, folder: Path, client, bucket: str, prefix: str) -> None:
         super().__init__(daemon=True, name="s3-mirror")
@@ -59,6 +61,7 @@ class Mirror(threading.Thread):
 
     def run(self) -> None:
         uploaded: dict[str, bytes] = {}
+        seen: dict[str, bytes] = {}  # what each file held at the last look
         try:
             while not self.stopped.is_set():
                 now: dict[str, bytes] = {}
@@ -70,13 +73,20 @@ class Mirror(threading.Thread):
                                 now[os.path.relpath(path, self.folder)] = handle.read()
                         except OSError:
                             continue
-                new = sorted(rel for rel in now if rel not in uploaded)
-                changed = sorted(rel for rel in now if rel in uploaded and uploaded[rel] != now[rel])
-                for rel in new + changed:
-                    self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}", Body=now[rel])
+                # A PUT is whole: a rotated copy (made in one go, never changed after) is uploaded once
+                # it holds still, and its log waits for it, as a copy is made before the log is emptied.
+                waiting = {rel for rel in now if rotated_base(os.path.basename(rel)) and uploaded.get(rel) != now[rel]
+                           and seen.get(rel) != now[rel]}
+                held = {os.path.join(os.path.dirname(rel), rotated_base(os.path.basename(rel))) for rel in waiting}
+                order = sorted(now, key=lambda rel: (rotated_base(os.path.basename(rel)) is None, rel in uploaded, rel))
+                for rel in order:
+                    if uploaded.get(rel) != now[rel] and rel not in waiting and rel not in held:
+                        self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}", Body=now[rel])
+                        uploaded[rel] = now[rel]
                 for rel in sorted(set(uploaded) - set(now)):
                     self.client.delete_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}")
-                uploaded = now
+                    del uploaded[rel]
+                seen = now
                 self.stopped.wait(0.01)
         except BaseException as exc:  # said by the test
             self.error = exc
