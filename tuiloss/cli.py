@@ -13,7 +13,6 @@ import sys
 
 from tuiloss import __version__
 from tuiloss.config import Config
-from tuiloss.core.remote import scheme_of
 
 FORMAT_CHOICES = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents", "wandb", "trackio")
 #: The seconds ``--poll`` accepts.
@@ -218,8 +217,9 @@ def _text_logs(paths: list[str], most: int = 20) -> list[str]:
 
 def _remember_urls(args) -> str | None:
     """Put each URL root in its shown form (no password: that is kept for the login alone)."""
-    if not any(scheme_of(path) for path in args.paths):
-        return None
+    if not any("://" in path for path in args.paths):
+        return None  # no URL: nothing of tuiloss.core.remote is imported (start-up)
+    from tuiloss.core.remote import scheme_of
     from tuiloss.core.remote.url import BadURL, remember
 
     try:
@@ -229,11 +229,17 @@ def _remember_urls(args) -> str | None:
     return None
 
 
+def _is_url_root(path: str) -> bool:
+    from tuiloss.core.remote import scheme_of
+
+    return scheme_of(path) is not None
+
+
 def _check_paths(paths: list[str]) -> str | None:
     from tuiloss.core.paths import is_system_path
 
     for path in paths:
-        if scheme_of(path) is not None:  # a remote root (its listing says the rest)
+        if "://" in path and _is_url_root(path):  # a remote root (its listing says the rest)
             from tuiloss.core.remote.url import check
 
             problem = check(path)
