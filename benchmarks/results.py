@@ -19,6 +19,7 @@ RESULTS_MD = os.path.join(HERE, "RESULTS.md")
 ORDER = [
     "csv", "csv-pieces", "jsonl", "text", "tfevents", "mlflow-db", "wandb-file", "tail", "memory",
     "latency", "latency-poll", "redraw", "keys", "startup", "startup-ready", "startup-1gb", "many-runs",
+    "remote-latency-sftp", "remote-latency-s3", "remote-idle", "remote-discovery",
 ]
 
 
@@ -49,6 +50,8 @@ def record(state: dict, run_id: str, machine: dict, quick: bool, rows: list[Row]
 def _figure(value: float, unit: str) -> str:
     if unit == "bytes":
         return f"{value:.1f} B"
+    if unit not in ("s", ""):
+        return f"{value:,.1f} {unit}"
     if value < 0.001:
         return f"{value * 1e6:.0f} µs"
     if value < 1:

@@ -129,7 +129,7 @@ async def loaded(pilot, app, timeout: float = 600.0) -> None:
 
 # -- append -> on screen ---------------------------------------------------------------------------
 
-async def _latencies(folder: str, path: str, poll: float | None, appends: int, start_step: int):
+async def _latencies(folder: str, path, poll: float | None, appends: int, start_step: int):
     import random
 
     rng = random.Random(7)
@@ -143,8 +143,12 @@ async def _latencies(folder: str, path: str, poll: float | None, appends: int, s
             step = start_step + 1 + k
             await pilot.pause(rng.uniform(0.15, 0.4))
             written = time.perf_counter()
-            with open(path, "a", encoding="utf-8") as handle:
-                handle.write(f'{{"step": {step}, "loss": {0.5 + 0.1 * rng.random():.6f}}}\n')
+            line = f'{{"step": {step}, "loss": {0.5 + 0.1 * rng.random():.6f}}}\n'
+            if callable(path):  # an append done otherwise (a remote object rewritten: benchmarks/remote.py)
+                path(line.encode())
+            else:
+                with open(path, "a", encoding="utf-8") as handle:
+                    handle.write(line)
             edge = math.log10(step) - 1e-12
 
             def shown() -> bool:

@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders (searched recursively)")
+        sub.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders (searched recursively), or "
+                         "URLs of remote ones: s3://, gs://, az://, sftp:// (ssh://), hdfs://")
         sub.add_argument("--metric", help="the metric to chart and analyse (default: the train loss, else a "
                          "perplexity, else a reward or accuracy)")
         sub.add_argument("--format", choices=FORMAT_CHOICES, help="read every file as this format")
@@ -158,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if getattr(args, "paths", None):
+        problem = _remember_urls(args)
+        if problem:
+            print(f"tuiloss: {problem}", file=sys.stderr)
+            return 2
     if getattr(args, "pattern", None):
         from tuiloss.core.formats.stdout import compile_pattern
 
@@ -236,10 +242,37 @@ def _text_logs(paths: list[str], most: int = 20) -> list[str]:
     return [spec.path for spec in found.runs if spec.format == "text"][:most]
 
 
+def _remember_urls(args) -> str | None:
+    """Put each URL root in its shown form (no password: that is kept for the login alone)."""
+    if not any("://" in path for path in args.paths):
+        return None  # no URL: nothing of tuiloss.core.remote is imported (start-up)
+    from tuiloss.core.remote import scheme_of
+    from tuiloss.core.remote.url import BadURL, remember
+
+    try:
+        args.paths = [remember(path) if scheme_of(path) else path for path in args.paths]
+    except BadURL as exc:
+        return str(exc)
+    return None
+
+
+def _is_url_root(path: str) -> bool:
+    from tuiloss.core.remote import scheme_of
+
+    return scheme_of(path) is not None
+
+
 def _check_paths(paths: list[str]) -> str | None:
     from tuiloss.core.paths import is_system_path
 
     for path in paths:
+        if "://" in path and _is_url_root(path):  # a remote root (its listing says the rest)
+            from tuiloss.core.remote.url import check
+
+            problem = check(path)
+            if problem:
+                return f"tuiloss: {problem}"
+            continue
         if not os.path.exists(path):
             return f"tuiloss: {path}: no such file or folder"
         if is_system_path(path):
@@ -259,7 +292,8 @@ def _report(args) -> int:
     from tuiloss.core.engine import Options, load
     from tuiloss.core.report import build_report, nothing_found, printable, render_markdown, render_text, report_json
 
-    options = Options(format=args.format, pattern=args.pattern, metric=args.metric, step=args.step)
+    options = Options(format=args.format, pattern=args.pattern, metric=args.metric, step=args.step,
+                      poll=getattr(args, "poll", None))
     if args.plot and (args.json or args.follow):
         print("tuiloss: --plot prints a chart under the text report; it does not go with "
               f"{'--json' if args.json else '--follow'}", file=sys.stderr)

@@ -289,6 +289,12 @@ def sniff(path: str) -> tuple[str | None, str]:
         return None, "permission denied"
     except OSError as exc:
         return None, exc.strerror or str(exc)
+    return sniff_head(name, head)
+
+
+def sniff_head(name: str, head: bytes) -> tuple[str | None, str]:
+    """The format of a file from its (lower-case) name and its first :data:`SNIFF_BYTES` bytes."""
+    suffix = os.path.splitext(name)[1]
     if suffix in (".csv", ".tsv"):
         return "csv", ""
     if suffix in (".jsonl", ".ndjson"):
@@ -548,6 +554,11 @@ def load_config_file(path: str, skipped: list[str] | None = None) -> dict:
             data = handle.read(4 * 1024 * 1024)
     except OSError:
         return {}
+    return config_from_bytes(path, data, skipped)
+
+
+def config_from_bytes(path: str, data: bytes, skipped: list[str] | None = None) -> dict:
+    """:func:`load_config_file` over the bytes of the file at ``path`` (read elsewhere: a remote config)."""
     try:
         if path.endswith(".json"):
             loaded = json.loads(data)

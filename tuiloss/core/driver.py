@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
 
+from tuiloss.core.remote import is_url, modified
+
 if TYPE_CHECKING:
     from tuiloss.core.engine import Engine, ReadResult
 
@@ -251,6 +253,8 @@ class Ingestor:
     def _follow(self) -> None:
         last_scan = time.monotonic()
         scan_pending = False
+        remote = getattr(self.engine, "remote", None)  # URL roots: polled here, no watcher sees them
+        last_poll = 0.0  # when every source was last checked (the safety poll, or the poll itself)
         while not self.stopping():
             if not self._running.is_set():
                 self._waiting = True
@@ -258,6 +262,8 @@ class Ingestor:
                 continue
             events = self.watcher.uses_events
             timeout = SAFETY_POLL if events else self.watcher.interval
+            if remote is not None:
+                timeout = min(timeout, remote.due_in())
             if scan_pending:
                 timeout = max(0.0, min(timeout, self.scan_gap - (time.monotonic() - last_scan)))
             self._waiting = True
@@ -283,6 +289,13 @@ class Ingestor:
                     scan_pending = True
             if changes.structure:
                 scan_pending = True
+            polled = False
+            if remote is not None and remote.due_in() <= 0:
+                urls, new_files = remote.poll()  # one listing per due root; raises nothing
+                polled = True
+                for url in urls:
+                    targets.update(self.engine.runs_for_path(url))
+                scan_pending = scan_pending or new_files
             try:
                 now = time.monotonic()
                 due = now - last_scan >= self.scan_interval
@@ -290,11 +303,12 @@ class Ingestor:
                     targets |= self._scan()
                     last_scan = time.monotonic()
                     scan_pending = False
-                if woken and events:
+                if (woken and events) or (polled and events and now - last_poll < SAFETY_POLL):
                     if targets:
                         self._read(sorted(targets))
                 else:
                     self._read(None)  # poll: each source's cheap changed() check
+                    last_poll = now
             except Exception as exc:  # a scan or read failing on a file must not end the watch
                 self.post(IngestFailed(f"{type(exc).__name__}: {exc}", exc))
                 self._stopped.wait(1.0)
@@ -362,6 +376,9 @@ def _newest_mtime(engine: Engine, run_id: str) -> float:
     source = engine.sources.get(run_id)
     newest = 0.0
     for path in source.paths() if source is not None else ():
+        if is_url(path):
+            newest = max(newest, modified(path) or 0.0)  # as its root's listing says
+            continue
         try:
             newest = max(newest, os.stat(path).st_mtime)
         except OSError:

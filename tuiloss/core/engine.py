@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher
 from tuiloss.core.model import Batch, Notice, RunSpec, SegmentEvent
+from tuiloss.core.remote import is_url
 from tuiloss.core.store import Run, Store
 from tuiloss.core.tail import HOLD_SECONDS
 
@@ -40,6 +41,7 @@ class Options:
     pattern: str | None = None
     metric: str | None = None
     step: str | None = None
+    poll: float | None = None  # seconds between polls of a changing remote root (--poll)
 
 
 @dataclass(slots=True)
@@ -78,8 +80,14 @@ class Engine:
     """Finds runs under ``roots`` and reads what is new in them."""
 
     def __init__(self, roots: list[str], options: Options = Options(), *, hold: float = HOLD_SECONDS) -> None:
-        self.roots = [os.path.abspath(root) for root in roots]
+        self.roots = [root if is_url(root) else os.path.abspath(root) for root in roots]
         self.options = options
+        urls = [root for root in roots if is_url(root)]
+        self.remote = None  # URL roots, polled by the driver (tuiloss.core.remote)
+        if urls:
+            from tuiloss.core.remote.roots import RemoteRoots
+
+            self.remote = RemoteRoots(urls, options.poll)
         self.hold = hold  # how long a last line without a newline waits (0 for a finished file)
         self.specs: dict[str, RunSpec] = {}
         self.sources: dict[str, Source] = {}
@@ -101,9 +109,10 @@ class Engine:
         from tuiloss.core.discover import discover
         from tuiloss.core.sources import make_source
 
-        found = discover(
-            self.roots, format=self.options.format, known=self._known(), sniffed=self._sniffed
-        )
+        local = [root for root in self.roots if not is_url(root)] if self.remote else self.roots
+        found = discover(local, format=self.options.format, known=self._known(), sniffed=self._sniffed)
+        if self.remote is not None:
+            self.remote.discover(found, format=self.options.format, known=self._known())
         result = ReadResult(ignored=[item for item in found.ignored if item[0] not in self.ignored])
         for path, why in result.ignored:
             self.ignored[path] = why
@@ -123,8 +132,11 @@ class Engine:
             if spec.id in self.specs:  # a new file where a moved run used to be
                 spec = dataclasses.replace(spec, id=_free_id(spec.id, self.specs))
             self.specs[spec.id] = spec
-            self.sources[spec.id] = make_source(spec, pattern=self.options.pattern, hold=self.hold,
-                                               copies=_copies_finder(spec))
+            if self.remote is not None and is_url(spec.path):
+                self.sources[spec.id] = self.remote.make_source(spec, pattern=self.options.pattern, hold=self.hold)
+            else:
+                self.sources[spec.id] = make_source(spec, pattern=self.options.pattern, hold=self.hold,
+                                                   copies=_copies_finder(spec))
             for path in {spec.path, *self.sources[spec.id].paths()}:
                 self._by_path.setdefault(path, []).append(spec.id)  # the runs of one store share its files
             result.new_runs.append(spec)
@@ -143,7 +155,7 @@ class Engine:
 
     def _gone_runs(self) -> list[str]:
         """Runs whose file or folder is no longer where it was found."""
-        return [run_id for run_id, spec in self.specs.items() if not os.path.lexists(spec.path)]
+        return [run_id for run_id, spec in self.specs.items() if not is_url(spec.path) and not os.path.lexists(spec.path)]
 
     def _moved_here(self, spec: RunSpec, gone: list[str]) -> str | None:
         """The gone run whose files ``spec`` holds, moved (a renamed run folder), if one is."""
@@ -168,6 +180,8 @@ class Engine:
 
     def runs_for_path(self, path: str) -> list[str]:
         """The runs a changed path belongs to (a file, a file inside a run folder, a store's file)."""
+        if is_url(path):
+            return self._by_path.get(path, [])
         path = os.path.abspath(path)
         while True:
             run_ids = self._by_path.get(path)
@@ -198,7 +212,7 @@ class Engine:
                 continue
             if run_ids is None and not check_all and not source.changed():
                 continue
-            if not looked and not os.path.lexists(self.specs[run_id].path):
+            if not looked and not is_url(self.specs[run_id].path) and not os.path.lexists(self.specs[run_id].path):
                 # Gone from where it was: perhaps moved (its folder renamed) and not deleted.
                 # A scan finds out before the read would say "deleted".
                 looked = True

@@ -37,6 +37,7 @@ from tuiloss.core.analysis.state import RunState, planned_steps, run_state
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
 from tuiloss.core.ranks import Job, facts_of, find_jobs, job_json, rank_name
+from tuiloss.core.remote import is_url, modified
 from tuiloss.core.sanitize import escape_markdown, safe_label
 from tuiloss.core.store import Run, Series, Store, is_eval_metric
 
@@ -325,6 +326,9 @@ def state_of(run: Run, series: Mapping[str, Series] | None = None, *, silence: f
 def _silence(run: Run, now: float) -> float | None:
     """Seconds since the run's log (its newest file, for a folder) was last written."""
     path = run.path or run.part_of or run.id
+    if is_url(path):
+        written = modified(path)  # a remote log: as its root's listing says
+        return now - written if written is not None else None
     try:
         if os.path.isdir(path):
             times = [entry.stat().st_mtime for entry in os.scandir(path) if entry.is_file()]

@@ -296,7 +296,7 @@ class TuilossApp(DeferredStart, App[None]):
             skipped=self.store.skipped_lines, paused=self.ingestor.paused,
             loading=self.load_progress if not self.loaded else None,
             filter=self.selection.filter.pattern if self.selection.filter else None, error=self.error,
-            ascii=self.config.ascii,
+            ascii=self.config.ascii, remote=remote.status() if (remote := getattr(self.engine, "remote", None)) else (),
         ))
 
     def _draw_insights(self) -> None:

@@ -34,7 +34,8 @@ __all__ = [
 def build(config: Config, engine_factory: Callable | None, watcher_factory: Callable | None) -> dict[str, object]:
     """The app's numpy-backed attributes for ``config``, by name; the factories (tests' doubles)
     default to the real engine and watcher."""
-    options = Options(format=config.format, pattern=config.pattern, metric=config.metric, step=config.step)
+    options = Options(format=config.format, pattern=config.pattern, metric=config.metric, step=config.step,
+                      poll=config.poll)
     roots = list(config.paths)
     view = ChartView(log_x=config.log_x, log_y=config.log_y, smoothing=config.smoothing,
                      ascii=config.ascii, no_color=bool(os.environ.get("NO_COLOR")))

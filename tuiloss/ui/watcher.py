@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from tuiloss.core.driver import Changes, Wakeup
+from tuiloss.core.remote import is_url
 
 #: File systems where inotify misses writes made by other machines.
 REMOTE_FILESYSTEMS = frozenset(
@@ -110,7 +111,8 @@ class Watcher(Wakeup):
 
     def __init__(self, roots: list[str], poll: float | None = None, mounts: list[Mount] | None = None) -> None:
         super().__init__()
-        self.roots = [os.path.abspath(r) for r in roots]
+        self.roots = [os.path.abspath(r) for r in roots if not is_url(r)]  # URL roots: the driver polls them
+        self.remote_only = bool(roots) and not self.roots
         self.poll = poll
         self.mode = "starting"
         self.reason = ""
@@ -127,6 +129,8 @@ class Watcher(Wakeup):
         """(mode, reason) without starting anything."""
         if self.poll is not None:
             return "polling", f"--poll {self.poll:g}s"
+        if self.remote_only:
+            return "polling", "remote roots"
         mounts = self._mounts if self._mounts is not None else read_mounts()
         for root in self.roots:
             fstype = filesystem_type(root, mounts)

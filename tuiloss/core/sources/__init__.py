@@ -25,14 +25,17 @@ from tuiloss.core.sources.wandb import WandbRunSource
 
 
 def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str | None = None,
-                hold: float = HOLD_SECONDS, copies: Callable[[str], list[str]] | None = None) -> Source:
+                hold: float = HOLD_SECONDS, copies: Callable[[str], list[str]] | None = None,
+                tailer=None) -> Source:
     """The source that reads ``spec``.
 
     ``hold`` is how long a last line without a newline must stay unchanged before it is
     read (0: at once, for a file read to its end, as ``report`` does). ``copies`` finds
     the rotated copies of a line log, oldest first, read before it as earlier segments.
+    ``tailer`` reads a line log's bytes instead of a local :class:`~tuiloss.core.tail.Tailer`
+    (a remote file's, :mod:`tuiloss.core.remote.tail`).
     """
-    lines = {"hold": hold, "copies": copies}
+    lines = {"hold": hold, "copies": copies, "tailer": tailer}
     if pattern is not None and spec.format in ("text", "pattern"):
         return LineSource(spec.path, PatternParser(pattern), **lines)
     if spec.format == "csv":

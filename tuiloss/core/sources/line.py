@@ -142,7 +142,8 @@ class LineSource(Source):
     """An append-only text log, parsed line by line."""
 
     def __init__(self, path: str, parser: LineParser, max_read: int | None = None, *,
-                 hold: float = HOLD_SECONDS, copies: Callable[[str], list[str]] | None = None) -> None:
+                 hold: float = HOLD_SECONDS, copies: Callable[[str], list[str]] | None = None,
+                 tailer: Tailer | None = None) -> None:
         self.path = path
         # Finds the rotated copies of the log (train.log.1, metrics.csv.2.gz), oldest first. They
         # are looked for when the log is first read, not when it was found: a copy made between
@@ -161,8 +162,9 @@ class LineSource(Source):
         # A read must be able to hold a whole line of the longest length we accept.
         # A live reader (one that holds a last line back) pins the file between reads, so a
         # replacement is never handed its inode (see tuiloss.core.tail).
-        self.tailer = Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE), skip_holes=True,
-                             pin=hold > 0)
+        # ``tailer`` is given for a file read otherwise (a remote one: tuiloss.core.remote.tail).
+        self.tailer = tailer or Tailer(path, max_read=max(max_read or DEFAULT_MAX_READ, 2 * MAX_LINE),
+                                       skip_holes=True, pin=hold > 0)
         self.line_no = 1  # number of the next line
         self._skipping_long = False
         self._not_text: str | None = None  # why the file is no text log, once said
@@ -261,7 +263,7 @@ class LineSource(Source):
             if name in self._copies_seen:
                 continue
             self._copies_seen.add(name)
-            if chunk.offset == 0 and _starts_with_copy(chunk, path):
+            if chunk.offset == 0 and getattr(self.tailer, "starts_with_copy", _starts_with_copy)(chunk, path):
                 continue
             found.append(path)
         return found
@@ -277,7 +279,8 @@ class LineSource(Source):
                 self.parser.restart()
                 self.line_no = 1
             self._earlier_started = True
-            self._earlier_chunks, self._earlier_rest = _chunks(path), b""
+            # a remote tailer reads its copies itself (tuiloss.core.remote.tail)
+            self._earlier_chunks, self._earlier_rest = getattr(self.tailer, "copy_chunks", _chunks)(path), b""
         try:
             block = next(self._earlier_chunks, None)
         except (OSError, EOFError, ValueError, zlib.error, _Unreadable) as exc:

@@ -25,6 +25,8 @@ class Status:
     filter: str | None = None
     error: str | None = None
     ascii: bool = False  # separators in ASCII (--ascii)
+    #: Remote roots (tuiloss.core.remote.tree.RootStatus): protocol, poll interval, last error each.
+    remote: tuple = ()
 
 
 def age(seconds: float | None) -> str:
@@ -38,6 +40,21 @@ def age(seconds: float | None) -> str:
     if seconds < 86400:
         return f"{seconds / 3600:.1f}h ago"
     return f"{seconds / 86400:.1f}d ago"
+
+
+def remote_name(url: str) -> str:
+    """A remote root as the status bar names it: its host or bucket, and its last folder."""
+    rest = url.split("://", 1)[-1].rstrip("/")
+    host, _, path = rest.partition("/")
+    last = path.rsplit("/", 1)[-1]
+    return f"{host}/{last}" if last else host
+
+
+def interval(seconds: float) -> str:
+    """A poll interval: ``every 2s``, ``every 1.5s``, ``every 1m``."""
+    if seconds >= 60:
+        return f"every {seconds / 60:.0f}m"
+    return f"every {seconds:.1f}s".replace(".0s", "s")
 
 
 def status_text(status: Status) -> Text:
@@ -57,6 +74,12 @@ def status_text(status: Status) -> Text:
     out.append(mode, style="bold" if mode == "inotify" else "bold yellow")
     if status.reason:
         out.append(f" ({safe_label(status.reason, 40)})")
+    for root in status.remote:
+        out.append(dot)
+        out.append(f"{root.protocol} {safe_label(remote_name(root.url), 24)} {interval(root.interval)}",
+                   style="bold red" if root.error else "bold")
+        if root.error:
+            out.append(f" {safe_label(root.error, 50)}", style="red")
     out.append(f"{dot}last point {age(status.since_last)}")
     if status.skipped:
         out.append(f"{dot}{status.skipped:,} skipped", style="yellow")
