@@ -16,7 +16,7 @@ import numpy as np
 
 from tuiloss.core.analysis.arrays import GrowableArray
 from tuiloss.core.analysis.blocks import block_size, compute_blocks
-from tuiloss.core.analysis.stats import MAD_SCALE, running_median
+from tuiloss.core.analysis.stats import MAD_SCALE, medians_in_place, row_medians, running_median
 
 #: Half-width of the local running median (points).
 LOCAL_HALF = 10
@@ -42,18 +42,42 @@ MAX_CANDIDATES = 1000
 #: A rise of up to this many quanta of the logged precision is never a spike.
 QUANTA = 2.5
 _MAX_DECIMALS = 12
+#: Values sampled to guess how many decimal places a long series needs.
+_DECIMALS_SAMPLE = 4096
+#: Values worked on at a time where rows of a long series go through a buffer.
+_BUFFER_ELEMENTS = 1 << 17
 
 
 def decimals(values: np.ndarray) -> int:
-    """Most decimal places any value needs (``_MAX_DECIMALS + 1`` for full-precision floats)."""
+    """Most decimal places any value needs (``_MAX_DECIMALS + 1`` for full-precision floats).
+
+    A value needs the first ``d`` at which it is a whole number of ``10**-d``. An evenly
+    spaced sample of the values says how many places to expect; the values that are whole
+    at that count need no more, so only the others are tried place by place (few, unless
+    the sample missed what most values need).
+    """
     values = np.abs(values[np.isfinite(values)])
+    if len(values) > _DECIMALS_SAMPLE:
+        guess = _places(values[:: len(values) // _DECIMALS_SAMPLE])
+        if guess > _MAX_DECIMALS:
+            return guess
+        return max(guess, _places(values[~_whole(values, guess)]))
+    return _places(values)
+
+
+def _whole(values: np.ndarray, d: int) -> np.ndarray:
+    """Which values are (within rounding) whole numbers of ``10**-d``."""
+    scaled = values * (10.0**d)
+    return np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, scaled) + 1e-9
+
+
+def _places(values: np.ndarray) -> int:
+    """The most decimal places any of ``values`` (finite, not negative) needs."""
     if not len(values):
         return 0
     remaining = values
     for d in range(_MAX_DECIMALS + 1):
-        scaled = remaining * (10.0**d)
-        close = np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, scaled) + 1e-9
-        remaining = remaining[~close]
+        remaining = remaining[~_whole(remaining, d)]
         if not len(remaining):
             return d
     return _MAX_DECIMALS + 1
@@ -70,8 +94,9 @@ class Scan:
         self.key: object = None
         self.log = True  # log space until a finite value <= 0 is seen
         self.decimals = 0
-        self.f_step = GrowableArray()
-        self.f_value = GrowableArray()
+        # the finite points: the given arrays while every value is finite, copies after a gap
+        self.f_step: Borrowed | GrowableArray = Borrowed(np.empty(0))
+        self.f_value: Borrowed | GrowableArray = Borrowed(np.empty(0))
         self.y = GrowableArray()  # transformed finite values
         self.nan_runs: list[list[int]] = []  # [start, end) in visible indices; end -1 while open
         self.min_i = -1  # finite index of the (first) minimum value
@@ -113,8 +138,9 @@ class Scan:
         self.key = key
         target = len(steps)
         if target - self.n > PIECE:
-            for grow in (self.f_step, self.f_value, self.y):
-                grow.reserve(target)
+            for grow in (self.f_step, self.f_value, self.y, *(track.med for track in self.tracks[:1])):
+                if isinstance(grow, GrowableArray):
+                    grow.reserve(target)
         while self.n < target:
             end = min(target, self.n + PIECE)
             self.steps, self.values = steps[:end], values[:end]
@@ -142,9 +168,18 @@ class Scan:
         new_values = values[old:]
         finite = np.isfinite(new_values)
         self._track_nans(old, ~finite)
-        idx = np.flatnonzero(finite)
-        fv = new_values[idx]
         self.n = len(values)
+        if isinstance(self.f_value, Borrowed) and finite.all():
+            # every value so far is finite: the finite points are the given arrays themselves
+            fv = new_values
+            self.f_step, self.f_value = Borrowed(steps), Borrowed(values)
+        else:
+            if isinstance(self.f_value, Borrowed):  # the first gap: keep copies from now on
+                self.f_step, self.f_value = self.f_step.copy(len(values)), self.f_value.copy(len(values))
+            idx = np.flatnonzero(finite)
+            fv = new_values[idx]
+            self.f_step.extend(steps[old:][idx])
+            self.f_value.extend(fv)
         if not len(fv):
             return
         restart = False
@@ -156,8 +191,6 @@ class Scan:
             self.decimals = d
             restart = restart or self.nf > 0
         first_new = self.nf
-        self.f_step.extend(steps[old:][idx])
-        self.f_value.extend(fv)
         with np.errstate(divide="ignore", invalid="ignore"):
             self.y.extend(np.log(fv) if self.log else fv)
         if restart:
@@ -263,6 +296,23 @@ class Scan:
         return out
 
 
+class Borrowed:
+    """The finite points of a series that has no gap: the caller's arrays, not a copy."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.view = array
+
+    def __len__(self) -> int:
+        return len(self.view)
+
+    def copy(self, capacity: int) -> GrowableArray:
+        out = GrowableArray(capacity)
+        out.extend(self.view)
+        return out
+
+
 class LocalTrack:
     """Local spike detection on one scale: the finite values, or medians of groups of them.
 
@@ -307,7 +357,7 @@ class LocalTrack:
         done = len(parent) // SCALE_FACTOR
         if done > have:
             groups = parent[have * SCALE_FACTOR : done * SCALE_FACTOR].reshape(-1, SCALE_FACTOR)
-            self.own.extend(np.median(groups, axis=1))
+            self.own.extend(row_medians(groups))
         self.values = self.own.view
 
     def scan(self, owner: Scan) -> None:
@@ -352,13 +402,21 @@ class LocalTrack:
         if hi <= lo:
             return np.empty(0, np.int64)
         centred, trailing = _residuals(y, med, lo, hi)
-        chunk = np.arange(lo, hi) // NOISE_CHUNK
-        s_c = self.noise[0].view[chunk]
-        s_t = self.noise[1].view[chunk]
-        hit = centred > np.maximum(LOCAL_SIGMAS * s_c, owner.floor(med[lo:hi]))
-        with np.errstate(invalid="ignore"):
-            hit |= trailing > np.maximum(LOCAL_SIGMAS * s_t, owner.floor(med[lo - BACK : hi - BACK]))
-        return lo + np.flatnonzero(hit)
+        c0, c1 = lo // NOISE_CHUNK, -(-hi // NOISE_CHUNK)
+        skip = lo - c0 * NOISE_CHUNK
+        found = []
+        # A rise must clear both its noise and the floor: the floor is only worked out
+        # where the noise is cleared, which leaves a few points of millions.
+        for resid, noise, shift in ((centred, self.noise[0].view, 0), (trailing, self.noise[1].view, BACK)):
+            sigma = np.repeat(noise[c0:c1], NOISE_CHUNK)[skip : skip + hi - lo]
+            with np.errstate(invalid="ignore"):
+                near = np.flatnonzero(resid > LOCAL_SIGMAS * sigma)
+            if len(near):
+                at = lo + near
+                found.append(at[resid[near] > owner.floor(med[at - shift])])
+        if not found:
+            return np.empty(0, np.int64)
+        return np.unique(np.concatenate(found)).astype(np.int64)
 
 
 def _same(a: float, b: float) -> bool:
@@ -369,12 +427,12 @@ def _residuals(y: np.ndarray, med: np.ndarray, lo: int, hi: int) -> tuple[np.nda
     """Residuals of ``y[lo:hi]`` from the centred median and from the median ``BACK`` points
     earlier (so a sharp rise is measured against what preceded it even when it lasts longer
     than half the window). NaN where a median came from a shrunken window at the start."""
-    idx = np.arange(lo, hi)
     centred = y[lo:hi] - med[lo:hi]
-    centred[idx < LOCAL_HALF] = np.nan
-    trailing = np.full(hi - lo, np.nan)
-    ok = idx >= BACK + LOCAL_HALF
-    trailing[ok] = y[idx[ok]] - med[idx[ok] - BACK]
+    centred[: max(0, LOCAL_HALF - lo)] = np.nan
+    trailing = np.empty(hi - lo)
+    first = min(max(lo, BACK + LOCAL_HALF), hi)
+    trailing[: first - lo] = np.nan
+    np.subtract(y[first:hi], med[first - BACK : hi - BACK], out=trailing[first - lo :])
     return centred, trailing
 
 
@@ -398,22 +456,30 @@ def _chunk_mad(resid: np.ndarray, centre: bool = True) -> np.ndarray:
 
 
 def _mad_rows(block: np.ndarray, centre: bool) -> np.ndarray:
-    """Median absolute deviation of each row (about its median if ``centre``), NaN ignored."""
-    out = np.empty(len(block))
-    holes = np.isnan(block).any(axis=1)
-    full = block[~holes]
-    if len(full):
+    """Median absolute deviation of each row (about its median if ``centre``), NaN ignored.
+
+    Worked out a few rows at a time in one small buffer, so no temporary grows with the series.
+    """
+    rows, width = block.shape
+    out = np.empty(rows)
+    step = max(1, min(rows, _BUFFER_ELEMENTS // width))
+    buffer = np.empty((step, width))
+    for a in range(0, rows, step):
+        part = buffer[: min(step, rows - a)]
+        np.copyto(part, block[a : a + len(part)])
+        holes = np.flatnonzero(np.isnan(part).any(axis=1))
         if centre:
-            full = full - np.median(full, axis=1)[:, None]
-        out[~holes] = np.median(np.abs(full), axis=1)
-    for k in np.flatnonzero(holes):
-        row = block[k][~np.isnan(block[k])]
-        if not len(row):
-            out[k] = np.nan
-            continue
-        if centre:
-            row = row - np.median(row)
-        out[k] = np.median(np.abs(row))
+            part -= medians_in_place(part)[:, None]
+        np.abs(part, out=part)
+        out[a : a + len(part)] = medians_in_place(part)
+        for k in holes + a:  # rows with gaps (where medians came from a shrunken window)
+            row = block[k][~np.isnan(block[k])]
+            if not len(row):
+                out[k] = np.nan
+                continue
+            if centre:
+                row = row - np.median(row)
+            out[k] = np.median(np.abs(row))
     return out
 
 
