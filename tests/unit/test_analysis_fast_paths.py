@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tuiloss.core.analysis import analyze_series, stats
+from tuiloss.core.analysis import analyze_series, scan as scan_module, stats
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.plateaus import settled_from
 from tuiloss.core.analysis.scan import Borrowed, Scan, decimals
@@ -131,3 +131,30 @@ def test_candidates_do_not_depend_on_the_floor_being_worked_out_everywhere():
     found = analyze_series(steps, values)
     spikes = [a for a in found.anomalies if a.kind == "spike"]
     assert [a.step for a in spikes] == [20_000.0]
+
+
+def test_a_track_forgets_old_medians_and_works_them_out_again_when_asked():
+    rng = np.random.default_rng(12)
+    steps = np.arange(300_000, dtype=np.float64)
+    values = 0.3 + 1.0 / (1 + steps / 1e4) + 0.01 * rng.standard_normal(len(steps))
+    scan = Scan()
+    scan.update(steps, values)
+    track = scan.tracks[0]
+    assert track.med_start > 200_000 and len(track.med) < 100_000  # bounded, not one per point
+    full = running_median(scan.y.view, scan_module.LOCAL_HALF)
+    start = track.med_start
+    for lo, hi in ((0, 500), (start - 300, start + 300), (start + 10, start + 900), (5, 299_990)):
+        assert np.array_equal(track.median(lo, hi), full[lo:hi])
+
+
+def test_live_and_batch_agree_on_an_early_spike_after_its_medians_are_forgotten():
+    rng = np.random.default_rng(13)
+    steps = np.arange(400_000, dtype=np.float64)
+    values = 0.5 + 1.0 / (1 + steps / 2e4) + 0.01 * rng.standard_normal(len(steps))
+    values[30_000:30_004] *= 4  # its noise and baseline are read long after the scan passed it
+    live = LiveAnalyzer()
+    for end in (20_000, 100_000, 250_001, 400_000):
+        got = live.update(steps[:end], values[:end])
+    batch = analyze_series(steps, values)
+    assert got == batch
+    assert [a.step for a in batch.anomalies if a.kind == "spike"] == [30_000.0]

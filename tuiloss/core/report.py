@@ -29,6 +29,7 @@ from tuiloss.core.analysis import (
     describe,
 )
 from tuiloss.core.analysis import metrics as names
+from tuiloss.core.analysis.arrays import first_min
 from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
 from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
@@ -424,7 +425,7 @@ def _signals(run_id: str, series: dict[str, Series], primary: str | None,
 def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None,
             signals: tuple = (), coarse: bool = False, train_name: str = "") -> MetricReport:
     steps, values = series.visible()
-    finite_mask = np.isfinite(values)
+    low = first_min(values)
     analysis = None
     direction = names.direction(name)
     per_step = 0
@@ -449,8 +450,8 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
         last_step=float(steps[-1]) if len(steps) else None,
         first=float(values[0]) if len(values) else None,
         final=float(values[-1]) if len(values) else None,
-        min=float(values[finite_mask].min()) if finite_mask.any() else None,
-        min_step=float(steps[finite_mask][values[finite_mask].argmin()]) if finite_mask.any() else None,
+        min=float(values[low]) if low is not None else None,
+        min_step=float(steps[low]) if low is not None else None,
         analysis=analysis,
         role=names.role(name),
         direction=direction,

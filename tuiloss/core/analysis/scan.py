@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from tuiloss.core.analysis.arrays import GrowableArray
+from tuiloss.core.analysis.arrays import GrowableArray, first_min
 from tuiloss.core.analysis.blocks import block_size, compute_blocks
 from tuiloss.core.analysis.stats import MAD_SCALE, medians_in_place, row_medians, running_median
 
@@ -28,7 +28,7 @@ LOCAL_SIGMAS = 6.0
 #: ...and at least this far in log space (5%), or this fraction of the level on a linear scale.
 LOCAL_FLOOR = math.log(1.05)
 #: New points are processed at most this many at a time.
-PIECE = 1 << 20
+PIECE = 1 << 18
 #: No point before this one can be a spike: there is no history to compare it with.
 FIRST_CANDIDATE = 2 * LOCAL_HALF + 1
 #: The trailing median of point i is the running median centred at i - BACK.
@@ -44,6 +44,8 @@ QUANTA = 2.5
 _MAX_DECIMALS = 12
 #: Values sampled to guess how many decimal places a long series needs.
 _DECIMALS_SAMPLE = 4096
+#: A track forgets the medians it no longer reads once they are this many (see LocalTrack).
+_FORGET_AT = 1 << 16
 #: Values worked on at a time where rows of a long series go through a buffer.
 _BUFFER_ELEMENTS = 1 << 17
 
@@ -138,7 +140,7 @@ class Scan:
         self.key = key
         target = len(steps)
         if target - self.n > PIECE:
-            for grow in (self.f_step, self.f_value, self.y, *(track.med for track in self.tracks[:1])):
+            for grow in (self.f_step, self.f_value, self.y):
                 if isinstance(grow, GrowableArray):
                     grow.reserve(target)
         while self.n < target:
@@ -223,9 +225,9 @@ class Scan:
     def _track_min(self, first_new: int) -> None:
         fv = self.f_value.view
         if first_new == 0:
-            self.min_i = int(np.argmin(fv))
+            self.min_i = first_min(fv)
             return
-        j = first_new + int(np.argmin(fv[first_new:]))
+        j = first_new + first_min(fv[first_new:])
         if self.min_i < 0 or fv[j] < fv[self.min_i]:
             self.min_i = j
 
@@ -281,11 +283,7 @@ class Scan:
             idx = np.concatenate((track.cand.view, track.tail_cand))
             if not len(idx):
                 continue
-            med = track.med.view
-            base = med[idx]
-            back = idx - BACK
-            ok = back >= 0
-            base[ok] = np.minimum(base[ok], med[back[ok]])
+            base = np.concatenate((track.cand_base.view, track.baselines(track.tail_cand)))
             if len(idx) > MAX_CANDIDATES:
                 # heavy-tailed noise: follow only the highest rises (largest first is
                 # a property of the data, so every way of splitting it agrees)
@@ -327,12 +325,14 @@ class LocalTrack:
         "values",
         "own",
         "med",
+        "med_start",
         "med_stable",
         "chunk_noise",
         "chunk_stable",
         "noise",
         "noise_stable",
         "cand",
+        "cand_base",
         "cand_stable",
         "tail_cand",
     )
@@ -341,13 +341,18 @@ class LocalTrack:
         self.scale = scale
         self.values = np.empty(0)
         self.own = GrowableArray()  # group medians (scales above 1)
-        self.med = GrowableArray()  # running median; entries before med_stable are final
+        # running median of the points from med_start on (entries before med_stable are
+        # final); earlier ones are no longer needed by the scan and are worked out again
+        # when asked for (see median)
+        self.med = GrowableArray()
+        self.med_start = 0
         self.med_stable = 0
         self.chunk_noise = (GrowableArray(), GrowableArray())  # per chunk: centred and trailing residual noise
         self.chunk_stable = 0
         self.noise = (GrowableArray(), GrowableArray())  # the same, smoothed over neighbouring chunks
         self.noise_stable = 0
         self.cand = GrowableArray(dtype=np.int64)  # candidates below cand_stable (indices at this scale)
+        self.cand_base = GrowableArray()  # ... and their baselines (see baselines)
         self.cand_stable = 0
         self.tail_cand = np.empty(0, np.int64)
 
@@ -364,14 +369,14 @@ class LocalTrack:
         y = self.values
         nf = len(y)
         # running median: final where the window lies fully inside the data
-        self.med.truncate(self.med_stable)
+        self.med.truncate(self.med_stable - self.med_start)
         self.med.extend(running_median(y, LOCAL_HALF, self.med_stable, nf))
         self.med_stable = max(self.med_stable, nf - LOCAL_HALF)
-        med = self.med.view
+        med, m0 = self.med.view, self.med_start
         # chunk noise of both residuals: final once all medians of the chunk are
         c0 = self.chunk_stable
         lo = c0 * NOISE_CHUNK
-        centred, trailing = _residuals(y, med, lo, nf)
+        centred, trailing = _residuals(y, med, m0, lo, nf)
         # On a steady slope the median is the middle point itself and the residuals
         # vanish; second differences still show the noise, so they set a floor.
         floor = _chunk_mad(_second_differences(y, lo, nf), centre=False) / math.sqrt(6.0)
@@ -388,11 +393,41 @@ class LocalTrack:
         # candidates: final where the chunk's smoothed noise is
         stable_hi = self.noise_stable * NOISE_CHUNK
         if stable_hi > self.cand_stable:
-            self.cand.extend(self._candidates(owner, y, med, self.cand_stable, stable_hi))
+            found = self._candidates(owner, y, med, m0, self.cand_stable, stable_hi)
+            self.cand.extend(found)
+            self.cand_base.extend(self.baselines(found))
             self.cand_stable = stable_hi
-        self.tail_cand = self._candidates(owner, y, med, self.cand_stable, nf)
+        self.tail_cand = self._candidates(owner, y, med, m0, self.cand_stable, nf)
+        self._forget_medians()
 
-    def _candidates(self, owner: Scan, y: np.ndarray, med: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    def baselines(self, idx: np.ndarray) -> np.ndarray:
+        """The baseline of each candidate: the lower of its centred median and the one ``BACK`` before."""
+        med, m0 = self.med.view, self.med_start
+        base = med[idx - m0]
+        back = idx - BACK
+        ok = back >= 0
+        base[ok] = np.minimum(base[ok], med[back[ok] - m0])
+        return base
+
+    def median(self, lo: int, hi: int) -> np.ndarray:
+        """The running median of the values ``lo..hi`` (those forgotten are worked out again)."""
+        kept = self.med.view[max(lo, self.med_start) - self.med_start : max(hi, self.med_start) - self.med_start]
+        if lo >= self.med_start:
+            return kept
+        return np.concatenate((running_median(self.values, LOCAL_HALF, lo, min(hi, self.med_start)), kept))
+
+    def _forget_medians(self) -> None:
+        """Drop the medians no later update reads: those before the first point whose
+        residuals may still change, less ``BACK`` (once that is many, so the copy is rare)."""
+        keep = max(0, min(self.cand_stable, self.chunk_stable * NOISE_CHUNK) - BACK)
+        drop = keep - self.med_start
+        if drop < max(_FORGET_AT, len(self.med) - drop):
+            return
+        tail = GrowableArray(max(len(self.med) - drop, 1) * 2)
+        tail.extend(self.med.view[drop:])
+        self.med, self.med_start = tail, keep
+
+    def _candidates(self, owner: Scan, y: np.ndarray, med: np.ndarray, m0: int, lo: int, hi: int) -> np.ndarray:
         """Points well above the centred median, or above the median just before them.
 
         Each residual is compared with its own noise (the trailing one also carries the
@@ -401,7 +436,7 @@ class LocalTrack:
         lo = max(lo, FIRST_CANDIDATE)
         if hi <= lo:
             return np.empty(0, np.int64)
-        centred, trailing = _residuals(y, med, lo, hi)
+        centred, trailing = _residuals(y, med, m0, lo, hi)
         c0, c1 = lo // NOISE_CHUNK, -(-hi // NOISE_CHUNK)
         skip = lo - c0 * NOISE_CHUNK
         found = []
@@ -413,7 +448,7 @@ class LocalTrack:
                 near = np.flatnonzero(resid > LOCAL_SIGMAS * sigma)
             if len(near):
                 at = lo + near
-                found.append(at[resid[near] > owner.floor(med[at - shift])])
+                found.append(at[resid[near] > owner.floor(med[at - shift - m0])])
         if not found:
             return np.empty(0, np.int64)
         return np.unique(np.concatenate(found)).astype(np.int64)
@@ -423,16 +458,17 @@ def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
 
-def _residuals(y: np.ndarray, med: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+def _residuals(y: np.ndarray, med: np.ndarray, m0: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """Residuals of ``y[lo:hi]`` from the centred median and from the median ``BACK`` points
     earlier (so a sharp rise is measured against what preceded it even when it lasts longer
-    than half the window). NaN where a median came from a shrunken window at the start."""
-    centred = y[lo:hi] - med[lo:hi]
+    than half the window). NaN where a median came from a shrunken window at the start.
+    ``med[k]`` is the median at ``m0 + k``."""
+    centred = y[lo:hi] - med[lo - m0 : hi - m0]
     centred[: max(0, LOCAL_HALF - lo)] = np.nan
     trailing = np.empty(hi - lo)
     first = min(max(lo, BACK + LOCAL_HALF), hi)
     trailing[: first - lo] = np.nan
-    np.subtract(y[first:hi], med[first - BACK : hi - BACK], out=trailing[first - lo :])
+    np.subtract(y[first:hi], med[first - BACK - m0 : hi - BACK - m0], out=trailing[first - lo :])
     return centred, trailing
 
 
