@@ -74,6 +74,11 @@ class ReadResult:
         self.more = self.more or other.more
 
 
+#: Reads of a log with more behind them (a full chunk) that one read gathers at most: a
+#: folder of many big logs is parsed and stored a few chunks at a time, not a chunk of each.
+MAX_FULL_READS = 1
+
+
 class Engine:
     """Finds runs under ``roots`` and reads what is new in them."""
 
@@ -81,6 +86,7 @@ class Engine:
         self.roots = [os.path.abspath(root) for root in roots]
         self.options = options
         self.hold = hold  # how long a last line without a newline waits (0 for a finished file)
+        self._turn = 0  # where the next read of many big logs begins
         self.specs: dict[str, RunSpec] = {}
         self.sources: dict[str, Source] = {}
         self.ignored: dict[str, str] = {}
@@ -190,9 +196,12 @@ class Engine:
         with its folder, it is read on at its new place (see :meth:`scan`), not said deleted.
         """
         result = ReadResult()
-        targets = self.sources.keys() if run_ids is None else run_ids
+        targets = list(self.sources.keys() if run_ids is None else run_ids)
+        turn = self._turn % len(targets) if targets else 0
+        targets = targets[turn:] + targets[:turn]  # each big log in its turn (see MAX_FULL_READS)
         looked = False
-        for run_id in list(targets):
+        full = 0
+        for k, run_id in enumerate(targets):
             source = self.sources.get(run_id)
             if source is None:
                 continue
@@ -210,6 +219,11 @@ class Engine:
             if items:
                 result.updates.append(Update(run_id, items))
             result.more = result.more or more
+            full += more
+            if full >= MAX_FULL_READS:
+                self._turn += k + 1
+                result.more = True
+                break
         return result
 
 
