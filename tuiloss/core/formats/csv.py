@@ -496,8 +496,10 @@ class _Kept:
     def done(self, parser: object) -> None:
         with self._lock:
             self._reading.discard(parser)
-            if not self._reading:
-                self._free.clear()
+            if self._reading or not self._free:
+                return
+            self._free.clear()
+        release_freed_memory()
 
     def take(self, key: tuple, count: int) -> list:
         """``count`` readers for ``key`` (None where a new one must be made)."""
@@ -526,6 +528,28 @@ _kept = _Kept()
 #: Readers kept per layout (a chunk is read in at most this many pieces), and layouts kept.
 _KEPT_READERS = 16
 _KEPT_KEYS = 4
+
+
+def release_freed_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc; elsewhere nothing to do).
+
+    Big reads are kept under the allocator's largest mmap threshold so their buffers are
+    reused (see ``tail.DEFAULT_MAX_READ``); the price is that what they freed stays in the
+    heap, resident, once a load is over: a few hundred MB after ten big logs.
+    """
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim = None
 
 
 _small = threading.local()  # each thread's readers of small chunks, by (kind, width, delimiter)
