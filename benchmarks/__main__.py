@@ -2,7 +2,7 @@
 
 Rows (names for ``--only``): csv, csv-pieces, jsonl, text (with the physical limit),
 tfevents, mlflow-db, wandb-file, tail, memory, latency, latency-poll, redraw, keys, startup, startup-ready,
-startup-1gb, many-runs.
+startup-1gb, many-runs, tfevents-rustboard, report, report-memory, watch-scale.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ BOUNDS = {
 
 
 def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, list]:
-    from benchmarks import csv_pieces, events, ingest, memory, stores, tail_cost, ui
+    from benchmarks import csv_pieces, events, ingest, memory, rustboard, scale, stores, tail_cost, ui
     from benchmarks.measure import Skip
 
     lines = 1_000_000 if quick else 10_000_000
@@ -87,6 +87,10 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         "startup-ready": lambda: ui.startup_ready(3 if quick else 7, os.path.join(ROOT, "sample_logs")),
         "startup-1gb": lambda: ui.startup_gigabyte(1 if quick else 3),
         "many-runs": lambda: ui.many_runs(100 if quick else 1000, 10_000, 3),
+        "tfevents-rustboard": lambda: rustboard.run(200_000 if quick else 1_000_000, 5 if quick else 7),
+        "report": lambda: scale.report(lines, 3 if quick else 5),
+        "report-memory": lambda: scale.report_memory(lines, 4_000_000 if quick else 5_000_000, 10, not quick),
+        "watch-scale": lambda: scale.watch_scale(10, 500_000 if quick else 5_000_000, 1 if quick else 2),
     }
     for name in names:
         started = time.perf_counter()

@@ -19,6 +19,7 @@ RESULTS_MD = os.path.join(HERE, "RESULTS.md")
 ORDER = [
     "csv", "csv-pieces", "jsonl", "text", "tfevents", "mlflow-db", "wandb-file", "tail", "memory",
     "latency", "latency-poll", "redraw", "keys", "startup", "startup-ready", "startup-1gb", "many-runs",
+    "tfevents-rustboard", "report", "report-memory", "watch-scale",
 ]
 
 
