@@ -53,6 +53,21 @@ BOUNDS = {
         "the first frame is on time; loading is the ingest rows' work for 57M points, while the UI"
         " thread's redraws share the two cores and the GIL."
     ),
+    "report": (
+        "after the load (the csv row's work), the loss is analysed: a running median, the noise of each"
+        " 64 points and the block summary, in pieces that stay in cache (~1 s of CPU for 10M points), and"
+        " printed; both processes also start Python and import pandas, which the baseline does too."
+    ),
+    "report-memory": (
+        "the store keeps a float64 step (shared by the metrics of a row) and a float64 value per point"
+        " (12 B/point for `step,loss,lr`); the analysis of the loss keeps its log values (4 B/point) and"
+        " bounded state; the interpreter, numpy and pandas are ~70 MB, which 20M points still feel"
+        " (3.5 B/point). Steps kept as int32 deltas would take 2 B/point off; not done."
+    ),
+    "tfevents-rustboard": (
+        "records are framed where their lengths repeat a cycle, CRC-checked column by column and"
+        " decoded with numpy; the rest is the source's reads and the per-tag arrays."
+    ),
     "many-runs": (
         "a redraw rasterises every trace (~75 ms for 1,000); each run's column summary and points are"
         " reused while it does not change. When every curve changed (a zoom, a resize, a new step"

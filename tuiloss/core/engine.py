@@ -334,6 +334,9 @@ def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine,
     finally:
         driver.stop()
         thread.join()
+    from tuiloss.core.formats.csv import release_freed_memory
+
+    release_freed_memory()  # what the reads and parses freed, given back before the store is used
     return store, engine, notices
 
 
