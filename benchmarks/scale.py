@@ -19,6 +19,7 @@ import os
 import pty
 import select
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -199,12 +200,8 @@ def watch_settled(folder: str, points: int, timeout: float, quiet: float = 0.1, 
                     if (cpu - cpu_then) / (now - then) < quiet:
                         settled = then
     finally:
-        try:
-            os.write(master, b"q")
-            proc.wait(20)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
+        os.killpg(proc.pid, signal.SIGKILL)  # the viewer's own session, started above; its state is read
+        proc.wait()
         os.close(master)
     return {"loaded": loaded, "settled": settled, "rss": rss, "hwm": hwm}
 

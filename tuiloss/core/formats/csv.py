@@ -139,10 +139,11 @@ class CsvParser:
         width = len(self.columns)
         workers = _workers()
         pieces = _split_lines(data, start, end, workers * _PIECES_PER_WORKER if workers > 1 else 1)
-        key = (piece_reader_kind(), width, self.delimiter)
+        key = None
         if len(pieces) == 1:
             readers: list = [None]
         else:
+            key = (piece_reader_kind(), width, self.delimiter)  # pandas: only for big chunks
             if not self._reading:
                 self._reading = True
                 _kept.begin(self)
