@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher
 from tuiloss.core.model import Batch, Notice, RunSpec, SegmentEvent
@@ -305,7 +305,8 @@ def relabel(store: Store) -> None:
         run.label = labels.get(keys[run.id], run.source)
 
 
-def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine, list[Notice]]:
+def load(paths: list[str], options: Options = Options(),
+         stored: Callable[[Store], None] | None = None) -> tuple[Store, Engine, list[Notice]]:
     """Read every run under ``paths`` to its current end.
 
     The viewer's driver does the reading, with :class:`~tuiloss.core.driver.NoWatcher`
@@ -313,6 +314,7 @@ def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine,
     as it is. As in the viewer, reading and storing overlap:
     it reads and parses the next chunks on a thread while this one stores the last. What
     a read raised is raised here, and the reader thread is gone when this returns.
+    ``stored(store)``, if given, is called after each batch is stored (on this thread).
     """
     engine = Engine(paths, options, hold=0.0)
     store = Store()
@@ -331,6 +333,8 @@ def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine,
                 apply_result(store, event.result, options, now=time.time())
                 notices.extend(event.result.notices)
                 driver.ack()
+                if stored is not None:
+                    stored(store)
     finally:
         driver.stop()
         thread.join()

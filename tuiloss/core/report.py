@@ -199,6 +199,35 @@ class Report:
 AnalyzerFor = Callable[[str, str], "LiveAnalyzer | None"]
 
 
+class KeptAnalyzers:
+    """Live analysers kept per (run, metric), so a report can be built as a load goes.
+
+    :meth:`catch_up`, after each stored batch, does the per-point work of each run's primary
+    metric while the reader parses the next chunks; :func:`build_report` given this as its
+    ``analyzer_for`` then finishes each analysis. The findings are those of a report built
+    after the load (each analyser gives exactly what a batch analysis gives).
+    """
+
+    def __init__(self, metric: str | None = None) -> None:
+        self.metric = metric
+        self._kept: dict[tuple[str, str], LiveAnalyzer] = {}
+
+    def __call__(self, run_id: str, name: str) -> LiveAnalyzer:
+        analyzer = self._kept.get((run_id, name))
+        if analyzer is None:
+            higher = names.direction(name) is Direction.HIGHER  # as analyze() mirrors it
+            analyzer = self._kept[(run_id, name)] = LiveAnalyzer(is_eval=is_eval_metric(name), higher_is_better=higher)
+        return analyzer
+
+    def catch_up(self, store: Store) -> None:
+        for run in store:
+            primary = self.metric if self.metric in run.series else run.primary_metric
+            series = run.series.get(primary) if primary else None
+            if series is not None and len(series):
+                steps, values = series.visible()
+                self(run.id, primary).catch_up(steps, values, series.segments, series.values.capacity)
+
+
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
                  runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None,
                  now: float | None = None) -> Report:

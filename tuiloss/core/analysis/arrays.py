@@ -59,6 +59,11 @@ class GrowableArray:
         return out
 
     @property
+    def capacity(self) -> int:
+        """Values it holds room for."""
+        return len(self._data)
+
+    @property
     def nbytes(self) -> int:
         return self._data.nbytes
 

@@ -120,11 +120,12 @@ class Scan:
     def nf(self) -> int:
         return len(self.y)
 
-    def update(self, steps: np.ndarray, values: np.ndarray, key: object = None) -> None:
+    def update(self, steps: np.ndarray, values: np.ndarray, key: object = None, room: int = 0) -> None:
         """Catch up with the visible arrays: process new points, or start over if earlier ones changed.
 
         A long stretch of new points is processed in pieces (the results do not depend on
-        how points are split), which keeps the temporary arrays small.
+        how points are split), which keeps the temporary arrays small. ``room``: how many
+        points the series will likely reach (its store's reserve), room made for them once.
         """
         steps = np.asarray(steps, dtype=np.float64)
         values = np.asarray(values, dtype=np.float64)
@@ -142,7 +143,7 @@ class Scan:
         if target - self.n > PIECE:
             for grow in (self.f_step, self.f_value, self.y):
                 if isinstance(grow, GrowableArray):
-                    grow.reserve(target)
+                    grow.reserve(max(target, room))
         while self.n < target:
             end = min(target, self.n + PIECE)
             self.steps, self.values = steps[:end], values[:end]
