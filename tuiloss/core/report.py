@@ -215,22 +215,25 @@ class KeptAnalyzers:
         self.metric = metric
         self._kept: dict[tuple[str, str], LiveAnalyzer] = {}
 
-    def __call__(self, run_id: str, name: str) -> LiveAnalyzer:
-        analyzer = self._kept.get((run_id, name))
-        if analyzer is None:
-            higher = names.direction(name) is Direction.HIGHER  # as analyze() mirrors it
-            analyzer = self._kept[(run_id, name)] = LiveAnalyzer(is_eval=is_eval_metric(name), higher_is_better=higher)
-        return analyzer
+    def __call__(self, run_id: str, name: str) -> LiveAnalyzer | None:
+        """The analyser that kept up with ``name`` of ``run_id``; None (a batch analysis) for the rest."""
+        return self._kept.get((run_id, name))
 
     def catch_up(self, store: Store) -> None:
         if len(store.runs) != 1:
+            self._kept.clear()
             return
         for run in store:
             primary = self.metric if self.metric in run.series else run.primary_metric
             series = run.series.get(primary) if primary else None
-            if series is not None and len(series):
-                steps, values = series.visible()
-                self(run.id, primary).catch_up(steps, values, series.segments, series.values.capacity)
+            if series is None or not len(series):
+                continue
+            analyzer = self._kept.get((run.id, primary))
+            if analyzer is None:
+                higher = names.direction(primary) is Direction.HIGHER  # as analyze() mirrors it
+                analyzer = self._kept[(run.id, primary)] = LiveAnalyzer(is_eval=is_eval_metric(primary), higher_is_better=higher)
+            steps, values = series.visible()
+            analyzer.catch_up(steps, values, series.segments, series.values.capacity)
 
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
