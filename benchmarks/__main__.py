@@ -54,15 +54,22 @@ BOUNDS = {
         " thread's redraws share the two cores and the GIL."
     ),
     "report": (
-        "after the load (the csv row's work), the loss is analysed: a running median, the noise of each"
-        " 64 points and the block summary, in pieces that stay in cache (~1 s of CPU for 10M points), and"
-        " printed; both processes also start Python and import pandas, which the baseline does too."
+        "the load is the csv row's work (~1.2x pandas); the loss is analysed as it loads, each stored"
+        " batch while the next is parsed (a running median, the noise of each 64 points, the block"
+        " summary: ~1 s of CPU for 10M points), on the same two cores the parser keeps busy, so most of"
+        " that second still shows; the pairs spread widely with the machine's load."
     ),
     "report-memory": (
         "the store keeps a float64 step (shared by the metrics of a row) and a float64 value per point"
         " (12 B/point for `step,loss,lr`); the analysis of the loss keeps its log values (4 B/point) and"
-        " bounded state; the interpreter, numpy and pandas are ~70 MB, which 20M points still feel"
-        " (3.5 B/point). Steps kept as int32 deltas would take 2 B/point off; not done."
+        " bounded state; the interpreter, numpy and pandas are ~75 MB, which 20M points still feel"
+        " (3.5-4 B/point), and a lone log analysed as it loads holds that state beside the parse"
+        " buffers. Steps kept as int32 deltas would take 2 B/point off; not done."
+    ),
+    "watch-scale": (
+        "the store's 12 B/point and each run's live analysis (its log values, 4 B per loss point) are"
+        " held together for the ten runs, with Textual, the chart's index and the pipeline's chunks"
+        " in flight at the peak (VmHWM, during the load); at rest after the load it is ~0.2 GB lower."
     ),
     "tfevents-rustboard": (
         "records are framed where their lengths repeat a cycle, CRC-checked column by column and"
