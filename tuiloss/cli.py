@@ -290,7 +290,8 @@ def _report(args) -> int:
         print(problem, file=sys.stderr)
         return 2
     from tuiloss.core.engine import Options, load
-    from tuiloss.core.report import build_report, nothing_found, printable, render_markdown, render_text, report_json
+    from tuiloss.core.report import (KeptAnalyzers, build_report, nothing_found, printable, render_markdown,
+                                     render_text, report_json)
 
     options = Options(format=args.format, pattern=args.pattern, metric=args.metric, step=args.step,
                       poll=getattr(args, "poll", None))
@@ -303,13 +304,14 @@ def _report(args) -> int:
         return 2
     if args.follow:
         return _follow(args, options)
-    store, engine, notices = load(args.paths, options)
+    analyzers = KeptAnalyzers(args.metric)  # the analysis keeps up with the load
+    store, engine, notices = load(args.paths, options, analyzers.catch_up)
     problem = unknown_names(store, args.metric, args.step)
     if problem:
         print(problem, file=sys.stderr)
         return 2
     root = args.paths[0] if len(args.paths) == 1 else None
-    report = build_report(store, root=root, metric=args.metric)
+    report = build_report(store, root=root, metric=args.metric, analyzer_for=analyzers)
     for notice in notices:
         print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
     ignored = sorted(engine.ignored.items())

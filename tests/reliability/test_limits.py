@@ -269,6 +269,7 @@ def test_the_csv_parser_keeps_no_chunk_it_parsed(monkeypatch, pieces, size):
     if pieces == "buffer" and not hasattr(parsers.TextReader, "load_buffer"):
         pytest.skip("no load_buffer in this pandas")
     monkeypatch.setattr(csv_module, "PIECE_READER", pieces)
+    monkeypatch.setattr(csv_module, "_kept", csv_module._Kept())
     parser = csv_module.CsvParser()
     parser.feed(b"step,loss\n", 1)
     rows = b"".join(b"%d,%d.5\n" % (i, i) for i in range(size // 12))
@@ -278,7 +279,9 @@ def test_the_csv_parser_keeps_no_chunk_it_parsed(monkeypatch, pieces, size):
     assert len(batch.series["loss"][0]) == size // 12
     assert sys.getrefcount(data) == before
     if size > csv_module.PARALLEL_MIN_BYTES and csv_module._workers() > 1:
-        assert any(reader is not None for reader in parser._readers)  # kept for the next chunk
+        assert csv_module._kept.kept()  # kept for the next chunk
+        parser.rest()
+        assert not csv_module._kept.kept()
 
 
 def test_a_sparse_5_gb_log_is_not_read_whole(tmp_path):

@@ -65,6 +65,7 @@ def test_index_matches_batch_for_any_split_and_range(n, levels, monkeypatch):
 
     if levels:
         monkeypatch.setattr(downsample, "_DIRECT_POINTS", 0)
+        monkeypatch.setattr(downsample, "_BLOCK_PIECE", 64)  # the first level summarised in many pieces
     rng = np.random.default_rng(n)
     steps = np.sort(rng.choice(np.arange(0, 3 * n + 1), size=n)).astype(float)
     values = rng.normal(size=n)

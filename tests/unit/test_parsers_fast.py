@@ -370,6 +370,35 @@ def test_csv_threaded_numbers_path_reads_what_the_general_path_reads(seed, odd_s
         assert all(batch.lines is not None for batch in fast)  # the threaded path was taken
 
 
+def test_csv_files_read_in_turns_share_one_set_of_piece_readers(tmp_path, monkeypatch):
+    """Many big logs loaded together keep the parse buffers of one chunk, not one set per file."""
+    from tuiloss.core.formats import csv as csv_module
+    from tuiloss.core.sources.line import LineSource
+
+    monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
+    monkeypatch.setattr(csv_module, "_workers", lambda: 2)
+    monkeypatch.setattr(csv_module, "_kept", csv_module._Kept())
+    body = "step,loss\n" + "".join(f"{i},{i / 7:.5f}\n" for i in range(300_000))
+    sources = []
+    for k in range(4):
+        path = tmp_path / f"run{k}" / "metrics.csv"
+        path.parent.mkdir()
+        path.write_text(body)
+        sources.append(LineSource(str(path), csv_module.CsvParser(), max_read=1))
+    pending = list(sources)
+    most = 0
+    while pending:
+        for source in list(pending):
+            _, more = source.read()
+            most = max(most, len(csv_module._kept.kept()))
+            if not more:
+                pending.remove(source)
+        if pending:
+            assert csv_module._kept.kept()  # kept between turns while some file is mid-read
+    assert most == 2 * csv_module._PIECES_PER_WORKER  # one chunk's pieces, whatever the number of files
+    assert csv_module._kept.kept() == []  # every file read to its end: freed
+
+
 @pytest.mark.parametrize("pieces", PIECE_READERS)
 def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp_path, monkeypatch, pieces):
     from tuiloss.core.formats import csv as csv_module
@@ -378,6 +407,7 @@ def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     monkeypatch.setattr(csv_module, "_workers", lambda: 2)
     monkeypatch.setattr(csv_module, "PIECE_READER", pieces)
+    monkeypatch.setattr(csv_module, "_kept", csv_module._Kept())
     path = tmp_path / "metrics.csv"
     lines = 400_000  # over two reads of the smallest size a source reads
     path.write_text("step,loss\n" + "".join(f"{i},{i / 7:.5f}\n" for i in range(lines)))
@@ -385,11 +415,13 @@ def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp
     source = LineSource(str(path), parser, max_read=1)
     _, more = source.read()
     assert more
-    kept = [reader for reader in parser._readers if reader is not None]
+    kept = csv_module._kept.kept()
     assert len(kept) == 2 * csv_module._PIECES_PER_WORKER and {reader.kind for reader in kept} == {pieces}
+    _, more = source.read()
+    assert more and {id(r) for r in csv_module._kept.kept()} == {id(r) for r in kept}  # reused, not made anew
     while more:
         _, more = source.read()
-    assert parser._readers == []  # read to its end: their buffers are freed
+    assert csv_module._kept.kept() == []  # read to its end: their buffers are freed
     with path.open("a") as handle:
         handle.write(f"{lines},oops\n{lines + 1},0.5\n")
     (batch,), _ = source.read()

@@ -232,3 +232,46 @@ def test_overfitting_is_said_of_the_primary_metrics_own_eval_series_only():
     kinds = {name: [a.kind for a in m.analysis.anomalies] for name, m in metrics.items() if m.analysis is not None}
     assert "overfitting" in kinds["valid_loss"]
     assert "overfitting" not in kinds.get("valid_code_perplexity", [])
+
+
+def test_a_report_whose_analysis_kept_up_with_the_load_says_what_one_built_after_it_says(tmp_path, monkeypatch):
+    """``tuiloss report`` on one log analyses each batch's new points while the next chunks are parsed."""
+    from tuiloss.core.engine import load
+    from tuiloss.core.report import KeptAnalyzers
+    from tuiloss.core.sources import line as line_module
+
+    monkeypatch.setattr(line_module, "DEFAULT_MAX_READ", 1)  # reads of the smallest size: 2 MiB
+    rng = np.random.default_rng(3)
+    steps = np.arange(200_000)  # over 2 MiB: read in several chunks
+    loss = 0.3 + 2.0 / (1 + steps / 2_000) + 0.01 * rng.standard_normal(len(steps))
+    loss[80_000:80_003] *= 3  # a spike
+    loss[100_000] = np.nan
+    rows = [f"{s},{v:.6f},{0.5 + s * 1e-6:.6f}" for s, v in zip(steps, loss)]
+    rows += [f"{s},{2.5 - s * 1e-5:.6f},0.5" for s in range(0, 5_000)]  # training restarted in the log
+    (tmp_path / "metrics.csv").write_text("step,loss,accuracy\n" + "\n".join(rows) + "\n")
+    analyzers = KeptAnalyzers()
+    caught = []
+
+    def stored(store):
+        analyzers.catch_up(store)
+        caught.append(sum(a._scan.n for a in analyzers._kept.values()))
+
+    store, _, _ = load([str(tmp_path)], stored=stored)
+    kept = report_json(build_report(store, root=str(tmp_path), analyzer_for=analyzers), [])
+    after = report_json(build_report(load([str(tmp_path)])[0], root=str(tmp_path)), [])
+    assert len([n for n in caught if n]) > 2 and caught == sorted(caught)  # it kept up, batch by batch
+    assert json.dumps(kept, sort_keys=True, default=str) == json.dumps(after, sort_keys=True, default=str)
+    assert len(kept["runs"]) == 2
+    assert "spike" in json.dumps(kept)
+
+
+def test_many_logs_are_analysed_after_the_load_one_by_one(tmp_path):
+    from tuiloss.core.engine import load
+    from tuiloss.core.report import KeptAnalyzers
+
+    for k in range(2):
+        (tmp_path / f"run{k}").mkdir()
+        (tmp_path / f"run{k}" / "metrics.csv").write_text("step,loss\n" + "".join(f"{s},{1 / (s + 1)}\n" for s in range(500)))
+    analyzers = KeptAnalyzers()
+    store, _, _ = load([str(tmp_path)], stored=analyzers.catch_up)
+    assert len(store) == 2 and analyzers._kept == {}  # no per-point state held through the load

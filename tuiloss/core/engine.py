@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher
 from tuiloss.core.model import Batch, Notice, RunSpec, SegmentEvent
@@ -76,6 +76,11 @@ class ReadResult:
         self.more = self.more or other.more
 
 
+#: Reads of a log with more behind them (a full chunk) that one read gathers at most: a
+#: folder of many big logs is parsed and stored a few chunks at a time, not a chunk of each.
+MAX_FULL_READS = 1
+
+
 class Engine:
     """Finds runs under ``roots`` and reads what is new in them."""
 
@@ -89,6 +94,7 @@ class Engine:
 
             self.remote = RemoteRoots(urls, options.poll)
         self.hold = hold  # how long a last line without a newline waits (0 for a finished file)
+        self._turn = 0  # where the next read of many big logs begins
         self.specs: dict[str, RunSpec] = {}
         self.sources: dict[str, Source] = {}
         self.ignored: dict[str, str] = {}
@@ -204,9 +210,12 @@ class Engine:
         with its folder, it is read on at its new place (see :meth:`scan`), not said deleted.
         """
         result = ReadResult()
-        targets = self.sources.keys() if run_ids is None else run_ids
+        targets = list(self.sources.keys() if run_ids is None else run_ids)
+        turn = self._turn % len(targets) if targets else 0
+        targets = targets[turn:] + targets[:turn]  # each big log in its turn (see MAX_FULL_READS)
         looked = False
-        for run_id in list(targets):
+        full = 0
+        for k, run_id in enumerate(targets):
             source = self.sources.get(run_id)
             if source is None:
                 continue
@@ -224,6 +233,11 @@ class Engine:
             if items:
                 result.updates.append(Update(run_id, items))
             result.more = result.more or more
+            full += more
+            if full >= MAX_FULL_READS:
+                self._turn += k + 1
+                result.more = True
+                break
         return result
 
 
@@ -305,7 +319,8 @@ def relabel(store: Store) -> None:
         run.label = labels.get(keys[run.id], run.source)
 
 
-def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine, list[Notice]]:
+def load(paths: list[str], options: Options = Options(),
+         stored: Callable[[Store], None] | None = None) -> tuple[Store, Engine, list[Notice]]:
     """Read every run under ``paths`` to its current end.
 
     The viewer's driver does the reading, with :class:`~tuiloss.core.driver.NoWatcher`
@@ -313,6 +328,7 @@ def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine,
     as it is. As in the viewer, reading and storing overlap:
     it reads and parses the next chunks on a thread while this one stores the last. What
     a read raised is raised here, and the reader thread is gone when this returns.
+    ``stored(store)``, if given, is called after each batch is stored (on this thread).
     """
     engine = Engine(paths, options, hold=0.0)
     store = Store()
@@ -331,9 +347,14 @@ def load(paths: list[str], options: Options = Options()) -> tuple[Store, Engine,
                 apply_result(store, event.result, options, now=time.time())
                 notices.extend(event.result.notices)
                 driver.ack()
+                if stored is not None:
+                    stored(store)
     finally:
         driver.stop()
         thread.join()
+    from tuiloss.core.formats.csv import release_freed_memory
+
+    release_freed_memory()  # what the reads and parses freed, given back before the store is used
     return store, engine, notices
 
 

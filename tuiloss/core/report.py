@@ -29,6 +29,7 @@ from tuiloss.core.analysis import (
     describe,
 )
 from tuiloss.core.analysis import metrics as names
+from tuiloss.core.analysis.arrays import first_min
 from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
 from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
@@ -200,6 +201,43 @@ class Report:
 
 
 AnalyzerFor = Callable[[str, str], "LiveAnalyzer | None"]
+
+
+class KeptAnalyzers:
+    """Live analysers kept per (run, metric), so a report can be built as a load goes.
+
+    :meth:`catch_up`, after each stored batch, does the per-point work of each run's primary
+    metric while the reader parses the next chunks; :func:`build_report` given this as its
+    ``analyzer_for`` then finishes each analysis. The findings are those of a report built
+    after the load (each analyser gives exactly what a batch analysis gives). Only a lone
+    log is analysed as it loads: the per-point state of every log read at once, kept through
+    the load, would add its 8 bytes per point to the peak; many logs are analysed one by one
+    after it, each state dropped when done.
+    """
+
+    def __init__(self, metric: str | None = None) -> None:
+        self.metric = metric
+        self._kept: dict[tuple[str, str], LiveAnalyzer] = {}
+
+    def __call__(self, run_id: str, name: str) -> LiveAnalyzer | None:
+        """The analyser that kept up with ``name`` of ``run_id``; None (a batch analysis) for the rest."""
+        return self._kept.get((run_id, name))
+
+    def catch_up(self, store: Store) -> None:
+        if len(store.runs) != 1:
+            self._kept.clear()
+            return
+        for run in store:
+            primary = self.metric if self.metric in run.series else run.primary_metric
+            series = run.series.get(primary) if primary else None
+            if series is None or not len(series):
+                continue
+            analyzer = self._kept.get((run.id, primary))
+            if analyzer is None:
+                higher = names.direction(primary) is Direction.HIGHER  # as analyze() mirrors it
+                analyzer = self._kept[(run.id, primary)] = LiveAnalyzer(is_eval=is_eval_metric(primary), higher_is_better=higher)
+            steps, values = series.visible()
+            analyzer.catch_up(steps, values, series.segments, series.values.capacity)
 
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
@@ -436,7 +474,7 @@ def _signals(run_id: str, series: dict[str, Series], primary: str | None,
 def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None,
             signals: tuple = (), coarse: bool = False, train_name: str = "") -> MetricReport:
     steps, values = series.visible()
-    finite_mask = np.isfinite(values)
+    low = first_min(values)
     analysis = None
     direction = names.direction(name)
     per_step = 0
@@ -461,8 +499,8 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
         last_step=float(steps[-1]) if len(steps) else None,
         first=float(values[0]) if len(values) else None,
         final=float(values[-1]) if len(values) else None,
-        min=float(values[finite_mask].min()) if finite_mask.any() else None,
-        min_step=float(steps[finite_mask][values[finite_mask].argmin()]) if finite_mask.any() else None,
+        min=float(values[low]) if low is not None else None,
+        min_step=float(steps[low]) if low is not None else None,
         analysis=analysis,
         role=names.role(name),
         direction=direction,

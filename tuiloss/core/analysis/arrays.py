@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _GROWTH = 1.5
 _MIN_CAPACITY = 64
+#: Values read at a time by the searches below. numpy's argmin and argmax copy a read-only
+#: array whole (the stored series and their views are read-only), so they get pieces.
+_PIECE = 1 << 16
 
 
 class GrowableArray:
@@ -54,5 +59,35 @@ class GrowableArray:
         return out
 
     @property
+    def capacity(self) -> int:
+        """Values it holds room for."""
+        return len(self._data)
+
+    @property
     def nbytes(self) -> int:
         return self._data.nbytes
+
+
+def first_min(values: np.ndarray) -> int | None:
+    """Index of the first smallest finite value (None if there is none), read in pieces."""
+    best, at = math.inf, None
+    for lo in range(0, len(values), _PIECE):
+        piece = values[lo : lo + _PIECE]
+        finite = np.isfinite(piece)
+        if finite.all():
+            j = int(np.argmin(piece))
+        elif finite.any():
+            j = int(np.argmin(np.where(finite, piece, np.inf)))
+        else:
+            continue
+        if at is None or piece[j] < best:
+            best, at = float(piece[j]), lo + j
+    return at
+
+
+def row_argmax(rows: np.ndarray) -> np.ndarray:
+    """``rows.argmax(axis=1)``, a few rows at a time (see ``_PIECE``)."""
+    step = max(1, _PIECE // max(1, rows.shape[1]))
+    if len(rows) <= step:
+        return rows.argmax(axis=1)
+    return np.concatenate([rows[a : a + step].argmax(axis=1) for a in range(0, len(rows), step)])

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tuiloss.core.analysis.arrays import row_argmax
+from tuiloss.core.analysis.stats import row_medians
+
 MAX_BLOCKS = 256
 #: Raw points checked at once when looking for the end of an excursion.
 _SLAB = 512
@@ -66,8 +69,8 @@ def compute_blocks(y: np.ndarray, steps: np.ndarray, size: int, first: int, last
         return empty, empty, empty, np.empty(0, np.int64), empty, empty
     a, b = first * size, last * size
     view = y[a:b].reshape(count, size)
-    level = np.median(view, axis=1) if size > 1 else view[:, 0].copy()
-    arg = view.argmax(axis=1)
+    level = row_medians(view) if size > 1 else view[:, 0].copy()
+    arg = row_argmax(view)
     base = np.arange(first, last, dtype=np.int64) * size
     mid = base + (size - 1) // 2
     return level, view.min(axis=1), view.max(axis=1), base + arg, steps[mid].astype(np.float64), steps[base].astype(np.float64)

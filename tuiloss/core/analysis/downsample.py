@@ -189,6 +189,30 @@ def _one_pass(steps: np.ndarray, values: np.ndarray, edges: np.ndarray, centres:
     return ColumnData(centres, edges, vmin, vmax, last, (ends - starts).astype(np.int64), nonfinite)
 
 
+#: Points summarised at a time into the first level's blocks (no temporary the size of a series).
+_BLOCK_PIECE = 1 << 16
+
+
+def _point_blocks(raw: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Min and max of the finite values (inf and -inf where none) and a non-finite flag of
+    each ``size`` points of ``raw`` (a whole number of blocks), a piece at a time."""
+    count = len(raw) // size
+    mins, maxs, bad = np.empty(count), np.empty(count), np.empty(count, bool)
+    step = max(1, _BLOCK_PIECE // size)
+    for a in range(0, count, step):
+        b = min(count, a + step)
+        piece = raw[a * size : b * size]
+        fin = np.isfinite(piece)
+        if fin.all():
+            blocks = piece.reshape(-1, size)
+            mins[a:b], maxs[a:b], bad[a:b] = blocks.min(axis=1), blocks.max(axis=1), False
+        else:
+            mins[a:b] = np.where(fin, piece, np.inf).reshape(-1, size).min(axis=1)
+            maxs[a:b] = np.where(fin, piece, -np.inf).reshape(-1, size).max(axis=1)
+            bad[a:b] = (~fin).reshape(-1, size).any(axis=1)
+    return mins, maxs, bad
+
+
 class ColumnIndex:
     """Incremental per-column min/max for a growing series in step order.
 
@@ -268,19 +292,15 @@ class ColumnIndex:
             have = len(self._mins[level])
             if complete > have:
                 if level == 0:
-                    raw = values[have * size : complete * size]
-                    fin = np.isfinite(raw)
-                    src_min = np.where(fin, raw, np.inf).reshape(-1, size)
-                    src_max = np.where(fin, raw, -np.inf).reshape(-1, size)
-                    src_bad = (~fin).reshape(-1, size)
+                    new_min, new_max, new_bad = _point_blocks(values[have * size : complete * size], size)
                 else:
                     a, b = have * _FANOUT, complete * _FANOUT
-                    src_min = self._mins[level - 1][a:b].reshape(-1, _FANOUT)
-                    src_max = self._maxs[level - 1][a:b].reshape(-1, _FANOUT)
-                    src_bad = self._bad[level - 1][a:b].reshape(-1, _FANOUT)
-                self._mins[level] = np.concatenate((self._mins[level], src_min.min(axis=1)))
-                self._maxs[level] = np.concatenate((self._maxs[level], src_max.max(axis=1)))
-                self._bad[level] = np.concatenate((self._bad[level], src_bad.any(axis=1)))
+                    new_min = self._mins[level - 1][a:b].reshape(-1, _FANOUT).min(axis=1)
+                    new_max = self._maxs[level - 1][a:b].reshape(-1, _FANOUT).max(axis=1)
+                    new_bad = self._bad[level - 1][a:b].reshape(-1, _FANOUT).any(axis=1)
+                self._mins[level] = np.concatenate((self._mins[level], new_min))
+                self._maxs[level] = np.concatenate((self._maxs[level], new_max))
+                self._bad[level] = np.concatenate((self._bad[level], new_bad))
             size *= _FANOUT
             level += 1
 

@@ -68,6 +68,19 @@ class LiveAnalyzer:
         return result
 
 
+    def catch_up(self, steps: np.ndarray, values: np.ndarray, segments: Sequence = (), room: int = 0) -> None:
+        """Do the per-point work for the points so far, and no more: while a log is still being
+        read, so the :meth:`update` at its end costs what is left (the bounded part). ``room``:
+        how many points the series will likely reach."""
+        values = np.asarray(values, dtype=np.float64).ravel()
+        if self.higher_is_better:
+            values = -values
+        steps = np.asarray(steps, dtype=np.float64).ravel()
+        size = min(len(steps), len(values))
+        with np.errstate(all="ignore"):
+            self._scan.update(steps[:size], values[:size], _segments_key(segments), room)
+
+
 def _segments_key(segments: Sequence) -> tuple:
     """Changes whenever a segment is added (earlier visible points may then be hidden)."""
     if not segments:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks
-from tuiloss.core.analysis.stats import running_median
+from tuiloss.core.analysis.stats import running_median, window_bounds
 
 #: Largest change of the smoothed loss (natural log, i.e. ~relative) per decade of steps.
 PLATEAU_RATE = 0.07
@@ -289,7 +289,30 @@ def settled_from(y: np.ndarray, lo: int, hi: int, level: float, band: float, hal
     Blocks hold equal numbers of points, so where the logging interval changes (every
     100 steps, then every step) one block can hold a whole descent; looking inside the
     block at the edge places the change at its point instead of the block's first step.
+
+    The medians themselves are not needed, only which side of the band each lies on:
+    ``|x - level| > band`` holds for the values above one threshold and below another,
+    so an odd window's median is outside exactly when more than half its values are
+    outside on one side. Counting those with prefix sums costs O(n) for any window.
     """
-    z = running_median(y, half, lo, hi)
-    outside = np.flatnonzero(np.abs(z - level) > band)
+    n = len(y)
+    if hi <= lo:
+        return lo
+    if n < 2 * half + 1:  # windows of even length: their medians are means
+        z = running_median(y, half, lo, hi)
+        outside = np.flatnonzero(np.abs(z - level) > band)
+        return lo if not len(outside) else lo + int(outside[-1]) + 1
+    first, last = window_bounds(lo, n, half)[0], window_bounds(hi - 1, n, half)[1]
+    d = y[first:last] - level
+    above = np.concatenate(([0], np.cumsum(d > band)))
+    below = np.concatenate(([0], np.cumsum(d < -band)))
+    i = np.arange(lo, hi)
+    a, b = i - half, i + half + 1
+    start = a < 0
+    a[start], b[start] = 0, 2 * i[start] + 1
+    end = b > n
+    a[end], b[end] = n - (2 * half + 1), n
+    a, b = a - first, b - first
+    need = (b - a) // 2 + 1
+    outside = np.flatnonzero((above[b] - above[a] >= need) | (below[b] - below[a] >= need))
     return lo if not len(outside) else lo + int(outside[-1]) + 1

@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from tuiloss.core.analysis.arrays import GrowableArray
+from tuiloss.core.analysis.arrays import GrowableArray, first_min
 from tuiloss.core.analysis.blocks import block_size, compute_blocks
-from tuiloss.core.analysis.stats import MAD_SCALE, running_median
+from tuiloss.core.analysis.stats import MAD_SCALE, medians_in_place, row_medians, running_median
 
 #: Half-width of the local running median (points).
 LOCAL_HALF = 10
@@ -28,7 +28,7 @@ LOCAL_SIGMAS = 6.0
 #: ...and at least this far in log space (5%), or this fraction of the level on a linear scale.
 LOCAL_FLOOR = math.log(1.05)
 #: New points are processed at most this many at a time.
-PIECE = 1 << 20
+PIECE = 1 << 18
 #: No point before this one can be a spike: there is no history to compare it with.
 FIRST_CANDIDATE = 2 * LOCAL_HALF + 1
 #: The trailing median of point i is the running median centred at i - BACK.
@@ -42,18 +42,44 @@ MAX_CANDIDATES = 1000
 #: A rise of up to this many quanta of the logged precision is never a spike.
 QUANTA = 2.5
 _MAX_DECIMALS = 12
+#: Values sampled to guess how many decimal places a long series needs.
+_DECIMALS_SAMPLE = 4096
+#: A track forgets the medians it no longer reads once they are this many (see LocalTrack).
+_FORGET_AT = 1 << 16
+#: Values worked on at a time where rows of a long series go through a buffer.
+_BUFFER_ELEMENTS = 1 << 17
 
 
 def decimals(values: np.ndarray) -> int:
-    """Most decimal places any value needs (``_MAX_DECIMALS + 1`` for full-precision floats)."""
+    """Most decimal places any value needs (``_MAX_DECIMALS + 1`` for full-precision floats).
+
+    A value needs the first ``d`` at which it is a whole number of ``10**-d``. An evenly
+    spaced sample of the values says how many places to expect; the values that are whole
+    at that count need no more, so only the others are tried place by place (few, unless
+    the sample missed what most values need).
+    """
     values = np.abs(values[np.isfinite(values)])
+    if len(values) > _DECIMALS_SAMPLE:
+        guess = _places(values[:: len(values) // _DECIMALS_SAMPLE])
+        if guess > _MAX_DECIMALS:
+            return guess
+        return max(guess, _places(values[~_whole(values, guess)]))
+    return _places(values)
+
+
+def _whole(values: np.ndarray, d: int) -> np.ndarray:
+    """Which values are (within rounding) whole numbers of ``10**-d``."""
+    scaled = values * (10.0**d)
+    return np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, scaled) + 1e-9
+
+
+def _places(values: np.ndarray) -> int:
+    """The most decimal places any of ``values`` (finite, not negative) needs."""
     if not len(values):
         return 0
     remaining = values
     for d in range(_MAX_DECIMALS + 1):
-        scaled = remaining * (10.0**d)
-        close = np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, scaled) + 1e-9
-        remaining = remaining[~close]
+        remaining = remaining[~_whole(remaining, d)]
         if not len(remaining):
             return d
     return _MAX_DECIMALS + 1
@@ -70,8 +96,9 @@ class Scan:
         self.key: object = None
         self.log = True  # log space until a finite value <= 0 is seen
         self.decimals = 0
-        self.f_step = GrowableArray()
-        self.f_value = GrowableArray()
+        # the finite points: the given arrays while every value is finite, copies after a gap
+        self.f_step: Borrowed | GrowableArray = Borrowed(np.empty(0))
+        self.f_value: Borrowed | GrowableArray = Borrowed(np.empty(0))
         self.y = GrowableArray()  # transformed finite values
         self.nan_runs: list[list[int]] = []  # [start, end) in visible indices; end -1 while open
         self.min_i = -1  # finite index of the (first) minimum value
@@ -93,11 +120,12 @@ class Scan:
     def nf(self) -> int:
         return len(self.y)
 
-    def update(self, steps: np.ndarray, values: np.ndarray, key: object = None) -> None:
+    def update(self, steps: np.ndarray, values: np.ndarray, key: object = None, room: int = 0) -> None:
         """Catch up with the visible arrays: process new points, or start over if earlier ones changed.
 
         A long stretch of new points is processed in pieces (the results do not depend on
-        how points are split), which keeps the temporary arrays small.
+        how points are split), which keeps the temporary arrays small. ``room``: how many
+        points the series will likely reach (its store's reserve), room made for them once.
         """
         steps = np.asarray(steps, dtype=np.float64)
         values = np.asarray(values, dtype=np.float64)
@@ -114,7 +142,8 @@ class Scan:
         target = len(steps)
         if target - self.n > PIECE:
             for grow in (self.f_step, self.f_value, self.y):
-                grow.reserve(target)
+                if isinstance(grow, GrowableArray):
+                    grow.reserve(max(target, room))
         while self.n < target:
             end = min(target, self.n + PIECE)
             self.steps, self.values = steps[:end], values[:end]
@@ -142,9 +171,18 @@ class Scan:
         new_values = values[old:]
         finite = np.isfinite(new_values)
         self._track_nans(old, ~finite)
-        idx = np.flatnonzero(finite)
-        fv = new_values[idx]
         self.n = len(values)
+        if isinstance(self.f_value, Borrowed) and finite.all():
+            # every value so far is finite: the finite points are the given arrays themselves
+            fv = new_values
+            self.f_step, self.f_value = Borrowed(steps), Borrowed(values)
+        else:
+            if isinstance(self.f_value, Borrowed):  # the first gap: keep copies from now on
+                self.f_step, self.f_value = self.f_step.copy(len(values)), self.f_value.copy(len(values))
+            idx = np.flatnonzero(finite)
+            fv = new_values[idx]
+            self.f_step.extend(steps[old:][idx])
+            self.f_value.extend(fv)
         if not len(fv):
             return
         restart = False
@@ -156,8 +194,6 @@ class Scan:
             self.decimals = d
             restart = restart or self.nf > 0
         first_new = self.nf
-        self.f_step.extend(steps[old:][idx])
-        self.f_value.extend(fv)
         with np.errstate(divide="ignore", invalid="ignore"):
             self.y.extend(np.log(fv) if self.log else fv)
         if restart:
@@ -190,9 +226,9 @@ class Scan:
     def _track_min(self, first_new: int) -> None:
         fv = self.f_value.view
         if first_new == 0:
-            self.min_i = int(np.argmin(fv))
+            self.min_i = first_min(fv)
             return
-        j = first_new + int(np.argmin(fv[first_new:]))
+        j = first_new + first_min(fv[first_new:])
         if self.min_i < 0 or fv[j] < fv[self.min_i]:
             self.min_i = j
 
@@ -248,11 +284,7 @@ class Scan:
             idx = np.concatenate((track.cand.view, track.tail_cand))
             if not len(idx):
                 continue
-            med = track.med.view
-            base = med[idx]
-            back = idx - BACK
-            ok = back >= 0
-            base[ok] = np.minimum(base[ok], med[back[ok]])
+            base = np.concatenate((track.cand_base.view, track.baselines(track.tail_cand)))
             if len(idx) > MAX_CANDIDATES:
                 # heavy-tailed noise: follow only the highest rises (largest first is
                 # a property of the data, so every way of splitting it agrees)
@@ -260,6 +292,23 @@ class Scan:
                 keep = np.sort(np.argsort(-rise, kind="stable")[:MAX_CANDIDATES])
                 idx, base = idx[keep], base[keep]
             out.extend((track.scale, int(i), float(b)) for i, b in zip(idx, base))
+        return out
+
+
+class Borrowed:
+    """The finite points of a series that has no gap: the caller's arrays, not a copy."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.view = array
+
+    def __len__(self) -> int:
+        return len(self.view)
+
+    def copy(self, capacity: int) -> GrowableArray:
+        out = GrowableArray(capacity)
+        out.extend(self.view)
         return out
 
 
@@ -277,12 +326,14 @@ class LocalTrack:
         "values",
         "own",
         "med",
+        "med_start",
         "med_stable",
         "chunk_noise",
         "chunk_stable",
         "noise",
         "noise_stable",
         "cand",
+        "cand_base",
         "cand_stable",
         "tail_cand",
     )
@@ -291,13 +342,18 @@ class LocalTrack:
         self.scale = scale
         self.values = np.empty(0)
         self.own = GrowableArray()  # group medians (scales above 1)
-        self.med = GrowableArray()  # running median; entries before med_stable are final
+        # running median of the points from med_start on (entries before med_stable are
+        # final); earlier ones are no longer needed by the scan and are worked out again
+        # when asked for (see median)
+        self.med = GrowableArray()
+        self.med_start = 0
         self.med_stable = 0
         self.chunk_noise = (GrowableArray(), GrowableArray())  # per chunk: centred and trailing residual noise
         self.chunk_stable = 0
         self.noise = (GrowableArray(), GrowableArray())  # the same, smoothed over neighbouring chunks
         self.noise_stable = 0
         self.cand = GrowableArray(dtype=np.int64)  # candidates below cand_stable (indices at this scale)
+        self.cand_base = GrowableArray()  # ... and their baselines (see baselines)
         self.cand_stable = 0
         self.tail_cand = np.empty(0, np.int64)
 
@@ -307,21 +363,21 @@ class LocalTrack:
         done = len(parent) // SCALE_FACTOR
         if done > have:
             groups = parent[have * SCALE_FACTOR : done * SCALE_FACTOR].reshape(-1, SCALE_FACTOR)
-            self.own.extend(np.median(groups, axis=1))
+            self.own.extend(row_medians(groups))
         self.values = self.own.view
 
     def scan(self, owner: Scan) -> None:
         y = self.values
         nf = len(y)
         # running median: final where the window lies fully inside the data
-        self.med.truncate(self.med_stable)
+        self.med.truncate(self.med_stable - self.med_start)
         self.med.extend(running_median(y, LOCAL_HALF, self.med_stable, nf))
         self.med_stable = max(self.med_stable, nf - LOCAL_HALF)
-        med = self.med.view
+        med, m0 = self.med.view, self.med_start
         # chunk noise of both residuals: final once all medians of the chunk are
         c0 = self.chunk_stable
         lo = c0 * NOISE_CHUNK
-        centred, trailing = _residuals(y, med, lo, nf)
+        centred, trailing = _residuals(y, med, m0, lo, nf)
         # On a steady slope the median is the middle point itself and the residuals
         # vanish; second differences still show the noise, so they set a floor.
         floor = _chunk_mad(_second_differences(y, lo, nf), centre=False) / math.sqrt(6.0)
@@ -338,11 +394,41 @@ class LocalTrack:
         # candidates: final where the chunk's smoothed noise is
         stable_hi = self.noise_stable * NOISE_CHUNK
         if stable_hi > self.cand_stable:
-            self.cand.extend(self._candidates(owner, y, med, self.cand_stable, stable_hi))
+            found = self._candidates(owner, y, med, m0, self.cand_stable, stable_hi)
+            self.cand.extend(found)
+            self.cand_base.extend(self.baselines(found))
             self.cand_stable = stable_hi
-        self.tail_cand = self._candidates(owner, y, med, self.cand_stable, nf)
+        self.tail_cand = self._candidates(owner, y, med, m0, self.cand_stable, nf)
+        self._forget_medians()
 
-    def _candidates(self, owner: Scan, y: np.ndarray, med: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    def baselines(self, idx: np.ndarray) -> np.ndarray:
+        """The baseline of each candidate: the lower of its centred median and the one ``BACK`` before."""
+        med, m0 = self.med.view, self.med_start
+        base = med[idx - m0]
+        back = idx - BACK
+        ok = back >= 0
+        base[ok] = np.minimum(base[ok], med[back[ok] - m0])
+        return base
+
+    def median(self, lo: int, hi: int) -> np.ndarray:
+        """The running median of the values ``lo..hi`` (those forgotten are worked out again)."""
+        kept = self.med.view[max(lo, self.med_start) - self.med_start : max(hi, self.med_start) - self.med_start]
+        if lo >= self.med_start:
+            return kept
+        return np.concatenate((running_median(self.values, LOCAL_HALF, lo, min(hi, self.med_start)), kept))
+
+    def _forget_medians(self) -> None:
+        """Drop the medians no later update reads: those before the first point whose
+        residuals may still change, less ``BACK`` (once that is many, so the copy is rare)."""
+        keep = max(0, min(self.cand_stable, self.chunk_stable * NOISE_CHUNK) - BACK)
+        drop = keep - self.med_start
+        if drop < max(_FORGET_AT, len(self.med) - drop):
+            return
+        tail = GrowableArray(max(len(self.med) - drop, 1) * 2)
+        tail.extend(self.med.view[drop:])
+        self.med, self.med_start = tail, keep
+
+    def _candidates(self, owner: Scan, y: np.ndarray, med: np.ndarray, m0: int, lo: int, hi: int) -> np.ndarray:
         """Points well above the centred median, or above the median just before them.
 
         Each residual is compared with its own noise (the trailing one also carries the
@@ -351,30 +437,39 @@ class LocalTrack:
         lo = max(lo, FIRST_CANDIDATE)
         if hi <= lo:
             return np.empty(0, np.int64)
-        centred, trailing = _residuals(y, med, lo, hi)
-        chunk = np.arange(lo, hi) // NOISE_CHUNK
-        s_c = self.noise[0].view[chunk]
-        s_t = self.noise[1].view[chunk]
-        hit = centred > np.maximum(LOCAL_SIGMAS * s_c, owner.floor(med[lo:hi]))
-        with np.errstate(invalid="ignore"):
-            hit |= trailing > np.maximum(LOCAL_SIGMAS * s_t, owner.floor(med[lo - BACK : hi - BACK]))
-        return lo + np.flatnonzero(hit)
+        centred, trailing = _residuals(y, med, m0, lo, hi)
+        c0, c1 = lo // NOISE_CHUNK, -(-hi // NOISE_CHUNK)
+        skip = lo - c0 * NOISE_CHUNK
+        found = []
+        # A rise must clear both its noise and the floor: the floor is only worked out
+        # where the noise is cleared, which leaves a few points of millions.
+        for resid, noise, shift in ((centred, self.noise[0].view, 0), (trailing, self.noise[1].view, BACK)):
+            sigma = np.repeat(noise[c0:c1], NOISE_CHUNK)[skip : skip + hi - lo]
+            with np.errstate(invalid="ignore"):
+                near = np.flatnonzero(resid > LOCAL_SIGMAS * sigma)
+            if len(near):
+                at = lo + near
+                found.append(at[resid[near] > owner.floor(med[at - shift - m0])])
+        if not found:
+            return np.empty(0, np.int64)
+        return np.unique(np.concatenate(found)).astype(np.int64)
 
 
 def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
 
-def _residuals(y: np.ndarray, med: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+def _residuals(y: np.ndarray, med: np.ndarray, m0: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """Residuals of ``y[lo:hi]`` from the centred median and from the median ``BACK`` points
     earlier (so a sharp rise is measured against what preceded it even when it lasts longer
-    than half the window). NaN where a median came from a shrunken window at the start."""
-    idx = np.arange(lo, hi)
-    centred = y[lo:hi] - med[lo:hi]
-    centred[idx < LOCAL_HALF] = np.nan
-    trailing = np.full(hi - lo, np.nan)
-    ok = idx >= BACK + LOCAL_HALF
-    trailing[ok] = y[idx[ok]] - med[idx[ok] - BACK]
+    than half the window). NaN where a median came from a shrunken window at the start.
+    ``med[k]`` is the median at ``m0 + k``."""
+    centred = y[lo:hi] - med[lo - m0 : hi - m0]
+    centred[: max(0, LOCAL_HALF - lo)] = np.nan
+    trailing = np.empty(hi - lo)
+    first = min(max(lo, BACK + LOCAL_HALF), hi)
+    trailing[: first - lo] = np.nan
+    np.subtract(y[first:hi], med[first - BACK - m0 : hi - BACK - m0], out=trailing[first - lo :])
     return centred, trailing
 
 
@@ -398,22 +493,30 @@ def _chunk_mad(resid: np.ndarray, centre: bool = True) -> np.ndarray:
 
 
 def _mad_rows(block: np.ndarray, centre: bool) -> np.ndarray:
-    """Median absolute deviation of each row (about its median if ``centre``), NaN ignored."""
-    out = np.empty(len(block))
-    holes = np.isnan(block).any(axis=1)
-    full = block[~holes]
-    if len(full):
+    """Median absolute deviation of each row (about its median if ``centre``), NaN ignored.
+
+    Worked out a few rows at a time in one small buffer, so no temporary grows with the series.
+    """
+    rows, width = block.shape
+    out = np.empty(rows)
+    step = max(1, min(rows, _BUFFER_ELEMENTS // width))
+    buffer = np.empty((step, width))
+    for a in range(0, rows, step):
+        part = buffer[: min(step, rows - a)]
+        np.copyto(part, block[a : a + len(part)])
+        holes = np.flatnonzero(np.isnan(part).any(axis=1))
         if centre:
-            full = full - np.median(full, axis=1)[:, None]
-        out[~holes] = np.median(np.abs(full), axis=1)
-    for k in np.flatnonzero(holes):
-        row = block[k][~np.isnan(block[k])]
-        if not len(row):
-            out[k] = np.nan
-            continue
-        if centre:
-            row = row - np.median(row)
-        out[k] = np.median(np.abs(row))
+            part -= medians_in_place(part)[:, None]
+        np.abs(part, out=part)
+        out[a : a + len(part)] = medians_in_place(part)
+        for k in holes + a:  # rows with gaps (where medians came from a shrunken window)
+            row = block[k][~np.isnan(block[k])]
+            if not len(row):
+                out[k] = np.nan
+                continue
+            if centre:
+                row = row - np.median(row)
+            out[k] = np.median(np.abs(row))
     return out
 
 

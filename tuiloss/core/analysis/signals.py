@@ -97,21 +97,35 @@ def find_signals(series: Mapping[str, tuple[np.ndarray, np.ndarray]], analyze=No
     return out
 
 
+#: Points compared at a time when looking for drops (no temporary grows with the series).
+_PIECE = 1 << 16
+
+
 def _drops(kind: str, steps: np.ndarray, values: np.ndarray) -> list[Signal]:
     ok = np.isfinite(values)
-    steps, values = steps[ok], values[ok]
+    if not ok.all():  # a gap: each value is compared with the finite one before it
+        steps, values = steps[ok], values[ok]
     if len(values) < 2:
         return []
-    prev, cur = values[:-1], values[1:]
-    if kind == "skipped":
-        hit = np.flatnonzero(cur > prev)
-    else:
-        factor = SCALE_DROP if kind == "loss_scale" else LR_DROP
-        with np.errstate(all="ignore"):
-            hit = np.flatnonzero((prev > 0) & (cur * factor < prev))
+    factor = SCALE_DROP if kind == "loss_scale" else LR_DROP
+    hits: list[np.ndarray] = []
+    count = 0
+    for lo in range(1, len(values), _PIECE):  # stops once MAX_SIGNALS drops are found
+        hi = min(len(values), lo + _PIECE)
+        prev, cur = values[lo - 1 : hi - 1], values[lo:hi]
+        if kind == "skipped":
+            hit = np.flatnonzero(cur > prev)
+        else:
+            with np.errstate(all="ignore"):
+                hit = np.flatnonzero((prev > 0) & (cur * factor < prev))
+        if len(hit):
+            hits.append(hit + lo - 1)
+            count += len(hit)
+            if count >= MAX_SIGNALS:
+                break
     out = []
-    for i in hit[:MAX_SIGNALS]:
-        before, after = float(prev[i]), float(cur[i])
+    for i in np.concatenate(hits)[:MAX_SIGNALS] if hits else ():
+        before, after = float(values[i]), float(values[i + 1])
         out.append(Signal(kind, float(steps[i + 1]), after, before, describe.drop_evidence(kind, before, after)))
     return out
 

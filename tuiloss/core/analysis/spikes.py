@@ -220,7 +220,7 @@ def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.
         return 0.0
     chunk = np.minimum(np.arange(lo, hi) // NOISE_CHUNK, len(noise) - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        near = (y[lo:hi] - track.med.view[lo:hi]) / noise[chunk]
+        near = (y[lo:hi] - track.median(lo, hi)) / noise[chunk]
     onsets, ends = spans
     ends = np.where(ends >= 0, ends, len(y))
     for k in np.flatnonzero((ends + LOCAL_HALF > lo) & (onsets - LOCAL_HALF < hi)):

@@ -15,6 +15,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 MAD_SCALE = 1.4826
 #: Running medians partition at most this many window elements at a time (memory bound).
 _PIECE_ELEMENTS = 1 << 22
+#: Values sorted at a time by the running median of long series: a buffer that stays in cache.
+_BUFFER_ELEMENTS = 1 << 17
 
 
 def window_bounds(i: int, n: int, half: int) -> tuple[int, int]:
@@ -37,7 +39,8 @@ def running_median(y: np.ndarray, half: int, lo: int = 0, hi: int | None = None)
     """Centred running median of a finite array, for indices ``lo..hi``.
 
     Windows follow :func:`window_bounds`. Each output is an exact order statistic of
-    its window, so computing a range in pieces gives the same numbers as in one go.
+    its window (the mean of the middle two for an even window), so computing a range in
+    pieces gives the same numbers as in one go.
 
     Args:
         y: finite values.
@@ -56,36 +59,100 @@ def running_median(y: np.ndarray, half: int, lo: int = 0, hi: int | None = None)
     out = np.empty(hi - lo)
     half = max(0, int(half))
     width = 2 * half + 1
+    if n < width:  # every window is a prefix: [0, 2i+1) at the start, [0, n) after
+        lengths = np.minimum(2 * np.arange(lo, hi) + 1, n)
+        out[:] = _prefix_medians(y, lengths)
+        return out
     mid_lo, mid_hi = max(lo, half), min(hi, n - half)
-    if n >= width and mid_hi > mid_lo:
-        # in pieces, so the partitioned copy of the windows stays small
-        piece = max(1, _PIECE_ELEMENTS // width)
-        for a in range(mid_lo, mid_hi, piece):
-            b = min(mid_hi, a + piece)
-            view = sliding_window_view(y[a - half : b + half], width)
-            out[a - lo : b - lo] = np.partition(view, half, axis=1)[:, half]
-    else:
-        mid_lo = mid_hi = hi
-    # The start: windows [0, 2i+1) for i < half, all at once (NaN pads sort last).
-    head = [i for i in range(lo, min(hi, half)) if not (mid_lo <= i < mid_hi) and 2 * i + 1 <= n]
-    if head:
-        top = 2 * head[-1] + 1
-        grid = np.full((len(head), top), np.nan)
-        for row, i in enumerate(head):
-            grid[row, : 2 * i + 1] = y[: 2 * i + 1]
-        grid.sort(axis=1)
-        out[np.array(head) - lo] = grid[np.arange(len(head)), np.array(head)]
-    done = set(head)
-    cache: dict[tuple[int, int], float] = {}
-    for i in range(lo, hi):
-        if mid_lo <= i < mid_hi or i in done:
-            continue
-        a, b = window_bounds(i, n, half)
-        value = cache.get((a, b))
-        if value is None:
-            value = cache[(a, b)] = float(np.median(y[a:b]))
-        out[i - lo] = value
+    if mid_hi > mid_lo:
+        _full_windows(y, half, mid_lo, mid_hi, out[mid_lo - lo : mid_hi - lo])
+    if lo < half:  # the start: windows [0, 2i+1)
+        top = min(hi, half)
+        out[: top - lo] = _prefix_medians(y, 2 * np.arange(lo, top) + 1)
+    if hi > n - half:  # the end: the last full window
+        first = max(lo, n - half)
+        out[first - lo :] = _middle_pair(np.sort(y[n - width :]), width)
     return out
+
+
+def _full_windows(y: np.ndarray, half: int, a: int, b: int, out: np.ndarray) -> None:
+    """Medians of the full windows centred at ``a..b`` into ``out``.
+
+    Two neighbouring windows share ``2*half`` points: the order statistics ``half - 1`` and
+    ``half`` of those shared points, once, give both medians (the one point each window adds
+    lands between them or is clipped to them). The shared points are sorted in pieces, in one
+    small buffer that stays resident, so no temporary grows with the series.
+    """
+    if half == 0:
+        out[:] = y[a:b]
+        return
+    core = 2 * half
+    pairs = (b - a) // 2
+    rows = max(1, min(pairs, _BUFFER_ELEMENTS // core))
+    buffer = np.empty((rows, core))
+    for p in range(0, pairs, rows):
+        m = min(rows, pairs - p)
+        i = a + 2 * p  # the pair's first window is centred at i, its second at i + 1
+        shared = buffer[:m]
+        np.copyto(shared, sliding_window_view(y[i - half + 1 : i + half + 2 * m - 1], core)[::2])
+        shared.sort(axis=1)
+        low, high = shared[:, half - 1], shared[:, half]
+        np.clip(y[i - half : i - half + 2 * m : 2], low, high, out=out[2 * p : 2 * p + 2 * m : 2])
+        np.clip(y[i + half + 1 : i + half + 1 + 2 * m : 2], low, high, out=out[2 * p + 1 : 2 * p + 2 * m : 2])
+    if (b - a) % 2:  # one window left over
+        out[-1] = _middle_pair(np.sort(y[b - 1 - half : b + half]), 2 * half + 1)
+
+
+def _middle_pair(ordered: np.ndarray, size: int) -> float:
+    """The median of the first ``size`` values of a sorted array, as ``np.median`` gives it."""
+    k = size // 2
+    if size % 2:
+        return ordered[k]
+    return (ordered[k - 1] + ordered[k]) / 2
+
+
+def _prefix_medians(y: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The median of ``y[:m]`` for each ``m`` of ``lengths`` (each at least 1)."""
+    unique, where = np.unique(lengths, return_inverse=True)
+    top = int(unique[-1])
+    if len(unique) * top > _PIECE_ELEMENTS:
+        medians = np.array([_middle_pair(np.sort(y[:m]), int(m)) for m in unique])
+        return medians[where]
+    inside = np.arange(top)[None, :] < unique[:, None]
+    grid = np.where(inside, y[:top][None, :], np.inf)  # what lies past a prefix sorts last
+    grid.sort(axis=1)
+    rows, k = np.arange(len(unique)), unique // 2
+    odd = grid[rows, k]
+    even = (grid[rows, np.maximum(k - 1, 0)] + odd) / 2
+    return np.where(unique % 2 == 1, odd, even)[where]
+
+
+def row_medians(block: np.ndarray) -> np.ndarray:
+    """``np.median(block, axis=1)`` of finite rows, worked out a few rows at a time in one small
+    buffer (no temporary grows with ``block``)."""
+    rows, width = block.shape
+    out = np.empty(rows)
+    if not rows or not width:
+        out[:] = np.nan
+        return out
+    step = max(1, min(rows, _BUFFER_ELEMENTS // width))
+    buffer = np.empty((step, width))
+    for a in range(0, rows, step):
+        part = buffer[: min(step, rows - a)]
+        np.copyto(part, block[a : a + len(part)])
+        out[a : a + len(part)] = medians_in_place(part)
+    return out
+
+
+def medians_in_place(part: np.ndarray) -> np.ndarray:
+    """The median of each row of ``part`` (finite values), reordering the rows to find it."""
+    width = part.shape[1]
+    k = width // 2
+    if width % 2:
+        part.partition(k, axis=1)
+        return part[:, k].copy()
+    part.partition(k, axis=1)  # one order statistic: numpy's vectorised selection
+    return (part[:, :k].max(axis=1) + part[:, k]) / 2  # the one below is the largest before it
 
 
 def robust_sigma(values: np.ndarray) -> float:

@@ -22,6 +22,7 @@ import io
 import os
 import re
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -51,9 +52,7 @@ class CsvParser:
         # bad cell counts the same wherever reads split the file; a column that never
         # held a number is text (dates, split names).
         self.metric_columns: set[str] = set()
-        # readers of the pieces of big chunks, one per piece, kept while the file is
-        # read to its end: a buffer reader's buffers are then reused, not faulted in anew
-        self._readers: list[BufferReader | CallReader | None] = []
+        self._reading = False  # a big read was made and the file is not read to its end yet
         self._last_header: tuple[bytes, list[str], str | None, str | None, int] | None = None
 
     def restart(self) -> None:
@@ -61,7 +60,7 @@ class CsvParser:
         writer going, like logrotate's copytruncate) the last one stays, if the first line is a row."""
         if self.header is not None:
             self._last_header = (self.header, self.columns, self.step_column, self.delimiter, self.rows)
-        self._readers = []
+        self.rest()
         self.header = None
         self.columns = []
         self.step_column = None
@@ -69,8 +68,10 @@ class CsvParser:
         self.metric_columns = set()
 
     def rest(self) -> None:
-        """The source has read the file to its end: free what big reads kept."""
-        self._readers = []
+        """The source has read the file to its end: free what big reads kept (see :class:`_Kept`)."""
+        if self._reading:
+            self._reading = False
+            _kept.done(self)
 
     def feed(self, data: bytes, first_line: int) -> Batch:
         return self.feed_range(data, 0, len(data), first_line)
@@ -138,17 +139,22 @@ class CsvParser:
         width = len(self.columns)
         workers = _workers()
         pieces = _split_lines(data, start, end, workers * _PIECES_PER_WORKER if workers > 1 else 1)
+        key = None
         if len(pieces) == 1:
-            jobs = [(*pieces[0], width, None)]
+            readers: list = [None]
         else:
-            self._readers.extend([None] * (len(pieces) - len(self._readers)))
-            jobs = [(*piece, width, slot) for slot, piece in enumerate(pieces)]
+            key = (piece_reader_kind(), width, self.delimiter)  # pandas: only for big chunks
+            if not self._reading:
+                self._reading = True
+                _kept.begin(self)
+            readers = _kept.take(key, len(pieces))
+        jobs = [(*piece, width, k) for k, piece in enumerate(pieces)]
 
         def attempt(job) -> tuple[list[np.ndarray], list[bool]] | None:
             if data.find(b"\r", job[0], job[1]) >= 0:
                 return None  # scanned here, while other pieces parse without the GIL
             try:
-                arrays = self._read_piece(data, *job)
+                arrays = self._read_piece(data, *job, readers)
             except Exception:  # a cell that is not a number, a bad row, hostile bytes
                 return None
             return arrays, [_has_nan(values) for values in arrays]  # while the piece is in cache
@@ -156,6 +162,8 @@ class CsvParser:
         # Every piece is waited for, failed or not: a piece still parsing must not
         # share its reader with the next chunk.
         parts = [attempt(jobs[0])] if len(jobs) == 1 else list(_pool().map(attempt, jobs))
+        if len(jobs) > 1:
+            _kept.give(key, readers)
         if any(part is None for part in parts):
             return None
         arrays = parts[0][0] if len(parts) == 1 else _gather([part[0] for part in parts])
@@ -168,31 +176,32 @@ class CsvParser:
                 return None  # a blank line or a row of empty cells: told apart by the general path
         return dict(zip(self.columns, arrays)), gappy
 
-    def _read_piece(self, data: bytes, start: int, end: int, width: int, slot: int | None) -> list[np.ndarray]:
+    def _read_piece(self, data: bytes, start: int, end: int, width: int, slot: int, readers: list) -> list[np.ndarray]:
         """``data[start:end]`` as ``width`` float64 columns; raises on a cell that is not a number.
 
         A row with too many fields raises too, so every line is a row. A piece of a
-        big chunk (``slot`` given) goes to that slot's reader; a small chunk of plain
-        numbers is read without pandas (:mod:`~tuiloss.core.formats.plain`), any other
-        small chunk by this thread's reader of small chunks.
+        big chunk (``readers`` more than one) goes to its slot's reader, taken from the
+        kept ones (made if none is free); a small chunk of plain numbers is read without
+        pandas (:mod:`~tuiloss.core.formats.plain`), any other small chunk by this
+        thread's reader of small chunks.
         """
-        if slot is None:
+        if len(readers) == 1:
             if plain.wanted(end - start):  # else pandas is loaded and faster: no copy for nothing
                 table = plain.plain_table(data[start:end], width, self.delimiter, gaps=True)
                 if table is not None:
                     return list(table)
             reader = _small_reader(width, self.delimiter)
         else:
-            reader = self._readers[slot]
-            if reader is None or reader.kind != piece_reader_kind():
-                reader = self._readers[slot] = new_piece_reader(width, self.delimiter)
+            reader = readers[slot]
+            if reader is None:
+                reader = readers[slot] = new_piece_reader(width, self.delimiter)
         try:
             return reader.read(data, start, end)
         except BaseException:  # its state after a failed read is unknown: it is not used again
-            if slot is None:
+            if len(readers) == 1:
                 _small.readers.pop((reader.kind, width, self.delimiter), None)
             else:
-                self._readers[slot] = None
+                readers[slot] = None
             raise
 
     def _take_header(self, data: bytes, start: int, end: int, first_line: int) -> tuple[int, int, int]:
@@ -465,6 +474,83 @@ class BufferReader:
 
 #: What a buffer reader is left loaded with between reads (it refuses an empty buffer).
 _NOTHING = b"\n"
+
+
+class _Kept:
+    """The readers of big chunks' pieces, kept while some CSV file is read to its end.
+
+    A buffer reader's buffers (tens of MB for a 16 MiB chunk) are then reused, not faulted
+    in anew for each chunk. Every file being read shares them: the reads of many big logs
+    take turns, so the buffers kept are those of one chunk's pieces, not one set per file.
+    When no file is left mid-read, they are freed.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: dict[tuple, list] = {}
+        self._reading: weakref.WeakSet = weakref.WeakSet()  # a parser dropped mid-file leaves it
+
+    def begin(self, parser: object) -> None:
+        with self._lock:
+            self._reading.add(parser)
+
+    def done(self, parser: object) -> None:
+        with self._lock:
+            self._reading.discard(parser)
+            if self._reading or not self._free:
+                return
+            self._free.clear()
+        release_freed_memory()
+
+    def take(self, key: tuple, count: int) -> list:
+        """``count`` readers for ``key`` (None where a new one must be made)."""
+        with self._lock:
+            free = self._free.get(key, [])
+            taken, self._free[key] = free[:count], free[count:]
+        return taken + [None] * (count - len(taken))
+
+    def give(self, key: tuple, readers: list) -> None:
+        """Readers back after a chunk (those that failed are None and dropped)."""
+        with self._lock:
+            if self._reading:
+                free = self._free.setdefault(key, [])
+                free.extend(reader for reader in readers if reader is not None)
+                del free[_KEPT_READERS:]
+                while len(self._free) > _KEPT_KEYS:  # the oldest layout goes
+                    self._free.pop(next(iter(self._free)))
+
+    def kept(self) -> list:
+        """Every reader kept now (for tests)."""
+        with self._lock:
+            return [reader for free in self._free.values() for reader in free]
+
+
+_kept = _Kept()
+#: Readers kept per layout (a chunk is read in at most this many pieces), and layouts kept.
+_KEPT_READERS = 16
+_KEPT_KEYS = 4
+
+
+def release_freed_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc; elsewhere nothing to do).
+
+    Big reads are kept under the allocator's largest mmap threshold so their buffers are
+    reused (see ``tail.DEFAULT_MAX_READ``); the price is that what they freed stays in the
+    heap, resident, once a load is over: a few hundred MB after ten big logs.
+    """
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim = None
 
 
 _small = threading.local()  # each thread's readers of small chunks, by (kind, width, delimiter)

@@ -41,7 +41,7 @@ from typing import Callable
 import numpy as np
 
 from tuiloss.core.formats.counters import note_repeats
-from tuiloss.core.formats.tfrecord import FOOTER, HEADER, MASK32, MASK_DELTA
+from tuiloss.core.formats.tfrecord import FOOTER, HEADER, MASK32, MASK_DELTA, crc32c_rows, masked_rows
 from tuiloss.core.model import Batch
 
 MISSING_EXTRA = (
@@ -160,20 +160,21 @@ class EventDecoder:
         header_crcs = self._header_crcs
         unpack_header = HEADER.unpack_from
         unpack_footer = FOOTER.unpack_from
-        event_class = self._event_class
-        event = event_class()
-        parse = event.ParseFromString
-        # Parsing into one message again and again grows its upb arena without
-        # bound, so a fresh message takes over every _REUSE records.
-        reuse = _REUSE
-        decode_error = self._decode_error
-        plugins = self._plugins
-        # Points go into array('d') columns: no Python float object is kept per point.
-        columns: dict[str, tuple[array, array]] = {}
+        # Records whose framing and CRCs are good, decoded after the walk: (start, end, number).
+        starts, ends, numbers = array("q"), array("q"), array("q")
         skip = 0
         broken_at = None
+        recent: list[int] = []  # lengths of the last records walked one by one
         while pos + 12 <= size:
+            if len(recent) >= 4:
+                taken = self._walk_pattern(data, pos, recent, starts, ends, numbers, record, batch)
+                if taken:
+                    pos, record = taken
+                    recent.clear()
+                    continue
             length, stored = unpack_header(view, pos)
+            recent.append(length)
+            del recent[:-8]
             if crc is not None:
                 # The header CRC depends only on the length: remember it per length.
                 expected = header_crcs.get(length)
@@ -198,9 +199,8 @@ class EventDecoder:
                 break
             if end + 4 > size:
                 break  # the rest of this record has not been written yet
-            body = view[start:end]
             if crc is not None:
-                value = crc(body)
+                value = crc(view[start:end])
                 if (((value >> 15) | (value << 17)) + MASK_DELTA) & MASK32 != unpack_footer(
                     view, end
                 )[0]:
@@ -209,16 +209,148 @@ class EventDecoder:
                     pos = end + 4
                     continue
             pos = end + 4
+            starts.append(start)
+            ends.append(end)
+            numbers.append(record)
+            record += 1
+        if final and broken_at is None and skip == 0 and pos < size:
+            batch.skip("incomplete record at end of file", record)
+            record += 1
+            pos = size
+        columns = self._decode(data, np.frombuffer(starts, np.int64), np.frombuffer(ends, np.int64),
+                               np.frombuffer(numbers, np.int64), batch)
+        for tag, (steps, points) in columns.items():
+            batch.add(tag, steps, points)
+        note_repeats(batch)  # Ultralytics logs every batch's loss at step = epoch
+        return RecordsRead(pos, record - first_record, skip, broken_at)
+
+    def _walk_pattern(self, data: bytes, pos: int, recent: list[int], starts: array, ends: array,
+                      numbers: array, record: int, batch: Batch) -> tuple[int, int] | None:
+        """Walk many records at once where their lengths repeat a short pattern.
+
+        Writers log the same tags over and over, so record lengths cycle (loss, lr, loss,
+        lr, ...), changing only when the step gains a digit. When the last records walked
+        one by one repeat a cycle, the headers where that cycle would put the next
+        records are read together, with their length CRCs, and the records are taken up
+        to the first that breaks the cycle; their data CRCs are then checked together.
+        Returns the position and record number after them, or None (walk one by one).
+        """
+        cycle = None
+        for period in (1, 2, 3, 4):
+            if len(recent) >= 2 * period and recent[-period:] == recent[-2 * period : -period]:
+                cycle = recent[-period:]
+                break
+        if cycle is None or max(cycle) > MAX_RECORD:
+            return None
+        size = len(data)
+        spans = np.array(cycle, np.int64) + 16
+        whole = int(spans.sum())
+        rounds = min((size - pos) // whole, _PATTERN_ROUNDS)
+        if rounds < 1:
+            return None
+        offsets = np.concatenate(([0], np.cumsum(spans)[:-1]))
+        heads = (pos + np.arange(rounds, dtype=np.int64)[:, None] * whole + offsets[None, :]).ravel()
+        buf = np.frombuffer(data, np.uint8)
+        lengths = _read_le(buf, heads, 8)
+        good = lengths == np.tile(np.array(cycle, np.uint64), rounds)
+        crc = self._crc
+        if crc is not None:
+            expected = np.array([self._header_crc(length) for length in cycle], np.uint64)
+            good &= _read_le(buf, heads + 8, 4) == np.tile(expected, rounds)
+        count = len(heads) if good.all() else int(np.argmin(good))
+        if count < 2:
+            return None
+        heads = heads[:count]
+        lengths = lengths[:count].astype(np.int64)
+        first, last = heads + 12, heads + 12 + lengths
+        number = record + np.arange(count, dtype=np.int64)
+        if crc is not None:
+            found = np.empty(count, np.uint32)
+            for length in set(cycle):  # the records of one length, checked together
+                rows = np.flatnonzero(lengths == length)
+                found[rows] = crc32c_rows(buf[first[rows, None] + np.arange(length)])
+            right = masked_rows(found) == _read_le(buf, last, 4)
+            for k in np.flatnonzero(~right):
+                batch.skip("bad CRC", int(number[k]))
+            first, last, number = first[right], last[right], number[right]
+        starts.extend(first.tolist())
+        ends.extend(last.tolist())
+        numbers.extend(number.tolist())
+        return int(heads[-1] + 16 + lengths[-1]), record + count
+
+    def _header_crc(self, length: int) -> int:
+        """The masked CRC of a record header holding ``length`` (remembered per length)."""
+        expected = self._header_crcs.get(length)
+        if expected is None:
+            value = self._crc(struct.pack("<Q", length))
+            expected = (((value >> 15) | (value << 17)) + MASK_DELTA) & MASK32
+            if len(self._header_crcs) < 4096:
+                self._header_crcs[length] = expected
+        return expected
+
+    def _decode(self, data: bytes, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray,
+                batch: Batch) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The points of the records ``data[starts[k]:ends[k]]``, by tag, in record order.
+
+        The common event (one ``simple_value`` with its wall time and step, as PyTorch's
+        ``SummaryWriter`` and TF1 write it) is read for all records at once with numpy
+        (see :func:`simple_scalars`); every other record goes through protobuf.
+        """
+        fast = simple_scalars(data, starts, ends)
+        found: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        if fast is not None:
+            ok, steps, values, tag_start, tag_end = fast
+            keep = np.flatnonzero(ok)
+            if len(keep):
+                for raw, rows in _by_tag(data, tag_start[keep], tag_end[keep]):
+                    at = keep[rows]
+                    try:
+                        tag = raw.decode("utf-8")
+                    except UnicodeDecodeError:  # protobuf refuses such a record: so does the slow path
+                        ok[at] = False
+                        continue
+                    found.setdefault(tag, []).append((numbers[at], steps[at].astype(np.float64), values[at]))
+            rest = np.flatnonzero(~ok)
+        else:
+            rest = np.arange(len(starts))
+        if len(rest):
+            for tag, (order, steps, points) in self._decode_slowly(data, starts[rest], ends[rest], numbers[rest], batch).items():
+                found.setdefault(tag, []).append((order, steps, points))
+        columns = {}
+        for tag, parts in found.items():
+            if len(parts) == 1:
+                columns[tag] = (parts[0][1], parts[0][2])
+                continue
+            order = np.concatenate([part[0] for part in parts])
+            sort = np.argsort(order, kind="stable")
+            columns[tag] = (np.concatenate([part[1] for part in parts])[sort],
+                            np.concatenate([part[2] for part in parts])[sort])
+        return dict(sorted(columns.items(), key=lambda item: _first_record(found[item[0]])))
+
+    def _decode_slowly(self, data: bytes, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray,
+                       batch: Batch) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Records decoded one by one by protobuf: ``{tag: (record numbers, steps, points)}``."""
+        view = memoryview(data)
+        event_class = self._event_class
+        event = event_class()
+        parse = event.ParseFromString
+        # Parsing into one message again and again grows its upb arena without
+        # bound, so a fresh message takes over every _REUSE records.
+        reuse = _REUSE
+        decode_error = self._decode_error
+        plugins = self._plugins
+        # Points go into array('d') columns: no Python float object is kept per point.
+        columns: dict[str, tuple[array, array, array]] = {}
+        for start, end, record in zip(starts.tolist(), ends.tolist(), numbers.tolist()):
             reuse -= 1
             if not reuse:
                 reuse = _REUSE
                 event = event_class()
                 parse = event.ParseFromString
             try:
-                parse(body)
+                parse(view[start:end])
             except decode_error:
                 batch.skip("undecodable event", record)
-                record += 1
                 continue
             values = event.summary.value
             if len(values) == 1:
@@ -235,22 +367,15 @@ class EventDecoder:
                     tag = value.tag or value.node_name
                     column = columns.get(tag)
                     if column is None:
-                        column = columns[tag] = (array("d"), array("d"))
-                    column[0].append(event.step)
-                    column[1].append(point)
-                    record += 1
+                        column = columns[tag] = (array("q"), array("d"), array("d"))
+                    column[0].append(record)
+                    column[1].append(event.step)
+                    column[2].append(point)
                     continue
             if values:
                 self._collect(event.step, values, columns, batch, record)
-            record += 1
-        if final and broken_at is None and skip == 0 and pos < size:
-            batch.skip("incomplete record at end of file", record)
-            record += 1
-            pos = size
-        for tag, (steps, points) in columns.items():
-            batch.add(tag, np.frombuffer(steps), np.frombuffer(points))
-        note_repeats(batch)  # Ultralytics logs every batch's loss at step = epoch
-        return RecordsRead(pos, record - first_record, skip, broken_at)
+        return {tag: (np.frombuffer(order, np.int64), np.frombuffer(steps), np.frombuffer(points))
+                for tag, (order, steps, points) in columns.items()}
 
     def _collect(self, step: int, values, columns: dict, batch: Batch, record: int) -> None:
         plugins = self._plugins
@@ -276,9 +401,95 @@ class EventDecoder:
                 continue  # images, histograms, audio: not scalars
             column = columns.get(tag)
             if column is None:
-                column = columns[tag] = (array("d"), array("d"))
-            column[0].append(step)
-            column[1].append(point)
+                column = columns[tag] = (array("q"), array("d"), array("d"))
+            column[0].append(record)
+            column[1].append(step)
+            column[2].append(point)
+
+
+#: Cycles of records checked at once by EventDecoder._walk_pattern.
+_PATTERN_ROUNDS = 1 << 15
+
+
+def _read_le(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """The little-endian unsigned integers of ``width`` bytes at offsets ``at`` of ``buf``."""
+    raw = buf[at[:, None] + np.arange(width)].astype(np.uint64)
+    return (raw << (np.uint64(8) * np.arange(width, dtype=np.uint64))).sum(axis=1, dtype=np.uint64)
+
+
+def _first_record(parts: list) -> int:
+    return min(int(part[0][0]) for part in parts)
+
+
+#: Bytes of the common event around its tag: the wall time (field 1, fixed64), the step
+#: (field 2, varint), the summary (field 5) holding one value (field 1) whose tag (field 1)
+#: is followed by its simple_value (field 2, fixed32).
+_WALL, _STEP, _SUMMARY, _VALUE, _TAG, _SIMPLE = 0x09, 0x10, 0x2A, 0x0A, 0x0A, 0x15
+#: Steps up to this many varint bytes (7 bits each) are read by the vectorised path.
+_STEP_BYTES = 8
+
+
+def simple_scalars(data: bytes, starts: np.ndarray, ends: np.ndarray):
+    """The records holding exactly the common event, read together with numpy.
+
+    A record is that event when its bytes are, in this order and nothing else:
+    ``09`` + 8 bytes of wall time, ``10`` + the step as a varint, ``2A`` + the summary's
+    length, ``0A`` + the value's length, ``0A`` + the tag's length + the tag,
+    ``15`` + the float32 value; with every length agreeing with the record's. Anything
+    else (a step of 0 or a wall time of 0, which protobuf leaves out; a tensor; a second
+    value; metadata) is left to protobuf.
+
+    Returns:
+        None when there is no record; else ``(ok, steps, values, tag_start, tag_end)``,
+        arrays over the records (only the ``ok`` entries mean anything).
+    """
+    n = len(starts)
+    if not n:
+        return None
+    buf = np.frombuffer(data, np.uint8)
+    pad = np.zeros(len(buf) + 32, np.uint8)  # reads past a short record land in zeros
+    pad[: len(buf)] = buf
+    length = ends - starts
+    ok = (length >= 24) & (pad[starts] == _WALL) & (pad[starts + 9] == _STEP)
+    # the step: a varint of 1 to _STEP_BYTES bytes from starts + 10
+    at = starts + 10
+    raw = pad[at[:, None] + np.arange(_STEP_BYTES)]
+    more = raw >= 0x80
+    width = np.argmin(more, axis=1) + 1  # the first byte without a continuation bit ends it
+    ok &= ~more.all(axis=1)
+    weights = np.left_shift(np.uint64(1), (7 * np.arange(_STEP_BYTES)).astype(np.uint64))
+    used = np.arange(_STEP_BYTES)[None, :] < width[:, None]
+    steps = ((raw & 0x7F).astype(np.uint64) * weights * used).sum(axis=1, dtype=np.uint64).astype(np.int64)
+    s = at + width  # the summary's field byte
+    tag_len = pad[s + 5].astype(np.int64)
+    ok &= (pad[s] == _SUMMARY) & (pad[s + 1] == tag_len + 9) & (pad[s + 2] == _VALUE)
+    ok &= (pad[s + 3] == tag_len + 7) & (pad[s + 4] == _TAG) & (tag_len > 0) & (tag_len < 119)
+    tag_start = s + 6
+    tag_end = tag_start + tag_len
+    ok &= pad[np.minimum(tag_end, len(pad) - 1)] == _SIMPLE
+    ok &= tag_end + 5 == ends
+    value_at = np.where(ok, tag_end + 1, 0)
+    values = pad[value_at[:, None] + np.arange(4)].copy().view("<f4")[:, 0].astype(np.float64)
+    return ok, steps, values, tag_start, tag_end
+
+
+def _by_tag(data: bytes, tag_start: np.ndarray, tag_end: np.ndarray):
+    """``(tag bytes, rows)`` for each tag of the records, rows in record order, tags by first record.
+
+    Records of one tag usually follow a pattern (loss, lr, loss, lr, ...): the tags are
+    compared as fixed-width byte rows, so one sort finds them all.
+    """
+    width = int((tag_end - tag_start).max())
+    buf = np.frombuffer(data, np.uint8)
+    pad = np.zeros(len(buf) + width, np.uint8)
+    pad[: len(buf)] = buf
+    rows = pad[tag_start[:, None] + np.arange(width)]
+    rows[np.arange(width)[None, :] >= (tag_end - tag_start)[:, None]] = 0
+    keys = np.ascontiguousarray(rows).view(np.dtype((np.void, width)))[:, 0]
+    unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    for k in np.argsort(first, kind="stable"):
+        i = int(first[k])
+        yield bytes(data[int(tag_start[i]) : int(tag_end[i])]), np.flatnonzero(inverse == k)
 
 
 def tensor_scalar(tensor) -> float | None:

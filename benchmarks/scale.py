@@ -1,0 +1,230 @@
+"""Scale rows: `tuiloss report` on one long CSV run, resident memory per point, `watch` at 100M points.
+
+- **report**: ``tuiloss report FILE`` (start, read, analyse, print) against
+  ``python -c "pandas.read_csv(FILE)"`` on the same file, both as fresh processes,
+  alternating; the ratio is the median of the pairs.
+- **report-memory**: the peak resident memory (``ru_maxrss`` of the process, from
+  ``wait4``) of ``tuiloss report`` over the points it stored, on one CSV run of 20M
+  points (10M lines of ``step,loss,lr``) and on ten runs of 10M points each (100M).
+  The whole process counts: the interpreter, numpy and pandas, the store, the analysis.
+- **watch-scale**: ``tuiloss watch`` on the ten runs of 10M points in a pseudo-terminal:
+  the load time (until the status bar shows every point), then how long its CPU takes to
+  go quiet (the analyses of every run done: the findings settled), and the peak resident
+  memory by then (``VmHWM``).
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+from benchmarks.datagen import DATA_DIR, cached_log
+from benchmarks.measure import Row, Timing, ratio_row
+
+REPORT_TARGET = 2.0
+BYTES_PER_POINT = 24.0
+WATCH_RSS = 2.4e9
+POINTS_PER_LINE = 2  # step,loss,lr: loss and lr
+CLOCK = os.sysconf("SC_CLK_TCK")
+
+
+def _tuiloss() -> str:
+    return os.path.join(os.path.dirname(sys.executable), "tuiloss")
+
+
+def _env() -> dict:
+    from benchmarks.ui import PYCACHE
+
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=PYCACHE)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _child(args: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak resident bytes of one process, its output discarded."""
+    began = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - began
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} exited {proc.returncode}: {err[-500:]}")
+    return seconds, usage.ru_maxrss * 1024
+
+
+def _pandas(path: str) -> list[str]:
+    return [sys.executable, "-c", f"import pandas; pandas.read_csv({path!r})"]
+
+
+def report(lines: int, repeat: int) -> Row:
+    path = cached_log("csv", lines)
+    ours, theirs = [_tuiloss(), "report", path], _pandas(path)
+    _child(ours), _child(theirs)  # byte code and page cache warm, not counted
+    timing, peaks = Timing(), []
+    for k in range(repeat):
+        order = (ours, theirs) if k % 2 else (theirs, ours)
+        for args in order:
+            seconds, peak = _child(args)
+            (timing.ours if args is ours else timing.baseline).append(seconds)
+            if args is ours:
+                peaks.append(peak)
+    note = (
+        f"{lines:,} lines ({os.path.getsize(path) / 1e6:,.0f} MB), every point stored and the loss analysed;"
+        f" both timed as fresh processes; peak RSS {max(peaks) / 1e6:,.0f} MB"
+    )
+    return ratio_row("report", f"`tuiloss report` on one CSV run of {lines / 1e6:g}M lines / `pandas.read_csv`",
+                     timing, REPORT_TARGET, note)
+
+
+def runs_folder(runs: int, lines: int) -> str:
+    """``runs`` run folders, each holding a copy of one cached ``lines``-line CSV log."""
+    root = os.path.join(DATA_DIR, "scale", f"runs-{runs}x{lines}")
+    done = os.path.join(root, ".done")
+    if not os.path.exists(done):
+        shutil.rmtree(root, ignore_errors=True)
+        source = cached_log("csv", lines)
+        for k in range(runs):
+            target = os.path.join(root, f"run{k:02d}", "metrics.csv")
+            os.makedirs(os.path.dirname(target))
+            shutil.copyfile(source, target)
+        open(done, "w").close()
+    return root
+
+
+def report_memory(small_lines: int, run_lines: int, runs: int, whole: bool = True) -> Row:
+    """Peak RSS per stored point of ``tuiloss report`` on one run and on ``runs`` runs.
+
+    ``whole``: the whole process counts, at each size. Else (``--quick``, where a few
+    million points are outweighed by what does not grow with them: the interpreter, pandas,
+    one chunk's parse buffers) the slope from one run of ``small_lines`` to one of ``run_lines``:
+    the second peak's growth over the first, per point added.
+    """
+    second = (runs_folder(runs, run_lines), runs * run_lines) if whole else (cached_log("csv", run_lines), run_lines)
+    cases = [(cached_log("csv", small_lines), small_lines), second]
+    _child([_tuiloss(), "report", cached_log("csv", 1_000)])  # byte code written, not counted
+    peaks = []
+    for path, lines in cases:
+        _, peak = _child([_tuiloss(), "report", path])
+        peaks.append((peak, lines * POINTS_PER_LINE))
+    (first, p1), (second, p2) = peaks
+    if whole:
+        worst = max(first / p1, second / p2)
+        counted = "the whole process: interpreter, numpy, pandas, the store and the analysis"
+    else:
+        worst = (second - first) / (p2 - p1)
+        counted = f"per point added from {p1 / 1e6:.0f}M to {p2 / 1e6:.0f}M points"
+    note = "; ".join(f"{points / 1e6:.0f}M points: peak RSS {peak / 1e6:,.0f} MB, {peak / points:.1f} B/point"
+                     for peak, points in peaks)
+    return Row(
+        name="report-memory",
+        what=f"`tuiloss report`: peak RSS per stored point ({'process' if whole else 'slope'}),"
+             f" {p1 / 1e6:.0f}M and {p2 / 1e6:.0f}M points",
+        ours=worst,
+        baseline=BYTES_PER_POINT,
+        ratio=worst / BYTES_PER_POINT,
+        target=f"<= {BYTES_PER_POINT:g} bytes",
+        passed=worst <= BYTES_PER_POINT,
+        unit="bytes",
+        note=f"{note} ({counted})",
+    )
+
+
+def _proc(pid: int) -> tuple[float, int, int]:
+    """CPU seconds, resident bytes and peak resident bytes of a running process."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / CLOCK
+    rss = hwm = 0
+    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) * 1024
+            elif line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) * 1024
+    return cpu, rss, hwm
+
+
+def watch_settled(folder: str, points: int, timeout: float, quiet: float = 0.1, window: float = 2.0) -> dict:
+    """Start ``tuiloss watch folder`` in a 200x50 pseudo-terminal; time the load, then the settling.
+
+    Loaded: the status bar shows ``{points:,} points``. Settled: the process used less than
+    ``quiet`` of a core over ``window`` seconds (its analyses done; an idle viewer uses ~1%).
+    """
+    from benchmarks.ui import SIZE, TERMINAL_ENV
+
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[1], SIZE[0], 0, 0))
+    env = dict(_env(), **TERMINAL_ENV)
+    env.pop("NO_COLOR", None)
+    began = time.perf_counter()
+    proc = subprocess.Popen([_tuiloss(), "watch", folder], stdin=slave, stdout=slave, stderr=slave, env=env,
+                            start_new_session=True)
+    os.close(slave)
+    marker = f"{points:,} points".encode()
+    loaded = settled = None
+    samples: list[tuple[float, float]] = []
+    tail = b""
+    rss = hwm = 0
+    try:
+        while time.perf_counter() - began < timeout and settled is None:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    data = os.read(master, 1 << 16)
+                except OSError:
+                    break
+                if loaded is None and marker in tail + data:
+                    loaded = time.perf_counter() - began
+                tail = (tail + data)[-256:]
+            elif proc.poll() is not None:
+                break
+            now = time.perf_counter() - began
+            if loaded is not None and (not samples or now - samples[-1][0] >= 0.25):
+                cpu, rss, hwm = _proc(proc.pid)
+                samples.append((now, cpu))
+                earlier = [s for s in samples if now - s[0] >= window]
+                if earlier:
+                    then, cpu_then = earlier[-1]
+                    if (cpu - cpu_then) / (now - then) < quiet:
+                        settled = then
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the viewer's own session, started above; its state is read
+        proc.wait()
+        os.close(master)
+    return {"loaded": loaded, "settled": settled, "rss": rss, "hwm": hwm}
+
+
+def watch_scale(runs: int, lines: int, repeat: int, timeout: float = 600.0) -> Row:
+    folder = runs_folder(runs, lines)
+    points = runs * lines * POINTS_PER_LINE
+    found = [watch_settled(folder, points, timeout) for _ in range(repeat)]
+    if any(f["loaded"] is None or f["settled"] is None for f in found):
+        raise TimeoutError(f"watch did not load or settle within {timeout:g} s: {found}")
+    load = statistics.median(f["loaded"] for f in found)
+    settle = statistics.median(f["settled"] - f["loaded"] for f in found)
+    peak = max(f["hwm"] for f in found)
+    ratio = settle / load
+    return Row(
+        name="watch-scale",
+        what=f"`tuiloss watch`, {runs} runs x {lines * POINTS_PER_LINE / 1e6:g}M points: findings settled after"
+             f" the load / the load; peak RSS",
+        ours=settle,
+        baseline=load,
+        ratio=ratio,
+        target=f"<= 1 and RSS <= {WATCH_RSS / 1e9:g} GB",
+        passed=ratio <= 1 and peak <= WATCH_RSS,
+        note=f"loaded after {load:.1f} s, quiet {settle:.1f} s later (CPU under 10% of a core for 2 s);"
+             f" peak RSS {peak / 1e9:.2f} GB ({peak / points:.1f} B/point); median of {repeat}",
+    )
