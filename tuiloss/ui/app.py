@@ -82,6 +82,7 @@ class TuilossApp(DeferredStart, App[None]):
         self._stopped = False
         self._main_screen = None
         self._narrow = False
+        self._counts_memo: tuple | None = None
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -231,11 +232,9 @@ class TuilossApp(DeferredStart, App[None]):
     def settled(self) -> bool:
         """Whether the screen is at rest: loaded, nothing read waits to be applied, no redraw pending.
 
-        The runs list (a DataTable) sizes its columns when it is next idle, so a list given new
-        rows is not at rest until it has laid them out. Tests wait on this before they look.
+        Tests wait on this before they look.
         """
-        return (self.loaded and self.ingestor.idle and not self.redraws.pending
-                and not getattr(self.run_list, "_require_update_dimensions", False))
+        return self.loaded and self.ingestor.idle and not self.redraws.pending
 
     def on_loss_chart_resized(self, _: LossChart.Resized) -> None:
         self.chart.fit_toasts()
@@ -271,15 +270,24 @@ class TuilossApp(DeferredStart, App[None]):
         chart.draw(spec)
 
     def _draw_list(self) -> None:
-        cursor, run_list = self.view.cursor, self.run_list
-        at_cursor = self.late.values_at(self.shown_runs(), self.selection, cursor) if cursor is not None else None
-        rows = self.late.list_rows(list(self.store), self.selection, plain=self.view.plain, at_cursor=at_cursor,
-                                   findings=self.findings.counts(self.report), stalled=self.findings.stalls,
-                                   new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
+        cursor, run_list, selection = self.view.cursor, self.run_list, self.selection
+        value_at = None if cursor is None else (lambda run: self.late.value_at_cursor(run, selection, cursor))
+        numbered = selection.numbered(list(self.store))
+        rows = self.late.ListedRuns(numbered, selection, plain=self.view.plain, value_at=value_at,
+                                    findings=self._finding_counts(), stalled=self.findings.stalls,
+                                    new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
         run_list.show(rows, value_header=f"@{step_label(round(cursor))}" if cursor is not None else "last",
                       label_width=max(10, run_list.size.width - 33))
-        run_list.border_title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(self.selection.filter.pattern, 20)}/)"
-                                 if self.selection.filter else "runs")
+        run_list.border_title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(selection.filter.pattern, 20)}/)"
+                                 if selection.filter else "runs")
+
+    def _finding_counts(self) -> dict[str, int]:
+        """The list's ``!`` counts, worked out again only when the report or the stalls changed."""
+        report, stalls = self.report, self.findings.stalls
+        memo = self._counts_memo
+        if memo is None or memo[0] is not report or memo[1] is not stalls:
+            memo = self._counts_memo = (report, stalls, self.findings.counts(report))
+        return memo[2]
 
     def _draw_status(self) -> None:
         if not self.booted:

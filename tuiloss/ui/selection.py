@@ -85,6 +85,7 @@ class Selection:
         self.colors: dict[str, tuple[int, int, int]] = {}
         self.switched_on: dict[str, bool] = {}
         self._order: dict[str, int] = {}  # discovery order of ``colors``, which only ever grows
+        self._matched: tuple[tuple, list[int]] | None = None  # (runs and filter, the numbers it lists)
 
     def add(self, run_id: str) -> bool:
         """Give a newly found run the next colour and switch it on; ``False`` if it was known."""
@@ -135,7 +136,16 @@ class Selection:
 
         A run keeps its number whatever the filter hides: key ``1`` always means run 1.
         """
-        return [(number, run) for number, run in enumerate(runs, 1) if self.matches(run)]
+        if self.filter is None:
+            return list(enumerate(runs, 1))
+        runs = list(runs)
+        # Searching thousands of runs' texts at every redraw would cost more than drawing them:
+        # the matches are kept while the runs, their labels (a moved run is relabelled) and the
+        # filter stay the same.
+        key = (self.filter, tuple(run.id for run in runs), tuple(run.label for run in runs))
+        if self._matched is None or self._matched[0] != key:
+            self._matched = (key, [number for number, run in enumerate(runs, 1) if self.matches(run)])
+        return [(number, runs[number - 1]) for number in self._matched[1]]
 
     def numbered_run(self, runs: Iterable[Run], number: int) -> Run | None:
         """Run ``number`` (from 1) of ``runs`` if the filter lists it, else ``None``."""
