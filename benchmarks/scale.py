@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -147,7 +148,8 @@ class Writer(threading.Thread):
     def __init__(self, path: str, period: float, start_step: int, line=None) -> None:
         super().__init__(daemon=True)
         self.path, self.period, self.step = path, period, start_step
-        self.line = line or (lambda step, k: f"{step},{0.2 + 0.001 * (k % 7):.5f}\n")
+        # the curve's own level and noise at the end of the generated runs, so nothing is a finding
+        self.line = line or (lambda step, k: f"{step},{0.386 + 0.001 * (k % 7):.5f}\n")
         self.written: list[tuple[float, int]] = []
         self.halt = threading.Event()
 
@@ -202,18 +204,10 @@ def follow_cpu(runs: int, points: int, seconds: float, poll: float | None = None
 
 # -- append -> on the terminal ----------------------------------------------------------------------
 
-def _value_line(step: int, k: int) -> str:
-    return f"{step},{100 + k % 800}\n"  # shown as "100".."899" in the runs list's value column
-
-
-def _row_value(screen: str, label: str) -> int | None:
-    for line in screen.splitlines():
-        if label in line:
-            for token in line.split(label, 1)[1].split():
-                if token.isdigit():
-                    return int(token)
-            return None
-    return None
+def _points_shown(screen: str) -> int | None:
+    """The point count the status line shows."""
+    match = re.search(r"([0-9][0-9,]*) points", screen)
+    return int(match.group(1).replace(",", "")) if match else None
 
 
 def latency_terminal(runs: int, points: int, appends: int) -> Row:
@@ -221,29 +215,25 @@ def latency_terminal(runs: int, points: int, appends: int) -> Row:
     work, path = _followed_folder("latency-terminal", runs, points)
     ours = Pane("latency", [_tuiloss(), "watch", work])
     tail = Pane("latency-tail", ["tail", "-F", path])
-    writer = Writer(path, 0.1, points, line=_value_line)
-    seen_ours: dict[int, float] = {}
+    writer = Writer(path, 0.1, points)
+    seen_ours: dict[int, float] = {}  # appends on screen -> when first seen
     seen_tail: dict[int, float] = {}
+    base = runs * points
     try:
-        ours.wait_for(_loaded(runs * points), 600, "every point loaded", step=0.5)
+        ours.wait_for(_loaded(base), 600, "every point loaded", step=0.5)
         time.sleep(3)
         writer.start()
         deadline = time.monotonic() + appends * 0.1 + 5
         while time.monotonic() < deadline and len(writer.written) < appends:
-            now = time.monotonic()
-            value = _row_value(ours.screen(), "run00000")
-            if value is not None:
-                seen_ours.setdefault(value, now)
-            last = tail.screen().rstrip().rsplit("\n", 1)[-1]
-            if "," in last and last.split(",")[1].strip().isdigit():
-                seen_tail.setdefault(int(last.split(",")[1]), time.monotonic())
+            shown = _points_shown(ours.screen())
+            if shown is not None:
+                seen_ours.setdefault(shown - base, time.monotonic())
+            last = tail.screen().rstrip().rsplit("\n", 1)[-1].split(",")[0].strip()
+            if last.isdigit():  # the step of the last line tail shows; the first append is step ``points``
+                seen_tail.setdefault(int(last) - points + 1, time.monotonic())
             time.sleep(0.005)
         writer.halt.set()
         writer.join()
-        time.sleep(1)
-        value = _row_value(ours.screen(), "run00000")
-        if value is not None:
-            seen_ours.setdefault(value, time.monotonic())
     finally:
         ours.close()
         tail.close()
@@ -259,15 +249,14 @@ def latency_terminal(runs: int, points: int, appends: int) -> Row:
                f" `tail -F` of the same file p95 {base * 1000:.0f} ms (both read by capture-pane every few ms)")
 
 
-def _latencies(written: list[tuple[float, int]], seen: dict[int, float]) -> list[float]:
-    """Per append, the time until it (or a later one: the list shows the newest) was first seen."""
+def _latencies(written: list[tuple[float, int]], seen: dict[int, float], offset: int = 0) -> list[float]:
+    """Per append, the time until a screen first held it (``seen``: count shown -> when)."""
     out = []
-    firsts = sorted(seen.items(), key=lambda item: item[1])
+    firsts = sorted(seen.items())
     for when, k in written[5:-5]:
-        value = 100 + k % 800
-        later = [t for v, t in firsts if t >= when and (v - value) % 800 < 400]
+        later = [t for count, t in firsts if count - offset >= k + 1]
         if later:
-            out.append(min(later) - when)
+            out.append(max(0.0, min(later) - when))
     return out
 
 

@@ -2,28 +2,63 @@
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 
-class InsightsPanel(VerticalScroll):
-    """Scrollable findings; the app fills it from the report of the visible runs."""
+class InsightsPanel(ScrollView, can_focus=True):
+    """Scrollable findings; the app fills it from the report of the visible runs.
 
-    can_focus = True  # tab focuses it; up/down/page keys then scroll
+    The text comes wrapped to the panel's width (:func:`~tuiloss.ui.insights.render_insights`),
+    so each of its lines is one line on screen: only the lines on screen are rendered (Textual's
+    Line API), and a panel of ten thousand runs costs what a screenful does. Tab focuses it;
+    up/down/page keys then scroll.
+    """
+
+    DEFAULT_CSS = """
+    InsightsPanel {
+        overflow-x: hidden;
+    }
+    """
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.text = Text("analysing…")
         self.border_title = "Insights"
-
-    def compose(self) -> ComposeResult:
-        yield Static(self.text, id="insights-body")
+        self._lines: list[Text] = [self.text]
+        self._strips: dict[int, Strip] = {}
+        self._style_key: tuple | None = None
 
     def show(self, text: Text) -> None:
         if text.plain == self.text.plain and text.spans == self.text.spans:
             return
         self.text = text
-        if self.is_mounted:
-            self.query_one("#insights-body", Static).update(text)
+        self._lines = list(text.split("\n", allow_blank=True))
+        self._strips.clear()
+        self._fit()
+        self.refresh()
+
+    def on_resize(self, _: events.Resize) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        self.virtual_size = Size(0, len(self._lines))
+
+    def render_line(self, y: int) -> Strip:
+        width, base = self.size.width, self.rich_style
+        if (width, base) != self._style_key:
+            self._strips.clear()
+            self._style_key = (width, base)
+        index = int(self.scroll_offset.y) + y
+        if index >= len(self._lines):
+            return Strip.blank(width, base)
+        strip = self._strips.get(index)
+        if strip is None:
+            line = self._lines[index]
+            segments = Segment.apply_style(line.render(self.app.console, end=""), base)
+            strip = self._strips[index] = Strip(list(segments)).crop_extend(0, width, base)
+        return strip
