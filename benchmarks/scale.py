@@ -304,8 +304,8 @@ async def _start_and_keys(folder: str, presses: int, after_load: bool) -> tuple[
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: getattr(app, "booted", False), 60, "the boot", step=0.01)
         frames = Frames(app.chart)
-        await wait_for(pilot, lambda: any(spec.traces for _, spec in frames.log), 900, "the first curves", step=0.01)
-        first = next(when for when, spec in frames.log if spec.traces) - began
+        await wait_for(pilot, lambda: any(spec is not None and spec.traces for _, spec in frames.log), 900, "the first curves", step=0.01)
+        first = next(when for when, spec in frames.log if spec is not None and spec.traces) - began
         if after_load:
             await wait_for(pilot, lambda: app.loaded, 900, "the load", step=0.05)
             await pilot.pause(1.0)

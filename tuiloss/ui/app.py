@@ -246,8 +246,8 @@ class TuilossApp(DeferredStart, App[None]):
         self._draw_chart()
         self._draw_list()
         self._draw_status()
-        if self.report is not None:
-            self._draw_insights()
+        if self.report is not None:  # after this frame: with thousands of runs the panel's text is the slow part
+            self.call_after_refresh(self._draw_insights)
 
     def _tick(self) -> None:
         """Once a second: ages, run states and stalls change with time alone."""
