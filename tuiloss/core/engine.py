@@ -88,6 +88,7 @@ class Engine:
         self._by_path: dict[str, list[str]] = {}  # a file or folder -> the runs read from it
         self._reported_notices: set[str] = set()
         self._sniffed: dict = {}
+        self._sweep_at = 0  # where the next sweep goes on from (see sweep)
 
     # -- discovery -------------------------------------------------------------
 
@@ -177,6 +178,28 @@ class Engine:
             if parent == path:
                 return []
             path = parent
+
+    def sweep(self, budget: float, clock=time.perf_counter) -> list[str]:
+        """The runs whose files changed, among the next ones in turn that ``budget`` seconds of
+        cheap checks allow (at least one; all of them when they fit).
+
+        The safety poll behind file events: its cost per wake stays the same however many runs
+        are idle, and a sweep of every run is spread over as many wakes as it needs.
+        """
+        ids = list(self.sources)
+        if not ids:
+            return []
+        began, out, checked = clock(), [], 0
+        start = self._sweep_at % len(ids)
+        while checked < len(ids):
+            run_id = ids[(start + checked) % len(ids)]
+            checked += 1
+            if self.sources[run_id].changed():
+                out.append(run_id)
+            if clock() - began > budget:
+                break
+        self._sweep_at = (start + checked) % len(ids)
+        return out
 
     def watched_files(self) -> list[str]:
         return [p for source in self.sources.values() for p in source.paths()]

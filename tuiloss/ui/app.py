@@ -83,6 +83,8 @@ class TuilossApp(DeferredStart, App[None]):
         self._main_screen = None
         self._narrow = False
         self._counts_memo: tuple | None = None
+        self._store_version = 0  # goes up with every read applied (the key of what _listed keeps)
+        self._listed_memo: tuple | None = None
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -174,6 +176,7 @@ class TuilossApp(DeferredStart, App[None]):
             self.findings.initial_runs.update(new)
             self.load_progress = event.progress if event.progress is not None else self.load_progress
         self.files = event.files or self.files
+        self._store_version += 1
         self.error = next((n.message for n in reversed(result.notices) if n.level == "error"), self.error)
         if result.new_runs or any(update.run_id in self.store.runs for update in result.updates):
             self.schedule_redraw()
@@ -272,14 +275,26 @@ class TuilossApp(DeferredStart, App[None]):
     def _draw_list(self) -> None:
         cursor, run_list, selection = self.view.cursor, self.run_list, self.selection
         value_at = None if cursor is None else (lambda run: self.late.value_at_cursor(run, selection, cursor))
-        numbered = selection.numbered(list(self.store))
+        numbered = self._listed()[0]
         rows = self.late.ListedRuns(numbered, selection, plain=self.view.plain, value_at=value_at,
                                     findings=self._finding_counts(), stalled=self.findings.stalls,
                                     new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
         run_list.show(rows, value_header=f"@{step_label(round(cursor))}" if cursor is not None else "last",
                       label_width=max(10, run_list.size.width - 33))
-        run_list.border_title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(selection.filter.pattern, 20)}/)"
+        run_list.border_title = (f"runs ({len(rows)}/{self._listed()[1]} match /{safe_label(selection.filter.pattern, 20)}/)"
                                  if selection.filter else "runs")
+
+    def _listed(self) -> tuple[list, int, int, int]:
+        """(the listed runs numbered, how many runs, how many shown, how many points), kept while
+        no read was applied and the selection did not change: the once-a-second tick of ten
+        thousand idle runs costs what one does."""
+        key = (self._store_version, self.selection.version)
+        if self._listed_memo is None or self._listed_memo[0] != key:
+            runs = list(self.store)
+            numbered = self.selection.numbered(runs)
+            shown = sum(1 for _, run in numbered if self.selection.is_on(run.id))
+            self._listed_memo = (key, (numbered, len(runs), shown, self.store.points))
+        return self._listed_memo[1]
 
     def _finding_counts(self) -> dict[str, int]:
         """The list's ``!`` counts, worked out again only when the report or the stalls changed."""
@@ -292,8 +307,9 @@ class TuilossApp(DeferredStart, App[None]):
     def _draw_status(self) -> None:
         if not self.booted:
             return
+        _, runs, shown, points = self._listed()
         self.status_bar.show(Status(
-            runs=len(self.store), shown=len(self.shown_runs()), points=self.store.points, files=self.files,
+            runs=runs, shown=shown, points=points, files=self.files,
             mode=self.watch_mode, reason=self.mode_reason, since_last=self.activity.since_last(self.clock()),
             skipped=self.store.skipped_lines, paused=self.ingestor.paused,
             loading=self.load_progress if not self.loaded else None,

@@ -43,17 +43,26 @@ class Activity:
 class Activities(dict):
     """Per run id, its :class:`Activity`: when the viewer saw it grow."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.newest: float | None = None  # the latest growth of any run (the status line's age)
+
     def found(self, run_id: str, mtime: float | None) -> None:
         """A run seen for the first time; its file's mtime stands for its last growth."""
         self[run_id] = Activity(mtime if mtime else None)
+        self._note(mtime if mtime else None)
 
     def grew(self, run_id: str, now: float) -> None:
         self.setdefault(run_id, Activity()).grew(now)
+        self._note(now)
+
+    def _note(self, when: float | None) -> None:
+        if when is not None and (self.newest is None or when > self.newest):
+            self.newest = when
 
     def since_last(self, now: float) -> float | None:
         """Seconds since any run last grew, ``None`` before the first point."""
-        lasts = [a.last for a in self.values() if a.last is not None]
-        return now - max(lasts) if lasts else None
+        return now - self.newest if self.newest is not None else None
 
 
 def take_read(store: Store, result: ReadResult, options: Options, now: float, selection: Selection,

@@ -81,11 +81,23 @@ class Selection:
 
     def __init__(self, metric: str | None = None) -> None:
         self.metric = metric
-        self.filter: re.Pattern | None = None
+        self._filter: re.Pattern | None = None
+        #: Goes up whenever which runs are listed or shown may have changed (a memo's key).
+        self.version = 0
         self.colors: dict[str, tuple[int, int, int]] = {}
         self.switched_on: dict[str, bool] = {}
         self._order: dict[str, int] = {}  # discovery order of ``colors``, which only ever grows
         self._matched: tuple[tuple, list[int]] | None = None  # (runs and filter, the numbers it lists)
+
+    @property
+    def filter(self) -> re.Pattern | None:
+        """The regex the listed runs match, ``None`` for all of them."""
+        return self._filter
+
+    @filter.setter
+    def filter(self, pattern: re.Pattern | None) -> None:
+        self._filter = pattern
+        self.version += 1
 
     def add(self, run_id: str) -> bool:
         """Give a newly found run the next colour and switch it on; ``False`` if it was known."""
@@ -93,6 +105,7 @@ class Selection:
             return False
         self.colors[run_id] = PALETTE[len(self.colors) % len(PALETTE)]
         self.switched_on[run_id] = True
+        self.version += 1
         return True
 
     def color(self, run_id: str) -> tuple[int, int, int]:
@@ -116,12 +129,14 @@ class Selection:
         """Switch ``run_ids`` to ``value``, or each to the opposite when ``value`` is ``None``."""
         for run_id in run_ids:
             self.switched_on[run_id] = (not self.is_on(run_id)) if value is None else value
+        self.version += 1
 
     def show_only(self, runs: Iterable[Run], run_id: str) -> None:
         """Switch ``run_id`` on and the other ``runs`` off."""
         for run in runs:
             self.switched_on[run.id] = run.id == run_id
         self.switched_on[run_id] = True
+        self.version += 1
 
     def listed(self, runs: Iterable[Run]) -> list[Run]:
         """``runs`` that match the filter (all of them without one)."""
