@@ -281,8 +281,10 @@ class TuilossApp(DeferredStart, App[None]):
                                     new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
         run_list.show(rows, value_header=f"@{step_label(round(cursor))}" if cursor is not None else "last",
                       label_width=max(10, run_list.size.width - 33))
-        run_list.border_title = (f"runs ({len(rows)}/{self._listed()[1]} match /{safe_label(selection.filter.pattern, 20)}/)"
-                                 if selection.filter else "runs")
+        title = (f"runs ({len(rows)}/{self._listed()[1]} match /{safe_label(selection.filter.pattern, 20)}/)"
+                 if selection.filter else "runs")
+        if run_list.border_title != title:  # setting it repaints the whole list
+            run_list.border_title = title
 
     def _listed(self) -> tuple[list, int, int, int]:
         """(the listed runs numbered, how many runs, how many shown, how many points), kept while
