@@ -2,7 +2,8 @@
 
 Rows (names for ``--only``): csv, csv-pieces, jsonl, text (with the physical limit),
 tfevents, mlflow-db, wandb-file, tail, memory, latency, latency-poll, redraw, keys, startup, startup-ready,
-startup-1gb, many-runs.
+startup-1gb, many-runs, runs-start, toggle-runs, idle-cpu, rescan-loop, follow-cpu, latency-terminal
+(benchmarks/scale.py: thousands of runs, CPU of the real command in tmux, latency on the terminal).
 """
 
 from __future__ import annotations
@@ -53,6 +54,24 @@ BOUNDS = {
         "the first frame is on time; loading is the ingest rows' work for 57M points, while the UI"
         " thread's redraws share the two cores and the GIL."
     ),
+    "runs-start": (
+        "the first curves come with the first read of every run (a read of ten thousand runs is posted"
+        " in parts as it goes). Keys during the load share the UI thread with applying the reads, and"
+        " each redraw summarises and rasterises every shown curve: per-run work, not per-point."
+    ),
+    "toggle-runs": (
+        "a toggle changes the set of curves: the chart is built and rasterised again from every shown"
+        " curve's column summary (kept while a curve is unchanged), a few dozen numpy calls per curve;"
+        " the analysis of every shown run that the toggle asks for competes for the GIL."
+    ),
+    "follow-cpu": (
+        "each new step moves the x axis, so every shown curve is summarised and rasterised again at"
+        " each redraw (up to ten a second), and every shown run is analysed again twice a second."
+    ),
+    "latency-terminal": (
+        "the redraw throttle (up to 100 ms), the redraw of every shown curve, and the analyses and"
+        " reads that share the two cores and the GIL with it."
+    ),
     "many-runs": (
         "a redraw rasterises every trace (~75 ms for 1,000); each run's column summary and points are"
         " reused while it does not change. When every curve changed (a zoom, a resize, a new step"
@@ -63,7 +82,7 @@ BOUNDS = {
 
 
 def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, list]:
-    from benchmarks import csv_pieces, events, ingest, memory, stores, tail_cost, ui
+    from benchmarks import csv_pieces, events, ingest, memory, scale, stores, tail_cost, ui
     from benchmarks.measure import Skip
 
     lines = 1_000_000 if quick else 10_000_000
@@ -87,6 +106,13 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         "startup-ready": lambda: ui.startup_ready(3 if quick else 7, os.path.join(ROOT, "sample_logs")),
         "startup-1gb": lambda: ui.startup_gigabyte(1 if quick else 3),
         "many-runs": lambda: ui.many_runs(100 if quick else 1000, 10_000, 3),
+        "runs-start": lambda: scale.runs_start(1000 if quick else 10_000, 10_000, 10 if quick else 30),
+        "toggle-runs": lambda: scale.toggle_runs(1000 if quick else 5000, 10_000, 10 if quick else 30),
+        "idle-cpu": lambda: scale.idle_cpu(1000, 1000 if quick else 10_000, 10 if quick else 30, 10 if quick else 30),
+        "rescan-loop": lambda: scale.idle_cpu(2000 if quick else 5000, 1000, 10 if quick else 30, 10 if quick else 60,
+                                              name="rescan-loop"),
+        "follow-cpu": lambda: scale.follow_cpu(100, 10_000, 10 if quick else 30),
+        "latency-terminal": lambda: scale.latency_terminal(100, 10_000, 100 if quick else 300),
     }
     for name in names:
         started = time.perf_counter()

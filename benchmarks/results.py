@@ -19,6 +19,7 @@ RESULTS_MD = os.path.join(HERE, "RESULTS.md")
 ORDER = [
     "csv", "csv-pieces", "jsonl", "text", "tfevents", "mlflow-db", "wandb-file", "tail", "memory",
     "latency", "latency-poll", "redraw", "keys", "startup", "startup-ready", "startup-1gb", "many-runs",
+    "runs-start", "toggle-runs", "idle-cpu", "rescan-loop", "follow-cpu", "latency-terminal",
 ]
 
 
@@ -47,6 +48,8 @@ def record(state: dict, run_id: str, machine: dict, quick: bool, rows: list[Row]
 
 
 def _figure(value: float, unit: str) -> str:
+    if unit == "core":
+        return f"{value:.2%}"
     if unit == "bytes":
         return f"{value:.1f} B"
     if value < 0.001:

@@ -264,3 +264,20 @@ def test_reads_and_scans_cause_no_events(tmp_path, monkeypatch):
         assert not {"opened", "closed_no_write"} & set(kinds), kinds
     finally:
         watcher.stop()
+
+
+def test_a_first_load_with_a_budget_comes_in_parts_and_reads_everything(tmp_path):
+    write_runs(tmp_path, 5, points=30)
+    engine = Engine([str(tmp_path)], Options(), hold=0.0)
+    engine.scan()
+    parts = []
+    while True:
+        result = engine.read(check_all=True, budget=0.0)  # one run per read, in turn
+        parts.append([update.run_id for update in result.updates])
+        if not result.more:
+            break
+    read = [run_id for part in parts for run_id in part]
+    assert len(parts) >= 5 and all(len(part) <= 1 for part in parts)
+    assert sorted(set(read)) == sorted(engine.sources)  # every run, none twice while it had news
+    store, _, _ = load([str(tmp_path)])
+    assert store.points == 5 * 30

@@ -36,6 +36,9 @@ SWEEP_BUDGET = 0.004
 #: With file events on, the periodic rescan may take this share of the time (new runs come as
 #: events; the rescan only catches what events missed). Polling finds new runs by rescanning.
 SCAN_SHARE_EVENTS, SCAN_SHARE_POLLING = 1 / 200, 1 / 50
+#: Seconds of reading in one batch of the first load: thousands of runs are posted in parts,
+#: so the first points are on screen before the last run is read.
+LOAD_BUDGET = 0.25
 
 
 @dataclass(slots=True)
@@ -331,7 +334,7 @@ class Ingestor:
     def _read(self, targets: list[str] | None, initial: bool = False) -> None:
         while not self.stopping():
             if initial:
-                result = self.engine.read(check_all=True)
+                result = self.engine.read(check_all=True, budget=LOAD_BUDGET)
             else:
                 result = self.engine.read(targets)
             if not result.empty:
