@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import functools
-import math
 import os
 import pty
 import select
@@ -145,13 +144,13 @@ async def _latencies(folder: str, path: str, poll: float | None, appends: int, s
             written = time.perf_counter()
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(f'{{"step": {step}, "loss": {0.5 + 0.1 * rng.random():.6f}}}\n')
-            edge = math.log10(step) - 1e-12
 
-            def shown() -> bool:
-                return any(spec.x_lim[1] >= edge for _, spec in frames.since(written) if spec.x_lim)
+            def holds(spec, step=step) -> bool:
+                return spec is not None and spec.newest_step is not None and spec.newest_step >= step
 
-            await wait_for(pilot, shown, 10 + 3 * (poll or 0), "the appended point on screen")
-            when = next(when for when, spec in frames.since(written) if spec.x_lim and spec.x_lim[1] >= edge)
+            await wait_for(pilot, lambda: any(holds(spec) for _, spec in frames.since(written)),
+                           10 + 3 * (poll or 0), "the appended point on screen")
+            when = next(when for when, spec in frames.since(written) if holds(spec))
             out.append(when - written)
     return out, mode
 

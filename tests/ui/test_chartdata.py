@@ -12,6 +12,7 @@ from tuiloss.ui.chartdata import (
     log_ticks,
     moved_cursor,
     next_smoothing,
+    rounded_end,
     step_label,
     x_window,
 )
@@ -114,9 +115,19 @@ def test_zoom_halves_the_range_ending_at_the_latest_step():
     steps = np.arange(0, 100_001, 100, dtype=float)
     curve = _curve(steps, np.ones_like(steps))
     window = x_window([curve], ChartView(log_x=False, zoom=1))
-    assert (window.lo, window.hi) == (50_000.0, 100_000.0)
+    assert window.lo == 50_000.0
+    assert window.hi == rounded_end(50_000.0, 100_000.0)  # on a grid just past the latest step
+    assert 100_000 <= window.hi < 100_000 + 50_000 / 256
     window = x_window([curve], ChartView(log_x=False, zoom=2))
     assert window.lo == 75_000.0
+
+
+def test_the_x_axis_end_moves_in_grid_steps_as_a_run_grows():
+    ends = [rounded_end(0.0, float(last)) for last in range(10_000, 10_400)]
+    assert all(end >= last for end, last in zip(ends, range(10_000, 10_400)))
+    assert all(end - last < 10_000 / 256 for end, last in zip(ends, range(10_000, 10_400)))
+    assert len(set(ends)) < 400 / 10  # one step in ten or fewer moves the window
+    assert rounded_end(3.0, 3.0) == 3.0 and rounded_end(0.0, float("inf")) == float("inf")
 
 
 def test_spike_and_drift_marks():

@@ -159,6 +159,7 @@ class ChartSpec:
     y_log: bool = False  # y positions are log10(value)
     ascii: bool = False  # frame and marks in ASCII only
     notes: list[str] = field(default_factory=list)
+    newest_step: float | None = None  # the latest step drawn (the x axis may end a little past it)
 
 
 def next_smoothing(current: float) -> float:
@@ -244,6 +245,21 @@ class Window:
         return 10.0**x if self.log else x
 
 
+#: The x axis ends on a grid of at most 1/X_GRID of its span (a fraction of a braille column):
+#: while a followed run's new steps stay inside the last grid cell the window is the same, so
+#: every other curve answers the redraw from the column summary it gave last time.
+X_GRID = 512
+
+
+def rounded_end(lo: float, hi: float) -> float:
+    """``hi`` rounded up to a power-of-two grid finer than 1/:data:`X_GRID` of ``hi - lo``."""
+    span = hi - lo
+    if not span > 0 or not math.isfinite(span):
+        return hi
+    quantum = 2.0 ** math.floor(math.log2(span / X_GRID))
+    return math.ceil(hi / quantum) * quantum
+
+
 def x_window(curves: list[CurveInput], view: ChartView) -> Window | None:
     """The step window shown: all data, or the zoomed part ending at the latest step."""
     firsts = [c.first_step for c in curves if math.isfinite(c.first_step)]
@@ -268,6 +284,7 @@ def x_window(curves: list[CurveInput], view: ChartView) -> Window | None:
         hi = lo + (1.0 if log else max(1.0, abs(lo) * 0.1))
     if view.zoom > 0:
         lo = hi - (hi - lo) / 2**view.zoom
+    hi = rounded_end(lo, hi)
     if log:
         step_lo = 0.0 if view.zoom == 0 and first <= 0 else 10.0**lo
         return Window(lo, hi, True, step_lo, 10.0**hi)
@@ -441,6 +458,7 @@ def build_chart(
         return spec
     lo, hi = window.lo, window.hi
     spec.x_lim = (lo, hi)
+    spec.newest_step = max((c.last_step for c in curves if math.isfinite(c.last_step)), default=None)
     spec.x_log = window.log
     columns = max(8, 2 * width)  # braille has two dots per cell
     fine = not view.ascii and not view.no_color
