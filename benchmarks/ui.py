@@ -2,7 +2,7 @@
 
 The app is the one ``tuiloss watch`` builds (:func:`tuiloss.ui.app.make_app`),
 driven headless with Textual's pilot at 200x50 unless a row says otherwise. The
-chart's ``render`` (where the picture is rasterised) is wrapped here to note
+chart's ``build_frame`` (where the picture is rasterised) is wrapped here to note
 when each frame was built and from which chart spec: a point is *on screen* when
 a frame built after it was written holds it. Start-up rows run the real command
 in a pseudo-terminal and wait for its first frame to be written.
@@ -84,23 +84,25 @@ def gigabyte_folder() -> tuple[str, int, int]:
 # -- the app, headless -----------------------------------------------------------------------------
 
 class Frames:
-    """Wraps a chart's ``render`` to note when each frame was built, and from what."""
+    """Wraps a chart's ``build_frame`` to note when each frame was rasterised, and from what."""
 
     def __init__(self, chart) -> None:
         self.chart = chart
         self.log: list[tuple[float, object]] = []  # (time the build ended, spec)
         self.build_seconds: list[float] = []
-        original = chart.render
+        original = chart.build_frame
 
-        def render():
+        def build_frame():
+            fresh = chart._frame is None or chart._frame[0] != chart._key()
             began = time.perf_counter()
             out = original()
             ended = time.perf_counter()
-            self.log.append((ended, chart.spec))
-            self.build_seconds.append(ended - began)
+            if fresh:
+                self.log.append((ended, chart.spec))
+                self.build_seconds.append(ended - began)
             return out
 
-        chart.render = render
+        chart.build_frame = build_frame
 
     def since(self, moment: float):
         return [(when, spec) for when, spec in self.log if when > moment]

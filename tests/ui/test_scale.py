@@ -281,3 +281,26 @@ def test_a_first_load_with_a_budget_comes_in_parts_and_reads_everything(tmp_path
     assert sorted(set(read)) == sorted(engine.sources)  # every run, none twice while it had news
     store, _, _ = load([str(tmp_path)])
     assert store.points == 5 * 30
+
+
+async def test_a_new_frame_repaints_only_the_chart_rows_that_changed(tmp_path, config_for):
+    write_runs(tmp_path / "logs", 3, points=400)
+    app = make_app(config_for(tmp_path / "logs"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        await settle(pilot, app)
+        chart = app.chart
+        painted = []
+        refresh = chart.refresh
+        chart.refresh = lambda *regions, **kw: painted.append(regions) or refresh(*regions, **kw)
+        draws = chart.draws
+        spec = chart.spec
+        app.schedule_redraw()  # the same picture again: nothing to paint
+        await wait_for(pilot, lambda: chart.draws > draws, what="a redraw")
+        assert painted == [] and chart.spec is not spec
+        with open(tmp_path / "logs" / "run001" / "metrics.csv", "a") as handle:
+            handle.write("401,0.002494\n")  # the curve goes on: its last columns change, little else
+        await wait_for(pilot, lambda: chart.spec.newest_step == 401, what="the new point drawn")
+        chart.refresh = refresh
+        rows = {region.y for regions in painted for region in regions}
+        assert painted and all(painted) and 0 < len(rows) < chart.size.height / 2
