@@ -109,7 +109,8 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         "runs-start": lambda: scale.runs_start(1000 if quick else 10_000, 10_000, 10 if quick else 30),
         "toggle-runs": lambda: scale.toggle_runs(1000 if quick else 5000, 10_000, 10 if quick else 30),
         "idle-cpu": lambda: scale.idle_cpu(1000, 1000 if quick else 10_000, 10 if quick else 30, 10 if quick else 30),
-        "rescan-loop": lambda: scale.idle_cpu(2000 if quick else 5000, 1000, 10 if quick else 30, 10 if quick else 60,
+        # the first analysis of thousands of runs takes a while: the idle window starts after it
+        "rescan-loop": lambda: scale.idle_cpu(2000 if quick else 5000, 1000, 40 if quick else 100, 10 if quick else 60,
                                               name="rescan-loop"),
         "follow-cpu": lambda: scale.follow_cpu(100, 10_000, 10 if quick else 30),
         "latency-terminal": lambda: scale.latency_terminal(100, 10_000, 100 if quick else 300),

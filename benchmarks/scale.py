@@ -9,6 +9,7 @@ headless (see :mod:`benchmarks.ui`). Generated run folders live under ``benchmar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
@@ -176,25 +177,35 @@ def _followed_folder(name: str, runs: int, points: int) -> tuple[str, str]:
     return work, os.path.join(work, "run00000", "metrics.csv")
 
 
-def follow_cpu(runs: int, points: int, seconds: float, poll: float | None = None) -> Row:
-    """CPU of ``tuiloss watch`` over ``runs`` runs while one logs 100 lines a second, beside ``tail -F``."""
-    work, path = _followed_folder("follow", runs, points)
-    args = [_tuiloss(), "watch", work] + (["--poll", f"{poll:g}"] if poll else [])
-    ours = Pane("follow", args)
-    tail = Pane("follow-tail", ["tail", "-F", path])
-    writer = Writer(path, 0.01, points)
+@contextlib.contextmanager
+def _beside_tail(name: str, runs: int, points: int, period: float, options: tuple[str, ...] = ()):
+    """``tuiloss watch`` of a fresh copy of ``runs`` runs and ``tail -F`` of the first run's log, both
+    in tmux, once every point is loaded; a :class:`Writer` appending to that log every ``period``
+    seconds (not started). Yields (tuiloss, tail, writer) and stops the writer and both at the end."""
+    work, path = _followed_folder(name, runs, points)
+    ours = Pane(name, [_tuiloss(), "watch", work, *options])
+    tail = Pane(f"{name}-tail", ["tail", "-F", path])
+    writer = Writer(path, period, points)
     try:
         ours.wait_for(_loaded(runs * points), 600, "every point loaded", step=0.5)
         time.sleep(3)  # the first analyses
-        writer.start()
-        time.sleep(2)
-        share, base = _cpu_share([ours, tail], seconds)
-        writer.halt.set()
-        writer.join()
+        yield ours, tail, writer
     finally:
+        writer.halt.set()
+        if writer.is_alive():
+            writer.join()
         ours.close()
         tail.close()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def follow_cpu(runs: int, points: int, seconds: float, poll: float | None = None) -> Row:
+    """CPU of ``tuiloss watch`` over ``runs`` runs while one logs 100 lines a second, beside ``tail -F``."""
+    options = ("--poll", f"{poll:g}") if poll else ()
+    with _beside_tail("follow", runs, points, 0.01, options) as (ours, tail, writer):
+        writer.start()
+        time.sleep(2)
+        share, base = _cpu_share([ours, tail], seconds)
     how = f"polling every {poll:g}s" if poll else "file events"
     name = "follow-cpu-poll" if poll else "follow-cpu"
     return Row(name, f"CPU following one run logging 100 lines/s, {runs} runs watched ({how}; share of a core)",
@@ -212,16 +223,10 @@ def _points_shown(screen: str) -> int | None:
 
 def latency_terminal(runs: int, points: int, appends: int) -> Row:
     """Append -> on the terminal (tmux), one point every 0.1 s, ``runs`` runs watched; ``tail -F`` beside."""
-    work, path = _followed_folder("latency-terminal", runs, points)
-    ours = Pane("latency", [_tuiloss(), "watch", work])
-    tail = Pane("latency-tail", ["tail", "-F", path])
-    writer = Writer(path, 0.1, points)
     seen_ours: dict[int, float] = {}  # appends on screen -> when first seen
     seen_tail: dict[int, float] = {}
     base = runs * points
-    try:
-        ours.wait_for(_loaded(base), 600, "every point loaded", step=0.5)
-        time.sleep(3)
+    with _beside_tail("latency-terminal", runs, points, 0.1) as (ours, tail, writer):
         writer.start()
         deadline = time.monotonic() + appends * 0.1 + 5
         while time.monotonic() < deadline and len(writer.written) < appends:
@@ -232,12 +237,6 @@ def latency_terminal(runs: int, points: int, appends: int) -> Row:
             if last.isdigit():  # the step of the last line tail shows; the first append is step ``points``
                 seen_tail.setdefault(int(last) - points + 1, time.monotonic())
             time.sleep(0.005)
-        writer.halt.set()
-        writer.join()
-    finally:
-        ours.close()
-        tail.close()
-        shutil.rmtree(work, ignore_errors=True)
     ours_lat = _latencies(writer.written, seen_ours)
     tail_lat = _latencies(writer.written, seen_tail)
     if not ours_lat:

@@ -5,6 +5,7 @@ when it is asked; the safety poll checks runs in turn within a budget; watchdog 
 for writes; the status line's counts follow reads and the selection.
 """
 
+import contextlib
 import os
 import threading
 import time
@@ -27,6 +28,17 @@ def write_runs(root, count, points=20, start=1):
         folder.mkdir(parents=True)
         (folder / "metrics.csv").write_text(
             "step,loss\n" + "".join(f"{s},{1.0 / (s + k):.6f}\n" for s in range(start, start + points)))
+
+
+@contextlib.asynccontextmanager
+async def watching(root, config_for, runs: int, points: int = 20):
+    """The viewer of ``runs`` new runs under ``root``, loaded and at rest: (app, pilot)."""
+    write_runs(root, runs, points)
+    app = make_app(config_for(root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        await settle(pilot, app)
+        yield app, pilot
 
 
 # -- the list's model ------------------------------------------------------------------------------
@@ -118,11 +130,7 @@ def test_the_newest_growth_is_kept_as_runs_grow():
 # -- the widgets ------------------------------------------------------------------------------------
 
 async def test_a_long_list_renders_the_rows_on_screen_and_scrolls_to_the_cursor(tmp_path, config_for):
-    write_runs(tmp_path / "logs", 40)
-    app = make_app(config_for(tmp_path / "logs"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_loaded(pilot, app)
-        await settle(pilot, app)
+    async with watching(tmp_path / "logs", config_for, 40) as (app, pilot):
         run_list = app.run_list
         height = run_list.size.height
         assert len(run_list.rows_shown) == 40 and height < 40
@@ -150,11 +158,7 @@ async def test_a_long_list_renders_the_rows_on_screen_and_scrolls_to_the_cursor(
 
 
 async def test_a_new_value_repaints_one_row(tmp_path, config_for):
-    write_runs(tmp_path / "logs", 5)
-    app = make_app(config_for(tmp_path / "logs"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_loaded(pilot, app)
-        await settle(pilot, app)
+    async with watching(tmp_path / "logs", config_for, 5) as (app, pilot):
         painted = []
         refresh = app.run_list.refresh
         app.run_list.refresh = lambda *regions, **kw: painted.append(regions) or refresh(*regions, **kw)
@@ -284,11 +288,7 @@ def test_a_first_load_with_a_budget_comes_in_parts_and_reads_everything(tmp_path
 
 
 async def test_a_new_frame_repaints_only_the_chart_rows_that_changed(tmp_path, config_for):
-    write_runs(tmp_path / "logs", 3, points=400)
-    app = make_app(config_for(tmp_path / "logs"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await wait_loaded(pilot, app)
-        await settle(pilot, app)
+    async with watching(tmp_path / "logs", config_for, 3, points=400) as (app, pilot):
         chart = app.chart
         painted = []
         refresh = chart.refresh
