@@ -1,6 +1,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from tuiloss.ui.chartdata import (
     ChartSpec,
@@ -283,3 +284,12 @@ def test_the_x_axis_always_labels_its_last_decade():
     for top in (1e4, 1e5, 1e6, 1e7, 1e8):
         ticks = log_ticks(0, math.log10(top), max_ticks=3)
         assert ticks[-1] == top and len(ticks) <= 3
+
+
+def test_the_cursor_ends_at_the_latest_step_not_the_axis_grid():
+    spec = ChartSpec(x_lim=(0.0, 100.25), newest_step=100.0)
+    assert edge_step(spec, end=True) == 100.0
+    assert moved_cursor(spec, None, 0, 50) == 100.0
+    assert moved_cursor(spec, 99.0, 5, 50) == 100.0  # never past it
+    log = ChartSpec(x_lim=(1.0, 3.001), x_log=True, newest_step=1000.0)
+    assert edge_step(log, end=True) == pytest.approx(1000.0)

@@ -176,6 +176,7 @@ def moved_cursor(spec: ChartSpec, cursor: float | None, columns: int, width: int
     if spec.empty:
         return None
     lo, hi = spec.x_lim
+    hi = min(hi, _newest_x(spec))  # the axis may end a little past the latest step
     if cursor is None:
         x = hi
     else:
@@ -189,8 +190,18 @@ def edge_step(spec: ChartSpec, end: bool) -> float | None:
     """The step at the chart's left edge (its right one if ``end``); ``None`` when it is empty."""
     if spec.empty:
         return None
-    x = spec.x_lim[1] if end else spec.x_lim[0]
+    x = min(spec.x_lim[1], _newest_x(spec)) if end else spec.x_lim[0]
     return 10**x if spec.x_log else x
+
+
+def _newest_x(spec: ChartSpec) -> float:
+    """Where the latest step drawn is on the x axis (its end when the spec does not say)."""
+    step = spec.newest_step
+    if step is None:
+        return spec.x_lim[1]
+    if spec.x_log:
+        return math.log10(step) if step > 0 else spec.x_lim[0]
+    return step
 
 
 def fade(color: tuple[int, int, int], background: tuple[int, int, int], amount: float = 0.55) -> tuple[int, int, int]:
@@ -458,7 +469,10 @@ def build_chart(
         return spec
     lo, hi = window.lo, window.hi
     spec.x_lim = (lo, hi)
-    spec.newest_step = max((c.last_step for c in curves if math.isfinite(c.last_step)), default=None)
+    lasts = [c.last_step for c in curves if math.isfinite(c.last_step)]
+    if view.show_eval:
+        lasts += [float(c.eval_steps[-1]) for c in curves if c.eval_steps is not None and len(c.eval_steps)]
+    spec.newest_step = max(lasts, default=None)
     spec.x_log = window.log
     columns = max(8, 2 * width)  # braille has two dots per cell
     fine = not view.ascii and not view.no_color
