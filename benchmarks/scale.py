@@ -59,12 +59,16 @@ class Pane:
         if TMUX is None:
             raise Skip("tmux is not installed")
         self.name = f"bench-{name}-{os.getpid()}"
-        env = dict(os.environ, **TERMINAL_ENV, PYTHONPYCACHEPREFIX=PYCACHE)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env.pop("NO_COLOR", None)
-        command = " ".join(_quote(arg) for arg in argv)
+        # A session takes the tmux server's environment, not this process's: the program's own
+        # is set on its command line (PYTHONPATH too, so a checkout can be measured beside another).
+        settings = dict(TERMINAL_ENV, PYTHONPYCACHEPREFIX=PYCACHE)
+        if os.environ.get("PYTHONPATH"):
+            settings["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        command = " ".join(["env", "-u", "PYTHONDONTWRITEBYTECODE", "-u", "NO_COLOR",
+                            *(f"{key}={_quote(value)}" for key, value in settings.items()),
+                            *(_quote(arg) for arg in argv)])
         self._tmux("new-session", "-d", "-s", self.name, "-x", str(SIZE[0]), "-y", str(SIZE[1]),
-                   *(["-c", cwd] if cwd else []), f"exec {command}", env=env)
+                   *(["-c", cwd] if cwd else []), f"exec {command}")
         self.pid = int(self._tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").strip())
 
     def _tmux(self, *args: str, env: dict | None = None) -> str:
