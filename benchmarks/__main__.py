@@ -65,8 +65,9 @@ BOUNDS = {
         " the analysis of every shown run that the toggle asks for competes for the GIL."
     ),
     "follow-cpu": (
-        "each new step moves the x axis, so every shown curve is summarised and rasterised again at"
-        " each redraw (up to ten a second), and every shown run is analysed again twice a second."
+        "each redraw (up to ten a second) builds the chart from every shown curve (unchanged ones"
+        " answer from their last column summary while the axis stays on its grid) and rasterises"
+        " every one of them; every shown run is analysed again twice a second, about a third of the CPU."
     ),
     "latency-terminal": (
         "the redraw throttle (up to 100 ms), the redraw of every shown curve, and the analyses and"
