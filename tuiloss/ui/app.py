@@ -396,8 +396,10 @@ class TuilossApp(DeferredStart, App[None]):
 
     def _toggle(self, run_ids: list[str], value: bool | None = None) -> None:
         self.selection.toggle(run_ids, value)
-        self.schedule_redraw()
-        self.request_insights(now=True)
+        self.redraws.request(now=True)  # a key's frame does not wait out the redraw interval
+        # The analysis is asked for once that frame is out: its snapshot of every shown run is
+        # taken on this thread, and with thousands of runs it would hold the frame back.
+        self.call_after_refresh(self.request_insights, True)
         self._draw_list()
 
     def action_toggle_run(self, index: int) -> None:
