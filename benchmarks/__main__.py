@@ -3,7 +3,9 @@
 Rows (names for ``--only``): csv, csv-pieces, jsonl, text (with the physical limit),
 tfevents, mlflow-db, wandb-file, tail, memory, latency, latency-poll, redraw, keys, startup, startup-ready,
 startup-1gb, many-runs, remote-latency-sftp, remote-latency-s3, remote-idle, remote-discovery,
-tfevents-rustboard, report, report-memory, watch-scale.
+tfevents-rustboard, report, report-memory, watch-scale (benchmarks/scale.py), runs-start, toggle-runs,
+idle-cpu, rescan-loop, follow-cpu, latency-terminal (benchmarks/viewer_scale.py: thousands of runs,
+CPU of the real command in tmux, latency on the terminal).
 """
 
 from __future__ import annotations
@@ -76,6 +78,25 @@ BOUNDS = {
         "records are framed where their lengths repeat a cycle, CRC-checked column by column and"
         " decoded with numpy; the rest is the source's reads and the per-tag arrays."
     ),
+    "runs-start": (
+        "the first curves come with the first read of every run (a read of ten thousand runs is posted"
+        " in parts as it goes). Keys during the load share the UI thread with applying the reads, and"
+        " each redraw summarises and rasterises every shown curve: per-run work, not per-point."
+    ),
+    "toggle-runs": (
+        "a toggle changes the set of curves: the chart is built and rasterised again from every shown"
+        " curve's column summary (kept while a curve is unchanged), a few dozen numpy calls per curve;"
+        " the analysis of every shown run that the toggle asks for competes for the GIL."
+    ),
+    "follow-cpu": (
+        "each redraw (up to ten a second) builds the chart from every shown curve (unchanged ones"
+        " answer from their last column summary while the axis stays on its grid) and rasterises"
+        " every one of them; every shown run is analysed again twice a second, about a third of the CPU."
+    ),
+    "latency-terminal": (
+        "the redraw throttle (up to 100 ms), the redraw of every shown curve, and the analyses and"
+        " reads that share the two cores and the GIL with it."
+    ),
     "many-runs": (
         "a redraw rasterises every trace (~75 ms for 1,000); each run's column summary and points are"
         " reused while it does not change. When every curve changed (a zoom, a resize, a new step"
@@ -86,7 +107,7 @@ BOUNDS = {
 
 
 def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, list]:
-    from benchmarks import csv_pieces, events, ingest, memory, remote, rustboard, scale, stores, tail_cost, ui
+    from benchmarks import csv_pieces, events, ingest, memory, remote, rustboard, scale, stores, tail_cost, ui, viewer_scale
     from benchmarks.measure import Skip
 
     lines = 1_000_000 if quick else 10_000_000
@@ -118,6 +139,14 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         "report": lambda: scale.report(lines, 3 if quick else 5),
         "report-memory": lambda: scale.report_memory(lines, 4_000_000 if quick else 5_000_000, 10, not quick),
         "watch-scale": lambda: scale.watch_scale(10, 500_000 if quick else 5_000_000, 1 if quick else 2),
+        "runs-start": lambda: viewer_scale.runs_start(1000 if quick else 10_000, 10_000, 10 if quick else 30),
+        "toggle-runs": lambda: viewer_scale.toggle_runs(1000 if quick else 5000, 10_000, 10 if quick else 30),
+        "idle-cpu": lambda: viewer_scale.idle_cpu(1000, 1000 if quick else 10_000, 10 if quick else 30, 10 if quick else 30),
+        # the first analysis of thousands of runs takes a while: the idle window starts after it
+        "rescan-loop": lambda: viewer_scale.idle_cpu(2000 if quick else 5000, 1000, 40 if quick else 100, 10 if quick else 60,
+                                                     name="rescan-loop"),
+        "follow-cpu": lambda: viewer_scale.follow_cpu(100, 10_000, 10 if quick else 30),
+        "latency-terminal": lambda: viewer_scale.latency_terminal(100, 10_000, 100 if quick else 300),
     }
     for name in names:
         started = time.perf_counter()

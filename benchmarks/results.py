@@ -21,6 +21,7 @@ ORDER = [
     "latency", "latency-poll", "redraw", "keys", "startup", "startup-ready", "startup-1gb", "many-runs",
     "remote-latency-sftp", "remote-latency-s3", "remote-idle", "remote-discovery",
     "tfevents-rustboard", "report", "report-memory", "watch-scale",
+    "runs-start", "toggle-runs", "idle-cpu", "rescan-loop", "follow-cpu", "latency-terminal",
 ]
 
 
@@ -49,6 +50,8 @@ def record(state: dict, run_id: str, machine: dict, quick: bool, rows: list[Row]
 
 
 def _figure(value: float, unit: str) -> str:
+    if unit == "core":
+        return f"{value:.2%}"
     if unit == "bytes":
         return f"{value:.1f} B"
     if unit not in ("s", ""):

@@ -2,7 +2,7 @@
 
 The app is the one ``tuiloss watch`` builds (:func:`tuiloss.ui.app.make_app`),
 driven headless with Textual's pilot at 200x50 unless a row says otherwise. The
-chart's ``render`` (where the picture is rasterised) is wrapped here to note
+chart's ``build_frame`` (where the picture is rasterised) is wrapped here to note
 when each frame was built and from which chart spec: a point is *on screen* when
 a frame built after it was written holds it. Start-up rows run the real command
 in a pseudo-terminal and wait for its first frame to be written.
@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import functools
-import math
 import os
 import pty
 import select
@@ -85,23 +84,25 @@ def gigabyte_folder() -> tuple[str, int, int]:
 # -- the app, headless -----------------------------------------------------------------------------
 
 class Frames:
-    """Wraps a chart's ``render`` to note when each frame was built, and from what."""
+    """Wraps a chart's ``build_frame`` to note when each frame was rasterised, and from what."""
 
     def __init__(self, chart) -> None:
         self.chart = chart
         self.log: list[tuple[float, object]] = []  # (time the build ended, spec)
         self.build_seconds: list[float] = []
-        original = chart.render
+        original = chart.build_frame
 
-        def render():
+        def build_frame():
+            fresh = chart._frame is None or chart._frame[0] != chart._key()
             began = time.perf_counter()
             out = original()
             ended = time.perf_counter()
-            self.log.append((ended, chart.spec))
-            self.build_seconds.append(ended - began)
+            if fresh:
+                self.log.append((ended, chart.spec))
+                self.build_seconds.append(ended - began)
             return out
 
-        chart.render = render
+        chart.build_frame = build_frame
 
     def since(self, moment: float):
         return [(when, spec) for when, spec in self.log if when > moment]
@@ -149,13 +150,13 @@ async def _latencies(folder: str, path, poll: float | None, appends: int, start_
             else:
                 with open(path, "a", encoding="utf-8") as handle:
                     handle.write(line)
-            edge = math.log10(step) - 1e-12
 
-            def shown() -> bool:
-                return any(spec.x_lim[1] >= edge for _, spec in frames.since(written) if spec.x_lim)
+            def holds(spec, step=step) -> bool:
+                return spec is not None and spec.newest_step is not None and spec.newest_step >= step
 
-            await wait_for(pilot, shown, 10 + 3 * (poll or 0), "the appended point on screen")
-            when = next(when for when, spec in frames.since(written) if spec.x_lim and spec.x_lim[1] >= edge)
+            await wait_for(pilot, lambda: any(holds(spec) for _, spec in frames.since(written)),
+                           10 + 3 * (poll or 0), "the appended point on screen")
+            when = next(when for when, spec in frames.since(written) if holds(spec))
             out.append(when - written)
     return out, mode
 

@@ -1,6 +1,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from tuiloss.ui.chartdata import (
     ChartSpec,
@@ -12,6 +13,7 @@ from tuiloss.ui.chartdata import (
     log_ticks,
     moved_cursor,
     next_smoothing,
+    rounded_end,
     step_label,
     x_window,
 )
@@ -114,9 +116,19 @@ def test_zoom_halves_the_range_ending_at_the_latest_step():
     steps = np.arange(0, 100_001, 100, dtype=float)
     curve = _curve(steps, np.ones_like(steps))
     window = x_window([curve], ChartView(log_x=False, zoom=1))
-    assert (window.lo, window.hi) == (50_000.0, 100_000.0)
+    assert window.lo == 50_000.0
+    assert window.hi == rounded_end(50_000.0, 100_000.0)  # on a grid just past the latest step
+    assert 100_000 <= window.hi < 100_000 + 50_000 / 256
     window = x_window([curve], ChartView(log_x=False, zoom=2))
     assert window.lo == 75_000.0
+
+
+def test_the_x_axis_end_moves_in_grid_steps_as_a_run_grows():
+    ends = [rounded_end(0.0, float(last)) for last in range(10_000, 10_400)]
+    assert all(end >= last for end, last in zip(ends, range(10_000, 10_400)))
+    assert all(end - last < 10_000 / 256 for end, last in zip(ends, range(10_000, 10_400)))
+    assert len(set(ends)) < 400 / 10  # one step in ten or fewer moves the window
+    assert rounded_end(3.0, 3.0) == 3.0 and rounded_end(0.0, float("inf")) == float("inf")
 
 
 def test_spike_and_drift_marks():
@@ -272,3 +284,12 @@ def test_the_x_axis_always_labels_its_last_decade():
     for top in (1e4, 1e5, 1e6, 1e7, 1e8):
         ticks = log_ticks(0, math.log10(top), max_ticks=3)
         assert ticks[-1] == top and len(ticks) <= 3
+
+
+def test_the_cursor_ends_at_the_latest_step_not_the_axis_grid():
+    spec = ChartSpec(x_lim=(0.0, 100.25), newest_step=100.0)
+    assert edge_step(spec, end=True) == 100.0
+    assert moved_cursor(spec, None, 0, 50) == 100.0
+    assert moved_cursor(spec, 99.0, 5, 50) == 100.0  # never past it
+    log = ChartSpec(x_lim=(1.0, 3.001), x_log=True, newest_step=1000.0)
+    assert edge_step(log, end=True) == pytest.approx(1000.0)

@@ -102,6 +102,9 @@ class Engine:
         self._by_path: dict[str, list[str]] = {}  # a file or folder -> the runs read from it
         self._reported_notices: set[str] = set()
         self._sniffed: dict = {}
+        self._sweep_at = 0  # where the next sweep goes on from (see sweep)
+        self._read_at = 0  # where the next read with a budget goes on from (see read)
+        self._pass_left = self._pass_more = self._pass_runs = 0  # of the pass it is in
 
     # -- discovery -------------------------------------------------------------
 
@@ -198,40 +201,52 @@ class Engine:
                 return []
             path = parent
 
+    def sweep(self, budget: float, clock=time.perf_counter) -> list[str]:
+        """The runs whose files changed, among the next ones in turn that ``budget`` seconds of
+        cheap checks allow (at least one; all of them when they fit).
+
+        The safety poll behind file events: its cost per wake stays the same however many runs
+        are idle, and a sweep of every run is spread over as many wakes as it needs.
+        """
+        ids = list(self.sources)
+        if not ids:
+            return []
+        began, out, checked = clock(), [], 0
+        start = self._sweep_at % len(ids)
+        while checked < len(ids):
+            run_id = ids[(start + checked) % len(ids)]
+            checked += 1
+            if self.sources[run_id].changed():
+                out.append(run_id)
+            if clock() - began > budget:
+                break
+        self._sweep_at = (start + checked) % len(ids)
+        return out
+
     def watched_files(self) -> list[str]:
         return [p for source in self.sources.values() for p in source.paths()]
 
     # -- reading ---------------------------------------------------------------
 
-    def read(self, run_ids=None, *, check_all: bool = False) -> ReadResult:
+    def read(self, run_ids=None, *, check_all: bool = False, budget: float | None = None) -> ReadResult:
         """Read what is new in ``run_ids`` (default: every run whose files changed).
 
         A run found gone from where it was is looked for first (one scan per call): moved
         with its folder, it is read on at its new place (see :meth:`scan`), not said deleted.
+        With a ``budget`` (seconds) and every run to look at, the read stops once it is spent
+        (``more`` is then set) and the next goes on from the run after the last one read: a
+        first load of thousands of runs comes in parts, and the first points show early.
         """
         result = ReadResult()
+        if budget is not None and run_ids is None and self.sources:
+            return self._read_in_turn(result, check_all, budget)
         targets = list(self.sources.keys() if run_ids is None else run_ids)
         turn = self._turn % len(targets) if targets else 0
         targets = targets[turn:] + targets[:turn]  # each big log in its turn (see MAX_FULL_READS)
         looked = False
         full = 0
         for k, run_id in enumerate(targets):
-            source = self.sources.get(run_id)
-            if source is None:
-                continue
-            if run_ids is None and not check_all and not source.changed():
-                continue
-            if not looked and not is_url(self.specs[run_id].path) and not os.path.lexists(self.specs[run_id].path):
-                # Gone from where it was: perhaps moved (its folder renamed) and not deleted.
-                # A scan finds out before the read would say "deleted".
-                looked = True
-                result.merge(self.scan())
-            try:
-                items, more = source.read()
-            except Exception as exc:  # a reader bug must not take the viewer down
-                items, more = [Notice("error", f"{self.specs[run_id].source}: reader failed: {exc!r}")], False
-            if items:
-                result.updates.append(Update(run_id, items))
+            more, looked = self._read_one(run_id, run_ids is None and not check_all, result, looked)
             result.more = result.more or more
             full += more
             if full >= MAX_FULL_READS:
@@ -239,6 +254,47 @@ class Engine:
                 result.more = True
                 break
         return result
+
+    def _read_in_turn(self, result: ReadResult, check_all: bool, budget: float) -> ReadResult:
+        """:meth:`read` of every run within ``budget`` seconds, on from where the last stopped.
+
+        A pass goes once round every run; ``more`` stays set until a whole pass read nothing
+        that had more to come (and no run was found meanwhile).
+        """
+        ids = list(self.sources)
+        count = len(ids)
+        if not 0 < self._pass_left <= count:
+            self._pass_left, self._pass_more, self._pass_runs = count, False, count
+        start, began, looked, k = self._read_at % count, time.perf_counter(), False, 0
+        full = 0
+        while self._pass_left > 0 and not (k and time.perf_counter() - began > budget) and full < MAX_FULL_READS:
+            more, looked = self._read_one(ids[(start + k) % count], not check_all, result, looked)
+            k += 1
+            self._pass_left -= 1
+            self._pass_more = self._pass_more or more
+            full += more
+        self._read_at = (start + k) % count
+        result.more = self._pass_left > 0 or self._pass_more or len(self.sources) != self._pass_runs
+        return result
+
+    def _read_one(self, run_id: str, only_changed: bool, result: ReadResult, looked: bool) -> tuple[bool, bool]:
+        """Read one run into ``result`` (unless ``only_changed`` and its files did not change);
+        (whether it has more to read, whether a scan looked for moved runs yet)."""
+        source = self.sources.get(run_id)
+        if source is None or (only_changed and not source.changed()):
+            return False, looked
+        if not looked and not is_url(self.specs[run_id].path) and not os.path.lexists(self.specs[run_id].path):
+            # Gone from where it was: perhaps moved (its folder renamed) and not deleted.
+            # A scan finds out before the read would say "deleted".
+            looked = True
+            result.merge(self.scan())
+        try:
+            items, more = source.read()
+        except Exception as exc:  # a reader bug must not take the viewer down
+            items, more = [Notice("error", f"{self.specs[run_id].source}: reader failed: {exc!r}")], False
+        if items:
+            result.updates.append(Update(run_id, items))
+        return more, looked
 
 
 def _free_id(run_id: str, taken) -> str:

@@ -82,6 +82,9 @@ class TuilossApp(DeferredStart, App[None]):
         self._stopped = False
         self._main_screen = None
         self._narrow = False
+        self._counts_memo: tuple | None = None
+        self._store_version = 0  # goes up with every read applied (the key of what _listed keeps)
+        self._listed_memo: tuple | None = None
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -173,6 +176,7 @@ class TuilossApp(DeferredStart, App[None]):
             self.findings.initial_runs.update(new)
             self.load_progress = event.progress if event.progress is not None else self.load_progress
         self.files = event.files or self.files
+        self._store_version += 1
         self.error = next((n.message for n in reversed(result.notices) if n.level == "error"), self.error)
         if result.new_runs or any(update.run_id in self.store.runs for update in result.updates):
             self.schedule_redraw()
@@ -231,11 +235,9 @@ class TuilossApp(DeferredStart, App[None]):
     def settled(self) -> bool:
         """Whether the screen is at rest: loaded, nothing read waits to be applied, no redraw pending.
 
-        The runs list (a DataTable) sizes its columns when it is next idle, so a list given new
-        rows is not at rest until it has laid them out. Tests wait on this before they look.
+        Tests wait on this before they look.
         """
-        return (self.loaded and self.ingestor.idle and not self.redraws.pending
-                and not getattr(self.run_list, "_require_update_dimensions", False))
+        return self.loaded and self.ingestor.idle and not self.redraws.pending
 
     def on_loss_chart_resized(self, _: LossChart.Resized) -> None:
         self.chart.fit_toasts()
@@ -247,8 +249,8 @@ class TuilossApp(DeferredStart, App[None]):
         self._draw_chart()
         self._draw_list()
         self._draw_status()
-        if self.report is not None:
-            self._draw_insights()
+        if self.report is not None:  # after this frame: with thousands of runs the panel's text is the slow part
+            self.call_after_refresh(self._draw_insights)
 
     def _tick(self) -> None:
         """Once a second: ages, run states and stalls change with time alone."""
@@ -275,23 +277,49 @@ class TuilossApp(DeferredStart, App[None]):
         chart.draw(spec)
 
     def _draw_list(self) -> None:
-        cursor, run_list = self.view.cursor, self.run_list
-        at_cursor = self.late.values_at(self.shown_runs(), self.selection, cursor) if cursor is not None else None
-        rows = self.late.list_rows(list(self.store), self.selection, plain=self.view.plain, at_cursor=at_cursor,
-                                   findings=self.findings.counts(self.report), stalled=self.findings.stalls,
-                                   new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
+        cursor, run_list, selection = self.view.cursor, self.run_list, self.selection
+        value_at = None if cursor is None else (lambda run: self.late.value_at_cursor(run, selection, cursor))
+        numbered = self._listed()[0]
+        rows = self.late.ListedRuns(numbered, selection, plain=self.view.plain, value_at=value_at,
+                                    findings=self._finding_counts(), stalled=self.findings.stalls,
+                                    new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock(),
+                                    jobs=self.activity.jobs)
         if self.grouping.on:
-            rows = self.grouping.rows(rows, list(self.store), self.selection, self.view.plain, self.config.ascii)
+            rows = self.grouping.rows(list(rows), list(self.store), self.selection, self.view.plain, self.config.ascii)
         run_list.show(rows, value_header=f"@{step_label(round(cursor))}" if cursor is not None else "last",
                       label_width=max(10, run_list.size.width - 33))
-        run_list.border_title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(self.selection.filter.pattern, 20)}/)"
-                                 if self.selection.filter else "runs")
+        title = (f"runs ({len(rows)}/{self._listed()[1]} match /{safe_label(selection.filter.pattern, 20)}/)"
+                 if selection.filter else "runs")
+        if run_list.border_title != title:  # setting it repaints the whole list
+            run_list.border_title = title
+
+    def _listed(self) -> tuple[list, int, int, int]:
+        """(the listed runs numbered, how many runs, how many shown, how many points), kept while
+        no read was applied and the selection did not change: the once-a-second tick of ten
+        thousand idle runs costs what one does."""
+        key = (self._store_version, self.selection.version)
+        if self._listed_memo is None or self._listed_memo[0] != key:
+            runs = list(self.store)
+            self.late.fold_jobs(runs, self.activity, self.clock())
+            numbered = self.selection.numbered(runs)
+            shown = sum(1 for _, run in numbered if self.selection.is_on(run.id))
+            self._listed_memo = (key, (numbered, len(runs), shown, self.store.points))
+        return self._listed_memo[1]
+
+    def _finding_counts(self) -> dict[str, int]:
+        """The list's ``!`` counts, worked out again only when the report or the stalls changed."""
+        report, stalls = self.report, self.findings.stalls
+        memo = self._counts_memo
+        if memo is None or memo[0] is not report or memo[1] is not stalls:
+            memo = self._counts_memo = (report, stalls, self.findings.counts(report))
+        return memo[2]
 
     def _draw_status(self) -> None:
         if not self.booted:
             return
+        _, runs, shown, points = self._listed()
         self.status_bar.show(Status(
-            runs=len(self.store), shown=len(self.shown_runs()), points=self.store.points, files=self.files,
+            runs=runs, shown=shown, points=points, files=self.files,
             mode=self.watch_mode, reason=self.mode_reason, since_last=self.activity.since_last(self.clock()),
             skipped=self.store.skipped_lines, paused=self.ingestor.paused,
             loading=self.load_progress if not self.loaded else None,
@@ -379,8 +407,10 @@ class TuilossApp(DeferredStart, App[None]):
 
     def _toggle(self, run_ids: list[str], value: bool | None = None) -> None:
         self.selection.toggle(run_ids, value)
-        self.schedule_redraw()
-        self.request_insights(now=True)
+        self.redraws.request(now=True)  # a key's frame does not wait out the redraw interval
+        # The analysis is asked for once that frame is out: its snapshot of every shown run is
+        # taken on this thread, and with thousands of runs it would hold the frame back.
+        self.call_after_refresh(self.request_insights, True)
         self._draw_list()
 
     def action_toggle_run(self, index: int) -> None:

@@ -163,6 +163,7 @@ class ChartSpec:
     y_log: bool = False  # y positions are log10(value)
     ascii: bool = False  # frame and marks in ASCII only
     notes: list[str] = field(default_factory=list)
+    newest_step: float | None = None  # the latest step drawn (the x axis may end a little past it)
 
 
 def next_smoothing(current: float) -> float:
@@ -179,6 +180,7 @@ def moved_cursor(spec: ChartSpec, cursor: float | None, columns: int, width: int
     if spec.empty:
         return None
     lo, hi = spec.x_lim
+    hi = min(hi, _newest_x(spec))  # the axis may end a little past the latest step
     if cursor is None:
         x = hi
     else:
@@ -192,8 +194,18 @@ def edge_step(spec: ChartSpec, end: bool) -> float | None:
     """The step at the chart's left edge (its right one if ``end``); ``None`` when it is empty."""
     if spec.empty:
         return None
-    x = spec.x_lim[1] if end else spec.x_lim[0]
+    x = min(spec.x_lim[1], _newest_x(spec)) if end else spec.x_lim[0]
     return 10**x if spec.x_log else x
+
+
+def _newest_x(spec: ChartSpec) -> float:
+    """Where the latest step drawn is on the x axis (its end when the spec does not say)."""
+    step = spec.newest_step
+    if step is None:
+        return spec.x_lim[1]
+    if spec.x_log:
+        return math.log10(step) if step > 0 else spec.x_lim[0]
+    return step
 
 
 def fade(color: tuple[int, int, int], background: tuple[int, int, int], amount: float = 0.55) -> tuple[int, int, int]:
@@ -249,6 +261,21 @@ class Window:
         return 10.0**x if self.log else x
 
 
+#: The x axis ends on a grid of at most 1/X_GRID of its span (a fraction of a braille column):
+#: while a followed run's new steps stay inside the last grid cell the window is the same, so
+#: every other curve answers the redraw from the column summary it gave last time.
+X_GRID = 512
+
+
+def rounded_end(lo: float, hi: float) -> float:
+    """``hi`` rounded up to a power-of-two grid finer than 1/:data:`X_GRID` of ``hi - lo``."""
+    span = hi - lo
+    if not span > 0 or not math.isfinite(span):
+        return hi
+    quantum = 2.0 ** math.floor(math.log2(span / X_GRID))
+    return math.ceil(hi / quantum) * quantum
+
+
 def x_window(curves: list[CurveInput], view: ChartView) -> Window | None:
     """The step window shown: all data, or the zoomed part ending at the latest step."""
     firsts = [c.first_step for c in curves if math.isfinite(c.first_step)]
@@ -273,6 +300,7 @@ def x_window(curves: list[CurveInput], view: ChartView) -> Window | None:
         hi = lo + (1.0 if log else max(1.0, abs(lo) * 0.1))
     if view.zoom > 0:
         lo = hi - (hi - lo) / 2**view.zoom
+    hi = rounded_end(lo, hi)
     if log:
         step_lo = 0.0 if view.zoom == 0 and first <= 0 else 10.0**lo
         return Window(lo, hi, True, step_lo, 10.0**hi)
@@ -322,6 +350,18 @@ def _points(memo: dict | None, key: tuple, cols: ColumnData, window: Window, log
     return points
 
 
+def _bounds(memo: dict | None, key: tuple, points: np.ndarray, settled: np.ndarray) -> tuple[float, float] | None:
+    """:func:`settled_bounds` of a curve's settled values, from ``memo`` while its points are the same object."""
+    if memo is None:
+        return settled_bounds(settled)
+    seen = memo.get(("bounds", key))
+    if seen is not None and seen[0] is points:
+        return seen[1]
+    found = settled_bounds(settled)
+    memo[("bounds", key)] = (points, found)
+    return found
+
+
 def value_axis(values, log: bool):
     values = np.asarray(values, dtype=np.float64)
     if not log:
@@ -362,13 +402,25 @@ def _later_half(xs: np.ndarray, ys: np.ndarray, window: Window) -> np.ndarray:
     return np.concatenate([later, ys[-2:]])
 
 
-def y_range(seen: list[np.ndarray], settled: list[np.ndarray], log: bool) -> tuple[float, float, float | None, float | None]:
+def settled_bounds(values: np.ndarray) -> tuple[float, float] | None:
+    """One curve's settled values' 2nd and 98th percentiles, widened to its last finite value
+    (``None`` if it has none): what :func:`y_range` keeps in view."""
+    kept = values[np.isfinite(values)]
+    if not len(kept):
+        return None
+    low, high = np.quantile(kept, (0.02, 0.98))
+    return min(float(low), float(kept[-1])), max(float(high), float(kept[-1]))
+
+
+def y_range(seen: list[np.ndarray], settled: list[np.ndarray], log: bool,
+            bounds: list[tuple[float, float] | None] | None = None) -> tuple[float, float, float | None, float | None]:
     """The y limits, and the most extreme values left above and below them (``None``: nothing cut).
 
     On a linear axis, when all the values would squeeze the settled part of the curves into a
     few rows (the early transient of a loss is often ten times its final level), the range is
     cut to the settled values (2nd to 98th percentile of each curve's later half, and its last
     point) with some room around them; what is left out is marked. A log axis is never cut.
+    ``bounds``, when given, are the :func:`settled_bounds` of ``settled``, worked out before.
     """
     every = np.concatenate(seen) if seen else np.zeros(0)
     every = every[np.isfinite(every)]
@@ -376,11 +428,12 @@ def y_range(seen: list[np.ndarray], settled: list[np.ndarray], log: bool) -> tup
         return 0.0, 1.0, None, None
     y_lo, y_hi = float(every.min()), float(every.max())
     above = below = None
-    kept = [a[np.isfinite(a)] for a in settled]
-    kept = [a for a in kept if len(a)]
-    if not log and kept:
-        body_lo = min(min(float(np.quantile(a, 0.02)), float(a[-1])) for a in kept)
-        body_hi = max(max(float(np.quantile(a, 0.98)), float(a[-1])) for a in kept)
+    if bounds is None:
+        bounds = [settled_bounds(a) for a in settled] if not log else []
+    bounds = [b for b in bounds if b is not None] if not log else []
+    if bounds:
+        body_lo = min(b[0] for b in bounds)
+        body_hi = max(b[1] for b in bounds)
         body = body_hi - body_lo
         if body > 0 and (y_hi - y_lo) > CLIP_RATIO * body:
             top, bottom = body_hi + CLIP_MARGIN * body, body_lo - CLIP_MARGIN * body
@@ -437,6 +490,10 @@ def build_chart(
         return spec
     lo, hi = window.lo, window.hi
     spec.x_lim = (lo, hi)
+    lasts = [c.last_step for c in curves if math.isfinite(c.last_step)]
+    if view.show_eval:
+        lasts += [float(c.eval_steps[-1]) for c in curves if c.eval_steps is not None and len(c.eval_steps)]
+    spec.newest_step = max(lasts, default=None)
     spec.x_log = window.log
     columns = max(8, 2 * width)  # braille has two dots per cell
     fine = not view.ascii and not view.no_color
@@ -445,6 +502,7 @@ def build_chart(
     log_y = view.log_y if view.log_y is not None else spans_decades(raw_columns)
     y_seen: list[np.ndarray] = []
     settled: list[np.ndarray] = []  # the values that must get rows: each curve's later half and last point
+    bounds: list[tuple[float, float] | None] = []  # their settled_bounds
     nan_marks: list[tuple[float, tuple[int, int, int]]] = []
     raw_traces: list[Trace] = []
     eval_traces: list[Trace] = []
@@ -456,6 +514,7 @@ def build_chart(
         if len(ry):
             y_seen.append(ry)
             settled.append(_later_half(rx, ry, window))
+            bounds.append(_bounds(memo, (curve.key, "raw"), ry, settled[-1]))
         bad = np.flatnonzero(raw_cols.nonfinite)
         for k in bad[:200]:
             nan_marks.append((window.to_x(float(raw_cols.x[k])), curve.color))
@@ -476,9 +535,10 @@ def build_chart(
             if keep.any():
                 y_seen.append(ey[keep])
                 settled.append(_later_half(ex[keep], ey[keep], window))
+                bounds.append(settled_bounds(settled[-1]))
                 eval_traces.append(Trace(ex[keep].tolist(), ey[keep].tolist(), curve.color,
                                          "●" if fine else "E", kind="scatter"))
-    y_lo, y_hi, above, below = y_range(y_seen, settled, log_y)
+    y_lo, y_hi, above, below = y_range(y_seen, settled, log_y, bounds)
     spec.y_lim = (y_lo, y_hi)
     spec.y_log = log_y
     # Where the range was cut, the curves' early values beyond it: an arrow and the farthest start

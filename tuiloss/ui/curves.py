@@ -127,12 +127,20 @@ def values_at(runs: list[Run], selection: Selection, step: float) -> dict[str, f
     """Each of ``runs``' value of its metric nearest to ``step``, by run id (runs without a metric left out)."""
     out: dict[str, float | None] = {}
     for run in runs:
-        name = selection.metric_of(run)
-        if not name:
-            continue
-        steps, values = run.series[name].visible()
-        out[run.id] = value_at(steps, values, step)
+        has, value = value_at_cursor(run, selection, step)
+        if has:
+            out[run.id] = value
     return out
+
+
+def value_at_cursor(run: Run, selection: Selection, step: float) -> tuple[bool, float | None]:
+    """Whether ``run`` has the metric :meth:`Selection.metric_of` picks, and its value nearest to ``step``
+    (one run of :func:`values_at`, for the rows the runs list draws)."""
+    name = selection.metric_of(run)
+    if not name:
+        return False, None
+    steps, values = run.series[name].visible()
+    return True, value_at(steps, values, step)
 
 
 def legend_text(runs: list[Run], selection: Selection, plain: bool) -> str:

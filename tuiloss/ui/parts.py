@@ -16,18 +16,19 @@ from tuiloss.core.engine import Engine, Options
 from tuiloss.core.report import nothing_found
 from tuiloss.core.store import Store
 from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smoothing
-from tuiloss.ui.curves import Curves, legend_text, values_at
+from tuiloss.ui.curves import Curves, legend_text, value_at_cursor, values_at
 from tuiloss.ui.export import export_shown
 from tuiloss.ui.feed import InsightsFeed
 from tuiloss.ui.findings import Findings, marks, notice_title
 from tuiloss.ui.grouped import Grouping
 from tuiloss.ui.panel import PanelText
-from tuiloss.ui.runstate import Activities, list_rows, take_read
+from tuiloss.ui.runstate import Activities, ListedRuns, fold_jobs, list_rows, take_read
 from tuiloss.ui.watcher import Watcher
 
 __all__ = [
-    "Ingestor", "InsightsFeed", "build", "edge_step", "export_shown", "legend_text", "list_rows", "marks",
-    "moved_cursor", "next_smoothing", "nothing_found", "notice_title", "take_read", "values_at",
+    "Ingestor", "InsightsFeed", "ListedRuns", "build", "edge_step", "export_shown", "fold_jobs", "legend_text", "list_rows",
+    "marks",
+    "moved_cursor", "next_smoothing", "nothing_found", "notice_title", "take_read", "value_at_cursor", "values_at",
 ]
 
 

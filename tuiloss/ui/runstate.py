@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from statistics import median
-from typing import Collection, Mapping
+from typing import Callable, Collection, Mapping, Sequence
 
 from tuiloss.core.analysis.display import fmt_value
 from tuiloss.core.analysis.state import RunState
@@ -48,18 +48,24 @@ class Activities(dict):
     def __init__(self) -> None:
         super().__init__()
         self.jobs = JobFold()
+        self.newest: float | None = None  # the latest growth of any run (the status line's age)
 
     def found(self, run_id: str, mtime: float | None) -> None:
         """A run seen for the first time; its file's mtime stands for its last growth."""
         self[run_id] = Activity(mtime if mtime else None)
+        self._note(mtime if mtime else None)
 
     def grew(self, run_id: str, now: float) -> None:
         self.setdefault(run_id, Activity()).grew(now)
+        self._note(now)
+
+    def _note(self, when: float | None) -> None:
+        if when is not None and (self.newest is None or when > self.newest):
+            self.newest = when
 
     def since_last(self, now: float) -> float | None:
         """Seconds since any run last grew, ``None`` before the first point."""
-        lasts = [a.last for a in self.values() if a.last is not None]
-        return now - max(lasts) if lasts else None
+        return now - self.newest if self.newest is not None else None
 
 
 def take_read(store: Store, result: ReadResult, options: Options, now: float, selection: Selection,
@@ -114,6 +120,104 @@ class RunRow:
     new_anomaly: bool = False
 
 
+class ListedRuns(Sequence):
+    """The runs list as a model: the listed runs in list order, each row worked out when asked.
+
+    The widget asks for the rows it draws (a dozen on screen of thousands listed) and the key
+    of the highlighted one; a row is computed once per model, so a redraw costs what is on
+    screen, not what is listed.
+
+    Args:
+        numbered: the listed runs with their numbers (:meth:`Selection.numbered`).
+        selection: which runs are switched on, their colours.
+        plain: swatches are markers (no colour or no braille).
+        value_at: each shown run's value at the step cursor (``None`` if it has none there),
+            or ``None`` without a cursor: the rows then show the last values. A run it is not
+            asked about (switched off, without the metric) shows no value.
+        findings: how many findings each run has.
+        stalled: runs stalled now; new: runs with a finding not yet seen.
+        activity: when each run grew; now: the time to age them at.
+    """
+
+    def __init__(
+        self,
+        numbered: list[tuple[int, Run]],
+        selection: Selection,
+        *,
+        plain: bool,
+        value_at: Callable[[Run], tuple[bool, float | None]] | None,
+        findings: Mapping[str, int],
+        stalled: Collection[str],
+        new: Collection[str],
+        activity: Mapping[str, Activity],
+        now: float,
+        jobs=None,
+    ) -> None:
+        if jobs is not None and jobs.folded:  # a job's other ranks have no row of their own
+            numbered = [(number, run) for number, run in numbered if jobs.listed(run, selection)]
+        self._numbered = numbered
+        self._jobs = jobs
+        self._selection = selection
+        self._plain, self._value_at = plain, value_at
+        self._findings, self._stalled, self._new = findings, stalled, new
+        self._activity, self._now = activity, now
+        self._rows: dict[int, RunRow] = {}
+        self._index: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._numbered)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        row = self._rows.get(index)
+        if row is None:
+            number, run = self._numbered[index]
+            row = self._rows[index] = self._row(number, run)
+        return row
+
+    def key(self, index: int) -> str:
+        """The id of the run at ``index`` (without working out its row)."""
+        return self._numbered[index][1].id
+
+    def index_of(self, key: str) -> int | None:
+        """Where the run ``key`` is listed, ``None`` if it is not."""
+        if self._index is None:
+            self._index = {run.id: k for k, (_, run) in enumerate(self._numbered)}
+        return self._index.get(key)
+
+    def labels(self) -> list[str]:
+        """Every listed run's label, in list order (the widget sizes its label column by them)."""
+        return [self._label(run) for _, run in self._numbered]
+
+    def _label(self, run: Run) -> str:
+        return self._jobs.label(run) if self._jobs is not None else run.label
+
+    def _row(self, number: int, run: Run) -> RunRow:
+        selection = self._selection
+        if self._value_at is not None:
+            has, at = self._value_at(run) if selection.is_on(run.id) else (False, None)
+            value = fmt_value(at) if has else ""
+        else:
+            name = selection.metric_of(run)
+            series = run.series.get(name) if name else None
+            value = fmt_value(float(series.visible()[1][-1])) if series is not None and len(series) else "-"
+        return RunRow(
+            key=run.id,
+            number=str(number % 10) if 0 < number <= 10 else "",
+            swatch=selection.swatch(run.id, self._plain),
+            color=rich_color(selection.color(run.id)),
+            label=self._label(run),
+            value=value,
+            state=row_state(run, self._activity.get(run.id), self._now, stalled=run.id in self._stalled).state,
+            anomalies=self._findings.get(run.id, 0),
+            visible=selection.is_on(run.id),
+            new_anomaly=run.id in self._new,
+        )
+
+
 def list_rows(
     runs: list[Run],
     selection: Selection,
@@ -126,45 +230,18 @@ def list_rows(
     activity: Mapping[str, Activity],
     now: float,
 ) -> list[RunRow]:
-    """One row per listed run of ``runs``, numbered as the number keys toggle them.
+    """Every row of :class:`ListedRuns` at once, ``at_cursor`` given as each shown run's value by id."""
+    runs = list(runs)
+    jobs = fold_jobs(runs, activity, now)
+    value_at = None if at_cursor is None else (lambda run: (run.id in at_cursor, at_cursor.get(run.id)))
+    return list(ListedRuns(selection.numbered(runs), selection, plain=plain, value_at=value_at, findings=findings,
+                           stalled=stalled, new=new, activity=activity, now=now, jobs=jobs))
 
-    Args:
-        runs: every run, in discovery order.
-        selection: which runs are listed and switched on, their colours.
-        plain: swatches are markers (no colour or no braille).
-        at_cursor: each shown run's value at the step cursor, or ``None`` without a cursor
-            (the rows then show the last values).
-        findings: how many findings each run has.
-        stalled: runs stalled now; new: runs with a finding not yet seen.
-        activity: when each run grew; now: the time to age them at.
-    """
-    rows = []
-    jobs = getattr(activity, "jobs", None)  # per-rank logs: one row per job
+
+def fold_jobs(runs: list[Run], activity: Mapping[str, Activity], now: float):
+    """The jobs ``runs`` make (per-rank logs, one row each), worked out again if runs were read
+    since; ``None`` when ``activity`` keeps no jobs."""
+    jobs = getattr(activity, "jobs", None)
     if jobs is not None:
         jobs.update(runs, activity, now, lambda run: row_state(run, activity.get(run.id), now))
-    for number, run in selection.numbered(runs):
-        if jobs is not None and not jobs.listed(run, selection):
-            continue
-        name = selection.metric_of(run)
-        series = run.series.get(name) if name else None
-        if at_cursor is not None:
-            value = fmt_value(at_cursor.get(run.id)) if run.id in at_cursor else ""
-        elif series is not None and len(series):
-            value = fmt_value(float(series.visible()[1][-1]))
-        else:
-            value = "-"
-        rows.append(
-            RunRow(
-                key=run.id,
-                number=str(number % 10) if 0 < number <= 10 else "",
-                swatch=selection.swatch(run.id, plain),
-                color=rich_color(selection.color(run.id)),
-                label=jobs.label(run) if jobs is not None else run.label,
-                value=value,
-                state=row_state(run, activity.get(run.id), now, stalled=run.id in stalled).state,
-                anomalies=findings.get(run.id, 0),
-                visible=selection.is_on(run.id),
-                new_anomaly=run.id in new,
-            )
-        )
-    return rows
+    return jobs

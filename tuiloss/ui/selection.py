@@ -81,12 +81,25 @@ class Selection:
 
     def __init__(self, metric: str | None = None) -> None:
         self.metric = metric
-        self.filter: re.Pattern | None = None
+        self._filter: re.Pattern | None = None
+        #: Goes up whenever which runs are listed or shown may have changed (a memo's key).
+        self.version = 0
         self.colors: dict[str, tuple[int, int, int]] = {}
         self.switched_on: dict[str, bool] = {}
         self._order: dict[str, int] = {}  # discovery order of ``colors``, which only ever grows
         #: runs listed without a number (a job's other ranks, see :mod:`tuiloss.ui.jobs`)
         self.unnumbered: frozenset[str] = frozenset()
+        self._matched: tuple[tuple, list[int]] | None = None  # (runs and filter, the numbers it lists)
+
+    @property
+    def filter(self) -> re.Pattern | None:
+        """The regex the listed runs match, ``None`` for all of them."""
+        return self._filter
+
+    @filter.setter
+    def filter(self, pattern: re.Pattern | None) -> None:
+        self._filter = pattern
+        self.version += 1
 
     def add(self, run_id: str) -> bool:
         """Give a newly found run the next colour and switch it on; ``False`` if it was known."""
@@ -94,6 +107,7 @@ class Selection:
             return False
         self.colors[run_id] = PALETTE[len(self.colors) % len(PALETTE)]
         self.switched_on[run_id] = True
+        self.version += 1
         return True
 
     def color(self, run_id: str) -> tuple[int, int, int]:
@@ -117,12 +131,14 @@ class Selection:
         """Switch ``run_ids`` to ``value``, or each to the opposite when ``value`` is ``None``."""
         for run_id in run_ids:
             self.switched_on[run_id] = (not self.is_on(run_id)) if value is None else value
+        self.version += 1
 
     def show_only(self, runs: Iterable[Run], run_id: str) -> None:
         """Switch ``run_id`` on and the other ``runs`` off."""
         for run in runs:
             self.switched_on[run.id] = run.id == run_id
         self.switched_on[run_id] = True
+        self.version += 1
 
     def listed(self, runs: Iterable[Run]) -> list[Run]:
         """``runs`` that match the filter (all of them without one)."""
@@ -138,15 +154,24 @@ class Selection:
         A run keeps its number whatever the filter hides: key ``1`` always means run 1. A run in
         :attr:`unnumbered` takes none (it is listed with 0) and moves no other run's number.
         """
-        if not self.unnumbered:
-            return [(number, run) for number, run in enumerate(runs, 1) if self.matches(run)]
-        out, number = [], 0
-        for run in runs:
-            numbered = run.id not in self.unnumbered
-            number += numbered
-            if self.matches(run):
-                out.append((number if numbered else 0, run))
-        return out
+        if self.unnumbered:
+            out, number = [], 0
+            for run in runs:
+                numbered = run.id not in self.unnumbered
+                number += numbered
+                if self.matches(run):
+                    out.append((number if numbered else 0, run))
+            return out
+        if self.filter is None:
+            return list(enumerate(runs, 1))
+        runs = list(runs)
+        # Searching thousands of runs' texts at every redraw would cost more than drawing them:
+        # the matches are kept while the runs, their labels (a moved run is relabelled) and the
+        # filter stay the same.
+        key = (self.filter, tuple(run.id for run in runs), tuple(run.label for run in runs))
+        if self._matched is None or self._matched[0] != key:
+            self._matched = (key, [number for number, run in enumerate(runs, 1) if self.matches(run)])
+        return [(number, runs[number - 1]) for number in self._matched[1]]
 
     def numbered_run(self, runs: Iterable[Run], number: int) -> Run | None:
         """Run ``number`` (from 1) of ``runs`` if the filter lists it, else ``None``."""

@@ -160,9 +160,10 @@ class Watcher(Wakeup):
 
         observer = Observer()
         handler = _Handler(self)
+        kinds = written_events()
         for folder, recursive in watch_dirs(self.roots):
             if os.path.isdir(folder):
-                observer.schedule(handler, folder, recursive=recursive)
+                observer.schedule(handler, folder, recursive=recursive, event_filter=kinds)
         observer.daemon = True
         observer.start()
         self._observer = observer
@@ -266,6 +267,20 @@ def _inotify_failure(exc: OSError) -> str:
     if exc.errno == errno.EMFILE:
         return "inotify instance limit reached"
     return f"inotify unavailable: {exc.strerror or exc}"
+
+
+def written_events() -> list[type[FileSystemEvent]]:
+    """The events that mean something was written, created, moved or deleted.
+
+    Without a filter watchdog asks inotify for every open and close too: each of tuiloss' own
+    reads, and every folder a discovery scan lists, then comes back as events the observer
+    thread decodes and drops. With thousands of runs that was most of a core, for minutes.
+    """
+    from watchdog import events
+
+    return [events.FileModifiedEvent, events.FileCreatedEvent, events.FileDeletedEvent, events.FileMovedEvent,
+            events.FileClosedEvent, events.DirModifiedEvent, events.DirCreatedEvent, events.DirDeletedEvent,
+            events.DirMovedEvent]
 
 
 class _Handler(FileSystemEventHandler):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import RenderableType
+from rich.segment import Segment
 from rich.text import Text
 from textual import events
 from textual.color import Color
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.widget import Widget
 
 if TYPE_CHECKING:
@@ -25,7 +27,11 @@ TOASTS_TOP = 1
 
 
 class LossChart(Widget):
-    """Draws a :class:`ChartSpec`. Only the UI thread calls :meth:`draw`."""
+    """Draws a :class:`ChartSpec`. Only the UI thread calls :meth:`draw`.
+
+    Textual's Line API: each row is a strip of the rasterised frame, and a new frame repaints only
+    the rows that differ from the last (a followed run's newest column, the axis labels that moved).
+    """
 
     DEFAULT_CSS = """
     LossChart {
@@ -42,7 +48,8 @@ class LossChart(Widget):
         super().__init__(id=id)
         self.spec: ChartSpec | None = None  # until the first draw
         self.draws = 0
-        self._rendered: tuple[tuple[int, int, int, int, bool], Text] | None = None
+        self._frame: tuple[tuple, list[Text]] | None = None  # (spec, draw, size, colour), the lines
+        self._strips: dict = {}  # the frame's lines as strips, made when first painted
 
     @property
     def plot_width(self) -> int:
@@ -80,26 +87,55 @@ class LossChart(Widget):
             return (30, 30, 30)
 
     def draw(self, spec: ChartSpec) -> None:
-        """Replace what is drawn."""
+        """Replace what is drawn: the frame is rasterised now, and only its rows that changed are painted."""
         self.spec = spec
         self.draws += 1
-        self.refresh()
+        before = self._frame
+        lines = self.build_frame()
+        if before is None or before[0][2:] != self._key()[2:] or len(before[1]) != len(lines):
+            self.refresh()
+            return
+        width = self.size.width
+        for y, (old, new) in enumerate(zip(before[1], lines)):
+            if old != new:
+                self.refresh(Region(0, y, width, 1))
 
-    def render(self) -> RenderableType:
-        if self.spec is None:
-            return Text("loading…", style="dim", justify="center")
-        from tuiloss.ui.canvas import render_chart
-
+    def _key(self) -> tuple:
         width, height = self.size
-        color = not self.app.no_color
-        key = (id(self.spec), self.draws, width, height, color)
-        if self._rendered is None or self._rendered[0] != key:
-            lines = render_chart(self.spec, width, height, color=color)
-            text = Text("\n").join(lines)
-            text.no_wrap = True
-            text.overflow = "crop"
-            self._rendered = (key, text)
-        return self._rendered[1]
+        return (id(self.spec), self.draws, width, height, not self.app.no_color)
+
+    def build_frame(self) -> list[Text]:
+        """The chart's lines for the current spec and size, rasterised once per spec and size."""
+        key = self._key()
+        if self._frame is not None and self._frame[0] == key:
+            return self._frame[1]
+        if self.spec is None:
+            lines = [Text("loading…", style="dim", justify="center")]
+        else:
+            from tuiloss.ui.canvas import render_chart
+
+            lines = render_chart(self.spec, key[2], key[3], color=key[4])
+        self._frame = (key, lines)
+        self._strips = {}
+        return lines
+
+    def render_line(self, y: int) -> Strip:
+        width, base = self.size.width, self.rich_style
+        lines = self.build_frame()
+        if self._strips.get("style") != (base, width):
+            self._strips = {"style": (base, width)}
+        strip = self._strips.get(y)
+        if strip is None:
+            if y >= len(lines):
+                strip = Strip.blank(width, base)
+            else:
+                line = lines[y]
+                if self.spec is None:  # the "loading" line, centred
+                    line = Text(line.plain.center(width), style=line.style)
+                segments = Segment.apply_style(line.render(self.app.console, end=""), base)
+                strip = Strip(list(segments)).crop_extend(0, width, base)
+            self._strips[y] = strip
+        return strip
 
     def capture(self, width: int | None = None, height: int | None = None) -> str:
         """The chart as plain text (for the export), at the current or a given size."""

@@ -100,4 +100,4 @@ class StatusBar(Static):
     def show(self, status: Status) -> None:
         if status != self.status:
             self.status = status
-            self.update(status_text(status))
+            self.update(status_text(status), layout=False)  # one line, always: no layout of the screen
