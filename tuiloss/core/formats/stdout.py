@@ -31,6 +31,7 @@ import numpy as np
 
 from tuiloss.core.formats.base import LineParser, parse_number
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
+from tuiloss.core.formats import eventlines
 from tuiloss.core.formats.endings import TAIL, Ending, ending_of, last_stamp, may_hold
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
@@ -732,6 +733,7 @@ class TextParser(LineParser):
         self._plan_room = PLAN_BYTES
         self._probe_meta: dict = {}
         self.ending: Ending | None = None
+        self.reached: float | None = None  # the step of the last point read: where an event line happened
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
     def restart(self) -> None:
@@ -739,17 +741,61 @@ class TextParser(LineParser):
         self.rows = 0
         self._plan_room = PLAN_BYTES
         self.ending = None
+        self.reached = None
         self.layouts.reset()
         if not self._fixed:
             self.family = None
 
     def feed(self, data: bytes, first_line: int) -> Batch:
-        batch = self._feed(data, first_line)
+        found = eventlines.event_lines(data) if eventlines.may_hold(data) else []
+        batch = self._feed_events(data, first_line, found) if found else self._reach(self._feed(data, first_line))
         self.ending = _read_ending(data, self.ending, self._went_on)
         batch.meta["end"] = self.ending  # how the log ends so far (None: no end marker after the last metric line)
         stamp = last_stamp(data)
         if stamp is not None:
             batch.meta["stamped"] = stamp  # the last wall-clock time the log printed (its own clock)
+        return batch
+
+    def _detect(self, data: bytes) -> str | None:
+        """Lock onto the family ``data`` shows, unless one is fixed or specific; the text decoded to see, if any."""
+        if self._fixed or (self.family is not None and not self.family.generic):
+            return None
+        found, text = _detect_in(data)
+        if found is not None and (self.family is None or not found.generic):
+            self.family = found
+        return text
+
+    def _feed_events(self, data: bytes, first_line: int, found: list[tuple[int, str, float]]) -> Batch:
+        """Read ``data`` up to each event line and keep the event at the step reached there.
+
+        Event lines (checkpoint saves, overflows: :mod:`~tuiloss.core.formats.eventlines`) are
+        rare, so the chunk is read in pieces that end at them, as if the log had been read to
+        there; the pieces' points are the chunk's. The family is the one the whole chunk shows.
+        """
+        self._detect(data)
+        parts = []
+        start, line = 0, first_line
+        points: dict[str, tuple[list[float], list[float]]] = {}
+        for end, series, value in [*found, (len(data), "", 0.0)]:
+            if end > start:
+                piece = data[start:end]
+                parts.append(self._reach(self._feed(piece, line)))
+                line += piece.count(b"\n")
+                start = end
+            if series and self.reached is not None:
+                steps, values = points.setdefault(series, ([], []))
+                steps.append(self.reached)
+                values.append(value)
+        batch = _joined(parts)
+        for series, (steps, values) in points.items():
+            batch.add(series, steps, values)
+        return batch
+
+    def _reach(self, batch: Batch) -> Batch:
+        """Note the step the log reached with ``batch``'s points: the latest last step of its series."""
+        lasts = [float(steps[-1]) for steps, _ in batch.series.values() if len(steps)]
+        if lasts:
+            self.reached = max(lasts)
         return batch
 
     def _went_on(self, text: str) -> bool:
@@ -762,11 +808,7 @@ class TextParser(LineParser):
             self._plan_room -= len(head)
             if b"max_" in head:
                 _note_planned(head, self.state.meta)
-        text = None
-        if not self._fixed and (self.family is None or self.family.generic):
-            found, text = _detect_in(data)
-            if found is not None and (self.family is None or not found.generic):
-                self.family = found
+        text = self._detect(data)
         if self.family is not None and self.family.layout and self.layouts.wants(data):
             batch = Batch()
             self.matched = 0
@@ -827,6 +869,31 @@ class TextParser(LineParser):
         meta.update(self._probe_meta)
         if _counter_name(str(meta.get("step_key", ""))) == "epoch" and (steps != np.floor(steps)).any():
             meta["coarse_steps"] = True
+
+
+def _joined(parts: list[Batch]) -> Batch:
+    """One batch of ``parts`` read in turn, the metrics of one row group still sharing their steps."""
+    shapes: dict[tuple[str, ...], list] = {}
+    for part in parts:
+        for group in part.row_groups():
+            shapes.setdefault(group.metrics, []).append((group.steps, [part.series[m][1] for m in group.metrics]))
+    names = [name for shape in shapes for name in shape]
+    out = Batch()
+    if len(names) != len(set(names)):  # a metric read in different rows in different pieces
+        for part in parts:
+            out.merge(part)
+        return out
+    for shape, pieces in shapes.items():
+        steps = np.concatenate([s for s, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
+        values = {m: (np.concatenate([v[k] for _, v in pieces]) if len(pieces) > 1 else pieces[0][1][k])
+                  for k, m in enumerate(shape)}
+        if len(shape) > 1:
+            out.add_rows(steps, values)
+        else:
+            out.add(shape[0], steps, values[shape[0]])
+    for part in parts:
+        out.merge(Batch(skipped=part.skipped, unmatched=part.unmatched, examples=part.examples, meta=part.meta))
+    return out
 
 
 #: How far into a log its settings dump (``max_iters = 5000``) is looked for: trainers print
