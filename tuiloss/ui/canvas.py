@@ -29,8 +29,8 @@ _BRAILLE = 0x2800
 _DOT_BITS = np.array([[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]], dtype=np.uint8)
 _SPACE = ord(" ")
 #: The frame, per mode: corners, edges, ticks and the vertical line (a cursor or a reset).
-BOX = {False: dict(tl="┌", tr="┐", bl="└", br="┘", h="─", v="│", ytick="┤", xtick="┬"),
-       True: dict(tl="+", tr="+", bl="+", br="+", h="-", v="|", ytick="+", xtick="+")}
+BOX = {False: dict(tl="┌", tr="┐", bl="└", br="┘", h="─", v="│", ytick="┤", xtick="┬", dotted="┊"),
+       True: dict(tl="+", tr="+", bl="+", br="+", h="-", v="|", ytick="+", xtick="+", dotted=":")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +255,16 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
         codes, owner = rasterise(spec, pw, ph)
         trace_styles = np.array([style_id(t.color) for t in spec.traces] + [0], dtype=np.int64)
         styles = trace_styles[owner]  # owner -1 picks the trailing plain style
+        for x, mark_color, glyph, whole in spec.event_marks:  # under the cursor, resets and labels
+            col = _cell(x, x_lo, x_hi, pw, flip=False)
+            if 0 <= col < pw:
+                free = owner[:, col] < 0
+                if whole:
+                    codes[free, col] = ord(frame["dotted"])
+                    styles[free, col] = style_id(mark_color)
+                row = 0 if whole else ph - 1
+                if whole or free[row]:  # a short mark never hides a curve's dot
+                    codes[row, col], styles[row, col] = ord(glyph[0]), style_id(mark_color)
         for x, line_color in spec.vlines:
             col = _cell(x, x_lo, x_hi, pw, flip=False)
             if 0 <= col < pw:

@@ -17,16 +17,18 @@ from tuiloss.core.report import nothing_found
 from tuiloss.core.store import Store
 from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smoothing
 from tuiloss.ui.curves import Curves, legend_text, values_at
+from tuiloss.ui.eventmarks import EventMarks, near_text
 from tuiloss.ui.export import export_shown
 from tuiloss.ui.feed import InsightsFeed
 from tuiloss.ui.findings import Findings, marks, notice_title
 from tuiloss.ui.panel import PanelText
 from tuiloss.ui.runstate import Activities, list_rows, take_read
 from tuiloss.ui.watcher import Watcher
+from tuiloss.ui.xaxis import XAxis
 
 __all__ = [
     "Ingestor", "InsightsFeed", "build", "edge_step", "export_shown", "legend_text", "list_rows", "marks",
-    "moved_cursor", "next_smoothing", "nothing_found", "notice_title", "take_read", "values_at",
+    "moved_cursor", "near_text", "next_smoothing", "nothing_found", "notice_title", "take_read", "values_at",
 ]
 
 
@@ -39,4 +41,4 @@ def build(config: Config, engine_factory: Callable | None, watcher_factory: Call
                      ascii=config.ascii, no_color=bool(os.environ.get("NO_COLOR")))
     return {"options": options, "engine": (engine_factory or Engine)(roots, options),
             "watcher": (watcher_factory or Watcher)(roots, config.poll), "store": Store(), "view": view,
-            "curves": Curves(), "findings": Findings(), "panel": PanelText(), "activity": Activities()}
+            "curves": Curves(), "xaxis": XAxis(), "eventmarks": EventMarks(), "findings": Findings(), "panel": PanelText(), "activity": Activities()}
