@@ -288,9 +288,10 @@ class TuilossApp(DeferredStart, App[None]):
                                    new={key[0] for key in self.findings.new}, activity=self.activity, now=self.clock())
         run_list.show(rows, value_header=f"@{self._cursor_label(cursor)}" if cursor is not None else "last",
                       label_width=max(10, run_list.size.width - 33))
-        run_list.border_subtitle = self._events_near(cursor)
-        run_list.border_title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(self.selection.filter.pattern, 20)}/)"
-                                 if self.selection.filter else "runs")
+        title = (f"runs ({len(rows)}/{len(self.store)} match /{safe_label(self.selection.filter.pattern, 20)}/)"
+                 if self.selection.filter else "runs")
+        near = self._events_near(cursor, len(title) + 4)
+        run_list.border_title = f"{title}{' - ' if self.config.ascii else ' · '}{near}" if near else title
 
     def _cursor_label(self, cursor: float) -> str:
         if self.xaxis.is_step:
@@ -300,14 +301,14 @@ class TuilossApp(DeferredStart, App[None]):
             spec.x_lim[1] - spec.x_lim[0] if spec is not None else 0.0)
         return self.xaxis.formatter(span)(cursor)
 
-    def _events_near(self, cursor: float | None) -> str:
-        """The events near the step cursor, for the runs list's bottom border (when ``t`` shows them)."""
+    def _events_near(self, cursor: float | None, taken: int) -> str:
+        """The events near the step cursor, for the runs list's top border after ``taken`` cells (when ``t`` shows them)."""
         spec = self.chart.spec
         if cursor is None or not self.view.events or spec is None:
             return ""
         numbers = {run.id: number for number, run in self.selection.numbered(self.store)}
         found = self.eventmarks.near(spec, self.shown_runs(), numbers, self.xaxis, cursor, self.chart.plot_width)
-        return safe_label(self.late.near_text(found, self.config.ascii, max(20, self.run_list.size.width - 4)), 400)
+        return safe_label(self.late.near_text(found, self.config.ascii, max(20, self.run_list.size.width - taken - 2)), 400)
 
     def _draw_status(self) -> None:
         if not self.booted:

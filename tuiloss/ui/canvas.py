@@ -255,15 +255,15 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
         codes, owner = rasterise(spec, pw, ph)
         trace_styles = np.array([style_id(t.color) for t in spec.traces] + [0], dtype=np.int64)
         styles = trace_styles[owner]  # owner -1 picks the trailing plain style
-        for x, mark_color, glyph, whole in spec.event_marks:  # under the cursor, resets and labels
+        for x, mark_color, glyph, place in spec.event_marks:  # under the cursor, resets and labels
             col = _cell(x, x_lo, x_hi, pw, flip=False)
             if 0 <= col < pw:
                 free = owner[:, col] < 0
-                if whole:
+                if place == "line":
                     codes[free, col] = ord(frame["dotted"])
                     styles[free, col] = style_id(mark_color)
-                row = 0 if whole else ph - 1
-                if whole or free[row]:  # a short mark never hides a curve's dot
+                row = ph - 1 if place == "bottom" else 0
+                if place == "line" or free[row]:  # a glyph alone never hides a curve's dot
                     codes[row, col], styles[row, col] = ord(glyph[0]), style_id(mark_color)
         for x, line_color in spec.vlines:
             col = _cell(x, x_lo, x_hi, pw, flip=False)

@@ -160,9 +160,9 @@ class ChartSpec:
     y_log: bool = False  # y positions are log10(value)
     ascii: bool = False  # frame and marks in ASCII only
     notes: list[str] = field(default_factory=list)
-    #: thin dotted vertical marks (x, colour, glyph, whole height): events; the glyph tops a whole
-    #: mark, and a short one is its glyph alone on the bottom row
-    event_marks: list[tuple[float, tuple[int, int, int] | str, str, bool]] = field(default_factory=list)
+    #: events (x, colour, glyph, place): ``line`` a thin dotted vertical line topped by the glyph,
+    #: ``top`` / ``bottom`` the glyph alone on the top / bottom row
+    event_marks: list[tuple[float, tuple[int, int, int] | str, str, str]] = field(default_factory=list)
 
 
 def next_smoothing(current: float) -> float:

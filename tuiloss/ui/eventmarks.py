@@ -1,9 +1,10 @@
 """The runs' events on the chart (``t``) and the ones near the step cursor, without any UI.
 
-Each shown run's events (:func:`~tuiloss.core.timeline.events_of`: LR drops and warm restarts,
-loss-scale drops and overflows, checkpoint saves, evaluations, a restart) become thin dotted
-vertical marks in the run's colour, topped by a letter; an evaluation is a short mark on the
-bottom row, so a run evaluated every few hundred steps does not hide its curve. Resumes and
+Each shown run's events (:func:`~tuiloss.core.timeline.events_of`) are marked in the run's
+colour: what changed the training (an LR drop or warm restart, a loss-scale drop, a restart)
+as a thin dotted vertical line topped by its letter; what recurs (checkpoint saves, overflows)
+as its letter alone on the top row, and an evaluation as a dot on the bottom row, so a run
+saved and evaluated every few hundred steps does not hide its curve. Resumes and
 other segments keep their own ``↺`` line, drawn whether or not events are shown. The events
 are worked out again only when a run got new points.
 """
@@ -26,6 +27,11 @@ from tuiloss.ui.xaxis import XAxis
 #: The letter over each kind of mark (the same with ``--ascii``).
 GLYPHS = {"lr_drop": "L", "lr_restart": "W", "scale_drop": "S", "overflow": "O", "checkpoint": "C",
           "restart": ">", "eval": ("·", "."), "segment": ("↺", "R")}
+#: Where each kind is drawn: a thin line for what changed the training (rare), its letter alone
+#: on the top row for what recurs (a save every N steps, overflows), a dot on the bottom row for
+#: an evaluation.
+PLACES = {"lr_drop": "line", "lr_restart": "line", "scale_drop": "line", "restart": "line",
+          "checkpoint": "top", "overflow": "top", "eval": "bottom"}
 #: Marks per run at most: past this, the chart would be all marks (events are still listed).
 MOST_MARKS = 400
 
@@ -73,7 +79,7 @@ class EventMarks:
             placed = [(x, e) for x, e in self._placed(run, xaxis, spec) if e.kind != "segment"]
             color = selection.color(run.id)
             for x, event in placed[:MOST_MARKS]:
-                spec.event_marks.append((x, color, glyph(event.kind, spec.ascii), event.kind != "eval"))
+                spec.event_marks.append((x, color, glyph(event.kind, spec.ascii), PLACES.get(event.kind, "top")))
             count += len(placed)
         if say:
             spec.title += (" - " if spec.ascii else " · ") + (f"events: {count}" if count else "no events")

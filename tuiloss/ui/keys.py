@@ -75,5 +75,5 @@ MARKS = (
     ("↑ / !", "divergence"),
     ("× / X", "NaN or Inf (at the top)"),
     ("↺ / R", "a new segment: step reset, truncated or replaced log"),
-    ("┊ / :", "an event (t): its letter on top, an evaluation a dot on the bottom row"),
+    ("┊ / :", "with t: a thin line under L (LR drop), W (warm restart), S (loss-scale drop) or > (restart); C (checkpoint) and O (overflow) alone on the top row, · an evaluation on the bottom row"),
 )

@@ -1,7 +1,7 @@
 """Small multiples (``M``): the shown runs' most telling metrics, one small chart each.
 
-The panes are the loss, its evaluation series, the learning rate and the gradient norm, then
-the other metrics the runs log (quality metrics first, then loss scale, throughput, memory
+The panes are each run's loss (its primary metric), its evaluation series, its learning rate
+and its gradient norm, whatever the run calls them, then the other metrics the runs log (quality metrics first, then loss scale, throughput, memory
 and the rest; counters, steps and clocks are axes, not panes), as many as the terminal holds
 at about 38 x 9 cells a pane: four at 80x24, nine at 120x40. Every pane shares the main chart's
 x axis (its kind, log or linear, zoom and range: one x window over all panes) and the run
@@ -11,10 +11,9 @@ colours; each has its own y axis. Which metrics and where the panes go is headle
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -24,12 +23,10 @@ from textual.widgets import Static
 
 from tuiloss.core.analysis import metrics as names
 from tuiloss.core.analysis.events import EVENT_SERIES
+from tuiloss.core.store import Run
 from tuiloss.core.timeline import ELAPSED_SERIES, WALL_SERIES
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.widgets import LossChart
-
-if TYPE_CHECKING:
-    from tuiloss.core.store import Run
 
 #: Cells a pane needs at least (columns, rows): its frame, ticks and a readable curve.
 PANE = (38, 9)
@@ -42,33 +39,78 @@ def grid_shape(width: int, height: int) -> tuple[int, int]:
     return max(1, width // PANE[0]), max(1, (height - 2) // PANE[1])
 
 
-def _most_common(found: list[str]) -> str | None:
-    return Counter(found).most_common(1)[0][0] if found else None
+@dataclass(frozen=True, slots=True)
+class Pane:
+    """One small chart: its title and which metric of each run it draws (None: the run has none)."""
+
+    title: str
+    pick: Callable[[Run], str | None]
 
 
-def pane_metrics(runs: list[Run], count: int) -> tuple[list[str], int]:
-    """The metrics of the panes, most telling first, at most ``count``; and how many there were.
+def _primary(run: Run) -> str | None:
+    return run.primary_metric
 
-    First the runs' primary metric (the one most of them have), its evaluation series, the
-    learning rate and the gradient norm; then the others by :data:`LATER_ROLES`, those more
-    runs log first, then by name.
+
+def _eval(run: Run) -> str | None:
+    primary = run.primary_metric
+    return names.eval_counterpart(primary, list(run.series)) if primary else None
+
+
+def _of_role(role: str) -> Callable[[Run], str | None]:
+    def pick(run: Run) -> str | None:
+        found = [name for name in run.series if names.role(name) == role and not names.is_eval(name)
+                 and name not in EVENT_SERIES]
+        return min(found, key=lambda name: (len(name), name)) if found else None
+
+    return pick
+
+
+def _named(name: str) -> Callable[[Run], str | None]:
+    return lambda run: name if name in run.series else None
+
+
+#: The first panes: each run's own loss, eval loss, learning rate and grad norm, whatever it calls them.
+FIRST = (Pane("loss", _primary), Pane("eval loss", _eval), Pane("learning rate", _of_role("lr")),
+         Pane("grad norm", _of_role("norm")))
+
+
+def panes_of(runs: list[Run], count: int) -> tuple[list[Pane], int]:
+    """The panes for ``runs``, most telling first, at most ``count``; and how many there were.
+
+    First :data:`FIRST` (each run's primary metric, its evaluation series, its learning rate and
+    gradient norm), those some run has; then the other metrics by :data:`LATER_ROLES`, those
+    more runs log first, then by name.
     """
+    panes, used = [], set()
+    for pane in FIRST:
+        picked = {name for run in runs for name in [pane.pick(run)] if name}
+        if picked:
+            panes.append(pane)
+            used |= picked
     every = Counter(name for run in runs for name in run.series
-                    if name not in EVENT_SERIES and name not in WALL_SERIES and name not in ELAPSED_SERIES)
-    primary = _most_common([run.primary_metric for run in runs if run.primary_metric])
-    first: list[str | None] = [primary]
-    first.append(_most_common([n for run in runs for n in [names.eval_counterpart(primary, list(run.series))] if n])
-                 if primary else None)
-    for role in ("lr", "norm"):
-        first.append(_most_common([name for run in runs for name in run.series
-                                   if names.role(name) == role and not names.is_eval(name)]))
-    chosen = [name for name in first if name is not None and name in every]
-    chosen = list(dict.fromkeys(chosen))
+                    if name not in used and name not in EVENT_SERIES and name not in WALL_SERIES
+                    and name not in ELAPSED_SERIES)
     rank = {role: k for k, role in enumerate(LATER_ROLES)}
-    rest = [name for name in every if name not in chosen and names.role(name) in rank]
+    rest = [name for name in every if names.role(name) in rank]
     rest.sort(key=lambda name: (rank[names.role(name)], -every[name], name))
-    panes = chosen + rest
+    panes += [Pane(name, _named(name)) for name in rest]
     return panes[:count], len(panes)
+
+
+class _PaneSelection:
+    """The viewer's selection (colours, markers, which runs), each run's metric the pane's."""
+
+    def __init__(self, selection, pane: Pane) -> None:
+        self._selection, self._pane = selection, pane
+
+    def __getattr__(self, name: str):
+        return getattr(self._selection, name)
+
+    def metric_of(self, run: Run) -> str | None:
+        return self._pane.pick(run)
+
+    def eval_of(self, run: Run) -> str | None:
+        return None
 
 
 class MultiplesScreen(Screen[None]):
@@ -87,7 +129,7 @@ class MultiplesScreen(Screen[None]):
     def __init__(self, viewer) -> None:
         super().__init__()
         self.viewer = viewer
-        self.metrics: list[str] = []
+        self.panes: list[Pane] = []
         self.total = 0
         self._curves: dict[str, object] = {}
 
@@ -105,15 +147,15 @@ class MultiplesScreen(Screen[None]):
     def _lay_out(self) -> None:
         """As many panes as fit, each a :class:`LossChart`."""
         columns, rows = grid_shape(self.size.width or self.app.size.width, self.size.height or self.app.size.height)
-        metrics, self.total = pane_metrics(self.viewer.shown_runs(), columns * rows)
+        panes, self.total = panes_of(self.viewer.shown_runs(), columns * rows)
         grid = self.query_one(Grid)
-        if metrics != self.metrics or len(grid.children) != len(metrics):
-            self.metrics = metrics
+        if [p.title for p in panes] != [p.title for p in self.panes] or len(grid.children) != len(panes):
+            self.panes = panes
             grid.remove_children()
-            grid.mount_all([LossChart() for _ in metrics])
-        columns = min(columns, max(1, len(metrics)))
+            grid.mount_all([LossChart() for _ in panes])
+        columns = min(columns, max(1, len(panes)))
         grid.styles.grid_size_columns = columns
-        grid.styles.grid_size_rows = max(1, -(-len(metrics) // columns))
+        grid.styles.grid_size_rows = max(1, -(-len(panes) // columns))
         self.call_after_refresh(self.redraw)
 
     def redraw(self) -> None:
@@ -121,20 +163,19 @@ class MultiplesScreen(Screen[None]):
         shown = viewer.shown_runs()
         view = replace(viewer.view, cursor=None)  # the main chart's cursor: not on the panes
         sep = " - " if viewer.config.ascii else " · "
-        head = f"small multiples{sep}{len(self.metrics)} of {self.total} metrics{sep}{len(shown)} runs"
+        head = f"small multiples{sep}{len(self.panes)} of {self.total} metrics{sep}{len(shown)} runs"
         self.query_one("#multiples-title", Static).update(f"{head}{sep}M or escape: back")
-        if not self.metrics:
+        if not self.panes:
             return
         from tuiloss.ui.curves import Curves
 
         xaxis = viewer.xaxis
         missing = xaxis.prepare(shown)
         panes = []
-        for name in self.metrics:
-            curves = self._curves.setdefault(name, Curves())
-            selection = copy.copy(viewer.selection)
-            selection.metric = name
-            panes.append((name, curves, curves.prepare(shown, selection, view, {}, {}, xaxis=xaxis)))
+        for pane in self.panes:
+            curves = self._curves.setdefault(pane.title, Curves())
+            selection = _PaneSelection(viewer.selection, pane)
+            panes.append((pane.title, curves, curves.prepare(shown, selection, view, {}, {}, xaxis=xaxis)))
         # One x window for every pane: the union of every pane's curves.
         inputs = [c for _, _, curve_inputs in panes for c in curve_inputs]
         if inputs:
