@@ -96,3 +96,14 @@ def test_real_report_lists_events(real_logs, capsys):
     main(["report", str(real_logs / "fairseq")])
     text = capsys.readouterr().out
     assert "events: 6 loss-scale drops, 10 checkpoints" in text
+
+
+def test_real_tensorboard_runs_have_their_clock(real_logs):
+    store, _, _ = load([str(real_logs / "tensorboard/hf_trainer_roberta_lora_5runs_flat")])
+    runs = list(store)
+    assert len(runs) == 5
+    for run in runs:
+        assert timeline.axes_of(run)[:3] == ["step", "wall", "elapsed"]
+        steps, wall = timeline.axis_values(run, "wall")
+        assert 1.744e9 < wall[0] < 1.745e9  # April 2025, as the file names say (events.out.tfevents.1744227257...)
+        assert timeline.axis_values(run, "elapsed")[1][0] == 0.0

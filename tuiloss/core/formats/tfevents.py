@@ -41,6 +41,10 @@ from typing import Callable
 import numpy as np
 
 from tuiloss.core.formats.counters import note_repeats
+
+#: The series the events' wall times become (seconds since the epoch, one per step), named as
+#: W&B's: a clock for the viewer's wall-time and time-since-start axes, never a metric shown first.
+WALL_SERIES = "_timestamp"
 from tuiloss.core.formats.tfrecord import FOOTER, HEADER, MASK32, MASK_DELTA
 from tuiloss.core.model import Batch
 
@@ -141,6 +145,7 @@ class EventDecoder:
         self._crc = crc
         self._decode_error = DecodeError
         self._plugins: dict[str, str] = {}
+        self._wall_step: float | None = None  # the step whose wall time was kept last
         self._header_crcs: dict[int, int] = {}
 
     def feed(
@@ -170,6 +175,10 @@ class EventDecoder:
         plugins = self._plugins
         # Points go into array('d') columns: no Python float object is kept per point.
         columns: dict[str, tuple[array, array]] = {}
+        # The events' wall times, once a step (the first event of each): the run's clock, an x axis.
+        walls = columns[WALL_SERIES] = (array("d"), array("d"))
+        wall_steps, wall_times = walls
+        wall_step = self._wall_step
         skip = 0
         broken_at = None
         while pos + 12 <= size:
@@ -221,6 +230,10 @@ class EventDecoder:
                 record += 1
                 continue
             values = event.summary.value
+            if values and event.step != wall_step:
+                wall_step = event.step
+                wall_steps.append(wall_step)
+                wall_times.append(event.wall_time)
             if len(values) == 1:
                 # The common shape (one scalar per event), inlined for speed.
                 value = values[0]
@@ -247,6 +260,9 @@ class EventDecoder:
             batch.skip("incomplete record at end of file", record)
             record += 1
             pos = size
+        self._wall_step = wall_step
+        if not wall_steps or len(columns) == 1:
+            del columns[WALL_SERIES]  # no scalar read: no clock either
         for tag, (steps, points) in columns.items():
             batch.add(tag, np.frombuffer(steps), np.frombuffer(points))
         note_repeats(batch)  # Ultralytics logs every batch's loss at step = epoch
