@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterable
 
+from tuiloss.core.analysis.events import EVENT_SERIES
 from tuiloss.core.analysis.metrics import eval_counterpart
 
 if TYPE_CHECKING:  # the store (numpy) is not needed to compose the first frame
@@ -63,10 +64,12 @@ def common_metric(runs: list[Run]) -> str | None:
 
 
 def metric_counts(runs: Iterable[Run]) -> list[tuple[str, int]]:
-    """Every metric of ``runs`` with how many runs have it, the most common first."""
+    """Every metric of ``runs`` with how many runs have it, the most common first (events are no metric)."""
     counts: dict[str, int] = {}
     for run in runs:
         for name in run.series:
+            if name in EVENT_SERIES:
+                continue
             counts[name] = counts.get(name, 0) + 1
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
