@@ -30,6 +30,25 @@ def test_halving_staircase_per_epoch_is_found():
     assert [e.step for e in found] == [5.0, 9.0]
 
 
+def test_a_dense_staircase_marks_every_step():
+    # ReduceLROnPlateau with a short patience: drops 2-3 epochs apart, down to its min_lr.
+    lr = np.array([1e-3] * 4 + [2e-4] * 4 + [4e-5] * 5 + [8e-6] * 3 + [1.6e-6] * 2 + [1e-6] * 6)
+    assert [e.step for e in ev.lr_events(np.arange(len(lr), dtype=float), lr)] == [4.0, 8.0, 13.0, 16.0, 18.0]
+
+
+@pytest.mark.parametrize("points", [50, 100, 2000])
+def test_exponential_and_one_cycle_schedules_mark_nothing(points):
+    # (Logged ten times a run, a warmup-stable-decay's decay is two points: a step at that resolution.)
+    t = np.arange(points) / (points - 1)
+    exponential = 1e-3 * 0.5 ** (t * 10)  # halved every tenth of the run, logged at every point
+    up = t < 0.3
+    one_cycle = np.where(up, 4e-5 + (1e-3 - 4e-5) * (1 - np.cos(np.pi * t / 0.3)) / 2,
+                         1e-7 + (1e-3 - 1e-7) * (1 + np.cos(np.pi * (t - 0.3) / 0.7)) / 2)
+    wsd = np.where(t < 0.8, 1e-3, 1e-3 * (1 - (t - 0.8) / 0.2) + 1e-5)  # warmup-stable-decay's decay
+    for lr in (exponential, one_cycle, wsd):
+        assert ev.lr_events(steps_of(points), lr) == []
+
+
 @pytest.mark.parametrize("points", [20, 100, 2000])
 def test_cosine_decay_to_zero_marks_nothing(points):
     steps = steps_of(points)
@@ -106,3 +125,22 @@ def test_empty_and_tiny_inputs_give_no_events():
     assert ev.lr_events(np.array([1.0, 2.0]), np.array([0.0, 0.0])) == []
     # An infinite LR is left out, not a drop from infinity.
     assert [e.before for e in ev.lr_events(np.arange(8.0), np.array([math.inf] + [1e-3] * 4 + [1e-4] * 3))] == [1e-3]
+
+
+def test_a_linear_decay_printed_with_six_decimals_is_no_staircase():
+    # llm.c prints "lr:0.000003": the end of a linear decay to zero reads 7e-6, 6e-6, ..., 1e-6, 0.
+    steps = np.arange(1000.0)
+    lr = np.round(np.linspace(2e-5, 0, 1000), 6)
+    assert ev.printed_quantum(lr) == pytest.approx(1e-6)
+    assert ev.lr_events(steps, lr) == []
+    # Printed with few decimals, a real step decay is still one: 0.0010 -> 0.0001.
+    assert [e.step for e in ev.lr_events(steps, np.where(steps < 500, 0.001, 0.0001))] == [500.0]
+
+
+def test_real_llmc_log_has_no_lr_event(real_logs):
+    from tuiloss.core import timeline
+    from tuiloss.core.engine import load
+
+    store, _, _ = load([str(real_logs / "plain_text/llmc_gpt2_124m_modded_nanogpt")])
+    (run,) = list(store)
+    assert [e for e in timeline.events_of(run) if e.kind.startswith("lr")] == []

@@ -36,11 +36,15 @@ NOUNS = {
 
 #: The least factor a logged LR must change by, from one logged point to the next, to be a step.
 LR_FACTOR = 1.4
-#: A step change stands alone: the changes of the points around it are at most this share of it
-#: (a smooth decay changes by similar factors at neighbouring points, also near its end).
-LR_ALONE = 0.4
+#: A step change stands out: the typical (median) change of the points around it is at most this
+#: share of it. A smooth decay changes by similar factors at neighbouring points, also near its
+#: end; a staircase (ReduceLROnPlateau every few epochs) is flat between its steps.
+LR_ALONE = 0.25
 #: Points on each side whose changes must be small for a change to stand alone.
 LR_NEIGHBOURS = 3
+#: A change between values printed with fewer significant digits than this says nothing of its
+#: ratio (llm.c prints ``lr:0.000002``: a linear decay to zero reads as 3e-6, 2e-6, 1e-6, 0).
+PRINTED_DIGITS = 10
 #: An LR this small relative to the run's largest has decayed to nothing: reaching it is no drop.
 LR_FLOOR = 1e-6
 
@@ -64,27 +68,56 @@ def _log_changes(values: np.ndarray) -> tuple[np.ndarray, float]:
     return np.diff(logged), top
 
 
-def _standing_alone(change: np.ndarray) -> np.ndarray:
-    """Whether each change is far larger than every change of the :data:`LR_NEIGHBOURS` points around it."""
+def _standing_out(change: np.ndarray) -> np.ndarray:
+    """Whether each change is far larger than the median change of the :data:`LR_NEIGHBOURS` points each side.
+
+    Only points that exist count (none is made up past either end), so the last change of a
+    decay is weighed against the ones before it alone. The change must also border a flat
+    stretch: the change just before or just after it is as small.
+    """
     n = len(change)
+    if not n:
+        return np.zeros(0, dtype=bool)
     size = np.abs(change)
     k = LR_NEIGHBOURS
-    padded = np.concatenate([np.zeros(k), size, np.zeros(k)])
-    windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1)  # row i: changes i-k .. i+k
-    around = windows.copy()
-    around[:, k] = 0.0
-    return (around.max(axis=1) <= LR_ALONE * size) if n else np.zeros(0, dtype=bool)
+    padded = np.concatenate([np.full(k, np.nan), size, np.full(k, np.nan)])
+    around = np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1).copy()  # row i: changes i-k .. i+k
+    around[:, k] = np.nan
+    known = np.isfinite(around).any(axis=1)
+    typical = np.zeros(n)
+    if known.any():
+        typical[known] = np.nanmedian(around[known], axis=1)
+    # ... and it begins or ends a flat stretch: the change just before or after it is small. The
+    # last point of a decay onto a floor is steep beside its neighbours, yet no stretch is flat there.
+    flat = np.zeros(n, dtype=bool)
+    flat[1:] |= size[:-1] <= LR_ALONE * size[1:]
+    flat[:-1] |= size[1:] <= LR_ALONE * size[:-1]
+    return (typical <= LR_ALONE * size) & (flat | (n == 1))
+
+
+def printed_quantum(values: np.ndarray) -> float | None:
+    """The step of the decimals ``values`` were printed with (``1e-06`` for ``lr:0.000003``); None
+    when they are not all on such a grid (scientific notation, float32 noise: fine enough)."""
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return None
+    for decimals in range(0, 13):
+        scaled = values * 10.0**decimals
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, np.abs(scaled))):
+            return 10.0**-decimals
+    return None
 
 
 def lr_events(steps: np.ndarray, values: np.ndarray, name: str = "learning rate") -> list[Event]:
     """Step changes of a logged learning rate: drops (step decay, ReduceLROnPlateau) and warm restarts.
 
     A change counts when the LR moves by :data:`LR_FACTOR` or more from one logged point to the
-    next while the points around it hardly move (:data:`LR_ALONE`): so a cosine or linear decay,
-    whose neighbouring points change alike, is no event at any of its points, also where it
-    nears zero; reaching the floor (:data:`LR_FLOOR` of the largest LR, or zero) is the end of a
+    next while the points around it typically hardly move (:data:`LR_ALONE`): so a cosine or
+    linear decay, whose neighbouring points change alike, is no event at any of its points, also
+    where it nears zero, and a staircase's steps are each one, however close together; reaching the floor (:data:`LR_FLOOR` of the largest LR, or zero) is the end of a
     decay, not a drop. A rise is a warm restart only when the LR had come down from higher
-    before it (a warmup rises from its start and is none).
+    before it (a warmup rises from its start and is none). Where the LR was printed with few
+    decimals, a change between values of one significant digit is rounding, not a step.
     """
     steps = np.asarray(steps, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
@@ -99,9 +132,12 @@ def lr_events(steps: np.ndarray, values: np.ndarray, name: str = "learning rate"
     if len(values) < 2 or values.max() <= 0:
         return []
     change, top = _log_changes(values)
-    alone = _standing_alone(change)
+    alone = _standing_out(change)
     big = np.abs(change) >= math.log(LR_FACTOR)
     before, after = values[:-1], values[1:]
+    quantum = printed_quantum(values)
+    if quantum is not None:  # a value printed with one or two digits cannot show a ratio: 2e-6 -> 1e-6 is rounding
+        big &= np.maximum(before, after) >= PRINTED_DIGITS * quantum
     drops = big & alone & (change < 0) & (after > top * LR_FLOOR)
     peak_before = np.maximum.accumulate(values)[:-1]
     rises = big & alone & (change > 0) & (peak_before > 0) & (before * LR_FACTOR <= peak_before)
