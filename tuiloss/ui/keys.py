@@ -54,7 +54,7 @@ KEYS = (
     ("r", "reset the zoom"),
     ("x", "log or linear step axis"),
     ("X", "cycle the x axis: step, wall time, time since start, a logged progress counter (tokens, samples, timesteps), those the shown runs have; runs without it are said in the title"),
-    ("t", "mark the runs' events: L learning-rate drop, W warm restart, S loss-scale drop, O overflow, C checkpoint saved, > restart, · evaluation; with the cursor, those near it are listed under the runs"),
+    ("t", "mark the runs' events: L learning-rate drop, W warm restart, S loss-scale drop, O overflow, C checkpoint saved, > restart, a dot an evaluation; with the cursor, those near it are listed above the runs"),
     ("M", "small multiples: loss, eval loss, learning rate, grad norm and more of the shown runs, one small chart each, on the same x axis"),
     ("y", "linear or log loss axis (default: log when the values span a decade; on a linear axis an early transient far above the settled curves is cut and marked with an arrow and where it began)"),
     ("s", "cycle smoothing (EMA 0, 0.6, 0.9, 0.99); the raw curve stays behind"),
@@ -75,5 +75,5 @@ MARKS = (
     ("↑ / !", "divergence"),
     ("× / X", "NaN or Inf (at the top)"),
     ("↺ / R", "a new segment: step reset, truncated or replaced log"),
-    ("┊ / :", "with t: a thin line under L (LR drop), W (warm restart), S (loss-scale drop) or > (restart); C (checkpoint) and O (overflow) alone on the top row, · an evaluation on the bottom row"),
+    ("┊ / :", "with t: a thin line under L (LR drop), W (warm restart), S (loss-scale drop) or > (restart); C (checkpoint) and O (overflow) alone on the top row, a dot (an evaluation) on the bottom row"),
 )
