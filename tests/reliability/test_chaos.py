@@ -510,7 +510,8 @@ def _synced(store: Store, message: dict) -> bool:
         return False
     if message["sync"] == "deleted":
         return run.deleted
-    return run.points >= message["points"] and run.skipped_lines + run.unmatched >= message["rejected"]
+    points = sum(len(series) for name, series in run.series.items() if name not in DERIVED)
+    return points >= message["points"] and run.skipped_lines + run.unmatched >= message["rejected"]
 
 
 # -- the tests -----------------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ class XAxis:
         self._maps: dict[str, tuple[tuple, tuple[np.ndarray, np.ndarray] | None]] = {}
         self._axes: dict[str, tuple[tuple, list[str]]] = {}
         self.origin = 0.0  # wall time: the earliest start of the shown runs, x = 0
+        self._placed: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # the newest placement per (run, size)
 
     @property
     def is_step(self) -> bool:
@@ -117,7 +118,16 @@ class XAxis:
         at = self.mapping(run)
         if at is None:
             return None
-        return timeline.map_steps(steps, at)
+        steps = np.asarray(steps, dtype=np.float64)
+        # A redraw places the same curves again: kept while the run, its clock and the origin are unchanged.
+        key = (run.id, self.name, len(steps), float(steps[-1]) if len(steps) else None, float(steps[0]) if len(steps) else None,
+               self._maps[run.id][0], self.origin)
+        found = self._placed.get(key)
+        if found is None:
+            if len(self._placed) > 4096:
+                self._placed.clear()
+            found = self._placed[key] = timeline.map_steps(steps, at)
+        return found
 
     def step_at(self, run: Run, x: float) -> float | None:
         """The step of ``run`` at ``x`` on the axis (None when it lacks the axis)."""

@@ -787,11 +787,8 @@ class TextParser(LineParser):
                 steps.append(self.reached)
                 values.append(value)
         batch = _joined(parts)
-        placed = 0
-        for series, (steps, values) in points.items():
+        for series, (steps, values) in points.items():  # derived from lines that stay other text
             batch.add(series, steps, values)
-            placed += len(steps)
-        batch.unmatched = max(batch.unmatched - placed, 0)  # an event line placed is read, not other text
         return batch
 
     def _reach(self, batch: Batch) -> Batch:
