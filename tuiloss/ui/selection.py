@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterable
 
-from tuiloss.core.analysis.events import EVENT_SERIES
 from tuiloss.core.analysis.metrics import eval_counterpart
 
 if TYPE_CHECKING:  # the store (numpy) is not needed to compose the first frame
@@ -65,6 +64,8 @@ def common_metric(runs: list[Run]) -> str | None:
 
 def metric_counts(runs: Iterable[Run]) -> list[tuple[str, int]]:
     """Every metric of ``runs`` with how many runs have it, the most common first (events are no metric)."""
+    from tuiloss.core.analysis.events import EVENT_SERIES  # numpy: not before the first frame
+
     counts: dict[str, int] = {}
     for run in runs:
         for name in run.series:
