@@ -766,30 +766,69 @@ class TextParser(LineParser):
         return text
 
     def _feed_events(self, data: bytes, first_line: int, found: list[tuple[int, str, float]]) -> Batch:
-        """Read ``data`` up to each event line and keep the event at the step reached there.
+        """Read ``data`` and keep each event line's event at the step the log had reached there.
 
         Event lines (checkpoint saves, overflows: :mod:`~tuiloss.core.formats.eventlines`) are
-        rare, so the chunk is read in pieces that end at them, as if the log had been read to
-        there; the pieces' points are the chunk's. The family is the one the whole chunk shows.
+        rare. Where the family's lines stand alone (a layout family), the step is the one of the
+        nearest metric line before the event's, read on its own (:meth:`_step_before`); the
+        chunk is read whole. Otherwise, and for an event no such line explains (one after a
+        line that takes its step from what came before), the chunk is read in pieces that end
+        at those events, as if the log had been read to there. The family is the one the whole
+        chunk shows.
         """
         self._detect(data)
+        known = [self._step_before(data, end) for end, _, _ in found]
+        cuts = [event for event, step in zip(found, known) if step is None]
         parts = []
         start, line = 0, first_line
-        points: dict[str, tuple[list[float], list[float]]] = {}
-        for end, series, value in [*found, (len(data), "", 0.0)]:
+        reached: list[float | None] = []
+        for end, series, value in [*cuts, (len(data), "", 0.0)]:
             if end > start:
                 piece = data[start:end]
                 parts.append(self._reach(self._feed(piece, line)))
                 line += piece.count(b"\n")
                 start = end
-            if series and self.reached is not None:
-                steps, values = points.setdefault(series, ([], []))
-                steps.append(self.reached)
-                values.append(value)
+            if series:
+                reached.append(self.reached)
         batch = _joined(parts)
+        at = iter(reached)
+        points: dict[str, tuple[list[float], list[float]]] = {}
+        for (end, series, value), step in zip(found, known):
+            step = next(at) if step is None else step
+            if step is not None:
+                steps, values = points.setdefault(series, ([], []))
+                steps.append(step)
+                values.append(value)
         for series, (steps, values) in points.items():  # derived from lines that stay other text
             batch.add(series, steps, values)
         return batch
+
+    #: Lines looked back at for the metric line an event line follows.
+    LOOK_BACK = 16
+
+    def _step_before(self, data: bytes, end: int) -> float | None:
+        """The step of the nearest metric line before the line ending at ``end``, read on its own;
+        None when no line of the last :attr:`LOOK_BACK` gives one (or the family's lines do not
+        stand alone)."""
+        family = self.family
+        if family is None or not family.layout:
+            return None
+        kept = self._probe_meta
+        try:
+            stop = data.rfind(b"\n", 0, max(end - 1, 0))  # the end of the line before the event's
+            for _ in range(self.LOOK_BACK):
+                if stop < 0:
+                    return None
+                begin = data.rfind(b"\n", 0, stop) + 1
+                line = data[begin:stop]
+                if line.strip() and family.detect.search("\n" + line.decode("utf-8", "replace")):
+                    parsed = self._parse_line(line)
+                    if parsed is not None:
+                        return float(parsed[0])
+                stop = begin - 1
+            return None
+        finally:
+            self._probe_meta = kept
 
     def _reach(self, batch: Batch) -> Batch:
         """Note the step the log reached with ``batch``'s points: the latest last step of its series."""
