@@ -10,21 +10,21 @@ from tuiloss.core.formats.eventlines import event_lines
 from tuiloss.core.formats.stdout import TextParser
 
 SAVES = [
-    b"Saving model checkpoint to output/run-7/checkpoint-200\n",  # Hugging Face Trainer
-    b" saving checkpoint at iteration    1000 to checkpoints/gpt2\n",  # Megatron
-    b"[2023-07-24 13:21:33,261] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint global_step10 is about to be saved!\n",
-    b"[2022-04-08 18:58:04,038][fairseq.trainer][INFO] - Saving checkpoint to checkpoints/checkpoint_best.pt\n",
-    b"[2024-05-08 04:06:28,465 INFO] Saving checkpoint run/model_step_200.pt\n",  # OpenNMT
-    b"2021-12-08 00:37:25,092 - mmdet - INFO - Saving checkpoint at 5 epochs\n",
-    b"2025-12-12 11:37:18.641\thost:0\tolmo.train:1304\tINFO\tSaving unsharded checkpoint...\n",
-    b"Epoch 0, global step 874: 'val_loss' reached 0.09610 (best 0.09610), saving model to '/ckpt/best.ckpt' as top 1\n",
+    "Saving model checkpoint to output/run-7/checkpoint-200\n",  # Hugging Face Trainer
+    " saving checkpoint at iteration    1000 to checkpoints/gpt2\n",  # Megatron
+    "[2023-07-24 13:21:33,261] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint global_step10 is about to be saved!\n",
+    "[2022-04-08 18:58:04,038][fairseq.trainer][INFO] - Saving checkpoint to checkpoints/checkpoint_best.pt\n",
+    "[2024-05-08 04:06:28,465 INFO] Saving checkpoint run/model_step_200.pt\n",  # OpenNMT
+    "2021-12-08 00:37:25,092 - mmdet - INFO - Saving checkpoint at 5 epochs\n",
+    "2025-12-12 11:37:18.641\thost:0\tolmo.train:1304\tINFO\tSaving unsharded checkpoint...\n",
+    "Epoch 0, global step 874: 'val_loss' reached 0.09610 (best 0.09610), saving model to '/ckpt/best.ckpt' as top 1\n",
 ]
 NOT_SAVES = [
-    b"  save_checkpoint ................................ True\n",
-    b"not saving checkpoint at iteration 5 with miou 0.3\n",
-    b"[2022-04-08 18:58:04,037][fairseq.checkpoint_utils][INFO] - Preparing to save checkpoint for epoch 1 @ 479 updates\n",
-    b"Loading checkpoint shards: 100%|##########| 2/2\n",
-    b"  checkpoint_activations .......................... False\n",
+    "  save_checkpoint ................................ True\n",
+    "not saving checkpoint at iteration 5 with miou 0.3\n",
+    "[2022-04-08 18:58:04,037][fairseq.checkpoint_utils][INFO] - Preparing to save checkpoint for epoch 1 @ 479 updates\n",
+    "Loading checkpoint shards: 100%|##########| 2/2\n",
+    "  checkpoint_activations .......................... False\n",
 ]
 
 
@@ -40,9 +40,9 @@ def test_lines_that_are_no_save(line):
 
 def test_deepspeed_overflow_lines_give_the_new_scale():
     found = event_lines(
-        b"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648\n"
-        b"[INFO] [logging.py:96:log_dist] [Rank 0] Overflow detected. Skipping step. Attempted loss scale: 65536, reducing to 32768.0\n"
-        b" [deepscale] OVERFLOW! Rank 0 Skipping step.\n")
+        "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648\n"
+        "[INFO] [logging.py:96:log_dist] [Rank 0] Overflow detected. Skipping step. Attempted loss scale: 65536, reducing to 32768.0\n"
+        " [deepscale] OVERFLOW! Rank 0 Skipping step.\n")
     assert [series for _, series, _ in found] == [OVERFLOW_SERIES] * 3
     assert [v for _, _, v in found][:2] == [2147483648.0, 32768.0] and np.isnan(found[2][2])
 

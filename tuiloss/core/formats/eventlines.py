@@ -2,7 +2,8 @@
 
 They carry no metric, so the family parsers pass them over as unmatched text; this module
 finds them so the text parser can keep them as events at the step the log had reached
-(see :class:`~tuiloss.core.formats.stdout.TextParser`):
+(see :class:`~tuiloss.core.formats.stdout.TextParser`; it looks among the lines a layout read
+did not fit, so a log read at layout speed pays for no search of its metric lines):
 
 * checkpoint saves: Hugging Face's ``Saving model checkpoint to out/checkpoint-500``,
   Megatron's ``saving checkpoint at iteration 1000 to ...``, DeepSpeed's ``[Torch] Checkpoint
@@ -24,22 +25,22 @@ import re
 from tuiloss.core.analysis.events import CHECKPOINT_SERIES, OVERFLOW_SERIES
 
 _CHECKPOINT = (
-    rb"(?<!not )(?<!Not )\b[Ss]aving\s+(?:[\w-]+\s+){0,2}?(?:checkpoint|Checkpoint|CHECKPOINT)s?\b"
-    rb"|\b[Cc]heckpoint\s+\S+\s+is about to be saved"
-    rb"|(?<!not )\bsaving model to\s"
+    r"(?<!not )(?<!Not )\b[Ss]aving\s+(?:[\w-]+\s+){0,2}?(?:checkpoint|Checkpoint|CHECKPOINT)s?\b"
+    r"|\b[Cc]heckpoint\s+\S+\s+is about to be saved"
+    r"|(?<!not )\bsaving model to\s"
 )
-_OVERFLOW = rb"(?:OVERFLOW!|[Oo]verflow detected\.)[^\n]*?[Ss]kipping step(?:[^\n]*?reducing to\s+(?P<scale>[0-9.eE+]+))?"
-EVENT_LINE = re.compile(rb"(?P<checkpoint>" + _CHECKPOINT + rb")|(?P<overflow>" + _OVERFLOW + rb")")
-#: Bytes one of those lines contains: a chunk with none of them is not searched.
-HINTS = (b"heckpoint", b"HECKPOINT", b"aving model to", b"OVERFLOW", b"verflow detected")
+_OVERFLOW = r"(?:OVERFLOW!|[Oo]verflow detected\.)[^\n]*?[Ss]kipping step(?:[^\n]*?reducing to\s+(?P<scale>[0-9.eE+]+))?"
+EVENT_LINE = re.compile(r"(?P<checkpoint>" + _CHECKPOINT + r")|(?P<overflow>" + _OVERFLOW + r")")
+#: Text one of those lines contains: text with none of them is not searched.
+HINTS = ("heckpoint", "HECKPOINT", "aving model to", "OVERFLOW", "verflow detected")
 
 
-def may_hold(data: bytes) -> bool:
+def may_hold(data: str) -> bool:
     """Whether ``data`` may hold an event line (a cheap test before the search)."""
     return any(hint in data for hint in HINTS)
 
 
-def event_lines(data: bytes) -> list[tuple[int, str, float]]:
+def event_lines(data: str) -> list[tuple[int, str, float]]:
     """Each event line of ``data``: the offset just past its line, its series and its value.
 
     The series is :data:`~tuiloss.core.analysis.events.CHECKPOINT_SERIES` (value 1) or
@@ -51,14 +52,14 @@ def event_lines(data: bytes) -> list[tuple[int, str, float]]:
     for hint in HINTS:
         at = data.find(hint)
         while at >= 0:
-            starts.add(data.rfind(b"\n", 0, at) + 1)
-            end = data.find(b"\n", at)
+            starts.add(data.rfind("\n", 0, at) + 1)
+            end = data.find("\n", at)
             if end < 0:
                 break
             at = data.find(hint, end)
     out: list[tuple[int, str, float]] = []
     for start in sorted(starts):
-        end = data.find(b"\n", start)
+        end = data.find("\n", start)
         end = len(data) if end < 0 else end + 1
         match = EVENT_LINE.search(data, start, end)
         if match is None:
@@ -71,7 +72,7 @@ def event_lines(data: bytes) -> list[tuple[int, str, float]]:
         if overflow is not None:
             scale = overflow["scale"]
             try:
-                value = float(scale.rstrip(b".")) if scale else float("nan")
+                value = float(scale.rstrip(".")) if scale else float("nan")
             except ValueError:
                 value = float("nan")
             out.append((end, OVERFLOW_SERIES, value))

@@ -734,6 +734,7 @@ class TextParser(LineParser):
         self._probe_meta: dict = {}
         self.ending: Ending | None = None
         self.reached: float | None = None  # the step of the last point read: where an event line happened
+        self.events: dict[str, tuple[list[float], list[float]]] = {}  # events read, not yet in a batch
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
     def restart(self) -> None:
@@ -742,13 +743,16 @@ class TextParser(LineParser):
         self._plan_room = PLAN_BYTES
         self.ending = None
         self.reached = None
+        self.events = {}
         self.layouts.reset()
         if not self._fixed:
             self.family = None
 
     def feed(self, data: bytes, first_line: int) -> Batch:
-        found = eventlines.event_lines(data) if eventlines.may_hold(data) else []
-        batch = self._feed_events(data, first_line, found) if found else self._reach(self._feed(data, first_line))
+        batch = self._reach(self._feed(data, first_line))
+        for series, (steps, values) in self.events.items():  # derived from lines that stay other text
+            batch.add(series, steps, values)
+        self.events = {}
         self.ending = _read_ending(data, self.ending, self._went_on)
         batch.meta["end"] = self.ending  # how the log ends so far (None: no end marker after the last metric line)
         stamp = last_stamp(data)
@@ -765,70 +769,35 @@ class TextParser(LineParser):
             self.family = found
         return text
 
-    def _feed_events(self, data: bytes, first_line: int, found: list[tuple[int, str, float]]) -> Batch:
-        """Read ``data`` and keep each event line's event at the step the log had reached there.
+    def _parse_pieces(self, text: str, first_line: int, batch: Batch) -> None:
+        """The family's reading of ``text``, with its event lines kept as events at the step reached.
 
         Event lines (checkpoint saves, overflows: :mod:`~tuiloss.core.formats.eventlines`) are
-        rare. Where the family's lines stand alone (a layout family), the step is the one of the
-        nearest metric line before the event's, read on its own (:meth:`_step_before`); the
-        chunk is read whole. Otherwise, and for an event no such line explains (one after a
-        line that takes its step from what came before), the chunk is read in pieces that end
-        at those events, as if the log had been read to there. The family is the one the whole
-        chunk shows.
+        other text to the family; they are rare, so ``text`` is read in pieces that end at them,
+        as if the log had been read to there. Only text the family reads line by line comes here
+        (a layout read's lines are metric lines), so the search costs what those lines cost.
         """
-        self._detect(data)
-        known = [self._step_before(data, end) for end, _, _ in found]
-        cuts = [event for event, step in zip(found, known) if step is None]
-        parts = []
+        assert self.family is not None
+        found = eventlines.event_lines(text) if eventlines.may_hold(text) else []
         start, line = 0, first_line
-        reached: list[float | None] = []
-        for end, series, value in [*cuts, (len(data), "", 0.0)]:
-            if end > start:
-                piece = data[start:end]
-                parts.append(self._reach(self._feed(piece, line)))
-                line += piece.count(b"\n")
-                start = end
-            if series:
-                reached.append(self.reached)
-        batch = _joined(parts)
-        at = iter(reached)
-        points: dict[str, tuple[list[float], list[float]]] = {}
-        for (end, series, value), step in zip(found, known):
-            step = next(at) if step is None else step
+        for end, series, value in found:
+            piece = text[start:end]
+            self.family.parse(self, piece, line, batch)
+            line += piece.count("\n")
+            start = end
+            step = self._reached_now()
             if step is not None:
-                steps, values = points.setdefault(series, ([], []))
+                steps, values = self.events.setdefault(series, ([], []))
                 steps.append(step)
                 values.append(value)
-        for series, (steps, values) in points.items():  # derived from lines that stay other text
-            batch.add(series, steps, values)
-        return batch
+        self.family.parse(self, text[start:] if start else text, line, batch)
 
-    #: Lines looked back at for the metric line an event line follows.
-    LOOK_BACK = 16
-
-    def _step_before(self, data: bytes, end: int) -> float | None:
-        """The step of the nearest metric line before the line ending at ``end``, read on its own;
-        None when no line of the last :attr:`LOOK_BACK` gives one (or the family's lines do not
-        stand alone)."""
-        family = self.family
-        if family is None or not family.layout:
-            return None
-        kept = self._probe_meta
-        try:
-            stop = data.rfind(b"\n", 0, max(end - 1, 0))  # the end of the line before the event's
-            for _ in range(self.LOOK_BACK):
-                if stop < 0:
-                    return None
-                begin = data.rfind(b"\n", 0, stop) + 1
-                line = data[begin:stop]
-                if line.strip() and family.detect.search("\n" + line.decode("utf-8", "replace")):
-                    parsed = self._parse_line(line)
-                    if parsed is not None:
-                        return float(parsed[0])
-                stop = begin - 1
-            return None
-        finally:
-            self._probe_meta = kept
+    def _reached_now(self) -> float | None:
+        """The step the log has reached at this point of the read: its latest point's, or the last step seen."""
+        lasts = [steps[-1] for steps, _ in self.state.columns.values() if steps]
+        if lasts:
+            return float(max(lasts))
+        return self.state.step if self.state.step is not None else self.reached
 
     def _reach(self, batch: Batch) -> Batch:
         """Note the step the log reached with ``batch``'s points: the latest last step of its series."""
@@ -864,7 +833,13 @@ class TextParser(LineParser):
         lines = text.count("\n")
         self.matched = 0
         if self.family is not None:
-            self.family.parse(self, text, first_line, batch)
+            self._parse_pieces(text, first_line, batch)
+        else:
+            for end, series, value in eventlines.event_lines(text) if eventlines.may_hold(text) else []:
+                if self.reached is not None:  # a log whose family is not known yet: at the step read before
+                    steps, values = self.events.setdefault(series, ([], []))
+                    steps.append(self.reached)
+                    values.append(value)
         batch.unmatched = max(lines - self.matched, 0)
         for name, (steps, values) in self.state.columns.items():
             batch.add(name, steps, values)
@@ -895,8 +870,7 @@ class TextParser(LineParser):
         return steps.pop(), {name: values[0] for name, (_, values) in columns.items()}
 
     def _parse_odd(self, data: bytes, first_line: int, batch: Batch) -> None:
-        assert self.family is not None
-        self.family.parse(self, _decode(data), first_line, batch)
+        self._parse_pieces(_decode(data), first_line, batch)
 
     def _take_pending(self) -> Pending:
         pending, self.state.columns = self.state.columns, {}
@@ -908,31 +882,6 @@ class TextParser(LineParser):
         meta.update(self._probe_meta)
         if _counter_name(str(meta.get("step_key", ""))) == "epoch" and (steps != np.floor(steps)).any():
             meta["coarse_steps"] = True
-
-
-def _joined(parts: list[Batch]) -> Batch:
-    """One batch of ``parts`` read in turn, the metrics of one row group still sharing their steps."""
-    shapes: dict[tuple[str, ...], list] = {}
-    for part in parts:
-        for group in part.row_groups():
-            shapes.setdefault(group.metrics, []).append((group.steps, [part.series[m][1] for m in group.metrics]))
-    names = [name for shape in shapes for name in shape]
-    out = Batch()
-    if len(names) != len(set(names)):  # a metric read in different rows in different pieces
-        for part in parts:
-            out.merge(part)
-        return out
-    for shape, pieces in shapes.items():
-        steps = np.concatenate([s for s, _ in pieces]) if len(pieces) > 1 else pieces[0][0]
-        values = {m: (np.concatenate([v[k] for _, v in pieces]) if len(pieces) > 1 else pieces[0][1][k])
-                  for k, m in enumerate(shape)}
-        if len(shape) > 1:
-            out.add_rows(steps, values)
-        else:
-            out.add(shape[0], steps, values[shape[0]])
-    for part in parts:
-        out.merge(Batch(skipped=part.skipped, unmatched=part.unmatched, examples=part.examples, meta=part.meta))
-    return out
 
 
 #: How far into a log its settings dump (``max_iters = 5000``) is looked for: trainers print
