@@ -73,8 +73,8 @@ def read_tuiloss(folder: str) -> int:
     while more:
         items, more = source.read()
         for item in items:
-            if isinstance(item, Batch):
-                points += item.points
+            if isinstance(item, Batch):  # the scalars, not the clock kept beside them (one a step)
+                points += sum(len(steps) for name, (steps, _) in item.series.items() if name != "_timestamp")
             elif not hasattr(item, "reason"):
                 print(f"  notice: {item.message}")
     return points

@@ -188,3 +188,35 @@ def test_grouped_mode_in_tmux(tuiloss_command, tmux, tmp_path):
     except AssertionError:
         print(tmux.screen())
         raise
+
+
+def test_event_marks_in_tmux(tuiloss_command, tmux, tmp_path):
+    """t marks the runs' events; a checkpoint line appended to a log becomes one more, listed at the cursor."""
+    logs = tmp_path / "logs"
+    shutil.copytree(REPO / "sample_logs", logs)
+    command = f"env -u COLUMNS -u LINES {tuiloss_command} watch {logs}; echo TUILOSS-EXIT=$?"
+    tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+         "new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", command)
+    try:
+        tmux.wait_for("7 runs", 60)
+        tmux.wait_for("100K", 30)
+        tmux("send-keys", "-t", "e2e", "t")
+        screen = tmux.wait_for("events: ", 5)
+        count = int(re.search(r"events: (\d+)", screen)[1])
+        assert count > 20 and "C" in screen.splitlines()[2]  # run 1's checkpoint saves, on the top row
+        with open(logs / "postnorm_deepnorm" / "train.log", "a") as handle:
+            handle.write("iter 100100: loss 0.2051, time 216.00ms, mfu 31.00%\nsaving checkpoint to out-musical-mlm\n"
+                         "iter 100200: loss 0.2049, time 216.00ms, mfu 31.00%\n")
+        tmux.wait_for(f"events: {count + 1}", 10)
+        tmux("send-keys", "-t", "e2e", "End")
+        tmux.wait_for("near the cursor: 1 C checkpoint saved at 100.1K", 5)
+        tmux("send-keys", "-t", "e2e", "t")
+        tmux.wait_until(lambda s: "events: " not in s and "near the cursor" not in s, "the marks to go", 5)
+        tmux("send-keys", "-t", "e2e", "q")
+        tmux.wait_until(lambda s: "TUILOSS-EXIT=" in s or "Pane is dead" in s, "the exit", 10)
+        screen = tmux.screen(history=True)
+        assert "TUILOSS-EXIT=0" in screen or "Pane is dead (status 0," in screen, screen
+        assert "Traceback" not in screen
+    except AssertionError:
+        print(tmux.screen())
+        raise

@@ -114,10 +114,17 @@ def point(step, value) -> tuple[str, str]:
     return repr(float(step)), repr(float(value))
 
 
+#: Series the readers derive beside the points written: a text log's checkpoint-save and overflow
+#: lines as events, a TensorBoard log's event times. Checked apart (see :func:`derived_problems`).
+DERIVED = ("_checkpoint", "_overflow", "_timestamp")
+
+
 def held(run) -> dict:
-    """{metric: [(reason, [(step, value), ...]), ...]} of one stored run."""
+    """{metric: [(reason, [(step, value), ...]), ...]} of one stored run (its derived series left out)."""
     out = {}
     for name, series in run.series.items():
+        if name in DERIVED:
+            continue
         steps, values = series.steps.view, series.values.view
         out[name] = [
             (seg.reason, [point(s, v) for s, v in zip(steps[seg.start:end], values[seg.start:end])])
@@ -189,6 +196,7 @@ def differences(store: Store, journals: dict) -> list[str]:
         have = held(run)
         for name in sorted(set(want) | set(have)):
             problems += _compare_series(run_id, name, want.get(name, []), have.get(name, []))
+        problems += derived_problems(run_id, run, want)
         unmatched, fewest = rejected.pop("unmatched", 0), at_least.pop("unmatched", 0)
         if not fewest <= run.unmatched <= unmatched:
             problems.append(f"{run_id}: {run.unmatched} unmatched lines counted, {fewest}..{unmatched} written")
@@ -198,6 +206,21 @@ def differences(store: Store, journals: dict) -> list[str]:
                             + (f" (at least {dict(at_least)})" if at_least != rejected else ""))
         if run.deleted:
             problems.append(f"{run_id}: marked deleted, but the file is there")
+    return problems
+
+
+def derived_problems(run_id: str, run, want: dict) -> list[str]:
+    """A derived series sits at steps points were written at: an event at the step the log had
+    reached, a clock at the step of its event."""
+    written = {step for segments in want.values() for _, points in segments for step, _ in points}
+    problems = []
+    for name in DERIVED:
+        series = run.series.get(name)
+        if series is None:
+            continue
+        steps = {point(s, 0.0)[0] for s in series.steps.view}
+        if not steps <= written:
+            problems.append(f"{run_id} [{name}]: at steps no point was written at: {sorted(steps - written)[:3]}")
     return problems
 
 
@@ -487,7 +510,8 @@ def _synced(store: Store, message: dict) -> bool:
         return False
     if message["sync"] == "deleted":
         return run.deleted
-    return run.points >= message["points"] and run.skipped_lines + run.unmatched >= message["rejected"]
+    points = sum(len(series) for name, series in run.series.items() if name not in DERIVED)
+    return points >= message["points"] and run.skipped_lines + run.unmatched >= message["rejected"]
 
 
 # -- the tests -----------------------------------------------------------------------------------------

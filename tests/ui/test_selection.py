@@ -108,6 +108,8 @@ def test_metric_of_prefers_the_chosen_metric_and_common_metric_names_the_chart()
     assert common_metric([]) is None
     assert metric_counts([loss, other, make_run("c", {"loss": [1.0]})]) == [("loss", 2), ("grad_norm", 1),
                                                                             ("train/loss", 1)]
+    # A text log's checkpoint saves are events, not a metric to pick.
+    assert metric_counts([make_run("d", {"loss": [1.0], "_checkpoint": [1.0]})]) == [("loss", 1)]
 
 
 def test_list_rows_number_colour_and_value_each_listed_run():

@@ -112,7 +112,8 @@ def test_keras3_stdout_epoch_end_lines(real_logs, name, epochs, first_loss, val_
 def test_opennmt_steps_and_validation(real_logs):
     fmt, batch = read(real_logs / "opennmt" / "morph_inflection_lstm" / "train.log")
     assert fmt == "text"
-    assert set(batch.series) == {"acc", "ppl", "xent", "lr", "Validation perplexity", "Validation accuracy"}
+    assert set(batch.series) == {"acc", "ppl", "xent", "lr", "Validation perplexity", "Validation accuracy",
+                                 "_checkpoint"}  # its "Saving checkpoint run/model_step_N.pt" lines, as events
     assert steps(batch, "xent") == [float(n) for n in range(50, 1601, 50)]
     assert values(batch, "xent")[0] == 3.29 and values(batch, "xent")[-1] == 0.05
     ppl = values(batch, "Validation perplexity")
@@ -123,7 +124,8 @@ def test_opennmt_steps_and_validation(real_logs):
 def test_deepspeed_chat_step_and_ppl_lines(real_logs):
     fmt, batch = read(real_logs / "deepspeed" / "dschat_step1_sft_opt1.3b" / "opt-1.3b-globalBatchSize128.log")
     assert fmt == "text"
-    assert set(batch.series) == {"ppl", "skipped", "lr", "RunningAvgSamplesPerSec", "CurrSamplesPerSec", "MemAllocated", "MaxMemAllocated"}
+    assert set(batch.series) == {"ppl", "skipped", "lr", "RunningAvgSamplesPerSec", "CurrSamplesPerSec", "MemAllocated", "MaxMemAllocated",
+                                 "_overflow"}  # its "OVERFLOW! ... Skipping step" lines, as events
     assert steps(batch, "skipped")[0] == 10 and steps(batch, "skipped")[-1] == 7360
     assert values(batch, "skipped")[0] == 6 and values(batch, "skipped")[-1] == 139
     assert steps(batch, "CurrSamplesPerSec") == steps(batch, "skipped")  # global_step, not the epoch

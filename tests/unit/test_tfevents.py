@@ -152,8 +152,18 @@ def test_reads_simple_values_and_every_scalar_tensor_shape(tmp_path):
     assert points(items, "train/lr") == (steps, [3e-4] * 5)
     assert points(items, "epoch_loss") == (steps, [f32(2.0 - s / 4) for s in range(5)])
     series = {name for item in items if isinstance(item, Batch) for name in item.series}
-    assert series == {"train/loss", "train/acc", "train/lr", "epoch_loss"}
+    assert series == {"train/loss", "train/acc", "train/lr", "epoch_loss", "_timestamp"}
+    assert points(items, "_timestamp")[0] == steps  # the events' wall times, once a step: the run's clock
     assert skipped(items) == {}
+
+
+def test_wall_times_once_a_step_across_reads(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    events = [simple_event(step, tag, 1.0, wall_time=1.7e9 + step) for step in range(3) for tag in ("a", "b")]
+    write_with_tensorboard(run, events)
+    items = drain(TfeventsRunSource(run))
+    assert points(items, "_timestamp") == ([0.0, 1.0, 2.0], [1.7e9, 1.7e9 + 1, 1.7e9 + 2])
 
 
 def test_several_values_in_one_event_and_nan_kept(tmp_path):

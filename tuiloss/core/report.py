@@ -31,6 +31,7 @@ from tuiloss.core.analysis import (
 from tuiloss.core.analysis import metrics as names
 from tuiloss.core.analysis.arrays import first_min
 from tuiloss.core.analysis.display import finite, fmt_step, fmt_value
+from tuiloss.core.analysis.events import EVENT_SERIES, Event, counted
 from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.signals import find_signals, signal_series
@@ -41,6 +42,7 @@ from tuiloss.core.ranks import Job, facts_of, find_jobs, job_json, rank_name
 from tuiloss.core.remote import is_url, modified
 from tuiloss.core.sanitize import escape_markdown, safe_label
 from tuiloss.core.store import Run, Series, Store, is_eval_metric
+from tuiloss.core.timeline import events_of
 
 @dataclass(frozen=True, slots=True)
 class MetricReport:
@@ -172,6 +174,7 @@ class RunReport:
     same_series: tuple[str, ...] = ()
     axis: StepAxis = StepAxis()
     state: RunState = RunState("stopped")
+    events: tuple[Event, ...] = ()  # resumes, LR drops, loss-scale drops, checkpoints, evals (see timeline)
 
     @property
     def primary(self) -> MetricReport | None:
@@ -279,6 +282,8 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
     fact = None
     counterpart = names.eval_counterpart(primary, list(series)) if primary in series else None
     for name in sorted(series, key=lambda m: (m != primary, m)):
+        if name in EVENT_SERIES:
+            continue  # events, listed as such
         analyzed = name == primary or is_eval_metric(name) and names.role(name) in ("loss", "ppl")
         analyzer = analyzer_for(run_id, name) if analyzed and analyzer_for is not None else None
         # Overfitting is said of the primary metric's own eval series only (an auxiliary eval
@@ -305,6 +310,7 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         segments=_segments(series.get(primary) if primary else None),
         metrics=MappingProxyType(metrics),
         axis=axis,
+        events=tuple(events_of(run, series, primary)),
     )
     return entry, fact
 
@@ -680,6 +686,8 @@ def _run_json(run: RunReport) -> dict:
             for seg in run.segments
         ],
         "metrics": {name: _metric_json(m) for name, m in run.metrics.items()},
+        "events": [{"kind": e.kind, "step": json_number(e.step, whole=True), "message": e.message,
+                    "before": json_number(e.before), "after": json_number(e.after)} for e in run.events],
     }
 
 
@@ -857,6 +865,7 @@ def run_findings(run: RunReport) -> list[str]:
         notes.append(describe.run_ended(run.state.state, printable(run.state.reason, 80), finite(m.last_step)))
     notes += [describe.segment(finite(seg.start_step), seg.reason) for seg in run.segments[1:]]
     notes += axis_notes(run)
+    notes += event_notes(run)
     if run.same_series:
         notes.append(describe.same_series([printable(label, 80) for label in run.same_series]))
     if run.skipped.lines:
@@ -893,6 +902,25 @@ def axis_notes(run: RunReport) -> list[str]:
             notes.append(describe.coarse_axis(m.points, m.distinct_steps))
     if run.axis.held:
         notes.append(describe.held_lines(run.axis.held))
+    return notes
+
+
+#: Learning-rate and loss-scale events listed one by one in the text report, at most.
+LISTED_EVENTS = 4
+
+
+def event_notes(run: RunReport) -> list[str]:
+    """The run's events in the text report: how many of each kind, and its LR changes when few.
+
+    Evaluations and the segments (said above) are left out; ``--json`` lists every event.
+    """
+    shown = [e for e in run.events if e.kind not in ("eval", "segment")]
+    if not shown:
+        return []
+    notes = [f"events: {counted(shown)}"]
+    lr = [e for e in shown if e.kind in ("lr_drop", "lr_restart")]
+    if 0 < len(lr) <= LISTED_EVENTS:
+        notes += [f"at {fmt_step(e.step)}: {printable(e.message, 120)}" for e in lr]
     return notes
 
 

@@ -263,13 +263,22 @@ class TuilossApp(DeferredStart, App[None]):
         chart, shown = self.chart, self.shown_runs()
         label = self.selection.metric or common_metric(shown) or "loss"
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
-        curves = self.curves.prepare(shown, self.selection, self.view, self.late.marks(self.report), reported)
+        missing = self.xaxis.prepare(shown)
+        curves = self.curves.prepare(shown, self.selection, self.view, self.late.marks(self.report), reported,
+                                     xaxis=self.xaxis)
         if self.grouping.on:
             curves = self.grouping.curves(curves, list(self.store), self.selection)
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
-                                 metric=safe_label(label, 40), background=chart.background)
+                                 metric=safe_label(label, 40), background=chart.background, xaxis=self.xaxis)
         if self.grouping.on and not spec.empty:
             spec.title = self.grouping.title(spec.title, self.config.ascii)
+        note = self.xaxis.missing_note(missing, len(shown))
+        if note is not None:  # runs without the chosen x axis are said, never dropped silently
+            spec.title += f"{' - ' if self.config.ascii else ' · '}{note}"
+            if len(missing) == len(shown):
+                spec.empty = f"{note}: X shows the next x axis"
+        if self.view.events:
+            self.eventmarks.mark(spec, shown, self.selection, self.xaxis)
         if self.loaded and not len(self.store):  # say what was found, and why nothing is shown
             spec.empty = self.late.nothing_found(list(self.config.paths), sorted(self.engine.ignored.items()))
         if not self.loaded and self.load_progress is not None:
@@ -278,7 +287,8 @@ class TuilossApp(DeferredStart, App[None]):
 
     def _draw_list(self) -> None:
         cursor, run_list, selection = self.view.cursor, self.run_list, self.selection
-        value_at = None if cursor is None else (lambda run: self.late.value_at_cursor(run, selection, cursor))
+        axis = None if self.xaxis.is_step else self.xaxis
+        value_at = None if cursor is None else (lambda run: self.late.value_at_cursor(run, selection, cursor, axis))
         numbered = self._listed()[0]
         rows = self.late.ListedRuns(numbered, selection, plain=self.view.plain, value_at=value_at,
                                     findings=self._finding_counts(), stalled=self.findings.stalls,
@@ -286,10 +296,13 @@ class TuilossApp(DeferredStart, App[None]):
                                     jobs=self.activity.jobs)
         if self.grouping.on:
             rows = self.grouping.rows(list(rows), list(self.store), self.selection, self.view.plain, self.config.ascii)
-        run_list.show(rows, value_header=f"@{step_label(round(cursor))}" if cursor is not None else "last",
+        run_list.show(rows, value_header=f"@{self._cursor_label(cursor)}" if cursor is not None else "last",
                       label_width=max(10, run_list.size.width - 33))
         title = (f"runs ({len(rows)}/{self._listed()[1]} match /{safe_label(selection.filter.pattern, 20)}/)"
                  if selection.filter else "runs")
+        near = self._events_near(cursor, len(title) + 4)
+        if near:
+            title = f"{title}{' - ' if self.config.ascii else ' · '}{near}"
         if run_list.border_title != title:  # setting it repaints the whole list
             run_list.border_title = title
 
@@ -313,6 +326,23 @@ class TuilossApp(DeferredStart, App[None]):
         if memo is None or memo[0] is not report or memo[1] is not stalls:
             memo = self._counts_memo = (report, stalls, self.findings.counts(report))
         return memo[2]
+
+    def _cursor_label(self, cursor: float) -> str:
+        if self.xaxis.is_step:
+            return step_label(round(cursor))
+        spec = self.chart.spec
+        span = (10 ** spec.x_lim[1] - 10 ** spec.x_lim[0]) if spec is not None and spec.x_log else (
+            spec.x_lim[1] - spec.x_lim[0] if spec is not None else 0.0)
+        return self.xaxis.formatter(span)(cursor)
+
+    def _events_near(self, cursor: float | None, taken: int) -> str:
+        """The events near the step cursor, for the runs list's top border after ``taken`` cells (when ``t`` shows them)."""
+        spec = self.chart.spec
+        if cursor is None or not self.view.events or spec is None:
+            return ""
+        numbers = {run.id: number for number, run in self._listed()[0]}
+        found = self.eventmarks.near(spec, self.shown_runs(), numbers, self.xaxis, cursor, self.chart.plot_width)
+        return safe_label(self.late.near_text(found, self.config.ascii, max(20, self.run_list.size.width - taken - 2)), 400)
 
     def _draw_status(self) -> None:
         if not self.booted:
@@ -348,6 +378,21 @@ class TuilossApp(DeferredStart, App[None]):
 
     def action_toggle_log_x(self) -> None:
         self._set_view(log_x=not self.view.log_x)
+
+    def action_toggle_events(self) -> None:
+        self._set_view(events=not self.view.events)
+        self._draw_list()
+
+    def action_cycle_x_axis(self) -> None:
+        shown = self.shown_runs()
+        before = self.xaxis.name
+        after = self.xaxis.cycle(shown)
+        if after == before:
+            self.notify("the shown runs log no wall time, time since start or progress counter (tokens, samples)",
+                        timeout=3, markup=False)
+            return
+        self._set_view(cursor=None, zoom=0)  # the cursor and zoom were places on the other axis
+        self._draw_list()
 
     def action_toggle_log_y(self) -> None:
         self._set_view(log_y=not self.chart.spec.y_log)  # from what is shown, auto or not
@@ -466,6 +511,11 @@ class TuilossApp(DeferredStart, App[None]):
         self.schedule_redraw()
         self._draw_list()
         self._draw_status()
+
+    def action_show_multiples(self) -> None:
+        from tuiloss.ui.multiples import MultiplesScreen
+
+        self.push_screen(MultiplesScreen(self))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -31,8 +31,8 @@ _SPACE = ord(" ")
 #: The dots a band's braille cell keeps of those it covers: every other one, a lighter shading.
 _BAND_DOTS = 0x01 | 0x04 | 0x10 | 0x80
 #: The frame, per mode: corners, edges, ticks and the vertical line (a cursor or a reset).
-BOX = {False: dict(tl="┌", tr="┐", bl="└", br="┘", h="─", v="│", ytick="┤", xtick="┬"),
-       True: dict(tl="+", tr="+", bl="+", br="+", h="-", v="|", ytick="+", xtick="+")}
+BOX = {False: dict(tl="┌", tr="┐", bl="└", br="┘", h="─", v="│", ytick="┤", xtick="┬", dotted="┊"),
+       True: dict(tl="+", tr="+", bl="+", br="+", h="-", v="|", ytick="+", xtick="+", dotted=":")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +276,16 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
         trace_styles = np.array([style_id(t.color) for t in spec.traces] + [0], dtype=np.int64)
         styles = trace_styles[owner]  # owner -1 picks the trailing plain style
         is_band = np.array([t.kind == "band" for t in spec.traces] + [False])
+        for x, mark_color, glyph, place in spec.event_marks:  # under the cursor, resets and labels
+            col = _cell(x, x_lo, x_hi, pw, flip=False)
+            if 0 <= col < pw:
+                free = (owner[:, col] < 0) | is_band[owner[:, col]]  # a band is shading: marks go over it
+                if place == "line":
+                    codes[free, col] = ord(frame["dotted"])
+                    styles[free, col] = style_id(mark_color)
+                row = ph - 1 if place == "bottom" else 0
+                if place == "line" or free[row]:  # a glyph alone never hides a curve's dot
+                    codes[row, col], styles[row, col] = ord(glyph[0]), style_id(mark_color)
         for x, line_color in spec.vlines:
             col = _cell(x, x_lo, x_hi, pw, flip=False)
             if 0 <= col < pw:

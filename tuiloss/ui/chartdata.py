@@ -111,6 +111,7 @@ class ChartView:
     cursor: float | None = None  # a step
     ascii: bool = False
     no_color: bool = False
+    events: bool = False  # the runs' events marked (``t``: see tuiloss.ui.eventmarks)
 
     @property
     def plain(self) -> bool:
@@ -164,6 +165,9 @@ class ChartSpec:
     ascii: bool = False  # frame and marks in ASCII only
     notes: list[str] = field(default_factory=list)
     newest_step: float | None = None  # the latest step drawn (the x axis may end a little past it)
+    #: events (x, colour, glyph, place): ``line`` a thin dotted vertical line topped by the glyph,
+    #: ``top`` / ``bottom`` the glyph alone on the top / bottom row
+    event_marks: list[tuple[float, tuple[int, int, int] | str, str, str]] = field(default_factory=list)
 
 
 def next_smoothing(current: float) -> float:
@@ -476,11 +480,15 @@ def build_chart(
     metric: str = "",
     background: tuple[int, int, int] = (30, 30, 30),
     memo: dict | None = None,
+    x_name: str = "step",
+    x_format: Callable[[float], Callable[[float], str]] | None = None,
 ) -> ChartSpec:
     """Everything the chart widget needs to draw, for a plot ``width`` x ``height`` cells.
 
     ``memo`` (a dict kept between calls) remembers each curve's points: a curve
     whose column query returns the same answer object as last time reuses them.
+    ``x_name`` names the x axis in the title and ``x_format(span)`` gives how its ticks read
+    (default: steps), when the curves' "steps" are another axis' positions (``X``).
     """
     spec = ChartSpec(ascii=view.ascii)
     window = x_window(curves, view)
@@ -588,7 +596,7 @@ def build_chart(
     if nan_marks:
         spec.notes.append(f"{ANOMALY_GLYPHS['nan'][glyph_index]} NaN/Inf (top)")
     if window.log and view.zoom == 0 and any(c.has_nonpositive_steps for c in curves):
-        spec.notes.append("step 0 at left edge")
+        spec.notes.append(f"{'step ' if x_name == 'step' else ''}0 at left edge")
 
     if view.cursor is not None:
         cx = window.to_x(view.cursor)
@@ -597,12 +605,13 @@ def build_chart(
 
     # Ticks, labelled in steps and values, never in logs.
     plot_columns = max(width, 10)
+    x_label = x_format(window.step_hi - window.step_lo) if x_format is not None else step_label
     if window.log:
         values = log_ticks(lo, hi, max_ticks=max(2, plot_columns // 8))
-        spec.x_ticks = ([math.log10(v) for v in values], [step_label(v) for v in values])
+        spec.x_ticks = ([math.log10(v) for v in values], [x_label(v) for v in values])
     else:
         values = linear_ticks(lo, hi, max(2, min(8, plot_columns // 12)))
-        spec.x_ticks = (values, [step_label(v) for v in values])
+        spec.x_ticks = (values, [x_label(v) for v in values])
     if log_y:
         values = log_ticks(y_lo, y_hi, max_ticks=max(3, height // 3))
         spec.y_ticks = ([math.log10(v) for v in values], [fmt_value(v) for v in values])
@@ -610,16 +619,16 @@ def build_chart(
         values = linear_ticks(y_lo, y_hi, max(2, min(10, height // 3)))
         spec.y_ticks = (values, tick_labels(values))
 
-    parts = [metric or "loss", "log step" if window.log else "step"]
+    parts = [metric or "loss", f"log {x_name}" if window.log else x_name]
     if log_y:
         parts.append("log y" if view.log_y else "log y (auto)")
     if view.smoothing > 0:
         parts.append(f"EMA {view.smoothing:g}")
     if view.zoom:
-        parts.append(f"zoom {step_label(window.to_step(lo))}-{step_label(window.to_step(hi))}")
+        parts.append(f"zoom {x_label(window.to_step(lo))}-{x_label(window.to_step(hi))}")
     if view.show_eval:
         parts.append(("●" if fine else "E") + " eval")
     if view.cursor is not None:
-        parts.append(f"cursor {step_label(round(view.cursor))}")
+        parts.append(f"cursor {x_label(round(view.cursor)) if x_format is None else x_label(view.cursor)}")
     spec.title = (" - " if view.ascii else " · ").join(parts + spec.notes)
     return spec

@@ -21,6 +21,7 @@ from tuiloss.core.sanitize import safe_label
 from tuiloss.core.store import Run, eval_counterpart
 from tuiloss.ui.chartdata import ChartSpec, ChartView, CurveInput, Mark, build_chart
 from tuiloss.ui.selection import Selection
+from tuiloss.ui.xaxis import XAxis
 
 
 class Curves:
@@ -38,6 +39,7 @@ class Curves:
         view: ChartView,
         marks: Mapping[str, list[Mark]],
         marked_metric: Mapping[str, str | None],
+        xaxis: XAxis | None = None,
     ) -> list[CurveInput]:
         """The curve of each of ``runs`` that has points in its metric.
 
@@ -47,7 +49,10 @@ class Curves:
             view: the smoothing, log y and eval switches.
             marks: findings to mark, by run id ...
             marked_metric: ... drawn only on the curve of the metric they were found in.
+            xaxis: another x axis than the step (``X``): each curve's points where they fall on
+                it; a run without it has no curve.
         """
+        other_axis = xaxis is not None and not xaxis.is_step
         curves = []
         for run in runs:
             name = selection.metric_of(run)
@@ -57,17 +62,32 @@ class Curves:
             steps, values = series.visible()
             if not len(steps):
                 continue
-            raw = self.column_index((run.id, name), steps, values, len(series.segments))
+            run_marks = marks.get(run.id, []) if name == marked_metric.get(run.id) else []
+            segment_starts = [(s.start_step, s.reason) for s in series.segments[1:]]
+            axis = xaxis.name if other_axis else "step"
+            if other_axis:
+                placed = xaxis.place(run, steps)
+                if placed is None or not placed[1].any():
+                    continue
+                steps, kept = placed
+                values = values[kept]
+                run_marks, segment_starts = _marks_on(xaxis, run, run_marks, segment_starts)
+            raw = self.column_index((run.id, name, axis), steps, values, len(series.segments))
             smoothed = None
             if view.smoothing > 0:
-                smooth_values = self.smoothed(run.id, name, values, view.smoothing, view.log_y is True)
-                key = (run.id, name, view.smoothing, view.log_y is True)
+                smooth_values = self.smoothed(run.id, name, series.visible()[1], view.smoothing, view.log_y is True)
+                if other_axis:
+                    smooth_values = smooth_values[kept]
+                key = (run.id, name, view.smoothing, view.log_y is True, axis)
                 smoothed = self.column_index(key, steps, smooth_values, len(series.segments))
             eval_steps = eval_values = None
             if view.show_eval:
                 eval_name = eval_counterpart(name, list(run.series))
                 if eval_name and eval_name in run.series:
                     eval_steps, eval_values = run.series[eval_name].visible()
+                    if other_axis:
+                        placed = xaxis.place(run, eval_steps)
+                        eval_steps, eval_values = placed[0], eval_values[placed[1]]
             first_positive = int(np.searchsorted(steps, 0.0, side="right"))
             curves.append(
                 CurveInput(
@@ -81,16 +101,19 @@ class Curves:
                     smoothed=smoothed.query if smoothed is not None else None,
                     eval_steps=eval_steps,
                     eval_values=eval_values,
-                    marks=marks.get(run.id, []) if name == marked_metric.get(run.id) else [],
-                    segment_starts=[(s.start_step, s.reason) for s in series.segments[1:]],
+                    marks=run_marks,
+                    segment_starts=segment_starts,
                     has_nonpositive_steps=bool(steps[0] <= 0),
                 )
             )
         return curves
 
     def chart(self, curves: list[CurveInput], view: ChartView, width: int, *, height: int, metric: str,
-              background: tuple[int, int, int]) -> ChartSpec:
+              background: tuple[int, int, int], xaxis: XAxis | None = None) -> ChartSpec:
         """:func:`~tuiloss.ui.chartdata.build_chart` of ``curves``, reusing the points of unchanged ones."""
+        if xaxis is not None and not xaxis.is_step:
+            return build_chart(curves, view, width, height=height, metric=metric, background=background,
+                               memo=self._points_memo, x_name=xaxis.label(), x_format=xaxis.formatter)
         return build_chart(curves, view, width, height=height, metric=metric, background=background,
                            memo=self._points_memo)
 
@@ -113,6 +136,23 @@ class Curves:
         return smoothed
 
 
+def _marks_on(xaxis: XAxis, run: Run, marks: list[Mark], segment_starts: list[tuple[float, str]]):
+    """``marks`` and ``segment_starts`` at their places on ``xaxis`` (those off it left out)."""
+    def one(step: float | None) -> float | None:
+        if step is None:
+            return None
+        placed = xaxis.place(run, np.array([step], dtype=np.float64))
+        return float(placed[0][0]) if placed is not None and placed[1][0] else None
+
+    moved = []
+    for mark in marks:
+        x = one(mark.step)
+        if x is not None:
+            moved.append(Mark(mark.kind, x, mark.value, one(mark.end_step)))
+    starts = [(x, reason) for x, reason in ((one(step), reason) for step, reason in segment_starts) if x is not None]
+    return moved, starts
+
+
 def value_at(steps: np.ndarray, values: np.ndarray, step: float) -> float | None:
     """The value at the point nearest to ``step``."""
     if not len(steps):
@@ -123,24 +163,31 @@ def value_at(steps: np.ndarray, values: np.ndarray, step: float) -> float | None
     return float(values[j])
 
 
-def values_at(runs: list[Run], selection: Selection, step: float) -> dict[str, float | None]:
-    """Each of ``runs``' value of its metric nearest to ``step``, by run id (runs without a metric left out)."""
+def values_at(runs: list[Run], selection: Selection, step: float, xaxis: XAxis | None = None) -> dict[str, float | None]:
+    """Each of ``runs``' value of its metric nearest to ``step``, by run id (runs without a metric left out).
+
+    With ``xaxis`` (another axis than the step), ``step`` is a place on it: each run's value is
+    the one at its own step there (None for a run without the axis).
+    """
     out: dict[str, float | None] = {}
     for run in runs:
-        has, value = value_at_cursor(run, selection, step)
+        has, value = value_at_cursor(run, selection, step, xaxis)
         if has:
             out[run.id] = value
     return out
 
 
-def value_at_cursor(run: Run, selection: Selection, step: float) -> tuple[bool, float | None]:
+def value_at_cursor(run: Run, selection: Selection, step: float,
+                    xaxis: XAxis | None = None) -> tuple[bool, float | None]:
     """Whether ``run`` has the metric :meth:`Selection.metric_of` picks, and its value nearest to ``step``
-    (one run of :func:`values_at`, for the rows the runs list draws)."""
+    (one run of :func:`values_at`, for the rows the runs list draws); ``step`` is a place on
+    ``xaxis`` as :func:`values_at` says."""
     name = selection.metric_of(run)
     if not name:
         return False, None
     steps, values = run.series[name].visible()
-    return True, value_at(steps, values, step)
+    at = step if xaxis is None else xaxis.step_at(run, step)
+    return True, (value_at(steps, values, at) if at is not None else None)
 
 
 def legend_text(runs: list[Run], selection: Selection, plain: bool) -> str:

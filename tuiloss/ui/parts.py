@@ -17,6 +17,7 @@ from tuiloss.core.report import nothing_found
 from tuiloss.core.store import Store
 from tuiloss.ui.chartdata import ChartView, edge_step, moved_cursor, next_smoothing
 from tuiloss.ui.curves import Curves, legend_text, value_at_cursor, values_at
+from tuiloss.ui.eventmarks import EventMarks, near_text
 from tuiloss.ui.export import export_shown
 from tuiloss.ui.feed import InsightsFeed
 from tuiloss.ui.findings import Findings, marks, notice_title
@@ -24,11 +25,12 @@ from tuiloss.ui.grouped import Grouping
 from tuiloss.ui.panel import PanelText
 from tuiloss.ui.runstate import Activities, ListedRuns, fold_jobs, list_rows, take_read
 from tuiloss.ui.watcher import Watcher
+from tuiloss.ui.xaxis import XAxis
 
 __all__ = [
-    "Ingestor", "InsightsFeed", "ListedRuns", "build", "edge_step", "export_shown", "fold_jobs", "legend_text", "list_rows",
-    "marks",
-    "moved_cursor", "next_smoothing", "nothing_found", "notice_title", "take_read", "value_at_cursor", "values_at",
+    "Ingestor", "InsightsFeed", "ListedRuns", "build", "edge_step", "export_shown", "fold_jobs", "legend_text",
+    "list_rows", "marks", "moved_cursor", "near_text", "next_smoothing", "nothing_found", "notice_title", "take_read",
+    "value_at_cursor", "values_at",
 ]
 
 
@@ -42,5 +44,5 @@ def build(config: Config, engine_factory: Callable | None, watcher_factory: Call
                      ascii=config.ascii, no_color=bool(os.environ.get("NO_COLOR")))
     return {"options": options, "engine": (engine_factory or Engine)(roots, options),
             "watcher": (watcher_factory or Watcher)(roots, config.poll), "store": Store(), "view": view,
-            "curves": Curves(), "findings": Findings(), "panel": PanelText(), "activity": Activities(),
-            "grouping": Grouping(config.group_by, on=bool(config.group_by))}
+            "curves": Curves(), "xaxis": XAxis(), "eventmarks": EventMarks(), "findings": Findings(), "panel": PanelText(),
+            "activity": Activities(), "grouping": Grouping(config.group_by, on=bool(config.group_by))}

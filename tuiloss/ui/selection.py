@@ -63,10 +63,14 @@ def common_metric(runs: list[Run]) -> str | None:
 
 
 def metric_counts(runs: Iterable[Run]) -> list[tuple[str, int]]:
-    """Every metric of ``runs`` with how many runs have it, the most common first."""
+    """Every metric of ``runs`` with how many runs have it, the most common first (events are no metric)."""
+    from tuiloss.core.analysis.events import EVENT_SERIES  # numpy: not before the first frame
+
     counts: dict[str, int] = {}
     for run in runs:
         for name in run.series:
+            if name in EVENT_SERIES:
+                continue
             counts[name] = counts.get(name, 0) + 1
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from tuiloss.core.formats.base import LineParser, parse_number
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
+from tuiloss.core.formats import eventlines
 from tuiloss.core.formats.endings import TAIL, Ending, ending_of, last_stamp, may_hold
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
@@ -732,6 +733,8 @@ class TextParser(LineParser):
         self._plan_room = PLAN_BYTES
         self._probe_meta: dict = {}
         self.ending: Ending | None = None
+        self.reached: float | None = None  # the step of the last point read: where an event line happened
+        self.events: dict[str, tuple[list[float], list[float]]] = {}  # events read, not yet in a batch
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
     def restart(self) -> None:
@@ -739,17 +742,68 @@ class TextParser(LineParser):
         self.rows = 0
         self._plan_room = PLAN_BYTES
         self.ending = None
+        self.reached = None
+        self.events = {}
         self.layouts.reset()
         if not self._fixed:
             self.family = None
 
     def feed(self, data: bytes, first_line: int) -> Batch:
-        batch = self._feed(data, first_line)
+        batch = self._reach(self._feed(data, first_line))
+        for series, (steps, values) in self.events.items():  # derived from lines that stay other text
+            batch.add(series, steps, values)
+        self.events = {}
         self.ending = _read_ending(data, self.ending, self._went_on)
         batch.meta["end"] = self.ending  # how the log ends so far (None: no end marker after the last metric line)
         stamp = last_stamp(data)
         if stamp is not None:
             batch.meta["stamped"] = stamp  # the last wall-clock time the log printed (its own clock)
+        return batch
+
+    def _detect(self, data: bytes) -> str | None:
+        """Lock onto the family ``data`` shows, unless one is fixed or specific; the text decoded to see, if any."""
+        if self._fixed or (self.family is not None and not self.family.generic):
+            return None
+        found, text = _detect_in(data)
+        if found is not None and (self.family is None or not found.generic):
+            self.family = found
+        return text
+
+    def _parse_pieces(self, text: str, first_line: int, batch: Batch) -> None:
+        """The family's reading of ``text``, with its event lines kept as events at the step reached.
+
+        Event lines (checkpoint saves, overflows: :mod:`~tuiloss.core.formats.eventlines`) are
+        other text to the family; they are rare, so ``text`` is read in pieces that end at them,
+        as if the log had been read to there. Only text the family reads line by line comes here
+        (a layout read's lines are metric lines), so the search costs what those lines cost.
+        """
+        assert self.family is not None
+        found = eventlines.event_lines(text) if eventlines.may_hold(text) else []
+        start, line = 0, first_line
+        for end, series, value in found:
+            piece = text[start:end]
+            self.family.parse(self, piece, line, batch)
+            line += piece.count("\n")
+            start = end
+            step = self._reached_now()
+            if step is not None:
+                steps, values = self.events.setdefault(series, ([], []))
+                steps.append(step)
+                values.append(value)
+        self.family.parse(self, text[start:] if start else text, line, batch)
+
+    def _reached_now(self) -> float | None:
+        """The step the log has reached at this point of the read: its latest point's, or the last step seen."""
+        lasts = [steps[-1] for steps, _ in self.state.columns.values() if steps]
+        if lasts:
+            return float(max(lasts))
+        return self.state.step if self.state.step is not None else self.reached
+
+    def _reach(self, batch: Batch) -> Batch:
+        """Note the step the log reached with ``batch``'s points: the latest last step of its series."""
+        lasts = [float(steps[-1]) for steps, _ in batch.series.values() if len(steps)]
+        if lasts:
+            self.reached = max(lasts)
         return batch
 
     def _went_on(self, text: str) -> bool:
@@ -762,11 +816,7 @@ class TextParser(LineParser):
             self._plan_room -= len(head)
             if b"max_" in head:
                 _note_planned(head, self.state.meta)
-        text = None
-        if not self._fixed and (self.family is None or self.family.generic):
-            found, text = _detect_in(data)
-            if found is not None and (self.family is None or not found.generic):
-                self.family = found
+        text = self._detect(data)
         if self.family is not None and self.family.layout and self.layouts.wants(data):
             batch = Batch()
             self.matched = 0
@@ -783,7 +833,13 @@ class TextParser(LineParser):
         lines = text.count("\n")
         self.matched = 0
         if self.family is not None:
-            self.family.parse(self, text, first_line, batch)
+            self._parse_pieces(text, first_line, batch)
+        else:
+            for end, series, value in eventlines.event_lines(text) if eventlines.may_hold(text) else []:
+                if self.reached is not None:  # a log whose family is not known yet: at the step read before
+                    steps, values = self.events.setdefault(series, ([], []))
+                    steps.append(self.reached)
+                    values.append(value)
         batch.unmatched = max(lines - self.matched, 0)
         for name, (steps, values) in self.state.columns.items():
             batch.add(name, steps, values)
@@ -814,8 +870,7 @@ class TextParser(LineParser):
         return steps.pop(), {name: values[0] for name, (_, values) in columns.items()}
 
     def _parse_odd(self, data: bytes, first_line: int, batch: Batch) -> None:
-        assert self.family is not None
-        self.family.parse(self, _decode(data), first_line, batch)
+        self._parse_pieces(_decode(data), first_line, batch)
 
     def _take_pending(self) -> Pending:
         pending, self.state.columns = self.state.columns, {}

@@ -44,6 +44,10 @@ from tuiloss.core.formats.counters import note_repeats
 from tuiloss.core.formats.tfrecord import FOOTER, HEADER, MASK32, MASK_DELTA, crc32c_rows, masked_rows
 from tuiloss.core.model import Batch
 
+#: The series the events' wall times become (seconds since the epoch, one per step), named as
+#: W&B's: a clock for the viewer's wall-time and time-since-start axes, never a metric shown first.
+WALL_SERIES = "_timestamp"
+
 MISSING_EXTRA = (
     "TensorBoard event files need the optional extra: pip install 'tuiloss[tensorboard]'"
 )
@@ -141,6 +145,7 @@ class EventDecoder:
         self._crc = crc
         self._decode_error = DecodeError
         self._plugins: dict[str, str] = {}
+        self._wall_step: float | None = None  # the step whose wall time was kept last
         self._header_crcs: dict[int, int] = {}
 
     def feed(
@@ -298,8 +303,9 @@ class EventDecoder:
         """
         fast = simple_scalars(data, starts, ends)
         found: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        clocks = []  # (record numbers, steps, wall times) of the events holding values
         if fast is not None:
-            ok, steps, values, tag_start, tag_end = fast
+            ok, steps, values, tag_start, tag_end, walls = fast
             keep = np.flatnonzero(ok)
             if len(keep):
                 for raw, rows in _by_tag(data, tag_start[keep], tag_end[keep]):
@@ -311,11 +317,15 @@ class EventDecoder:
                         continue
                     found.setdefault(tag, []).append((numbers[at], steps[at].astype(np.float64), values[at]))
             rest = np.flatnonzero(~ok)
+            good = np.flatnonzero(ok)
+            clocks.append((numbers[good], steps[good].astype(np.float64), walls[good]))
         else:
             rest = np.arange(len(starts))
         if len(rest):
-            for tag, (order, steps, points) in self._decode_slowly(data, starts[rest], ends[rest], numbers[rest], batch).items():
+            slow, clock = self._decode_slowly(data, starts[rest], ends[rest], numbers[rest], batch)
+            for tag, (order, steps, points) in slow.items():
                 found.setdefault(tag, []).append((order, steps, points))
+            clocks.append(clock)
         columns = {}
         for tag, parts in found.items():
             if len(parts) == 1:
@@ -325,11 +335,33 @@ class EventDecoder:
             sort = np.argsort(order, kind="stable")
             columns[tag] = (np.concatenate([part[1] for part in parts])[sort],
                             np.concatenate([part[2] for part in parts])[sort])
-        return dict(sorted(columns.items(), key=lambda item: _first_record(found[item[0]])))
+        columns = dict(sorted(columns.items(), key=lambda item: _first_record(found[item[0]])))
+        wall = self._clock(clocks)
+        if wall is not None and columns:  # no scalar read: no clock either
+            columns[WALL_SERIES] = wall
+        return columns
+
+    def _clock(self, clocks: list) -> tuple[np.ndarray, np.ndarray] | None:
+        """The run's clock: the wall time of the first event of each step, in record order
+        (a step's first event may have come in an earlier chunk)."""
+        clocks = [part for part in clocks if len(part[0])]
+        if not clocks:
+            return None
+        order = np.concatenate([part[0] for part in clocks])
+        sort = np.argsort(order, kind="stable")
+        steps = np.concatenate([part[1] for part in clocks])[sort]
+        walls = np.concatenate([part[2] for part in clocks])[sort]
+        before = np.empty_like(steps)
+        before[0] = np.nan if self._wall_step is None else self._wall_step
+        before[1:] = steps[:-1]
+        first = steps != before
+        self._wall_step = float(steps[-1])
+        return steps[first], walls[first]
 
     def _decode_slowly(self, data: bytes, starts: np.ndarray, ends: np.ndarray, numbers: np.ndarray,
-                       batch: Batch) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Records decoded one by one by protobuf: ``{tag: (record numbers, steps, points)}``."""
+                       batch: Batch) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], tuple]:
+        """Records decoded one by one by protobuf: ``{tag: (record numbers, steps, points)}``, and
+        the (record numbers, steps, wall times) of the events that held values."""
         view = memoryview(data)
         event_class = self._event_class
         event = event_class()
@@ -341,6 +373,7 @@ class EventDecoder:
         plugins = self._plugins
         # Points go into array('d') columns: no Python float object is kept per point.
         columns: dict[str, tuple[array, array, array]] = {}
+        clock = (array("q"), array("d"), array("d"))
         for start, end, record in zip(starts.tolist(), ends.tolist(), numbers.tolist()):
             reuse -= 1
             if not reuse:
@@ -353,6 +386,10 @@ class EventDecoder:
                 batch.skip("undecodable event", record)
                 continue
             values = event.summary.value
+            if values:
+                clock[0].append(record)
+                clock[1].append(event.step)
+                clock[2].append(event.wall_time)
             if len(values) == 1:
                 # The common shape (one scalar per event), inlined for speed.
                 value = values[0]
@@ -374,8 +411,9 @@ class EventDecoder:
                     continue
             if values:
                 self._collect(event.step, values, columns, batch, record)
-        return {tag: (np.frombuffer(order, np.int64), np.frombuffer(steps), np.frombuffer(points))
-                for tag, (order, steps, points) in columns.items()}
+        return ({tag: (np.frombuffer(order, np.int64), np.frombuffer(steps), np.frombuffer(points))
+                 for tag, (order, steps, points) in columns.items()},
+                (np.frombuffer(clock[0], np.int64), np.frombuffer(clock[1]), np.frombuffer(clock[2])))
 
     def _collect(self, step: int, values, columns: dict, batch: Batch, record: int) -> None:
         plugins = self._plugins
@@ -440,7 +478,7 @@ def simple_scalars(data: bytes, starts: np.ndarray, ends: np.ndarray):
     value; metadata) is left to protobuf.
 
     Returns:
-        None when there is no record; else ``(ok, steps, values, tag_start, tag_end)``,
+        None when there is no record; else ``(ok, steps, values, tag_start, tag_end, walls)``,
         arrays over the records (only the ``ok`` entries mean anything).
     """
     n = len(starts)
@@ -470,7 +508,8 @@ def simple_scalars(data: bytes, starts: np.ndarray, ends: np.ndarray):
     ok &= tag_end + 5 == ends
     value_at = np.where(ok, tag_end + 1, 0)
     values = pad[value_at[:, None] + np.arange(4)].copy().view("<f4")[:, 0].astype(np.float64)
-    return ok, steps, values, tag_start, tag_end
+    walls = pad[starts[:, None] + 1 + np.arange(8)].copy().view("<f8")[:, 0]
+    return ok, steps, values, tag_start, tag_end, walls
 
 
 def _by_tag(data: bytes, tag_start: np.ndarray, tag_end: np.ndarray):
