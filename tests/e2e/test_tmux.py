@@ -159,13 +159,28 @@ def panel(screen: str) -> str:
     return " ".join(" ".join(line.rsplit("│", 1)[-1] for line in screen.splitlines()).split())
 
 
-def test_grouped_mode_in_tmux(tuiloss_command, tmux, tmp_path):
-    """``g`` in the installed viewer: configuration rows with their run counts, the seeds' findings, and back."""
+def _sample_in_tmux(tuiloss_command, tmux, tmp_path, width: int, height: int):
+    """A copy of sample_logs watched by the installed command in a tmux session ``e2e`` of that size."""
     logs = tmp_path / "logs"
     shutil.copytree(REPO / "sample_logs", logs)
     command = f"env -u COLUMNS -u LINES {tuiloss_command} watch {logs}; echo TUILOSS-EXIT=$?"
     tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
-         "new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command)
+         "new-session", "-d", "-s", "e2e", "-x", str(width), "-y", str(height), command)
+    return logs
+
+
+def _quit_cleanly(tmux) -> None:
+    """``q`` ends the viewer with status 0 and no traceback."""
+    tmux("send-keys", "-t", "e2e", "q")
+    tmux.wait_until(lambda s: "TUILOSS-EXIT=" in s or "Pane is dead" in s, "the exit", 10)
+    screen = tmux.screen(history=True)
+    assert "TUILOSS-EXIT=0" in screen or "Pane is dead (status 0," in screen, screen
+    assert "Traceback" not in screen
+
+
+def test_grouped_mode_in_tmux(tuiloss_command, tmux, tmp_path):
+    """``g`` in the installed viewer: configuration rows with their run counts, the seeds' findings, and back."""
+    logs = _sample_in_tmux(tuiloss_command, tmux, tmp_path, 120, 40)
     try:
         tmux.wait_for("spiked to 1.39 at 25.0K", 60)
         tmux("send-keys", "-t", "e2e", "g")
@@ -180,11 +195,7 @@ def test_grouped_mode_in_tmux(tuiloss_command, tmux, tmp_path):
         tmux.wait_until(lambda s: deviation not in panel(s), "the deviation to go with the seed", 10)
         tmux("send-keys", "-t", "e2e", "g")
         tmux.wait_until(lambda s: "(2 runs)" not in s and "Pre-Norm | Gradient Clip=10 | Run 1" in s, "ungrouped", 10)
-        tmux("send-keys", "-t", "e2e", "q")
-        tmux.wait_until(lambda s: "TUILOSS-EXIT=" in s or "Pane is dead" in s, "the exit", 10)
-        screen = tmux.screen(history=True)
-        assert "TUILOSS-EXIT=0" in screen or "Pane is dead (status 0," in screen, screen
-        assert "Traceback" not in screen
+        _quit_cleanly(tmux)
     except AssertionError:
         print(tmux.screen())
         raise
@@ -192,11 +203,7 @@ def test_grouped_mode_in_tmux(tuiloss_command, tmux, tmp_path):
 
 def test_event_marks_in_tmux(tuiloss_command, tmux, tmp_path):
     """t marks the runs' events; a checkpoint line appended to a log becomes one more, listed at the cursor."""
-    logs = tmp_path / "logs"
-    shutil.copytree(REPO / "sample_logs", logs)
-    command = f"env -u COLUMNS -u LINES {tuiloss_command} watch {logs}; echo TUILOSS-EXIT=$?"
-    tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
-         "new-session", "-d", "-s", "e2e", "-x", "80", "-y", "24", command)
+    logs = _sample_in_tmux(tuiloss_command, tmux, tmp_path, 80, 24)
     try:
         tmux.wait_for("7 runs", 60)
         tmux.wait_for("100K", 30)
@@ -212,11 +219,7 @@ def test_event_marks_in_tmux(tuiloss_command, tmux, tmp_path):
         tmux.wait_for("near the cursor: 1 C checkpoint saved at 100.1K", 5)
         tmux("send-keys", "-t", "e2e", "t")
         tmux.wait_until(lambda s: "events: " not in s and "near the cursor" not in s, "the marks to go", 5)
-        tmux("send-keys", "-t", "e2e", "q")
-        tmux.wait_until(lambda s: "TUILOSS-EXIT=" in s or "Pane is dead" in s, "the exit", 10)
-        screen = tmux.screen(history=True)
-        assert "TUILOSS-EXIT=0" in screen or "Pane is dead (status 0," in screen, screen
-        assert "Traceback" not in screen
+        _quit_cleanly(tmux)
     except AssertionError:
         print(tmux.screen())
         raise
