@@ -49,7 +49,7 @@ BOUNDS = {
         " (eight keys, against the minimal app's one); numpy and the rest of tuiloss load after that frame."
     ),
     "startup-ready": (
-        "loading numpy, pandas, the parsers and the detectors, reading the four logs and the first analysis,"
+        "loading numpy, pandas, the parsers and the detectors, reading the sample's seven logs and the first analysis of each,"
         " on two cores shared with the UI thread."
     ),
     "startup-1gb": (
