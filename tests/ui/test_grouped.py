@@ -247,3 +247,15 @@ async def test_grouped_mode_in_ascii_writes_nothing_past_ascii(sample_logs, conf
         texts = [app.chart.capture(), section] + [row.label for row in app.run_list.rows_shown]
         assert all(ord(ch) < 127 for text in texts for ch in text), sorted({ch for t in texts for ch in t if ord(ch) >= 127})
         assert BAND_GLYPHS[1] in app.chart.capture() and "+- final 0.203 +- 0.00395" in app.insights_panel.text.plain
+
+
+async def test_the_whole_panel_is_ascii_under_ascii(sample_logs, config_for):
+    """--ascii means ASCII in the panel's sentences too: a spread's ±, a no-points ellipsis."""
+    app = make_app(config_for(sample_logs, ascii=True))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await wait_loaded(pilot, app)
+        await settle(pilot, app)
+        await wait_for(pilot, lambda: "Across runs" in app.insights_panel.text.plain, what="the panel's comparisons")
+        text = app.insights_panel.text.plain
+        assert text.isascii(), sorted({ch for ch in text if not ch.isascii()})
+        assert "(+-2.1%)" in " ".join(text.split())

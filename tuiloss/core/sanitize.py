@@ -80,6 +80,18 @@ def safe_label(value: object, max_len: int | None = 80, *, ascii: bool = False) 
     return truncate_middle(text, max_len, ASCII_ELLIPSIS if ascii else ELLIPSIS)
 
 
+#: Plain-ASCII stand-ins for the characters tuiloss' own sentences use (``--ascii``).
+_ASCII_FOR = str.maketrans({"±": "+-", "×": "x", "…": "...", "→": "->", "←": "<-", "–": "-", "—": "-",
+                            "≥": ">=", "≤": "<=", "≈": "~", "µ": "u", "·": ".", "•": "-", "✓": "+", "■": "#",
+                            "▲": "^", "▼": "v", "↗": "/", "↘": "\\", "─": "-", "↑": "^", "↓": "v", "↺": "@"})
+
+
+def to_ascii(text: str) -> str:
+    """``text`` in plain ASCII: tuiloss' own symbols spelt out, any other character ``?``."""
+    text = text.translate(_ASCII_FOR)
+    return text if text.isascii() else "".join(ch if ch.isascii() else "?" for ch in text)
+
+
 def escape_markdown(text: str, *, table: bool = False) -> str:
     """Text from a log, shown literally in markdown: markup characters escaped, HTML tags inert.
 

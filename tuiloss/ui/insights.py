@@ -25,6 +25,7 @@ from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.metrics import Direction, direction
 from tuiloss.core.report import Report, RunReport, axis_notes, build_report
 from tuiloss.core.store import Store, is_eval_metric
+from tuiloss.core.sanitize import to_ascii
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
 from tuiloss.ui.findings import anomaly_key
 from tuiloss.ui.markup import safe_label
@@ -162,6 +163,8 @@ def render_insights(
     width = max(20, width)
 
     def item(mark: str, mark_style: str, body: str, style: str = "", indent: int = 2) -> None:
+        if ascii:  # --ascii means ASCII: the sentences' own symbols too (a spread's ±, an arrow)
+            mark, body = to_ascii(mark), to_ascii(body)
         lines = textwrap.wrap(body, max(10, width - indent - len(mark) - 1)) or [""]
         pad = " " * (indent + len(mark) + 1)
         out.append(" " * indent)
