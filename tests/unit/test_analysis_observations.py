@@ -45,6 +45,20 @@ def test_single_key_pair_compared_on_that_key():
     assert "ended" in pair.message and "lower" in pair.message
 
 
+def test_configurations_with_seeds_on_both_sides_are_not_compared_seed_by_seed():
+    base = {"lr": 3e-4}
+    clip10 = [make_run(f"a{k}", {**base, "clip": 10, "seed": k}, tau=0.04, final=0.18, seed=k) for k in (1, 2)]
+    clip1 = [make_run(f"b{k}", {**base, "clip": 1, "seed": k}, tau=0.06, final=0.2, seed=10 + k) for k in (1, 2)]
+    lone = make_run("c", {"lr": 1e-3, "clip": 1, "seed": 1}, tau=0.12, final=0.25, seed=30)
+    pairs = [o for o in compare_runs(clip10 + clip1 + [lone]) if o.kind == "config_pair"]
+    # clip=10 against clip=1: both have two seeds, so no one-seed-to-one-seed comparison;
+    # the lone lr=1e-3 run is compared with the clip=1 seed it differs from in lr only
+    assert {o.fields["key"] for o in pairs} == {"lr"}
+    assert {o.runs for o in pairs} <= {("b1", "c"), ("c", "b1")}
+    # one seed alone on each side is still compared
+    assert {o.fields["key"] for o in compare_runs([clip10[0], clip1[0]]) if o.kind == "config_pair"} == {"clip"}
+
+
 def test_identity_keys_are_not_compared():
     assert is_identity_key("run_name") and is_identity_key("output_dir") and not is_identity_key("lr")
     assert differing_key({"run_name": "a", "lr": 1}, {"run_name": "b", "lr": 2}) == "lr"

@@ -102,5 +102,7 @@ def test_clip10_fastest_attn_relax_slowest(runs):
     order = sorted(runs, key=lambda name: runs[name][3].convergence_step)
     assert [name.split("_seed")[0] for name in order] == ["clip10", "clip10", "postnorm", "postnorm", "attn_relax",
                                                           "clip1", "clip1"]
+    # gradient_clip is compared across both configurations' seeds (the report's configurations),
+    # not one seed against one seed; attn_relax has one run, compared with each clip=1 seed
     pairs = {o.fields["key"] for o in compare_runs(facts) if o.kind == "config_pair"}
-    assert pairs == {"gradient_clip", "attn_relax"}
+    assert pairs == {"attn_relax"}

@@ -359,17 +359,30 @@ def _norm(value):
 
 
 def _pairs(runs: list[RunFacts]) -> list[Observation]:
+    """One comparison per two runs whose configs differ in one key, but a seed (a repetition key).
+
+    Two runs that each have a repetition beside them (another seed of their configuration) are
+    not compared one to one either: one seed of each says nothing the spread of the others
+    would not undo, and the report's configurations compare them across all their seeds.
+    """
+    seeded = [any(j != i and _repeats(runs[i], runs[j]) for j in range(len(runs))) for i in range(len(runs))]
     out = []
     for i in range(len(runs)):
         for j in range(i + 1, len(runs)):
             a, b = runs[i], runs[j]
             key = differing_key(a.config, b.config)
-            if key is None or str(key).lower() in REPETITION_KEYS:
+            if key is None or str(key).lower() in REPETITION_KEYS or (seeded[i] and seeded[j]):
                 continue
             obs = _compare_pair(a, b, key)
             if obs is not None:
                 out.append(obs)
     return out
+
+
+def _repeats(a: RunFacts, b: RunFacts) -> bool:
+    """Whether ``a`` and ``b`` are repetitions of one configuration (they differ only in a seed)."""
+    key = differing_key(a.config, b.config)
+    return key is not None and str(key).lower() in REPETITION_KEYS
 
 
 def _compare_pair(a: RunFacts, b: RunFacts, key: str) -> Observation | None:
