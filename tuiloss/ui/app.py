@@ -312,8 +312,7 @@ class TuilossApp(DeferredStart, App[None]):
         thousand idle runs costs what one does."""
         key = (self._store_version, self.selection.version)
         if self._listed_memo is None or self._listed_memo[0] != key:
-            runs = list(self.store)
-            self.late.fold_jobs(runs, self.activity, self.clock())
+            runs = list(self.store)  # its jobs are worked out as each read is applied (take_read)
             numbered = self.selection.numbered(runs)
             shown = sum(1 for _, run in numbered if self.selection.is_on(run.id))
             self._listed_memo = (key, (numbered, len(runs), shown, self.store.points))

@@ -23,12 +23,12 @@ from tuiloss.ui.feed import InsightsFeed
 from tuiloss.ui.findings import Findings, marks, notice_title
 from tuiloss.ui.grouped import Grouping
 from tuiloss.ui.panel import PanelText
-from tuiloss.ui.runstate import Activities, ListedRuns, fold_jobs, list_rows, take_read
+from tuiloss.ui.runstate import Activities, ListedRuns, list_rows, take_read
 from tuiloss.ui.watcher import Watcher
 from tuiloss.ui.xaxis import XAxis
 
 __all__ = [
-    "Ingestor", "InsightsFeed", "ListedRuns", "build", "edge_step", "export_shown", "fold_jobs", "legend_text",
+    "Ingestor", "InsightsFeed", "ListedRuns", "build", "edge_step", "export_shown", "legend_text",
     "list_rows", "marks", "moved_cursor", "near_text", "next_smoothing", "nothing_found", "notice_title", "take_read",
     "value_at_cursor", "values_at",
 ]
