@@ -60,24 +60,26 @@ def test_live_equals_batch_when_values_change_space():
 
 
 def test_live_update_cost_does_not_grow_with_the_run():
+    """An append of 250 points costs about the same on a run 10x longer (compared in one process,
+    as a ratio, since the batch analysis it was once compared with is itself vectorised now)."""
     import time
 
-    n = 400_000
-    rng = np.random.default_rng(0)
-    t = np.arange(n) / n
-    values = np.exp(np.log(0.2 + 3 * np.exp(-t / 0.05)) + 0.02 * rng.standard_normal(n))
-    steps = np.arange(n, dtype=float)
-    live = LiveAnalyzer()
-    live.update(steps[: n - 5000], values[: n - 5000])
-    timings = []
-    for end in range(n - 5000, n, 250):
-        start = time.perf_counter()
-        live.update(steps[: end + 250], values[: end + 250])
-        timings.append(time.perf_counter() - start)
-    start = time.perf_counter()
-    analyze_series(steps, values)
-    batch = time.perf_counter() - start
-    assert np.median(timings) < batch / 5
+    def append_cost(n: int) -> float:
+        rng = np.random.default_rng(0)
+        t = np.arange(n) / n
+        values = np.exp(np.log(0.2 + 3 * np.exp(-t / 0.05)) + 0.02 * rng.standard_normal(n))
+        steps = np.arange(n, dtype=float)
+        live = LiveAnalyzer()
+        live.update(steps[: n - 5000], values[: n - 5000])
+        timings = []
+        for end in range(n - 5000, n, 250):
+            start = time.perf_counter()
+            live.update(steps[: end + 250], values[: end + 250])
+            timings.append(time.perf_counter() - start)
+        return float(np.median(timings))
+
+    short, long = append_cost(40_000), append_cost(400_000)
+    assert long < 3 * short, (short, long)  # a whole re-analysis grows ~5x here
 
 
 def test_unchanged_input_returns_the_same_result_object():
