@@ -169,38 +169,58 @@ def find_plateaus(
         return []
     x = decade_positions(blocks.first_step)
     zs = smooth_levels(level)
-    table = _RangeTable(zs)
+    # the quantum rule can only hold where the level comes down to a few quanta
+    coarse = quantum > 0 and log and float(np.exp(np.min(zs))) <= QUANTUM_LEVEL * quantum
+    table = _RangeTable(zs) if coarse else None
     thirds = _Thirds(level)
     if log:
         scale = np.ones(nb)
     else:
         spread_all = float(np.max(zs) - np.min(zs))
         scale = np.maximum(np.abs(zs), 0.01 * spread_all + 1e-12)
-    coarse = quantum > 0 and log
-    # flatness of every stretch (a, j) long enough, at once
-    jj, aa = np.triu_indices(nb, 0)  # jj <= aa; reuse as (a=jj, j=aa)
-    aa, jj = jj, aa
-    keep = jj - aa + 1 >= shortest
-    aa, jj = aa[keep], jj[keep]
-    ok = _flat(table, thirds, zs, x, scale, aa, jj, coarse, quantum)
-    for part in (2, 4):
-        ok &= _flat(table, thirds, zs, x, scale, aa, aa + (jj - aa) // part, coarse, quantum)
-    flat = np.zeros((nb, nb), bool)
-    flat[aa, jj] = ok
+
+    def first_flat(ends: np.ndarray) -> np.ndarray:
+        """For each end block ``j``, the first start ``a`` with ``(a, j)`` flat, or -1."""
+        counts = ends - shortest + 2
+        jj = np.repeat(ends, counts)
+        offsets = np.cumsum(counts) - counts
+        aa = np.arange(len(jj)) - np.repeat(offsets, counts)
+        ok = _flat(table, thirds, zs, x, scale, aa, jj, coarse, quantum)
+        for part in (2, 4):
+            ok &= _flat(table, thirds, zs, x, scale, aa, aa + (jj - aa) // part, coarse, quantum)
+        firsts = np.full(len(ends), -1)
+        hits = np.flatnonzero(ok)
+        if len(hits):
+            column = np.searchsorted(offsets, hits, side="right") - 1
+            seen, where = np.unique(column, return_index=True)
+            firsts[seen] = aa[hits[where]]
+        return firsts
+
+    # Greedy from the end: try the stretches ending at j, else step j back. Only the
+    # columns the walk visits are evaluated, in batches that grow, since most runs end
+    # on a plateau found in the first column.
     out: list[tuple[int, int]] = []
     j = nb - 1
     step = max(1, nb // 64)
     while j + 1 >= shortest:
-        hits = np.flatnonzero(flat[: j - shortest + 2, j])
-        a = np.arange(0, j - shortest + 2)
-        if len(hits):
-            start = int(a[hits[0]])
-            long_enough = x[j] - x[start] >= PLATEAU_MIN_DECADES or j - start + 1 >= PLATEAU_LONG_FRACTION * nb
-            if long_enough:
-                out.append((start, j))
-                j = start - 1
-                continue
-        j -= step
+        lattice = np.arange(j, shortest - 2, -step)
+        found = False
+        done, batch = 0, 1
+        while done < len(lattice) and not found:
+            ends = lattice[done : done + batch]
+            for end, start in zip(ends.tolist(), first_flat(ends).tolist()):
+                if start < 0:
+                    continue
+                long_enough = x[end] - x[start] >= PLATEAU_MIN_DECADES or end - start + 1 >= PLATEAU_LONG_FRACTION * nb
+                if long_enough:
+                    out.append((start, end))
+                    j = start - 1
+                    found = True
+                    break
+            done += batch
+            batch *= 4
+        if not found:
+            break
     out.reverse()
     return out
 
