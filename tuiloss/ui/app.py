@@ -31,7 +31,7 @@ from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.selection import Selection, common_metric, metric_counts
 from tuiloss.ui.startup import DeferredStart
 from tuiloss.ui.throttle import Throttle
-from tuiloss.ui.widgets import FilterBar, InsightsPanel, LossChart, RunList, StatusBar
+from tuiloss.ui.widgets import FilterBar, InsightsPanel, KeysFooter, LossChart, RunList, StatusBar
 from tuiloss.ui.widgets.status_bar import Status
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class TuilossApp(DeferredStart, App[None]):
             yield self.insights_panel
         yield self.filter_input
         yield self.status_bar
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._main_screen = screen = self.screen  # the current screen may later be a modal
