@@ -6,6 +6,7 @@ result must not depend on how an array was split (live analysis relies on that).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -189,17 +190,28 @@ class KendallTable:
     __slots__ = ("m", "_cum")
 
     def __init__(self, x: np.ndarray) -> None:
-        self.m = len(x)
-        sign = np.sign(x[None, :] - x[:, None])
-        sign = np.triu(sign, 1)
-        cum = np.zeros((self.m + 1, self.m + 1))
-        cum[1:, 1:] = sign.cumsum(0).cumsum(1)
+        self.m = m = len(x)
+        if not np.isfinite(x).all():  # float signs: a window holding a NaN (and those past it) is NaN
+            sign = np.triu(np.sign(x[None, :] - x[:, None]), 1)
+            cum = np.zeros((m + 1, m + 1))
+        else:  # the same signs as small integers: the prefix sums are exact and far cheaper
+            sign = (x[None, :] > x[:, None]).astype(np.int32)
+            sign -= x[None, :] < x[:, None]
+            sign[np.tril_indices(m)] = 0
+            cum = np.zeros((m + 1, m + 1), np.int32 if m < 60_000 else np.int64)
+        np.cumsum(sign, 0, out=sign)
+        np.cumsum(sign, 1, out=cum[1:, 1:])
         self._cum = cum
 
     def s(self, a: int, b: int) -> float:
         """S over pairs ``a <= i < j < b``."""
         c = self._cum
         return float(c[b, b] - c[a, b] - c[b, a] + c[a, a])
+
+    def s_many(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """:meth:`s` of many windows ``[a, b)`` at once."""
+        c = self._cum
+        return c[b, b] - c[a, b] - c[b, a] + c[a, a]
 
 
 def kendall_z(s: float, n: int, inflation: float = 1.0) -> float:
@@ -215,6 +227,42 @@ def kendall_z(s: float, n: int, inflation: float = 1.0) -> float:
     if s < 0:
         return (s + 1) / math.sqrt(var)
     return 0.0
+
+
+def kendall_scores(s: np.ndarray, n: np.ndarray, inflation: float = 1.0) -> np.ndarray:
+    """:func:`kendall_z` of many windows at once (``s`` and ``n`` arrays)."""
+    n = np.asarray(n, dtype=np.int64)
+    var = n * (n - 1) * (2 * n + 5) / 18.0 * inflation
+    root = np.sqrt(np.where(n >= 3, var, 1.0))
+    z = np.where(s > 0, (s - 1) / root, np.where(s < 0, (s + 1) / root, 0.0))
+    return np.where(n >= 3, z, 0.0)
+
+
+class PairSlopes:
+    """Theil-Sen slopes of any window ``[a, b)`` of one series, from its pairwise slopes
+    worked out once (``x`` strictly increasing)."""
+
+    __slots__ = ("_x", "_y", "_slopes")
+
+    def __init__(self, x: np.ndarray, y: np.ndarray) -> None:
+        self._x, self._y = x, y
+        self._slopes: np.ndarray | None = None  # worked out at the first window asked for
+
+    def median(self, a: int, b: int) -> float:
+        """``theil_sen(x[a:b], y[a:b])``."""
+        if b - a < 2:
+            return 0.0
+        if self._slopes is None:
+            x, y = self._x, self._y
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self._slopes = (y[None, :] - y[:, None]) / (x[None, :] - x[:, None])
+        i, j = _upper_pairs(b - a)
+        return float(np.median(self._slopes[a:b, a:b][i, j]))
+
+
+@functools.lru_cache(maxsize=32)
+def _upper_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n, 1)
 
 
 def theil_sen(x: np.ndarray, y: np.ndarray) -> float:

@@ -13,7 +13,14 @@ import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks, range_argmax
 from tuiloss.core.analysis.spikes import Excursion
-from tuiloss.core.analysis.stats import KendallTable, kendall_z, lag1_autocorrelation, robust_sigma, running_median, theil_sen
+from tuiloss.core.analysis.stats import (
+    KendallTable,
+    PairSlopes,
+    kendall_scores,
+    lag1_autocorrelation,
+    robust_sigma,
+    running_median,
+)
 
 #: Divergence: least rise over the lowest level (log space: 1.5x) and how long it must last
 #: (points, and fraction of the run) unless it ends in NaN/Inf.
@@ -205,21 +212,23 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool, y: np.
         lengths.append(length)
         length = max(length + 1, int(length * 1.25))
     lengths.append(m)
-    windows: list[tuple[int, int, float]] = []
+    # every window's start and end, its Mann-Kendall score at once; slopes only where it counts
+    spans = []
     for length in lengths:
         stride = max(1, length // 6)
         starts = list(range(0, m - length + 1, stride))
         if starts[-1] != m - length:
             starts.append(m - length)
-        for a in starts:
-            b = a + length
-            z = kendall_z(table.s(a, b), length, inflation)
-            if z < DRIFT_Z:
-                continue
-            slope = theil_sen(x[a:b], d[a:b])
-            rise = slope * (x[b - 1] - x[a])
-            if rise >= _rise_needed(float(np.median(d[a:b])), log, DRIFT_MIN_RISE):
-                windows.append((a, b, slope))
+        spans.extend((a, a + length) for a in starts)
+    aa, bb = np.array(spans).T
+    z = kendall_scores(table.s_many(aa, bb), bb - aa, inflation)
+    slopes = PairSlopes(x, d)
+    windows: list[tuple[int, int, float]] = []
+    for a, b in zip(aa[z >= DRIFT_Z].tolist(), bb[z >= DRIFT_Z].tolist()):
+        slope = slopes.median(a, b)
+        rise = slope * (x[b - 1] - x[a])
+        if rise >= _rise_needed(float(np.median(d[a:b])), log, DRIFT_MIN_RISE):
+            windows.append((a, b, slope))
     if not windows:
         return []
     # noise of the levels: point to point, or the wander around a short running median
