@@ -311,7 +311,8 @@ def _report(args) -> int:
         print(problem, file=sys.stderr)
         return 2
     root = args.paths[0] if len(args.paths) == 1 else None
-    report = build_report(store, root=root, metric=args.metric, analyzer_for=analyzers)
+    report = build_report(store, root=root, metric=args.metric, analyzer_for=analyzers,
+                          by_configuration=args.group_by != ())
     for notice in notices:
         print(f"tuiloss: {printable(notice.message, 500)}", file=sys.stderr)
     ignored = sorted(engine.ignored.items())

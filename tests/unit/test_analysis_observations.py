@@ -57,6 +57,10 @@ def test_configurations_with_seeds_on_both_sides_are_not_compared_seed_by_seed()
     assert {o.runs for o in pairs} <= {("b1", "c"), ("c", "b1")}
     # one seed alone on each side is still compared
     assert {o.fields["key"] for o in compare_runs([clip10[0], clip1[0]]) if o.kind == "config_pair"} == {"clip"}
+    # without configurations (--group-by none) the seeds are compared one to one after all
+    ungrouped = [o for o in compare_runs(clip10 + clip1 + [lone], by_configuration=False) if o.kind == "config_pair"]
+    assert {o.fields["key"] for o in ungrouped} == {"lr", "clip"}
+    assert sum(o.fields["key"] == "clip" for o in ungrouped) == 2  # each seed with the same seed of the other clip
 
 
 def test_identity_keys_are_not_compared():

@@ -245,7 +245,7 @@ class KeptAnalyzers:
 
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
                  runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None,
-                 now: float | None = None) -> Report:
+                 now: float | None = None, by_configuration: bool = True) -> Report:
     """The report over ``runs`` (default: every run of ``store``).
 
     A log that holds several runs is reported as those runs (see
@@ -253,7 +253,8 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
     re-keyed with ``--step`` on its new axis. ``analyzer_for(run_id, metric)``, when
     given, returns a kept ``LiveAnalyzer`` (or None) so the viewer re-analyses only
     what is new; the findings are the same. ``now`` (default: the clock) ages the logs
-    for the runs' states.
+    for the runs' states. ``by_configuration`` false (``--group-by none``) compares the seeds
+    of one configuration one to one, as there are no configurations to compare them.
     """
     now = time.time() if now is None else now
     chosen = list(store) if runs is None else [part for run in runs for part in run.split()]
@@ -270,7 +271,7 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
     # A job is compared with the other runs as one run, its lead rank: its ranks among themselves are no news.
     others = {rank.id for job in jobs for rank in job.ranks[1:]}
     compared = [fact for fact in compared if fact.id not in others]
-    return Report(__version__, root, tuple(entries), tuple(compare_runs(compared)), jobs=tuple(jobs))
+    return Report(__version__, root, tuple(entries), tuple(compare_runs(compared, by_configuration)), jobs=tuple(jobs))
 
 
 def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], metric: str | None,

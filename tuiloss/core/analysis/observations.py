@@ -113,12 +113,14 @@ def _obs(kind: str, runs: Sequence[str], message: str, **fields) -> Observation:
     return Observation(kind, tuple(runs), message, MappingProxyType(fields))
 
 
-def compare_runs(runs: Sequence[RunFacts]) -> list[Observation]:
+def compare_runs(runs: Sequence[RunFacts], by_configuration: bool = True) -> list[Observation]:
     """Observations across comparable runs (see :func:`families`): each family of two or
     more runs is compared on its own; a run never with another source of itself.
 
     Args:
         runs: one :class:`RunFacts` per run.
+        by_configuration: whether the seeds of a configuration are compared as one (the
+            report's configurations section does that), not one to one (see :func:`_pairs`).
 
     Returns:
         Observations in a stable order, family by family: convergence, final loss,
@@ -134,7 +136,7 @@ def compare_runs(runs: Sequence[RunFacts]) -> list[Observation]:
             out.extend(_final(family))
             out.extend(_stability(family))
             out.extend(_anomalies(family))
-            out.extend(_pairs(family))
+            out.extend(_pairs(family, by_configuration))
     return out
 
 
@@ -358,14 +360,16 @@ def _norm(value):
     return value
 
 
-def _pairs(runs: list[RunFacts]) -> list[Observation]:
+def _pairs(runs: list[RunFacts], by_configuration: bool = True) -> list[Observation]:
     """One comparison per two runs whose configs differ in one key, but a seed (a repetition key).
 
     Two runs that each have a repetition beside them (another seed of their configuration) are
     not compared one to one either: one seed of each says nothing the spread of the others
     would not undo, and the report's configurations compare them across all their seeds.
+    Without configurations (``by_configuration`` false: ``--group-by none``) they are.
     """
-    seeded = [any(j != i and _repeats(runs[i], runs[j]) for j in range(len(runs))) for i in range(len(runs))]
+    seeded = [by_configuration and any(j != i and _repeats(runs[i], runs[j]) for j in range(len(runs)))
+              for i in range(len(runs))]
     out = []
     for i in range(len(runs)):
         for j in range(i + 1, len(runs)):
