@@ -23,7 +23,7 @@ from tuiloss.core.analysis import describe
 from tuiloss.core.analysis.display import finite, fmt_value
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.metrics import Direction, direction
-from tuiloss.core.report import Report, RunReport, axis_notes, build_report
+from tuiloss.core.report import KeptEntries, Report, RunReport, axis_notes, build_report
 from tuiloss.core.store import Store, is_eval_metric
 from tuiloss.core.sanitize import to_ascii
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
@@ -57,6 +57,7 @@ class InsightsWorker:
         self._thread: threading.Thread | None = None
         self.busy = False
         self.analyzers = Analyzers()
+        self.kept = KeptEntries()  # the entries of runs that did not change since the last report
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="tuiloss-insights", daemon=True)
@@ -85,7 +86,7 @@ class InsightsWorker:
                 self.busy = True
             began = time.perf_counter()
             try:
-                report = analyse(request, self.analyzers)
+                report = analyse(request, self.analyzers, self.kept)
             except Exception as exc:  # an analysis bug must not take the viewer down
                 report = Report(__version__, request.root, (), error=f"{type(exc).__name__}: {exc}")
             finally:
@@ -93,13 +94,14 @@ class InsightsWorker:
             self.post(InsightsReady(request.generation, report, time.perf_counter() - began))
 
 
-def analyse(request: InsightsRequest, analyzer_for=None) -> Report:
+def analyse(request: InsightsRequest, analyzer_for=None, kept: KeptEntries | None = None) -> Report:
     from tuiloss.ui.snapshot import snapshot_store
 
-    return metric_report(snapshot_store(request.runs), request.root, request.metric, analyzer_for)
+    return metric_report(snapshot_store(request.runs), request.root, request.metric, analyzer_for, kept)
 
 
-def metric_report(store: Store, root: str | None, metric: str | None, analyzer_for=None) -> Report:
+def metric_report(store: Store, root: str | None, metric: str | None, analyzer_for=None,
+                  kept: KeptEntries | None = None) -> Report:
     """The findings of ``store``'s runs in ``metric`` (picked with ``m``), or each run's primary one.
 
     With a metric picked, only the runs that have it are analysed and compared ("Across runs");
@@ -107,9 +109,9 @@ def metric_report(store: Store, root: str | None, metric: str | None, analyzer_f
     metric), never with the findings of its own primary metric.
     """
     if metric is None:
-        return build_report(store, root=root, analyzer_for=analyzer_for)
+        return build_report(store, root=root, analyzer_for=analyzer_for, kept=kept)
     runs = [run if metric in run.series else replace(run, series={}) for run in store]
-    report = build_report(store, root=root, metric=metric, runs=runs, analyzer_for=analyzer_for)
+    report = build_report(store, root=root, metric=metric, runs=runs, analyzer_for=analyzer_for, kept=kept)
     # a run restarted in its log may lack the metric in one of its parts: that part says so too
     return replace(report, runs=tuple(entry if entry.primary_metric == metric else lacking(entry)
                                       for entry in report.runs))
