@@ -135,19 +135,32 @@ def test_the_reference_story_reads_off_the_screen():
     assert "│" in lines[5][7:-1]  # the cursor line
 
 
-def test_latest_trace_owns_each_cell():
-    from tuiloss.ui.canvas import _latest
+def test_a_frame_rasterises_only_the_curves_not_kept_and_draws_what_a_fresh_one_draws():
+    from tuiloss.ui.canvas import Layers
 
-    rng = np.random.default_rng(1)
-    rows, columns = 13, 7
-    col = rng.integers(0, columns, 300)
-    lo = rng.integers(0, rows, 300)
-    hi = np.minimum(lo + rng.integers(0, rows, 300), rows - 1)
-    who = rng.integers(0, 50, 300)
-    expected = np.full((rows, columns), -1)
-    for c, a, b, k in zip(col, lo, hi, who):
-        expected[a:b + 1, c] = np.maximum(expected[a:b + 1, c], k)
-    assert (_latest(col, lo, hi, who, columns, rows) == expected).all()
+    rng = np.random.default_rng(3)
+    for trial in range(12):
+        traces = []
+        for k in range(int(rng.integers(2, 8))):
+            n = int(rng.integers(2, 40))
+            xs, ys = np.sort(rng.uniform(-0.1, 1.1, n)), rng.uniform(-0.2, 1.2, n)
+            traces.append(Trace(xs, ys, (k, 0, 0), "braille" if k % 3 else "*", kind="scatter" if k == 4 else "line"))
+        columns, rows = int(rng.integers(3, 30)), int(rng.integers(2, 12))
+        layers = Layers()
+        rasterise(spec_of(*traces), columns, rows, layers)
+        assert layers.rasterised == len(traces)
+        # one curve grows (new arrays), another is switched off, the order of the rest changes
+        grown = Trace(np.append(traces[0].xs, 1.05), np.append(traces[0].ys, 0.3), (0, 0, 0), "braille")
+        now = [grown, *traces[2:][::-1]]
+        codes, owner = rasterise(spec_of(*now), columns, rows, layers)
+        assert layers.rasterised == len(traces) + 1, trial  # only the grown curve
+        fresh_codes, fresh_owner = rasterise(spec_of(*now), columns, rows)
+        assert (codes == fresh_codes).all() and (owner == fresh_owner).all(), trial
+        _, expected_owner = _draw_one_segment_at_a_time(spec_of(*now), columns, rows)
+        assert (owner == expected_owner).all(), trial
+        # other limits: every curve again
+        rasterise(spec_of(*now, y_lim=(0.0, 2.0)), columns, rows, layers)
+        assert layers.rasterised == 2 * len(traces), trial
 
 
 def test_a_thousand_runs_render_in_one_pass():

@@ -50,6 +50,7 @@ class LossChart(Widget):
         self.draws = 0
         self._frame: tuple[tuple, list[Text]] | None = None  # (spec, draw, size, colour), the lines
         self._strips: dict = {}  # the frame's lines as strips, made when first painted
+        self._layers = None  # each curve rasterised alone, kept between frames (see canvas.Layers)
 
     @property
     def plot_width(self) -> int:
@@ -112,11 +113,20 @@ class LossChart(Widget):
         if self.spec is None:
             lines = [Text("loading…", style="dim", justify="center")]
         else:
-            from tuiloss.ui.canvas import render_chart
+            from tuiloss.ui.canvas import Layers, render_chart
 
-            lines = render_chart(self.spec, key[2], key[3], color=key[4])
+            if self._layers is None:
+                self._layers = Layers()
+            lines = render_chart(self.spec, key[2], key[3], color=key[4], layers=self._layers)
+        before = self._frame
         self._frame = (key, lines)
+        kept = self._strips
         self._strips = {}
+        if before is not None and before[0][2:] == key[2:] and "style" in kept:  # the strips of unchanged lines stay
+            self._strips = {"style": kept["style"]}
+            for y, (old, new) in enumerate(zip(before[1], lines)):
+                if y in kept and old == new:
+                    self._strips[y] = kept[y]
         return lines
 
     def render_line(self, y: int) -> Strip:
