@@ -159,6 +159,8 @@ class Layers:
         self._kept: dict[tuple, Layer] = {}
         self._used: dict[tuple, Layer] = {}
         self.rasterised = 0  # traces rasterised (not found here), for tests
+        #: the last frame's plot rows, (what they were made from, the line): an unchanged row is not made again
+        self.rows: dict[int, tuple[tuple, Text]] = {}
 
     def begin(self, grid: tuple) -> None:
         if grid != self._grid:
@@ -388,18 +390,29 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
     lines = [Text(title)]
     lines.append(Text(" " * lw + frame["tl"] + frame["h"] * pw + frame["tr"]))
     strings = codes.view(f"<U{pw}").reshape(ph)
+    kept, made = (layers.rows if layers is not None else {}), {}
+    palette = (tuple(style_ids), frame["v"])
     for row in range(ph):
         tick = y_ticks.get(row)
         prefix = (tick.rjust(lw)[-lw:] + frame["ytick"]) if tick is not None else " " * lw + frame["v"]
-        line = Text(prefix + str(strings[row]) + frame["v"], no_wrap=True, overflow="crop")
         style_row = styles[row]
+        key = (prefix, str(strings[row]), style_row.tobytes(), palette)
+        seen = kept.get(row)
+        if seen is not None and seen[0] == key:  # the row of the last frame, unchanged
+            made[row] = seen
+            lines.append(seen[1])
+            continue
+        line = Text(prefix + key[1] + frame["v"], no_wrap=True, overflow="crop")
         edges = np.flatnonzero(np.diff(style_row)) + 1
         bounds = np.concatenate(([0], edges, [pw]))
         offset = lw + 1
         spans = [Span(offset + int(a), offset + int(b), styles_in_use[int(style_row[a])])
                  for a, b in pairwise(bounds) if style_row[a]]
         line.spans = spans
+        made[row] = (key, line)
         lines.append(line)
+    if layers is not None:
+        layers.rows = made
     bottom = np.array(list(frame["h"] * pw))
     labels = [" "] * (width + 8)
     for col, text in x_ticks:
