@@ -9,7 +9,7 @@ import math
 from tuiloss.core.engine import Engine, apply_result, load
 from tuiloss.core.report import KeptEntries, build_report, report_json
 from tuiloss.core.store import Store
-from tuiloss.ui.insights import Analyzers, metric_report, render_insights
+from tuiloss.ui.insights import Analyzers, RunTexts, metric_report, render_insights
 from tuiloss.ui.snapshot import snapshot_run, snapshot_store
 
 
@@ -66,8 +66,8 @@ def findings(report) -> str:
     return json.dumps(out, sort_keys=True, default=str)
 
 
-def panel(report) -> str:
-    return render_insights(report, colors={}, numbers={}, swatches={}, width=60).plain
+def panel(report, kept=None) -> str:
+    return render_insights(report, colors={}, numbers={}, swatches={}, width=60, kept=kept).plain
 
 
 def test_after_appends_the_report_and_panel_are_those_of_a_fresh_start(tmp_path):
@@ -77,6 +77,8 @@ def test_after_appends_the_report_and_panel_are_those_of_a_fresh_start(tmp_path)
     first = viewer.report()
     assert viewer.kept.analysed == 5
     assert next(r for r in first.runs if r.id.endswith("run0_copy/metrics.csv")).same_series  # the twins
+    blocks = RunTexts()
+    assert panel(first, blocks) == panel(first) and blocks.made == 5
     end = {path: 120 for path in paths}
     for n in range(6):  # appends to one run, then to another
         path = paths[n % 2]
@@ -90,7 +92,9 @@ def test_after_appends_the_report_and_panel_are_those_of_a_fresh_start(tmp_path)
         fresh_store, _, _ = load([str(tmp_path)])
         fresh = metric_report(fresh_store, None, None)
         assert findings(live) == findings(fresh), n
-        assert panel(live) == panel(fresh), n
+        made = blocks.made
+        assert panel(live, blocks) == panel(fresh), n
+        assert blocks.made == made + 1, n  # the block of the run that grew, no other
     grown = next(r for r in live.runs if r.id == str(paths[0]))
     assert grown.metrics["loss"].last_step == end[paths[0]] - 1
     assert viewer.analyzers._kept[(str(paths[0]), "loss")].rebuilds == 0  # extended, not redone
