@@ -109,6 +109,12 @@ def test_nothing_changed_nothing_analysed_and_a_new_metric_or_run_is(tmp_path):
     again = viewer.report()
     assert viewer.kept.analysed == 4
     assert findings(again) == findings(first)
+    # a run switched off, then on again: neither report analyses anything
+    runs = [run for run in viewer.store if not run.id.endswith("run1/metrics.csv")]
+    without = metric_report(snapshot_store([snapshot_run(run) for run in runs]), None, None, viewer.analyzers,
+                            viewer.kept)
+    assert len(without.runs) == 3 and findings(viewer.report()) == findings(first)
+    assert viewer.kept.analysed == 4
     picked = viewer.report("loss")  # another question: every run again
     assert viewer.kept.analysed == 8 and findings(picked) == findings(metric_report(load([str(tmp_path)])[0], None, "loss"))
     folder = tmp_path / "run9"

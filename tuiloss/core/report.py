@@ -251,8 +251,7 @@ class KeptEntries:
     report is not analysed again: its entry is the one kept. So are the checks that two runs
     hold the same series, per pair of unchanged runs. A run's state is worked out at each
     report (it ages with the clock). The report is the one built without it: the entry of a
-    run is a function of what the key holds (see :func:`entry_key`). What the last report did
-    not hold is forgotten.
+    run is a function of what the key holds (see :func:`entry_key`).
     """
 
     def __init__(self) -> None:
@@ -268,7 +267,17 @@ class KeptEntries:
         self._seen, self._pairs_seen = {}, {}
 
     def end(self) -> None:
-        self._entries, self._pairs = self._seen, self._pairs_seen
+        """The report is built: the entries of runs it did not hold (switched off, filtered out) stay
+        while they are few, so a run switched on again is not analysed again; so do the checks of
+        pairs whose facts are both still kept."""
+        entries = self._entries
+        if len(entries) - len(self._seen) > len(self._seen) + 64:
+            entries = {}
+        entries.update(self._seen)
+        facts = {id(kept[2]) for kept in entries.values() if kept[2] is not None}
+        pairs = {pair: kept for pair, kept in self._pairs.items() if id(kept[0]) in facts and id(kept[1]) in facts}
+        pairs.update(self._pairs_seen)
+        self._entries, self._pairs = entries, pairs
         self._seen, self._pairs_seen = {}, {}
 
     def entry(self, run: Run, metric: str | None, analyzer_for: AnalyzerFor | None) -> tuple[RunReport, RunFacts | None]:
@@ -528,7 +537,11 @@ def _close_ends(a: RunFacts, b: RunFacts) -> bool:
 
 
 def _same_points(a: RunFacts, b: RunFacts) -> bool:
-    common, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=False, return_indices=True)
+    if len(a.steps) == len(b.steps) and np.array_equal(a.steps, b.steps) and bool(np.all(a.steps[1:] > a.steps[:-1])):
+        ia = ib = np.arange(len(a.steps))  # the same steps, each once: all of them in common (what intersect1d finds)
+        common = a.steps
+    else:
+        common, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=False, return_indices=True)
     if len(common) < 5 or len(common) < 0.8 * min(len(a.steps), len(b.steps)):
         return False
     va, vb = a.values[ia], b.values[ib]
