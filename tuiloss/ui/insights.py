@@ -130,8 +130,19 @@ class Analyzers:
 
     def __init__(self) -> None:
         self._kept: dict[tuple[str, str], LiveAnalyzer] = {}
+        self._quiet_until = 0.0  # the UI is drawing a key's frame until then (see defer)
+
+    def defer(self, seconds: float) -> None:
+        """Hold the analysis between two runs for up to ``seconds`` (any thread): the UI thread is
+        drawing a key's frame, and an analysis holding the GIL meanwhile would make it wait."""
+        self._quiet_until = time.monotonic() + min(seconds, 0.5)
+
+    def resume(self) -> None:
+        self._quiet_until = 0.0
 
     def __call__(self, run_id: str, metric: str) -> LiveAnalyzer:
+        while time.monotonic() < self._quiet_until:  # between two runs' analyses: the UI goes first
+            time.sleep(0.005)
         key = (run_id, metric)
         analyzer = self._kept.get(key)
         if analyzer is None:
