@@ -236,3 +236,24 @@ def test_a_label_moves_to_a_free_row_beside_the_curve_it_would_cover():
     label_rows = [k for k, line in enumerate(lines) if "peak" in line]
     assert len(label_rows) == 1 and label_rows[0] not in curve_rows  # beside the curve, not over it
     assert curve_rows and abs(label_rows[0] - curve_rows[0]) <= 2
+
+
+def test_chart_rows_are_cut_into_the_segments_rich_would_render():
+    from rich.console import Console
+    from rich.segment import Segment
+    from rich.style import Style
+    from rich.text import Text
+
+    from tuiloss.ui.widgets.loss_chart import _segments
+
+    rng = np.random.default_rng(7)
+    console, base = Console(), Style(bgcolor="#1e1e1e", color="white")
+    for trial in range(10):
+        traces = [Trace(np.sort(rng.uniform(0, 1, 40)), rng.uniform(0, 1, 40), (int(rng.integers(0, 255)), 90, 90),
+                        "braille") for _ in range(int(rng.integers(1, 25)))]
+        for line in render_chart(spec_of(*traces), 70, 16):
+            ours = [(s.text, s.style) for s in _segments(line, base, console) if s.text]
+            rich = [(s.text, s.style) for s in Segment.apply_style(line.render(console, end=""), base) if s.text]
+            assert ours == rich, trial
+    dim = Text("loading…", style="dim")  # a line with its own style goes through Rich
+    assert _segments(dim, base, console) == list(Segment.apply_style(dim.render(console, end=""), base))
