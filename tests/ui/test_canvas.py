@@ -142,8 +142,7 @@ def test_a_frame_rasterises_only_the_curves_not_kept_and_draws_what_a_fresh_one_
     for trial in range(12):
         traces = []
         for k in range(int(rng.integers(2, 8))):
-            n = int(rng.integers(2, 40))
-            xs, ys = np.sort(rng.uniform(-0.1, 1.1, n)), rng.uniform(-0.2, 1.2, n)
+            xs, ys = random_points(rng, 2, sorted_x=True)
             traces.append(Trace(xs, ys, (k, 0, 0), "braille" if k % 3 else "*", kind="scatter" if k == 4 else "line"))
         columns, rows = int(rng.integers(3, 30)), int(rng.integers(2, 12))
         layers = Layers()
@@ -170,6 +169,13 @@ def test_a_thousand_runs_render_in_one_pass():
               for k in range(1000)]
     rows = render_chart(spec_of(*traces), 120, 40)
     assert len(rows) == 40 and all(len(row.plain) <= 120 for row in rows)
+
+
+def random_points(rng, fewest: int, sorted_x: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``fewest`` to 39 points a little beyond the unit square: x sorted at random, or log-spaced."""
+    n = int(rng.integers(fewest, 40))
+    xs = np.sort(rng.uniform(-0.1, 1.1, n)) if sorted_x else np.geomspace(1e-3, 1, n)
+    return xs, rng.uniform(-0.2, 1.2, n)
 
 
 def _draw_one_segment_at_a_time(spec: ChartSpec, columns: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -212,9 +218,8 @@ def test_the_batched_rasteriser_draws_what_drawing_one_segment_at_a_time_draws()
     for trial in range(20):
         traces = []
         for k in range(int(rng.integers(1, 6))):
-            n = int(rng.integers(1, 40))
-            xs = np.sort(rng.uniform(-0.1, 1.1, n)) if trial % 2 else np.geomspace(1e-3, 1, n)
-            ys = rng.uniform(-0.2, 1.2, n)
+            xs, ys = random_points(rng, 1, sorted_x=bool(trial % 2))
+            n = len(xs)
             ys[rng.random(n) < 0.1] = np.nan
             kind = "scatter" if rng.random() < 0.2 else "line"
             traces.append(Trace(xs.tolist(), ys.tolist(), (k, 0, 0), "braille", kind=kind))
