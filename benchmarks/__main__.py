@@ -84,18 +84,26 @@ BOUNDS = {
         " each redraw summarises and rasterises every shown curve: per-run work, not per-point."
     ),
     "toggle-runs": (
-        "a toggle changes the set of curves: the chart is built and rasterised again from every shown"
-        " curve's column summary (kept while a curve is unchanged), a few dozen numpy calls per curve;"
-        " the analysis of every shown run that the toggle asks for competes for the GIL."
+        "a toggle composites the chart from each curve's kept layer (no curve is rasterised again), the"
+        " panel joins each run's kept block of text after the frame, and the analysis it asks for waits"
+        " until the frame is out; what is left is per-run Python over the 1,000 shown curves' kept"
+        " summaries (the chart's inputs, limits and the list of runs, ~30-50 ms), and the GIL and two"
+        " cores shared with the first analysis of 1,000 runs, still running after the load: the pairs"
+        " spread with the machine's load (p95 71-163 ms at load 2-4, ~300 ms at load 8-13)."
     ),
     "follow-cpu": (
-        "each redraw (up to ten a second) builds the chart from every shown curve (unchanged ones"
-        " answer from their last column summary while the axis stays on its grid) and rasterises"
-        " every one of them; every shown run is analysed again twice a second, about a third of the CPU."
+        "only the followed run is analysed again (the other entries are kept), the reads come at most"
+        " every 50 ms and each redraw rasterises the one curve that changed; what is left, at 100 runs:"
+        " the redraws (up to ten a second, each walking every shown curve's kept summary, then"
+        " Textual's repaint of the changed rows: ~40% of it; four a second take 5 points off), the UI"
+        " thread's applying of ~20 reads a second and its timers (~25%), watchdog's threads handling"
+        " 100 events a second (~15%), the analysis thread (~12%) and the reader (~8%). When the axis"
+        " moves on its grid (every ~2% of the steps) every curve is summarised and rasterised again."
+        " With --poll 1: 7%."
     ),
     "latency-terminal": (
-        "the redraw throttle (up to 100 ms), the redraw of every shown curve, and the analyses and"
-        " reads that share the two cores and the GIL with it."
+        "the redraw throttle (up to 100 ms), the redraw itself (the changed curve rasterised, the others"
+        " composited), and the analyses and reads that share the two cores and the GIL with it."
     ),
     "many-runs": (
         "a redraw rasterises every trace (~75 ms for 1,000); each run's column summary and points are"

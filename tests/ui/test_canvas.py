@@ -135,19 +135,31 @@ def test_the_reference_story_reads_off_the_screen():
     assert "│" in lines[5][7:-1]  # the cursor line
 
 
-def test_latest_trace_owns_each_cell():
-    from tuiloss.ui.canvas import _latest
+def test_a_frame_rasterises_only_the_curves_not_kept_and_draws_what_a_fresh_one_draws():
+    from tuiloss.ui.canvas import Layers
 
-    rng = np.random.default_rng(1)
-    rows, columns = 13, 7
-    col = rng.integers(0, columns, 300)
-    lo = rng.integers(0, rows, 300)
-    hi = np.minimum(lo + rng.integers(0, rows, 300), rows - 1)
-    who = rng.integers(0, 50, 300)
-    expected = np.full((rows, columns), -1)
-    for c, a, b, k in zip(col, lo, hi, who):
-        expected[a:b + 1, c] = np.maximum(expected[a:b + 1, c], k)
-    assert (_latest(col, lo, hi, who, columns, rows) == expected).all()
+    rng = np.random.default_rng(3)
+    for trial in range(12):
+        traces = []
+        for k in range(int(rng.integers(2, 8))):
+            xs, ys = random_points(rng, 2, sorted_x=True)
+            traces.append(Trace(xs, ys, (k, 0, 0), "braille" if k % 3 else "*", kind="scatter" if k == 4 else "line"))
+        columns, rows = int(rng.integers(3, 30)), int(rng.integers(2, 12))
+        layers = Layers()
+        rasterise(spec_of(*traces), columns, rows, layers)
+        assert layers.rasterised == len(traces)
+        # one curve grows (new arrays), another is switched off, the order of the rest changes
+        grown = Trace(np.append(traces[0].xs, 1.05), np.append(traces[0].ys, 0.3), (0, 0, 0), "braille")
+        now = [grown, *traces[2:][::-1]]
+        codes, owner = rasterise(spec_of(*now), columns, rows, layers)
+        assert layers.rasterised == len(traces) + 1, trial  # only the grown curve
+        fresh_codes, fresh_owner = rasterise(spec_of(*now), columns, rows)
+        assert (codes == fresh_codes).all() and (owner == fresh_owner).all(), trial
+        _, expected_owner = _draw_one_segment_at_a_time(spec_of(*now), columns, rows)
+        assert (owner == expected_owner).all(), trial
+        # other limits: every curve again
+        rasterise(spec_of(*now, y_lim=(0.0, 2.0)), columns, rows, layers)
+        assert layers.rasterised == 2 * len(traces), trial
 
 
 def test_a_thousand_runs_render_in_one_pass():
@@ -157,6 +169,13 @@ def test_a_thousand_runs_render_in_one_pass():
               for k in range(1000)]
     rows = render_chart(spec_of(*traces), 120, 40)
     assert len(rows) == 40 and all(len(row.plain) <= 120 for row in rows)
+
+
+def random_points(rng, fewest: int, sorted_x: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``fewest`` to 39 points a little beyond the unit square: x sorted at random, or log-spaced."""
+    n = int(rng.integers(fewest, 40))
+    xs = np.sort(rng.uniform(-0.1, 1.1, n)) if sorted_x else np.geomspace(1e-3, 1, n)
+    return xs, rng.uniform(-0.2, 1.2, n)
 
 
 def _draw_one_segment_at_a_time(spec: ChartSpec, columns: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -199,9 +218,8 @@ def test_the_batched_rasteriser_draws_what_drawing_one_segment_at_a_time_draws()
     for trial in range(20):
         traces = []
         for k in range(int(rng.integers(1, 6))):
-            n = int(rng.integers(1, 40))
-            xs = np.sort(rng.uniform(-0.1, 1.1, n)) if trial % 2 else np.geomspace(1e-3, 1, n)
-            ys = rng.uniform(-0.2, 1.2, n)
+            xs, ys = random_points(rng, 1, sorted_x=bool(trial % 2))
+            n = len(xs)
             ys[rng.random(n) < 0.1] = np.nan
             kind = "scatter" if rng.random() < 0.2 else "line"
             traces.append(Trace(xs.tolist(), ys.tolist(), (k, 0, 0), "braille", kind=kind))
@@ -223,3 +241,24 @@ def test_a_label_moves_to_a_free_row_beside_the_curve_it_would_cover():
     label_rows = [k for k, line in enumerate(lines) if "peak" in line]
     assert len(label_rows) == 1 and label_rows[0] not in curve_rows  # beside the curve, not over it
     assert curve_rows and abs(label_rows[0] - curve_rows[0]) <= 2
+
+
+def test_chart_rows_are_cut_into_the_segments_rich_would_render():
+    from rich.console import Console
+    from rich.segment import Segment
+    from rich.style import Style
+    from rich.text import Text
+
+    from tuiloss.ui.widgets.loss_chart import _segments
+
+    rng = np.random.default_rng(7)
+    console, base = Console(), Style(bgcolor="#1e1e1e", color="white")
+    for trial in range(10):
+        traces = [Trace(np.sort(rng.uniform(0, 1, 40)), rng.uniform(0, 1, 40), (int(rng.integers(0, 255)), 90, 90),
+                        "braille") for _ in range(int(rng.integers(1, 25)))]
+        for line in render_chart(spec_of(*traces), 70, 16):
+            ours = [(s.text, s.style) for s in _segments(line, base, console) if s.text]
+            rich = [(s.text, s.style) for s in Segment.apply_style(line.render(console, end=""), base) if s.text]
+            assert ours == rich, trial
+    dim = Text("loading…", style="dim")  # a line with its own style goes through Rich
+    assert _segments(dim, base, console) == list(Segment.apply_style(dim.render(console, end=""), base))

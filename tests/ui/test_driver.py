@@ -254,3 +254,31 @@ def test_a_last_line_without_a_newline_shows_once_it_is_stable_with_no_new_event
         driver_module.SAFETY_POLL = saved
         ingestor.stop()
         thread.join(timeout=5)
+
+
+def test_a_log_written_line_by_line_is_read_in_batches_not_once_per_write(tmp_path):
+    from tuiloss.core import driver as driver_module
+
+    log = tmp_path / "run1" / "metrics.csv"
+    log.parent.mkdir()
+    log.write_text("step,loss\n" + "".join(f"{i},{1 / (i + 1):.4f}\n" for i in range(10)))
+    ingestor, collector, thread = start(tmp_path)
+    try:
+        collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
+        before = sum(isinstance(i, Ingested) for i in collector.items)
+        began = time.monotonic()
+        with open(log, "a") as handle:
+            for i in range(10, 210):  # 200 writes, one every 2 ms: a trainer printing every step
+                handle.write(f"{i},0.5\n")
+                handle.flush()
+                time.sleep(0.002)
+        took = time.monotonic() - began
+        collector.wait(lambda: collector.points() == 210)
+        reads = sum(isinstance(i, Ingested) for i in collector.items) - before
+        assert reads <= took / driver_module.READ_GAP + 3, (reads, took)  # each read took what came meanwhile
+        with open(log, "a") as handle:  # a lone write, once the last read is READ_GAP behind
+            handle.write("210,0.4\n")
+        collector.wait(lambda: collector.points() == 211, timeout=5 + driver_module.READ_GAP)
+    finally:
+        ingestor.stop()
+        thread.join(timeout=5)

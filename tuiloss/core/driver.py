@@ -38,6 +38,10 @@ SWEEP_BUDGET = 0.004
 #: With file events on, the periodic rescan may take this share of the time (new runs come as
 #: events; the rescan only catches what events missed). Polling finds new runs by rescanning.
 SCAN_SHARE_EVENTS, SCAN_SHARE_POLLING = 1 / 200, 1 / 50
+#: With file events on, reads follow one another at least this far apart: a log written line by
+#: line (a hundred writes a second) is read in a few batches a second, each holding what came
+#: meanwhile, not once per write; a lone write is read at once.
+READ_GAP = 0.05
 #: Seconds of reading in one batch of the first load: thousands of runs are posted in parts,
 #: so the first points are on screen before the last run is read.
 LOAD_BUDGET = 0.25
@@ -198,6 +202,7 @@ class Ingestor:
         self.scan_interval = 30.0
         self.scan_gap = SCAN_GAP
         self._total_bytes = 0
+        self._last_read = 0.0  # when the last read for file events began
 
     # -- control (any thread) ------------------------------------------------------------
 
@@ -277,6 +282,8 @@ class Ingestor:
                 timeout = max(0.0, min(timeout, self.scan_gap - (time.monotonic() - last_scan)))
             self._waiting = True
             woken = self.watcher.wait(timeout)
+            if woken and events:  # writes close together: let the next ones join this read
+                self._stopped.wait(max(0.0, self._last_read + READ_GAP - time.monotonic()))
             if self.stopping():
                 return
             if not self._running.is_set():
@@ -314,6 +321,7 @@ class Ingestor:
                     scan_pending = False
                 if (woken and events) or (polled and events and now - last_poll < SAFETY_POLL):
                     if targets:
+                        self._last_read = time.monotonic()
                         self._read(sorted(targets))
                 elif events:  # the safety poll: the next runs in turn, within a budget
                     targets |= set(self.engine.sweep(SWEEP_BUDGET))

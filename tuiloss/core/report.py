@@ -243,9 +243,93 @@ class KeptAnalyzers:
             analyzer.catch_up(steps, values, series.segments, series.values.capacity)
 
 
+class KeptEntries:
+    """Each run's entry and facts, kept while what they are worked out from stays the same.
+
+    Given to :func:`build_report` (the viewer's, asked again twice a second while a log grows),
+    a run whose points, metrics, notices, skips and log facts did not change since the last
+    report is not analysed again: its entry is the one kept. So are the checks that two runs
+    hold the same series, per pair of unchanged runs. A run's state is worked out at each
+    report (it ages with the clock). The report is the one built without it: the entry of a
+    run is a function of what the key holds (see :func:`entry_key`).
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[tuple, RunReport, RunFacts | None]] = {}
+        self._seen: dict[str, tuple[tuple, RunReport, RunFacts | None]] = {}
+        self._pairs: dict[tuple[str, str], tuple[RunFacts, RunFacts, bool]] = {}
+        self._pairs_seen: dict[tuple[str, str], tuple[RunFacts, RunFacts, bool]] = {}
+        self._labels: dict[tuple, dict[str, tuple[str, ...]]] = {}
+        self.analysed = 0  # entries worked out (not kept), for tests
+
+    def begin(self) -> None:
+        """A report starts: what it does not ask for is dropped when it ends."""
+        self._seen, self._pairs_seen = {}, {}
+
+    def end(self) -> None:
+        """The report is built: the entries of runs it did not hold (switched off, filtered out) stay
+        while they are few, so a run switched on again is not analysed again; so do the checks of
+        pairs whose facts are both still kept."""
+        entries = self._entries
+        if len(entries) - len(self._seen) > len(self._seen) + 64:
+            entries = {}
+        entries.update(self._seen)
+        facts = {id(kept[2]) for kept in entries.values() if kept[2] is not None}
+        pairs = {pair: kept for pair, kept in self._pairs.items() if id(kept[0]) in facts and id(kept[1]) in facts}
+        pairs.update(self._pairs_seen)
+        self._entries, self._pairs = entries, pairs
+        self._seen, self._pairs_seen = {}, {}
+
+    def entry(self, run: Run, metric: str | None, analyzer_for: AnalyzerFor | None) -> tuple[RunReport, RunFacts | None]:
+        key = entry_key(run, metric)
+        kept = self._entries.get(run.id)
+        if kept is None or not _same_key(kept[0], key):
+            entry, fact = _run_entry(run, run.id, run.label, run.series, metric, analyzer_for)
+            kept = (key, entry, fact)
+            self.analysed += 1
+        self._seen[run.id] = kept
+        return kept[1], kept[2]
+
+    def same_points(self, a: RunFacts, b: RunFacts) -> bool:
+        """:func:`_same_points`, answered again for a pair whose facts are the very ones seen last."""
+        pair = (a.id, b.id)
+        kept = self._pairs.get(pair)
+        if kept is None or kept[0] is not a or kept[1] is not b:
+            kept = (a, b, _same_points(a, b))
+        self._pairs_seen[pair] = kept
+        return kept[2]
+
+    def others(self, members: tuple[str, ...], labels: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+        """Per member of a group of runs holding the same series, the labels of the others."""
+        key = (members, labels)
+        found = self._labels.get(key)
+        if found is None:
+            if len(self._labels) > 64:
+                self._labels.clear()
+            found = self._labels[key] = _others(members, labels)
+        return found
+
+
+def entry_key(run: Run, metric: str | None) -> tuple:
+    """What a run's entry (:func:`_run_entry`) is worked out from, its state apart: the series only
+    ever grow, so their lengths and segments stand for their points."""
+    series = tuple((name, len(one), tuple(one.segments)) for name, one in run.series.items())
+    return (metric, run.label, run.source, run.format, run.path, run.deleted, run.unmatched, run.status,
+            run.metric_override, run.step_override, run.part_of, run.log_primary, run.restarted_after,
+            run.primary_metric, series, tuple(run.notices), dict(run.skipped), dict(run.config), dict(run.meta))
+
+
+def _same_key(a: tuple, b: tuple) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # a config or meta value that does not compare (an array): not the same
+        return False
+
+
 def build_report(store: Store, root: str | None = None, metric: str | None = None,
                  runs: Iterable[Run] | None = None, analyzer_for: AnalyzerFor | None = None,
-                 now: float | None = None, by_configuration: bool = True) -> Report:
+                 now: float | None = None, kept: KeptEntries | None = None,
+                 by_configuration: bool = True) -> Report:
     """The report over ``runs`` (default: every run of ``store``).
 
     A log that holds several runs is reported as those runs (see
@@ -253,19 +337,28 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
     re-keyed with ``--step`` on its new axis. ``analyzer_for(run_id, metric)``, when
     given, returns a kept ``LiveAnalyzer`` (or None) so the viewer re-analyses only
     what is new; the findings are the same. ``now`` (default: the clock) ages the logs
-    for the runs' states. ``by_configuration`` false (``--group-by none``) compares the seeds
-    of one configuration one to one, as there are no configurations to compare them.
+    for the runs' states. ``kept`` (:class:`KeptEntries`, held between reports) keeps the
+    entries of the runs that did not change since the last report. ``by_configuration``
+    false (``--group-by none``) compares the seeds of one configuration one to one, as there
+    are no configurations to compare them.
     """
     now = time.time() if now is None else now
     chosen = list(store) if runs is None else [part for run in runs for part in run.split()]
     entries: list[RunReport] = []
     facts: list[tuple[RunFacts, dict[str, Series]]] = []
+    if kept is not None:
+        kept.begin()
     for run in chosen:
-        entry, fact = _run_entry(run, run.id, run.label, run.series, metric, analyzer_for)
+        if kept is not None:
+            entry, fact = kept.entry(run, metric, analyzer_for)
+        else:
+            entry, fact = _run_entry(run, run.id, run.label, run.series, metric, analyzer_for)
         entries.append(replace(entry, state=state_of(run, silence=_silence(run, now), now=now)))
         if fact is not None:
             facts.append((fact, run.series))
-    entries, compared = _same_series(entries, facts)
+    entries, compared = _same_series(entries, facts, kept)
+    if kept is not None:
+        kept.end()
     jobs = find_jobs(facts_of(run, entry.state.state, entry.state.reason)
                      for run, entry in zip(chosen, entries) if rank_name(run.source) is not None)
     # A job is compared with the other runs as one run, its lead rank: its ranks among themselves are no news.
@@ -383,7 +476,8 @@ def _silence(run: Run, now: float) -> float | None:
         return None
 
 
-def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str, Series]]]):
+def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str, Series]]],
+                 memo: KeptEntries | None = None):
     """Say which runs hold the same series (one training written by two loggers); compare each once.
 
     Two runs hold the same series when their primary metrics span the same steps and
@@ -410,7 +504,8 @@ def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str,
             for other in same_span[i + 1:]:
                 if not math.isclose(opening[other.id], opening[fact.id], rel_tol=2e-4, abs_tol=1e-12):
                     break
-                if other.id not in twin_of and _close_ends(fact, other) and _same_points(fact, other):
+                if other.id not in twin_of and _close_ends(fact, other) and (
+                        memo.same_points(fact, other) if memo is not None else _same_points(fact, other)):
                     twin_of[other.id] = fact.id
                     groups.setdefault(fact.id, [fact.id]).append(other.id)
     kept = [fact for fact, _ in facts if fact.id not in twin_of]
@@ -419,10 +514,15 @@ def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str,
     by_id = {entry.id: entry for entry in entries}
     same: dict[str, tuple[str, ...]] = {}
     for members in groups.values():
-        for member in members:
-            same[member] = tuple(by_id[other].label for other in members if other != member)
+        labels = tuple(by_id[member].label for member in members)
+        same.update(memo.others(tuple(members), labels) if memo is not None else _others(tuple(members), labels))
     out = [replace(entry, same_series=same[entry.id]) if entry.id in same else entry for entry in entries]
     return out, kept
+
+
+def _others(members: tuple[str, ...], labels: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Per member of a group holding the same series, the labels of the others."""
+    return {member: labels[:k] + labels[k + 1:] for k, member in enumerate(members)}
 
 
 def _opening(fact: RunFacts) -> float:
@@ -440,7 +540,11 @@ def _close_ends(a: RunFacts, b: RunFacts) -> bool:
 
 
 def _same_points(a: RunFacts, b: RunFacts) -> bool:
-    common, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=False, return_indices=True)
+    if len(a.steps) == len(b.steps) and np.array_equal(a.steps, b.steps) and bool(np.all(a.steps[1:] > a.steps[:-1])):
+        ia = ib = np.arange(len(a.steps))  # the same steps, each once: all of them in common (what intersect1d finds)
+        common = a.steps
+    else:
+        common, ia, ib = np.intersect1d(a.steps, b.steps, assume_unique=False, return_indices=True)
     if len(common) < 5 or len(common) < 0.8 * min(len(a.steps), len(b.steps)):
         return False
     va, vb = a.values[ia], b.values[ib]

@@ -85,6 +85,7 @@ class TuilossApp(DeferredStart, App[None]):
         self._counts_memo: tuple | None = None
         self._store_version = 0  # goes up with every read applied (the key of what _listed keeps)
         self._listed_memo: tuple | None = None
+        self._runs_memo: tuple | None = None  # (store version, every run), see all_runs
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -218,13 +219,20 @@ class TuilossApp(DeferredStart, App[None]):
 
     # -- which runs -------------------------------------------------------------------------------
 
+    def all_runs(self) -> list[Run]:
+        """Every run of the store (each log's runs), worked out again only when a read was applied."""
+        memo = self._runs_memo
+        if memo is None or memo[0] != self._store_version:
+            memo = self._runs_memo = (self._store_version, list(self.store))
+        return memo[1]
+
     def listed_runs(self) -> list[Run]:
         """Runs in the list: all of them, or those matching the filter."""
-        return self.selection.listed(self.store)
+        return self.selection.listed(self.all_runs())
 
     def shown_runs(self) -> list[Run]:
         """Runs on the chart and in the insights: listed and switched on."""
-        return self.selection.shown(self.store)
+        return self.selection.shown(self.all_runs())
 
     # -- drawing ----------------------------------------------------------------------------------
 
@@ -279,7 +287,7 @@ class TuilossApp(DeferredStart, App[None]):
                 spec.empty = f"{note}: X shows the next x axis"
         if self.view.events:
             self.eventmarks.mark(spec, shown, self.selection, self.xaxis)
-        if self.loaded and not len(self.store):  # say what was found, and why nothing is shown
+        if self.loaded and not self.store.runs:  # say what was found, and why nothing is shown
             spec.empty = self.late.nothing_found(list(self.config.paths), sorted(self.engine.ignored.items()))
         if not self.loaded and self.load_progress is not None:
             spec.title += f"{' - ' if self.config.ascii else ' · '}loading {self.load_progress:.0%}"
@@ -312,7 +320,7 @@ class TuilossApp(DeferredStart, App[None]):
         thousand idle runs costs what one does."""
         key = (self._store_version, self.selection.version)
         if self._listed_memo is None or self._listed_memo[0] != key:
-            runs = list(self.store)  # its jobs are worked out as each read is applied (take_read)
+            runs = self.all_runs()  # its jobs are worked out as each read is applied (take_read)
             numbered = self.selection.numbered(runs)
             shown = sum(1 for _, run in numbered if self.selection.is_on(run.id))
             self._listed_memo = (key, (numbered, len(runs), shown, self.store.points))
@@ -361,7 +369,7 @@ class TuilossApp(DeferredStart, App[None]):
         if self.report is None:
             return
         width = max(20, panel.size.width - 1) if panel.size.width else 40
-        text = self.panel.render(self.report, list(self.store), self.selection, stalls=self.findings.stalls,
+        text = self.panel.render(self.report, self.all_runs(), self.selection, stalls=self.findings.stalls,
                                  new=self.findings.new, plain=self.view.plain, ascii=self.config.ascii, width=width)
         if text is not None:
             if self.grouping.on:  # the configurations first: what the seeds say together
@@ -451,6 +459,7 @@ class TuilossApp(DeferredStart, App[None]):
 
     def _toggle(self, run_ids: list[str], value: bool | None = None) -> None:
         self.selection.toggle(run_ids, value)
+        self.insights.defer()  # an analysis on its way lets this frame go first
         self.redraws.request(now=True)  # a key's frame does not wait out the redraw interval
         # The analysis is asked for once that frame is out: its snapshot of every shown run is
         # taken on this thread, and with thousands of runs it would hold the frame back.

@@ -127,81 +127,148 @@ def _spans(traces: list[tuple[int, Trace]], spec: ChartSpec, columns: int, rows:
     return col[keep].astype(np.int64), lo.astype(np.int64), hi.astype(np.int64), who[keep]
 
 
-def _latest(col: np.ndarray, lo: np.ndarray, hi: np.ndarray, who: np.ndarray, columns: int, rows: int) -> np.ndarray:
-    """Per cell (row, column), the highest trace number among runs covering it, -1 where none.
+#: The dots of one braille cell's column (0 left, 1 right) from dot row ``a`` to ``b`` (0..3), as its bits.
+_RANGE_BITS = np.zeros((2, 4, 4), dtype=np.uint8)
+for _c in range(2):
+    for _a in range(4):
+        for _b in range(_a, 4):
+            _RANGE_BITS[_c, _a, _b] = np.bitwise_or.reduce(_DOT_BITS[_a:_b + 1, _c])
 
-    Each run is split into power-of-two blocks (a bottom-up segment tree per
-    column), so the cost is O(runs x log rows + cells), whatever the run lengths.
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One trace rasterised alone: the cells it draws in (flat, ascending) and its dots in each."""
+
+    xs: object  # the trace's own points: a layer is kept while the trace holds these very objects
+    ys: object
+    joined: bool
+    cells: np.ndarray
+    bits: np.ndarray
+
+
+class Layers:
+    """Each trace's :class:`Layer`, kept between frames while its points and the grid stay the same.
+
+    A followed run changes one curve: the frame rasterises that one and composites the others from
+    here; a run toggled on or off is a composite of the layers kept. The grid (the limits and the
+    size) changing starts over. Only what the last frame drew is kept.
     """
-    out = np.full((rows, columns), -1, dtype=np.int64)
-    left, right = lo.copy(), hi + 1  # half-open [left, right)
-    level = 0
-    row_index = np.arange(rows)
-    while len(left):
-        blocks = (rows >> level) + 2
-        best = np.full(blocks * columns, -1, dtype=np.int64)
-        take = (left < right) & (left & 1 == 1)
-        np.maximum.at(best, col[take] * blocks + left[take], who[take])
-        left = left + take
-        take = (left < right) & (right & 1 == 1)
-        right = right - take
-        np.maximum.at(best, col[take] * blocks + right[take], who[take])
-        table = best.reshape(columns, blocks)
-        np.maximum(out, table[:, row_index >> level].T, out=out)
-        left, right = left >> 1, right >> 1
-        live = left < right
-        left, right, col, who = left[live], right[live], col[live], who[live]
-        level += 1
-    return out
+
+    def __init__(self) -> None:
+        self._grid: tuple | None = None
+        self._kept: dict[tuple, Layer] = {}
+        self._used: dict[tuple, Layer] = {}
+        self.rasterised = 0  # traces rasterised (not found here), for tests
+        #: the last frame's plot rows, (what they were made from, the line): an unchanged row is not made again
+        self.rows: dict[int, tuple[tuple, Text]] = {}
+
+    def begin(self, grid: tuple) -> None:
+        if grid != self._grid:
+            self._grid, self._kept = grid, {}
+        self._used = {}
+
+    def end(self) -> None:
+        self._kept, self._used = self._used, {}
+
+    def get(self, trace: Trace) -> Layer | None:
+        key = (id(trace.xs), id(trace.ys), trace.kind != "scatter")
+        layer = self._kept.get(key)
+        if layer is not None and layer.xs is trace.xs and layer.ys is trace.ys:
+            self._used[key] = layer
+            return layer
+        return None
+
+    def put(self, trace: Trace, layer: Layer) -> None:
+        self.rasterised += 1
+        self._used[(id(trace.xs), id(trace.ys), layer.joined)] = layer
 
 
-def rasterise(spec: ChartSpec, columns: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+def _layers_of(traces: list[tuple[int, Trace]], spec: ChartSpec, columns: int, rows: int) -> list[Layer]:
+    """The :class:`Layer` of each of ``traces`` (numbered), rasterised in one batch."""
+    col, lo, hi, who = _spans(traces, spec, 2 * columns, 4 * rows)
+    top, bottom = lo >> 2, hi >> 2
+    count = bottom - top + 1  # the cell rows a run of dots crosses: most often one
+    row = top
+    if len(count) and count.max() > 1:
+        run = np.repeat(np.arange(len(lo)), count)
+        row = top[run] + (np.arange(int(count.sum())) - (np.cumsum(count) - count)[run])
+        col, lo, hi, who = col[run], np.maximum(lo[run], 4 * row), np.minimum(hi[run], 4 * row + 3), who[run]
+    bits = _RANGE_BITS[col & 1, lo & 3, hi & 3]
+    cells = rows * columns
+    key = who * cells + row * columns + (col >> 1)
+    order = np.argsort(key)  # by trace, then cell
+    key, bits = key[order], bits[order]
+    found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if len(key):
+        starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+        merged = np.bitwise_or.reduceat(bits, starts)  # a cell's dots from every run of the trace in it
+        key = key[starts]
+        owners = key // cells
+        cut = np.flatnonzero(np.diff(owners)) + 1
+        for part, part_cells, part_bits in zip(np.split(owners, cut), np.split(key % cells, cut), np.split(merged, cut)):
+            found[int(part[0])] = (part_cells.astype(np.int32), part_bits)
+    empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint8))
+    return [Layer(t.xs, t.ys, t.kind != "scatter", *found.get(k, empty)) for k, t in traces]
+
+
+def rasterise(spec: ChartSpec, columns: int, rows: int, layers: Layers | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The plot area of ``spec``: code points and owner (trace number, -1 for none) per cell.
 
     Braille traces set dots on a 2x4-per-cell grid, OR-ed into one mask per cell;
     other traces put their marker character in each cell they cross. A cell shows
-    the kind and colour of the last trace drawn through it.
+    the kind and colour of the last trace drawn through it. ``layers``, kept between frames,
+    holds each trace rasterised alone: only the traces not found there are rasterised.
     """
     codes = np.full((rows, columns), _SPACE, dtype=np.uint32)
     if rows == 0 or columns == 0 or not spec.traces:
         return codes, np.full((rows, columns), -1, dtype=np.int64)
-    codes, owner = _rasterise(spec, [k for k, t in enumerate(spec.traces) if t.kind != "band"], columns, rows)
-    bands = [k for k, t in enumerate(spec.traces) if t.kind == "band"]
-    if bands:  # under the curves: a band shades only the cells no curve draws in
-        band_codes, band_owner = _rasterise(spec, bands, columns, rows)
-        under = (owner < 0) & (band_owner >= 0)
-        shaded = band_codes[under]
-        braille = (shaded >= _BRAILLE) & (shaded < _BRAILLE + 256)
-        light = np.where(braille, _BRAILLE + ((shaded - _BRAILLE) & _BAND_DOTS), shaded)
-        codes[under] = np.where(braille & (light == _BRAILLE), shaded, light)  # a thin band keeps its dots
-        owner[under] = band_owner[under]
+    layers = layers if layers is not None else Layers()
+    layers.begin((spec.x_lim, spec.y_lim, columns, rows))
+    try:
+        codes, owner = _rasterise(spec, [k for k, t in enumerate(spec.traces) if t.kind != "band"], columns, rows,
+                                  layers)
+        bands = [k for k, t in enumerate(spec.traces) if t.kind == "band"]
+        if bands:  # under the curves: a band shades only the cells no curve draws in
+            band_codes, band_owner = _rasterise(spec, bands, columns, rows, layers)
+            under = (owner < 0) & (band_owner >= 0)
+            shaded = band_codes[under]
+            braille = (shaded >= _BRAILLE) & (shaded < _BRAILLE + 256)
+            light = np.where(braille, _BRAILLE + ((shaded - _BRAILLE) & _BAND_DOTS), shaded)
+            codes[under] = np.where(braille & (light == _BRAILLE), shaded, light)  # a thin band keeps its dots
+            owner[under] = band_owner[under]
+    finally:
+        layers.end()
     return codes, owner
 
 
-def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`rasterise` of the traces numbered ``which``."""
-    codes = np.full((rows, columns), _SPACE, dtype=np.uint32)
+def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
+               layers: Layers) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rasterise` of the traces numbered ``which``: their layers, composited in order."""
+    codes = np.full(rows * columns, _SPACE, dtype=np.uint32)
+    owner = np.full(rows * columns, -1, dtype=np.int64)
     drawn = [(k, spec.traces[k]) for k in which if len(spec.traces[k].xs)]
     if not drawn:
-        return codes, np.full((rows, columns), -1, dtype=np.int64)
-    col, lo, hi, who = _spans(drawn, spec, 2 * columns, 4 * rows)
+        return codes.reshape(rows, columns), owner.reshape(rows, columns)
+    found = {k: layers.get(t) for k, t in drawn}
+    missing = [(k, t) for k, t in drawn if found[k] is None]
+    if missing:
+        for (k, t), layer in zip(missing, _layers_of(missing, spec, columns, rows)):
+            found[k] = layer
+            layers.put(t, layer)
     is_braille = np.array([t.marker == "braille" for t in spec.traces])
-    fine = is_braille[who]
-    # Dots: a difference array down each dot column, then a running sum.
-    width = 2 * columns
-    cells = (4 * rows + 1) * width
-    diff = (np.bincount(lo[fine] * width + col[fine], minlength=cells)
-            - np.bincount((hi[fine] + 1) * width + col[fine], minlength=cells))
-    dots = np.cumsum(diff.reshape(4 * rows + 1, width), axis=0)[: 4 * rows] > 0
-    mask = (dots.reshape(rows, 4, columns, 2) * _DOT_BITS[None, :, None, :]).sum(axis=(1, 3), dtype=np.uint32)
-    owner = _latest(col // 2, lo // 4, hi // 4, who, columns, rows)
+    mask = np.zeros(rows * columns, dtype=np.uint8)
+    for k, _ in drawn:  # later traces over earlier ones; a cell's dots are those of every braille trace in it
+        layer = found[k]
+        owner[layer.cells] = k
+        if is_braille[k]:
+            mask[layer.cells] |= layer.bits
     marker_of = np.array([ord(t.marker[:1] or "*") if t.marker != "braille" else 0 for t in spec.traces],
                          dtype=np.uint32)
     by_braille = (owner >= 0) & is_braille[np.maximum(owner, 0)]
-    codes[by_braille] = _BRAILLE + mask[by_braille]
+    codes[by_braille] = _BRAILLE + mask[by_braille].astype(np.uint32)
     by_marker = (owner >= 0) & ~by_braille
     codes[by_marker] = marker_of[owner[by_marker]]
-    return codes, owner
+    return codes.reshape(rows, columns), owner.reshape(rows, columns)
 
 
 def _cell(value: float, lo: float, hi: float, cells: int, flip: bool) -> int:
@@ -242,8 +309,12 @@ def _centred(text: str, width: int) -> str:
     return " " * left + text + " " * (width - len(text) - left)
 
 
-def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True) -> list[Text]:
-    """``spec`` as ``height`` lines of ``width`` cells: title, framed plot, tick labels."""
+def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True,
+                 layers: Layers | None = None) -> list[Text]:
+    """``spec`` as ``height`` lines of ``width`` cells: title, framed plot, tick labels.
+
+    ``layers`` (kept by the caller between frames) holds each trace rasterised alone (see :func:`rasterise`).
+    """
     if width <= 0 or height <= 0:
         return []
     box = layout(spec, width, height)
@@ -272,7 +343,7 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
         x_ticks: list[tuple[int, str]] = []
         y_ticks: dict[int, str] = {}
     else:
-        codes, owner = rasterise(spec, pw, ph)
+        codes, owner = rasterise(spec, pw, ph, layers)
         trace_styles = np.array([style_id(t.color) for t in spec.traces] + [0], dtype=np.int64)
         styles = trace_styles[owner]  # owner -1 picks the trailing plain style
         is_band = np.array([t.kind == "band" for t in spec.traces] + [False])
@@ -319,18 +390,29 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
     lines = [Text(title)]
     lines.append(Text(" " * lw + frame["tl"] + frame["h"] * pw + frame["tr"]))
     strings = codes.view(f"<U{pw}").reshape(ph)
+    kept, made = (layers.rows if layers is not None else {}), {}
+    palette = (tuple(style_ids), frame["v"])
     for row in range(ph):
         tick = y_ticks.get(row)
         prefix = (tick.rjust(lw)[-lw:] + frame["ytick"]) if tick is not None else " " * lw + frame["v"]
-        line = Text(prefix + str(strings[row]) + frame["v"], no_wrap=True, overflow="crop")
         style_row = styles[row]
+        key = (prefix, str(strings[row]), style_row.tobytes(), palette)
+        seen = kept.get(row)
+        if seen is not None and seen[0] == key:  # the row of the last frame, unchanged
+            made[row] = seen
+            lines.append(seen[1])
+            continue
+        line = Text(prefix + key[1] + frame["v"], no_wrap=True, overflow="crop")
         edges = np.flatnonzero(np.diff(style_row)) + 1
         bounds = np.concatenate(([0], edges, [pw]))
         offset = lw + 1
         spans = [Span(offset + int(a), offset + int(b), styles_in_use[int(style_row[a])])
                  for a, b in pairwise(bounds) if style_row[a]]
         line.spans = spans
+        made[row] = (key, line)
         lines.append(line)
+    if layers is not None:
+        layers.rows = made
     bottom = np.array(list(frame["h"] * pw))
     labels = [" "] * (width + 8)
     for col, text in x_ticks:

@@ -354,15 +354,44 @@ def _points(memo: dict | None, key: tuple, cols: ColumnData, window: Window, log
     return points
 
 
-def _bounds(memo: dict | None, key: tuple, points: np.ndarray, settled: np.ndarray) -> tuple[float, float] | None:
-    """:func:`settled_bounds` of a curve's settled values, from ``memo`` while its points are the same object."""
-    if memo is None:
-        return settled_bounds(settled)
-    seen = memo.get(("bounds", key))
-    if seen is not None and seen[0] is points:
+@dataclass(frozen=True, slots=True)
+class _Drawn:
+    """What the chart reads of one curve's column summary: its points, the values it settled to
+    and their :func:`settled_bounds`, its finite extent, and where its columns hold NaN/Inf."""
+
+    xs: np.ndarray
+    ys: np.ndarray
+    settled: np.ndarray | None
+    bounds: tuple[float, float] | None
+    extent: tuple[float, float] | None
+    nonfinite: list[float]
+
+
+def _drawn(memo: dict | None, key: tuple, cols: ColumnData, window: Window, log_y: bool) -> _Drawn:
+    """:class:`_Drawn` of ``cols``, answered from ``memo`` when ``cols`` is the very answer it saw last
+    (the curves that did not change cost a look-up)."""
+    seen = memo.get(key) if memo is not None else None
+    if seen is not None and seen[0] is cols and seen[1] == (window, log_y):
+        return seen[2]
+    xs, ys = _column_points(cols, window, log_y)
+    settled = _later_half(xs, ys, window) if len(ys) else None
+    finite = ys[np.isfinite(ys)]
+    drawn = _Drawn(xs, ys, settled, settled_bounds(settled) if settled is not None else None,
+                   (float(finite.min()), float(finite.max())) if len(finite) else None,
+                   [window.to_x(float(cols.x[k])) for k in np.flatnonzero(cols.nonfinite)[:200]])
+    if memo is not None:
+        memo[key] = (cols, (window, log_y), drawn)
+    return drawn
+
+
+def _extremes(memo: dict | None, key: tuple, cols: ColumnData) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_finite_extremes` of ``cols``, from ``memo`` while it is the very answer seen last."""
+    seen = memo.get(("extremes", key)) if memo is not None else None
+    if seen is not None and seen[0] is cols:
         return seen[1]
-    found = settled_bounds(settled)
-    memo[("bounds", key)] = (points, found)
+    found = _finite_extremes(cols)
+    if memo is not None:
+        memo[("extremes", key)] = (cols, found)
     return found
 
 
@@ -389,10 +418,18 @@ def spans_decades(columns: list[ColumnData]) -> bool:
     Uses the 2nd percentile of the column minima and the 98th of the maxima, so one stray
     point does not switch the axis.
     """
-    lows = [c.min[np.isfinite(c.min)] for c in columns]
-    highs = [c.max[np.isfinite(c.max)] for c in columns]
-    lows = np.concatenate(lows) if lows else np.zeros(0)
-    highs = np.concatenate(highs) if highs else np.zeros(0)
+    return _spans_decades([_finite_extremes(c) for c in columns])
+
+
+def _finite_extremes(cols: ColumnData) -> tuple[np.ndarray, np.ndarray]:
+    """A curve's finite column minima and maxima."""
+    return cols.min[np.isfinite(cols.min)], cols.max[np.isfinite(cols.max)]
+
+
+def _spans_decades(extremes: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+    """:func:`spans_decades` of each curve's :func:`_finite_extremes`."""
+    lows = np.concatenate([low for low, _ in extremes]) if extremes else np.zeros(0)
+    highs = np.concatenate([high for _, high in extremes]) if extremes else np.zeros(0)
     if not len(lows) or not len(highs) or lows.min() <= 0:
         return False
     return float(np.quantile(highs, 0.98)) > LOG_Y_RATIO * float(np.quantile(lows, 0.02))
@@ -417,20 +454,23 @@ def settled_bounds(values: np.ndarray) -> tuple[float, float] | None:
 
 
 def y_range(seen: list[np.ndarray], settled: list[np.ndarray], log: bool,
-            bounds: list[tuple[float, float] | None] | None = None) -> tuple[float, float, float | None, float | None]:
+            bounds: list[tuple[float, float] | None] | None = None,
+            extents: list[tuple[float, float] | None] | None = None) -> tuple[float, float, float | None, float | None]:
     """The y limits, and the most extreme values left above and below them (``None``: nothing cut).
 
     On a linear axis, when all the values would squeeze the settled part of the curves into a
     few rows (the early transient of a loss is often ten times its final level), the range is
     cut to the settled values (2nd to 98th percentile of each curve's later half, and its last
     point) with some room around them; what is left out is marked. A log axis is never cut.
-    ``bounds``, when given, are the :func:`settled_bounds` of ``settled``, worked out before.
+    ``bounds``, when given, are the :func:`settled_bounds` of ``settled``, worked out before;
+    ``extents`` the finite (min, max) of each of ``seen``.
     """
-    every = np.concatenate(seen) if seen else np.zeros(0)
-    every = every[np.isfinite(every)]
-    if not len(every):
+    if extents is None:
+        extents = [(float(a.min()), float(a.max())) if len(a) else None for a in (a[np.isfinite(a)] for a in seen)]
+    extents = [e for e in extents if e is not None]
+    if not extents:
         return 0.0, 1.0, None, None
-    y_lo, y_hi = float(every.min()), float(every.max())
+    y_lo, y_hi = min(e[0] for e in extents), max(e[1] for e in extents)
     above = below = None
     if bounds is None:
         bounds = [settled_bounds(a) for a in settled] if not log else []
@@ -450,7 +490,7 @@ def y_range(seen: list[np.ndarray], settled: list[np.ndarray], log: bool,
         y_lo, y_hi = y_lo - pad, y_hi + pad
     pad = (y_hi - y_lo) * 0.05
     low, high = y_lo - pad, y_hi + pad
-    if not log and below is None and low < 0 <= float(every.min()):
+    if not log and below is None and low < 0 <= min(e[0] for e in extents):
         low = 0.0
     return low, high, above, below
 
@@ -507,7 +547,8 @@ def build_chart(
     fine = not view.ascii and not view.no_color
     glyph_index = 0 if fine else 1
     raw_columns = [curve.raw(window.step_lo, window.step_hi, columns, window.log) for curve in curves]
-    log_y = view.log_y if view.log_y is not None else spans_decades(raw_columns)
+    log_y = view.log_y if view.log_y is not None else _spans_decades(
+        [_extremes(memo, (curve.key, "raw"), cols) for curve, cols in zip(curves, raw_columns)])
     y_seen: list[np.ndarray] = []
     settled: list[np.ndarray] = []  # the values that must get rows: each curve's later half and last point
     bounds: list[tuple[float, float] | None] = []  # their settled_bounds
@@ -516,16 +557,17 @@ def build_chart(
     eval_traces: list[Trace] = []
     main_traces: list[Trace] = []
     band_traces = _band_traces(curves, window, columns, log_y, view, background, y_seen)
+    extents: list[tuple[float, float] | None] = [(float(t.ys.min()), float(t.ys.max())) for t in band_traces]
     for curve, raw_cols in zip(curves, raw_columns):
         marker = "braille" if fine else curve.marker
-        rx, ry = _points(memo, (curve.key, "raw"), raw_cols, window, log_y)
+        drawn = _drawn(memo, (curve.key, "raw"), raw_cols, window, log_y)
+        rx, ry = drawn.xs, drawn.ys
         if len(ry):
             y_seen.append(ry)
-            settled.append(_later_half(rx, ry, window))
-            bounds.append(_bounds(memo, (curve.key, "raw"), ry, settled[-1]))
-        bad = np.flatnonzero(raw_cols.nonfinite)
-        for k in bad[:200]:
-            nan_marks.append((window.to_x(float(raw_cols.x[k])), curve.color))
+            extents.append(drawn.extent)
+            settled.append(drawn.settled)
+            bounds.append(drawn.bounds)
+        nan_marks.extend((x, curve.color) for x in drawn.nonfinite)
         if curve.smoothed is not None and view.smoothing > 0:
             if len(rx):
                 raw_traces.append(Trace(rx, ry, fade(curve.color, background) if fine else curve.color,
@@ -542,11 +584,12 @@ def build_chart(
             keep = (ex >= lo) & (ex <= hi) & np.isfinite(ey)
             if keep.any():
                 y_seen.append(ey[keep])
+                extents.append((float(ey[keep].min()), float(ey[keep].max())))
                 settled.append(_later_half(ex[keep], ey[keep], window))
                 bounds.append(settled_bounds(settled[-1]))
                 eval_traces.append(Trace(ex[keep].tolist(), ey[keep].tolist(), curve.color,
                                          "●" if fine else "E", kind="scatter"))
-    y_lo, y_hi, above, below = y_range(y_seen, settled, log_y, bounds)
+    y_lo, y_hi, above, below = y_range(y_seen, settled, log_y, bounds, extents)
     spec.y_lim = (y_lo, y_hi)
     spec.y_log = log_y
     # Where the range was cut, the curves' early values beyond it: an arrow and the farthest start

@@ -31,6 +31,7 @@ class Curves:
         self._indexes: dict[tuple, ColumnIndex] = {}
         self._smooth_cache: dict[tuple, tuple[int, np.ndarray]] = {}
         self._points_memo: dict = {}  # build_chart's per-curve points, reused while a curve is unchanged
+        self._inputs: dict[str, tuple[tuple, CurveInput]] = {}  # each run's last curve, and what it was made of
 
     def prepare(
         self,
@@ -54,15 +55,27 @@ class Curves:
         """
         other_axis = xaxis is not None and not xaxis.is_step
         curves = []
+        last, made = self._inputs, {}
         for run in runs:
             name = selection.metric_of(run)
             if name is None or name not in run.series:
                 continue
             series = run.series[name]
+            run_marks = marks.get(run.id, []) if name == marked_metric.get(run.id) else []
+            eval_name = eval_counterpart(name, list(run.series)) if view.show_eval else None
+            # a curve on the step axis is made again only when what it is made of changed
+            key = None if other_axis else (
+                name, len(series), tuple(series.segments), selection.color(run.id), selection.marker(run.id),
+                view.smoothing, view.log_y is True, eval_name, len(run.series[eval_name]) if eval_name in run.series else 0,
+                run_marks)
+            seen = last.get(run.id)
+            if seen is not None and key is not None and seen[0] == key:
+                made[run.id] = seen
+                curves.append(seen[1])
+                continue
             steps, values = series.visible()
             if not len(steps):
                 continue
-            run_marks = marks.get(run.id, []) if name == marked_metric.get(run.id) else []
             segment_starts = [(s.start_step, s.reason) for s in series.segments[1:]]
             axis = xaxis.name if other_axis else "step"
             if other_axis:
@@ -82,7 +95,6 @@ class Curves:
                 smoothed = self.column_index(key, steps, smooth_values, len(series.segments))
             eval_steps = eval_values = None
             if view.show_eval:
-                eval_name = eval_counterpart(name, list(run.series))
                 if eval_name and eval_name in run.series:
                     eval_steps, eval_values = run.series[eval_name].visible()
                     if other_axis:
@@ -106,6 +118,9 @@ class Curves:
                     has_nonpositive_steps=bool(steps[0] <= 0),
                 )
             )
+            if key is not None:
+                made[run.id] = (key, curves[-1])
+        self._inputs = made
         return curves
 
     def chart(self, curves: list[CurveInput], view: ChartView, width: int, *, height: int, metric: str,

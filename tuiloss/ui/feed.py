@@ -53,7 +53,14 @@ class InsightsFeed:
 
     def request(self, now: bool = False) -> None:
         """Analyse again soon: at once if ``now``, else at most every :data:`INSIGHTS_INTERVAL`."""
+        if now:
+            self.worker.analyzers.resume()
         self._due.request(now)
+
+    def defer(self, seconds: float = 0.3) -> None:
+        """A key's frame is being drawn: the analysis on its way waits between runs until it is
+        out (the next urgent :meth:`request`) or ``seconds`` passed."""
+        self.worker.analyzers.defer(seconds)
 
     def restart(self) -> None:
         """The question changed (another metric): drop the report, and any analysis still on its way."""

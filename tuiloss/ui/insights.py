@@ -16,14 +16,14 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable
 
-from rich.text import Text
+from rich.text import Span, Text
 
 from tuiloss import __version__
 from tuiloss.core.analysis import describe
 from tuiloss.core.analysis.display import finite, fmt_value
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.metrics import Direction, direction
-from tuiloss.core.report import Report, RunReport, axis_notes, build_report
+from tuiloss.core.report import KeptEntries, Report, RunReport, axis_notes, build_report
 from tuiloss.core.store import Store, is_eval_metric
 from tuiloss.core.sanitize import to_ascii
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
@@ -57,6 +57,7 @@ class InsightsWorker:
         self._thread: threading.Thread | None = None
         self.busy = False
         self.analyzers = Analyzers()
+        self.kept = KeptEntries()  # the entries of runs that did not change since the last report
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="tuiloss-insights", daemon=True)
@@ -85,7 +86,7 @@ class InsightsWorker:
                 self.busy = True
             began = time.perf_counter()
             try:
-                report = analyse(request, self.analyzers)
+                report = analyse(request, self.analyzers, self.kept)
             except Exception as exc:  # an analysis bug must not take the viewer down
                 report = Report(__version__, request.root, (), error=f"{type(exc).__name__}: {exc}")
             finally:
@@ -93,13 +94,14 @@ class InsightsWorker:
             self.post(InsightsReady(request.generation, report, time.perf_counter() - began))
 
 
-def analyse(request: InsightsRequest, analyzer_for=None) -> Report:
+def analyse(request: InsightsRequest, analyzer_for=None, kept: KeptEntries | None = None) -> Report:
     from tuiloss.ui.snapshot import snapshot_store
 
-    return metric_report(snapshot_store(request.runs), request.root, request.metric, analyzer_for)
+    return metric_report(snapshot_store(request.runs), request.root, request.metric, analyzer_for, kept)
 
 
-def metric_report(store: Store, root: str | None, metric: str | None, analyzer_for=None) -> Report:
+def metric_report(store: Store, root: str | None, metric: str | None, analyzer_for=None,
+                  kept: KeptEntries | None = None) -> Report:
     """The findings of ``store``'s runs in ``metric`` (picked with ``m``), or each run's primary one.
 
     With a metric picked, only the runs that have it are analysed and compared ("Across runs");
@@ -107,9 +109,9 @@ def metric_report(store: Store, root: str | None, metric: str | None, analyzer_f
     metric), never with the findings of its own primary metric.
     """
     if metric is None:
-        return build_report(store, root=root, analyzer_for=analyzer_for)
+        return build_report(store, root=root, analyzer_for=analyzer_for, kept=kept)
     runs = [run if metric in run.series else replace(run, series={}) for run in store]
-    report = build_report(store, root=root, metric=metric, runs=runs, analyzer_for=analyzer_for)
+    report = build_report(store, root=root, metric=metric, runs=runs, analyzer_for=analyzer_for, kept=kept)
     # a run restarted in its log may lack the metric in one of its parts: that part says so too
     return replace(report, runs=tuple(entry if entry.primary_metric == metric else lacking(entry)
                                       for entry in report.runs))
@@ -128,8 +130,19 @@ class Analyzers:
 
     def __init__(self) -> None:
         self._kept: dict[tuple[str, str], LiveAnalyzer] = {}
+        self._quiet_until = 0.0  # the UI is drawing a key's frame until then (see defer)
+
+    def defer(self, seconds: float) -> None:
+        """Hold the analysis between two runs for up to ``seconds`` (any thread): the UI thread is
+        drawing a key's frame, and an analysis holding the GIL meanwhile would make it wait."""
+        self._quiet_until = time.monotonic() + min(seconds, 0.5)
+
+    def resume(self) -> None:
+        self._quiet_until = 0.0
 
     def __call__(self, run_id: str, metric: str) -> LiveAnalyzer:
+        while time.monotonic() < self._quiet_until:  # between two runs' analyses: the UI goes first
+            time.sleep(0.005)
         key = (run_id, metric)
         analyzer = self._kept.get(key)
         if analyzer is None:
@@ -139,6 +152,33 @@ class Analyzers:
 
 
 # -- rendering ------------------------------------------------------------------------------
+
+
+class RunTexts:
+    """Each run's block of the panel, kept while the run's entry and how it is drawn are the same.
+
+    The panel of a thousand runs is then made of the blocks kept, and the one or two that
+    changed (a followed run, a run switched on). What the last panel did not show is dropped.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[tuple, Text]] = {}
+        self._used: dict[str, tuple[tuple, Text]] = {}
+        self.made = 0  # blocks made (not kept), for tests
+
+    def block(self, run: RunReport, drawn: tuple, make: Callable[[], Text]) -> Text:
+        # the entry's metrics are made once per analysis of the run: the same object, the same findings
+        key = (run.metrics, run.label, run.notices, run.state.state, run.state.reason, run.segments, run.axis,
+               run.skipped, run.deleted, run.primary_metric, drawn)
+        seen = self._kept.get(run.id)
+        if seen is None or not (seen[0][0] is key[0] and seen[0][1:] == key[1:]):
+            seen = (key, make())
+            self.made += 1
+        self._used[run.id] = seen
+        return seen[1]
+
+    def end(self) -> None:
+        self._kept, self._used = self._used, {}
 
 
 def render_insights(
@@ -151,99 +191,143 @@ def render_insights(
     ascii: bool = False,
     width: int = 40,
     metric: str | None = None,
+    kept: RunTexts | None = None,
 ) -> Text:
     """The panel text: per run of ``report`` its findings, then the observations across runs.
 
     Lines are wrapped to ``width`` with a hanging indent, so each finding reads as a block.
     ``metric`` is the one picked with ``m`` (``None``: each run's primary metric); a run
-    without it says so.
+    without it says so. ``kept`` (held between panels) keeps each run's block while it is the same.
     """
     out = Text()
-    glyph = 1 if ascii else 0
     width = max(20, width)
-
-    def item(mark: str, mark_style: str, body: str, style: str = "", indent: int = 2) -> None:
-        if ascii:  # --ascii means ASCII: the sentences' own symbols too (a spread's ±, an arrow)
-            mark, body = to_ascii(mark), to_ascii(body)
-        lines = textwrap.wrap(body, max(10, width - indent - len(mark) - 1)) or [""]
-        pad = " " * (indent + len(mark) + 1)
-        out.append(" " * indent)
-        out.append(mark, style=mark_style)
-        out.append(" " + lines[0], style=style)
-        for line in lines[1:]:
-            out.append("\n" + pad + line, style=style)
-        out.append("\n")
-
     if report.error:
-        item("!", "bold red", f"analysis failed: {safe_label(report.error, 200)}", indent=0)
+        _item(out, ascii, width, "!", "bold red", f"analysis failed: {safe_label(report.error, 200)}", indent=0)
     if not report.runs:
         out.append("No runs shown.\n", style="dim")
+    blocks = [out]
+    news: dict[str, set] = {}
+    for key in new:
+        news.setdefault(key[0], set()).add(key)
     for run in report.runs:
-        color = colors.get(run.id, "")
-        head = f"{numbers.get(run.id, '?')} {swatches.get(run.id, '■')}"
-        title = textwrap.wrap(safe_label(run.label, 200), max(10, width - len(head) - 1)) or [""]
-        out.append(head[:-1], style="bold")
-        out.append(head[-1], style=color)
-        out.append(" " + title[0], style="bold")
-        for line in title[1:]:
-            out.append("\n" + " " * (len(head) + 1) + line, style="bold")
-        out.append("\n")
-        facts = run.primary
-        for notice in run.notices:
-            if notice.level in ("error", "warning"):
-                item("!", "yellow", safe_label(notice.message, 300), "yellow")
-        if metric is not None and run.primary_metric != metric:
-            item("·", "dim", f"no {safe_label(metric, 60)} in this run", "dim")
-            continue
-        if facts is None or not facts.points:
-            item("…", "dim", "no points yet", "dim")
-            for note in axis_notes(run):
-                item("." if ascii else "·", "dim", note, "dim")
-            continue
-        for anomaly in (facts.analysis.by_severity() if facts.analysis is not None else facts.anomalies):
-            mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
-            fresh = anomaly_key(run.id, anomaly) in new
-            body = safe_label(anomaly.message, 400)
-            item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
-        for name, other in run.metrics.items():  # eval series: spikes, NaN, overfitting
-            if name == run.primary_metric or other.analysis is None:
-                continue
-            for anomaly in other.analysis.by_severity():
-                mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
-                fresh = anomaly_key(run.id, anomaly) in new
-                body = f"{safe_label(name, 40)}: {safe_label(anomaly.message, 400)}"
-                item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
-        for plateau in facts.plateaus:
-            item("─" if not ascii else "-", "bold", describe.plateau(plateau))
-        conv = finite(facts.convergence_step)
-        low = finite(facts.min)
-        verdict = facts.verdict
-        summary = describe.settling(verdict.message if verdict is not None else None,
-                                    fmt_value(finite(facts.settled_final)), fmt_value(low) if low is not None else None,
-                                    conv)
-        kind = verdict.kind if verdict is not None else None
-        if conv is not None:
-            mark = "✓" if not ascii else "+"
-        elif kind in ("diverged", "no_progress"):
-            mark = "!"
-        else:
-            mark = "…" if not ascii else "~"
-        item(mark, "bold", summary)
-        if run.state.state in ("killed", "crashed"):  # how the log ends (see core.analysis.state)
-            item("■" if not ascii else "#", "bold red" if run.state.state == "crashed" else "yellow",
-                 describe.run_ended(run.state.state, safe_label(run.state.reason, 80), finite(facts.last_step)), "")
-        for seg in run.segments[1:]:
-            item(ANOMALY_GLYPHS["reset"][glyph], "yellow",
-                 describe.segment(finite(seg.start_step), safe_label(seg.reason, 20)), "yellow")
-        for note in axis_notes(run):  # progress of the planned total, a coarse or repeated axis
-            item("." if ascii else "·", "dim", note, "dim")
-        if run.skipped.lines:
-            item("·", "dim", describe.skipped(run.skipped.lines), "dim")
-        if run.deleted:
-            item("!", "yellow", "log deleted; its points are kept", "yellow")
+        fresh = frozenset(news.get(run.id, ()))
+        drawn = (colors.get(run.id, ""), numbers.get(run.id, "?"), swatches.get(run.id, "■"), fresh, ascii, width, metric)
+
+        def make(run=run, drawn=drawn) -> Text:
+            block = Text()
+            _run_block(block, run, *drawn)
+            return block
+
+        blocks.append(kept.block(run, drawn, make) if kept is not None else make())
+    if kept is not None:
+        kept.end()
     if report.observations:
+        out = Text()
         out.append("Across runs" + (f", in {safe_label(metric, 40)}" if metric else "") + "\n", style="bold underline")
         for obs in report.observations:
-            item("•" if not ascii else "-", "bold", safe_label(obs.message, 400))
+            _item(out, ascii, width, "•" if not ascii else "-", "bold", safe_label(obs.message, 400))
+        blocks.append(out)
+    out = _joined(blocks)
     out.rstrip()
     return out
+
+
+def _joined(blocks: list[Text]) -> Text:
+    """``blocks`` one after the other (``Text.append_text`` of each, in one pass: a thousand runs' blocks)."""
+    plains: list[str] = []
+    spans: list[Span] = []
+    at = 0
+    for block in blocks:
+        plain = block.plain
+        plains.append(plain)
+        spans.extend([Span(span.start + at, span.end + at, span.style) for span in block.spans])
+        at += len(plain)
+    out = Text("".join(plains))
+    out.spans = spans
+    return out
+
+
+def _item(out: Text, ascii: bool, width: int, mark: str, mark_style: str, body: str, style: str = "",
+          indent: int = 2) -> None:
+    """One finding, wrapped to ``width`` with a hanging indent."""
+    if ascii:  # --ascii means ASCII: the sentences' own symbols too (a spread's ±, an arrow)
+        mark, body = to_ascii(mark), to_ascii(body)
+    lines = textwrap.wrap(body, max(10, width - indent - len(mark) - 1)) or [""]
+    pad = " " * (indent + len(mark) + 1)
+    out.append(" " * indent)
+    out.append(mark, style=mark_style)
+    out.append(" " + lines[0], style=style)
+    for line in lines[1:]:
+        out.append("\n" + pad + line, style=style)
+    out.append("\n")
+
+
+def _run_block(out: Text, run: RunReport, color: str, number: str, swatch: str, new: frozenset, ascii: bool,
+               width: int, metric: str | None) -> None:
+    """One run's part of the panel: its title, findings, settling and notes."""
+    glyph = 1 if ascii else 0
+
+    def item(mark: str, mark_style: str, body: str, style: str = "", indent: int = 2) -> None:
+        _item(out, ascii, width, mark, mark_style, body, style, indent)
+
+    head = f"{number} {swatch}"
+    title = textwrap.wrap(safe_label(run.label, 200), max(10, width - len(head) - 1)) or [""]
+    out.append(head[:-1], style="bold")
+    out.append(head[-1], style=color)
+    out.append(" " + title[0], style="bold")
+    for line in title[1:]:
+        out.append("\n" + " " * (len(head) + 1) + line, style="bold")
+    out.append("\n")
+    facts = run.primary
+    for notice in run.notices:
+        if notice.level in ("error", "warning"):
+            item("!", "yellow", safe_label(notice.message, 300), "yellow")
+    if metric is not None and run.primary_metric != metric:
+        item("·", "dim", f"no {safe_label(metric, 60)} in this run", "dim")
+        return
+    if facts is None or not facts.points:
+        item("…", "dim", "no points yet", "dim")
+        for note in axis_notes(run):
+            item("." if ascii else "·", "dim", note, "dim")
+        return
+    for anomaly in (facts.analysis.by_severity() if facts.analysis is not None else facts.anomalies):
+        mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
+        fresh = anomaly_key(run.id, anomaly) in new
+        body = safe_label(anomaly.message, 400)
+        item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
+    for name, other in run.metrics.items():  # eval series: spikes, NaN, overfitting
+        if name == run.primary_metric or other.analysis is None:
+            continue
+        for anomaly in other.analysis.by_severity():
+            mark = ANOMALY_GLYPHS.get(anomaly.kind, ("!", "!"))[glyph]
+            fresh = anomaly_key(run.id, anomaly) in new
+            body = f"{safe_label(name, 40)}: {safe_label(anomaly.message, 400)}"
+            item(mark, f"bold {color}".strip(), ("NEW " if fresh else "") + body, "bold reverse" if fresh else "")
+    for plateau in facts.plateaus:
+        item("─" if not ascii else "-", "bold", describe.plateau(plateau))
+    conv = finite(facts.convergence_step)
+    low = finite(facts.min)
+    verdict = facts.verdict
+    summary = describe.settling(verdict.message if verdict is not None else None,
+                                fmt_value(finite(facts.settled_final)), fmt_value(low) if low is not None else None,
+                                conv)
+    kind = verdict.kind if verdict is not None else None
+    if conv is not None:
+        mark = "✓" if not ascii else "+"
+    elif kind in ("diverged", "no_progress"):
+        mark = "!"
+    else:
+        mark = "…" if not ascii else "~"
+    item(mark, "bold", summary)
+    if run.state.state in ("killed", "crashed"):  # how the log ends (see core.analysis.state)
+        item("■" if not ascii else "#", "bold red" if run.state.state == "crashed" else "yellow",
+             describe.run_ended(run.state.state, safe_label(run.state.reason, 80), finite(facts.last_step)), "")
+    for seg in run.segments[1:]:
+        item(ANOMALY_GLYPHS["reset"][glyph], "yellow",
+             describe.segment(finite(seg.start_step), safe_label(seg.reason, 20)), "yellow")
+    for note in axis_notes(run):  # progress of the planned total, a coarse or repeated axis
+        item("." if ascii else "·", "dim", note, "dim")
+    if run.skipped.lines:
+        item("·", "dim", describe.skipped(run.skipped.lines), "dim")
+    if run.deleted:
+        item("!", "yellow", "log deleted; its points are kept", "yellow")

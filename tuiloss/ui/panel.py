@@ -12,10 +12,10 @@ from typing import Mapping
 from rich.text import Text
 
 from tuiloss.core.analysis import Anomaly
-from tuiloss.core.report import Report
+from tuiloss.core.report import Report, RunReport
 from tuiloss.core.store import Run
 from tuiloss.ui.findings import with_stall
-from tuiloss.ui.insights import render_insights
+from tuiloss.ui.insights import RunTexts, render_insights
 from tuiloss.ui.selection import Selection, rich_color
 
 
@@ -25,6 +25,8 @@ class PanelText:
 
     def __init__(self) -> None:
         self.inputs: tuple | None = None
+        self.blocks = RunTexts()  # each run's block, made again only when it changed
+        self._stalled: dict[str, tuple] = {}  # each stalled run's entry with its stall, kept while both are the same
 
     def forget(self) -> None:
         """Render again next time, whatever changed."""
@@ -40,7 +42,7 @@ class PanelText:
         if inputs == self.inputs:
             return None
         self.inputs = inputs
-        shown_report = replace(report, runs=tuple(with_stall(r, stalls.get(r.id)) for r in report.runs
+        shown_report = replace(report, runs=tuple(self._with_stall(r, stalls.get(r.id)) for r in report.runs
                                                   if r.id in shown))
         return render_insights(
             shown_report,
@@ -51,4 +53,15 @@ class PanelText:
             ascii=ascii,
             width=width,
             metric=selection.metric,
+            kept=self.blocks,
         )
+
+    def _with_stall(self, run: RunReport, stall: Anomaly | None) -> RunReport:
+        """:func:`with_stall`, the same object again while the run's entry and its stall are."""
+        if stall is None:
+            self._stalled.pop(run.id, None)
+            return run
+        seen = self._stalled.get(run.id)
+        if seen is None or seen[0] is not run.metrics or seen[1] != stall:
+            seen = self._stalled[run.id] = (run.metrics, stall, with_stall(run, stall))
+        return seen[2] if seen[2].state == run.state else replace(seen[2], state=run.state)

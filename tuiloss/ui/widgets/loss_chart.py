@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.color import Color
@@ -50,6 +51,7 @@ class LossChart(Widget):
         self.draws = 0
         self._frame: tuple[tuple, list[Text]] | None = None  # (spec, draw, size, colour), the lines
         self._strips: dict = {}  # the frame's lines as strips, made when first painted
+        self._layers = None  # each curve rasterised alone, kept between frames (see canvas.Layers)
 
     @property
     def plot_width(self) -> int:
@@ -112,11 +114,20 @@ class LossChart(Widget):
         if self.spec is None:
             lines = [Text("loading…", style="dim", justify="center")]
         else:
-            from tuiloss.ui.canvas import render_chart
+            from tuiloss.ui.canvas import Layers, render_chart
 
-            lines = render_chart(self.spec, key[2], key[3], color=key[4])
+            if self._layers is None:
+                self._layers = Layers()
+            lines = render_chart(self.spec, key[2], key[3], color=key[4], layers=self._layers)
+        before = self._frame
         self._frame = (key, lines)
+        kept = self._strips
         self._strips = {}
+        if before is not None and before[0][2:] == key[2:] and "style" in kept:  # the strips of unchanged lines stay
+            self._strips = {"style": kept["style"]}
+            for y, (old, new) in enumerate(zip(before[1], lines)):
+                if y in kept and old == new:
+                    self._strips[y] = kept[y]
         return lines
 
     def render_line(self, y: int) -> Strip:
@@ -132,8 +143,7 @@ class LossChart(Widget):
                 line = lines[y]
                 if self.spec is None:  # the "loading" line, centred
                     line = Text(line.plain.center(width), style=line.style)
-                segments = Segment.apply_style(line.render(self.app.console, end=""), base)
-                strip = Strip(list(segments)).crop_extend(0, width, base)
+                strip = Strip(_segments(line, base, self.app.console)).crop_extend(0, width, base)
             self._strips[y] = strip
         return strip
 
@@ -144,3 +154,27 @@ class LossChart(Widget):
         if self.spec is None:
             return "loading…"
         return render_plain(self.spec, width or max(self.size.width, 40), height or max(self.size.height, 12))
+
+
+def _segments(line: Text, base: Style, console) -> list[Segment]:
+    """``line`` as segments over ``base``: what ``line.render`` gives, cut straight from its spans.
+
+    A chart row is a plain string and the disjoint, ordered spans of its curves' colours (see
+    :func:`tuiloss.ui.canvas.render_chart`); Rich's general renderer, which resolves overlapping
+    spans, costs a few milliseconds on a row of a hundred curves. Other lines go through it.
+    """
+    spans = line.spans
+    if line.style or any(not isinstance(span.style, Style) for span in spans) or any(
+            b.start < a.end for a, b in zip(spans, spans[1:])):
+        return list(Segment.apply_style(line.render(console, end=""), base))
+    plain, at, out = line.plain, 0, []
+    for span in spans:
+        if span.start >= span.end:
+            continue
+        if span.start > at:
+            out.append(Segment(plain[at:span.start], base))
+        out.append(Segment(plain[span.start:span.end], base + span.style))
+        at = span.end
+    if at < len(plain):
+        out.append(Segment(plain[at:], base))
+    return out
