@@ -12,6 +12,7 @@ from __future__ import annotations
 from tuiloss.core.discover import Discovery
 from tuiloss.core.model import RunSpec
 from tuiloss.core.remote.discover import discover_remote
+from tuiloss.core.remote.sources import make_remote_source
 from tuiloss.core.remote.tail import RemoteTailer
 from tuiloss.core.remote.tree import RemoteTree, RootStatus
 from tuiloss.core.remote.url import RemoteURL, parse
@@ -65,11 +66,14 @@ class RemoteRoots:
         return (sum(tree.remote.requests for tree in self.trees), sum(tree.remote.received for tree in self.trees))
 
     def make_source(self, spec: RunSpec, *, pattern: str | None = None, hold: float):
-        """The line source of a remote run, tailing through its root's listing."""
+        """The source of a remote run, reading through its root's listing (a line log's, or a run folder's)."""
         from tuiloss.core.sources import make_source
 
         tree = self._tree_of[spec.id]
         fs_path = spec.path.split("://", 1)[1] if not tree.url.hosted else _hosted_path(spec.path)
+        folder_source = make_remote_source(tree, spec, fs_path)
+        if folder_source is not None:
+            return folder_source
         tailer = RemoteTailer(tree, fs_path)
         return make_source(spec, pattern=pattern, hold=hold, tailer=tailer, copies=lambda _path: tailer.copies())
 
