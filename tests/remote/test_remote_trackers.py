@@ -51,3 +51,92 @@ def test_a_tracker_tree_in_s3_and_over_sftp_reports_as_on_disk(tmp_path, s3, buc
         assert got["configurations"] == expected["configurations"], remote
         assert got["configuration_findings"] == expected["configuration_findings"], remote
         assert got["jobs"] == expected["jobs"], remote
+
+
+# -- event files growing, cut short and replaced, over both servers --------------------------------
+
+import pytest  # noqa: E402
+
+from backends import S3Tree, SftpTree  # noqa: E402
+from test_remote_tail import Follower  # noqa: E402
+from trackers import event_records  # noqa: E402
+
+EVENTS = "events.out.tfevents.1700000000.node01.4242.0"
+
+
+@pytest.fixture(params=["sftp", "s3"])
+def tree(request, tmp_path):
+    if request.param == "sftp":
+        request.getfixturevalue("sshd")
+        return SftpTree(tmp_path / "logs")
+    s3 = request.getfixturevalue("s3")
+    return S3Tree(s3.client(), request.getfixturevalue("bucket"))
+
+
+def test_an_event_file_is_read_record_by_record_and_a_half_written_record_waits(tree):
+    values = [2.0 - k / 100 for k in range(40)]
+    records = event_records({"loss": values})
+    rel = f"runs/a/{EVENTS}"
+    whole = b"".join(records[:11])  # the version record and 10 events
+    tree.write(rel, whole + records[11][:9])  # and a record cut inside its header
+    follow = Follower(tree.root)
+    follow.step()
+    run = f"{tree.root}/runs/a"
+    assert follow.values(run) == pytest.approx(values[:10])
+    remote = follow.engine.remote.trees[0].remote
+    before = remote.operations
+    tree.append(rel, records[11][9:-3])  # still not whole: its data CRC is missing
+    follow.step()
+    assert follow.values(run) == pytest.approx(values[:10])
+    tree.append(rel, records[11][-3:] + b"".join(records[12:25]))
+    before = remote.operations
+    remote.listing()
+    listing = remote.operations - before
+    follow.step()
+    assert remote.operations - before - listing == listing + 1  # the poll's listing and one ranged read
+    assert follow.values(run) == pytest.approx(values[:24])  # exactly the points written, each once
+    assert follow.reasons(run) == ["start"]
+    tree.settle(rel)  # written before the last second (SFTP's mtimes are whole seconds)
+    follow.step()
+    before = remote.operations
+    follow.step()
+    idle = remote.operations - before
+    before = remote.operations
+    remote.listing()
+    assert idle == remote.operations - before  # idle: the listing alone, no read
+    assert follow.values(run) == pytest.approx(values[:24])
+
+
+def test_a_cut_or_replaced_event_file_is_read_again_from_its_start(tree):
+    first = event_records({"loss": [3.0 - k / 10 for k in range(20)]})
+    rel = f"runs/b/{EVENTS}"
+    tree.write(rel, b"".join(first))
+    follow = Follower(tree.root)
+    follow.step()
+    run = f"{tree.root}/runs/b"
+    assert len(follow.values(run)) == 20
+    tree.write(rel, b"".join(first[:6]))  # cut short: read again from 0 as a new segment
+    tree.settle(rel)
+    follow.step()
+    assert follow.reasons(run)[-1] == "replaced"
+    series = follow.run(run).series["loss"]
+    assert series.values.view.tolist()[-5:] == pytest.approx([3.0 - k / 10 for k in range(5)])
+    second = event_records({"loss": [9.0 + k for k in range(30)]}, start=100)
+    tree.replace(rel, b"".join(second))  # a longer file over it, its first bytes new
+    follow.step()
+    values = follow.values(run)
+    assert values[-30:] == pytest.approx([9.0 + k for k in range(30)])
+    assert 100.0 in follow.run(run).series["loss"].steps.view.tolist()
+    assert not any(n.level == "error" for n in follow.notices)
+
+
+def test_a_new_event_file_of_a_resumed_run_is_read_after_the_first(tree):
+    tree.write(f"runs/c/{EVENTS}", b"".join(event_records({"loss": [1.0] * 10})))
+    follow = Follower(tree.root)
+    follow.step()
+    run = f"{tree.root}/runs/c"
+    later = EVENTS.replace("1700000000", "1700000500")
+    tree.write(f"runs/c/{later}", b"".join(event_records({"loss": [0.5] * 5}, start=10)))
+    follow.step()
+    assert follow.values(run) == [1.0] * 10 + [0.5] * 5
+    assert len(follow.store) == 1
