@@ -1,0 +1,75 @@
+"""The insights panel shows a job of per-rank logs under its lead rank, named as the job, with the
+rank that stopped while the others went on (not only in the job's row)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from tuiloss.core.engine import load
+from tuiloss.core.report import build_report
+from tuiloss.core.store import Store
+from tuiloss.ui.app import make_app
+from tuiloss.ui.panel import PanelText
+from tuiloss.ui.runstate import Activities
+from tuiloss.ui.selection import Selection, parse_filter
+
+from ui_helpers import settle, wait_for, wait_loaded
+
+STOPPED = "rank 3 stopped at step 2.0K while 7 ranks went on to 6.0K"
+
+
+def write_job(folder: Path, ranks: int = 8, stopped: int | None = 3) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for rank in range(ranks):
+        last = 2000 if rank == stopped else 6000
+        (folder / f"rank{rank}.log").write_text("".join(
+            f"step {s}/6000 | loss {2 * math.exp(-s / 2000) + 0.3 + 0.01 * rank:.4f} | lr 3.0e-04\n"
+            for s in range(10, last + 1, 10)))
+
+
+def panel_text(store: Store, selection: Selection, activity: Activities) -> str:
+    text = PanelText().render(build_report(store), list(store), selection, stalls={}, new=set(), plain=True,
+                              ascii=False, width=100, jobs=activity.jobs.jobs)
+    return text.plain
+
+
+def test_the_panel_names_the_job_and_its_stopped_rank(tmp_path):
+    write_job(tmp_path / "job")
+    store, _, _ = load([str(tmp_path)])
+    selection, activity = Selection(None), Activities()
+    for run in store:
+        selection.add(run.id)
+    activity.jobs.update(store, activity, 1e10)
+    activity.jobs.hide_folded(selection)
+    text = panel_text(store, selection, activity)
+    assert "job/rank*.log (8 ranks)" in text and f"! {STOPPED}" in text
+    assert text.count(STOPPED) == 1 and "rank3.log" not in text  # said once, under the job
+    selection.filter = parse_filter("rank3")
+    selection.toggle([run.id for run in store if run.id.endswith("rank3.log")], True)
+    assert f"! {STOPPED}" in panel_text(store, selection, activity)  # the rank shown on its own says it too
+
+
+def test_a_job_in_step_has_no_finding_in_the_panel(tmp_path):
+    write_job(tmp_path, ranks=4, stopped=None)
+    store, _, _ = load([str(tmp_path)])
+    selection, activity = Selection(None), Activities()
+    for run in store:
+        selection.add(run.id)
+    activity.jobs.update(store, activity, 1e10)
+    activity.jobs.hide_folded(selection)
+    text = panel_text(store, selection, activity)
+    assert "rank*.log (4 ranks)" in text and "stopped" not in text
+
+
+async def test_the_viewers_panel_says_which_rank_stopped(tmp_path, config_for):
+    write_job(tmp_path / "job")
+    app = make_app(config_for(tmp_path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        await wait_for(pilot, lambda: [row.label for row in app.run_list.rows_shown] == [
+            "job/rank*.log (8 ranks, rank 3 stopped)"], what="the job's row")
+        await settle(pilot, app)
+        await wait_for(pilot, lambda: STOPPED in " ".join(app.insights_panel.text.plain.split()), 15,
+                       "the stopped rank in the panel")
+        assert "job/rank*.log (8 ranks)" in app.insights_panel.text.plain
