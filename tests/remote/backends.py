@@ -99,3 +99,48 @@ class S3Tree:
     def rewrite_in_place(self, rel: str, data: bytes) -> None:
         old = self.read(rel)
         self.write(rel, data + old[len(data):])
+
+
+class ObjectTree:
+    """A bucket of GCS (``gs://``) or a container of Azure blob storage (``az://``), written through
+    fsspec: every change a new object, as on S3."""
+
+    def __init__(self, fs, scheme: str, bucket: str, prefix: str = "logs") -> None:
+        self.fs, self.protocol, self.bucket, self.prefix = fs, scheme, bucket, prefix
+
+    @property
+    def root(self) -> str:
+        return f"{self.protocol}://{self.bucket}/{self.prefix}"
+
+    def url(self, rel: str) -> str:
+        return f"{self.root}/{rel}"
+
+    def _key(self, rel: str) -> str:
+        return f"{self.bucket}/{self.prefix}/{rel}"
+
+    def read(self, rel: str) -> bytes:
+        return self.fs.cat_file(self._key(rel))
+
+    def write(self, rel: str, data: bytes) -> None:
+        self.fs.pipe_file(self._key(rel), data)
+        self.fs.invalidate_cache()
+
+    def append(self, rel: str, data: bytes) -> None:
+        self.write(rel, self.read(rel) + data)
+
+    def rename(self, rel: str, new: str) -> None:
+        self.write(new, self.read(rel))
+        self.delete(rel)
+
+    def delete(self, rel: str) -> None:
+        self.fs.rm_file(self._key(rel))
+        self.fs.invalidate_cache()
+
+    replace = write
+
+    def settle(self, rel: str) -> None:
+        pass  # an ETag or generation tells every rewrite
+
+    def rewrite_in_place(self, rel: str, data: bytes) -> None:
+        old = self.read(rel)
+        self.write(rel, data + old[len(data):])

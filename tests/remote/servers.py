@@ -9,7 +9,12 @@ made for it, and writes a home folder whose ``~/.ssh/config`` names three hosts 
 ``node02``, ``tuiloss-test``) that all reach it: tuiloss finds them the way it finds a user's
 real hosts, through asyncssh's reading of ``~/.ssh/config`` and ``~/.ssh/known_hosts``.
 ``start_moto`` starts moto's threaded S3 server; :data:`S3_ENV` and ``AWS_ENDPOINT_URL`` point
-the AWS environment at it.
+the AWS environment at it. ``start_gcs`` starts gcp-storage-emulator (a GCS JSON API server in
+Python) in this process, reached by gcsfs through ``STORAGE_EMULATOR_HOST``; ``start_azurite``
+runs Azurite's blob service (the npm package ``azurite``: ``.ci/run`` installs it into
+``.ci-npm/``, or ``TUILOSS_AZURITE`` names its ``azurite-blob``), reached by adlfs through
+``AZURE_STORAGE_CONNECTION_STRING`` with Azurite's well-known development account. HDFS has no
+server here (a namenode needs Java and Hadoop): its tests skip and say so.
 """
 
 from __future__ import annotations
@@ -154,3 +159,109 @@ def start_moto() -> S3:
         server.stop()
         raise Unavailable("moto's S3 server did not answer")
     return S3(f"http://127.0.0.1:{port}", server)
+
+
+@dataclass(frozen=True)
+class Gcs:
+    endpoint: str
+    server: object
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["STORAGE_EMULATOR_HOST"] = self.endpoint
+        return env
+
+    def fs(self):
+        from gcsfs.core import GCSFileSystem
+
+        os.environ.setdefault("STORAGE_EMULATOR_HOST", self.endpoint)
+        return GCSFileSystem(skip_instance_cache=True, endpoint_url=self.endpoint, token="anon")
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def start_gcs() -> Gcs:
+    try:
+        import gcsfs  # noqa: F401
+    except ImportError:
+        raise Unavailable("gcsfs is not installed: pip install 'tuiloss[gcs]'") from None
+    try:
+        from gcp_storage_emulator.server import create_server
+    except ImportError:
+        raise Unavailable("gcp-storage-emulator is not installed: pip install gcp-storage-emulator") from None
+    logging.getLogger("gcp_storage_emulator").setLevel(logging.ERROR)
+    port = free_port()
+    server = create_server("127.0.0.1", port, in_memory=True)
+    try:
+        server.start()
+    except Exception as exc:
+        raise Unavailable(f"gcp-storage-emulator did not start: {exc}") from None
+    if not _wait_port(port, time.monotonic() + 10):
+        server.stop()
+        raise Unavailable("gcp-storage-emulator did not answer")
+    return Gcs(f"http://127.0.0.1:{port}", server)
+
+
+#: Azurite's well-known development account (public: every Azurite and Azure SDK sample uses it).
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def azurite_command() -> str | None:
+    """Azurite's blob server: ``TUILOSS_AZURITE``, ``.ci/run``'s install, or one on the PATH."""
+    named = os.environ.get("TUILOSS_AZURITE")
+    if named:
+        return named if os.access(named, os.X_OK) else None
+    local = Path(__file__).resolve().parents[2] / ".ci-npm" / "node_modules" / ".bin" / "azurite-blob"
+    if os.access(local, os.X_OK):
+        return str(local)
+    return shutil.which("azurite-blob")
+
+
+@dataclass(frozen=True)
+class Azurite:
+    port: int
+    proc: subprocess.Popen
+
+    @property
+    def connection_string(self) -> str:
+        return (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
+                f"BlobEndpoint=http://127.0.0.1:{self.port}/{AZURITE_ACCOUNT};")
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["AZURE_STORAGE_CONNECTION_STRING"] = self.connection_string
+        return env
+
+    def fs(self):
+        from adlfs import AzureBlobFileSystem
+
+        return AzureBlobFileSystem(connection_string=self.connection_string, skip_instance_cache=True)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def start_azurite() -> Azurite:
+    try:
+        import adlfs  # noqa: F401
+    except ImportError:
+        raise Unavailable("adlfs is not installed: pip install 'tuiloss[az]'") from None
+    command = azurite_command()
+    if command is None:
+        why = "no npm here" if shutil.which("npm") is None else "Azurite is not installed"
+        raise Unavailable(f"{why}: npm install --prefix .ci-npm azurite (.ci/run does), or set TUILOSS_AZURITE")
+    port = free_port()
+    proc = subprocess.Popen([command, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence",
+                             "--silent", "--skipApiVersionCheck", "--loose"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if not _wait_port(port, time.monotonic() + 30, proc):
+        proc.kill()
+        err = proc.stderr.read().decode(errors="replace")[-500:] if proc.stderr else ""
+        raise Unavailable(f"Azurite did not start: {err}")
+    return Azurite(port, proc)

@@ -53,24 +53,37 @@ def test_a_tracker_tree_in_s3_and_over_sftp_reports_as_on_disk(tmp_path, s3, buc
         assert got["jobs"] == expected["jobs"], remote
 
 
+def _same_as_on_disk(tmp_path, tree, env: dict) -> None:
+    disk = build_tree(tmp_path / "tree")
+    for path in sorted(disk.rglob("*")):
+        if path.is_file():
+            tree.write(path.relative_to(disk).as_posix(), path.read_bytes())
+    expected = normalised(report(str(disk)), str(disk))
+    got = normalised(report(tree.root, env), tree.root)
+    for key in ("runs", "observations", "configurations", "configuration_findings", "jobs"):
+        assert got[key] == expected[key], key
+
+
+def test_a_tracker_tree_in_gcs_reports_as_on_disk(tmp_path, gcs, gcs_bucket):
+    from backends import ObjectTree
+
+    _same_as_on_disk(tmp_path, ObjectTree(gcs.fs(), "gs", gcs_bucket), gcs.env())
+
+
+def test_a_tracker_tree_in_azure_blob_storage_reports_as_on_disk(tmp_path, azurite, container):
+    from backends import ObjectTree
+
+    _same_as_on_disk(tmp_path, ObjectTree(azurite.fs(), "az", container), azurite.env())
+
+
 # -- event files growing, cut short and replaced, over both servers --------------------------------
 
 import pytest  # noqa: E402
 
-from backends import S3Tree, SftpTree  # noqa: E402
 from test_remote_tail import Follower  # noqa: E402
 from trackers import event_records  # noqa: E402
 
 EVENTS = "events.out.tfevents.1700000000.node01.4242.0"
-
-
-@pytest.fixture(params=["sftp", "s3"])
-def tree(request, tmp_path):
-    if request.param == "sftp":
-        request.getfixturevalue("sshd")
-        return SftpTree(tmp_path / "logs")
-    s3 = request.getfixturevalue("s3")
-    return S3Tree(s3.client(), request.getfixturevalue("bucket"))
 
 
 def test_an_event_file_is_read_record_by_record_and_a_half_written_record_waits(tree):
