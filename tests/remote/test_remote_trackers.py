@@ -1,5 +1,6 @@
-"""Trackers' folders on remote roots: TensorBoard logdirs, MLflow file stores and Trainer outputs in a
-bucket or on another node give the runs, names, configs and findings the same tree gives on disk."""
+"""Trackers' folders on remote roots: TensorBoard logdirs, MLflow file stores, Trainer outputs and W&B
+runs in a bucket or on another node give the runs, names, configs and findings the same tree gives
+on disk."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def test_a_tracker_tree_in_s3_and_over_sftp_reports_as_on_disk(tmp_path, s3, buc
     local = report(str(tree))
     formats = sorted(run["format"] for run in local["runs"])
     assert formats == ["csv", "hf_trainer", "hf_trainer", "mlflow", "mlflow",
-                       "tfevents", "tfevents", "tfevents", "tfevents"], formats
+                       "tfevents", "tfevents", "tfevents", "tfevents", "wandb"], formats
     expected = normalised(local, str(tree))
     labels = sorted(run["label"] for run in expected["runs"])
     assert "calm-fox" in labels and "wild-owl" in labels and "keras" in labels
@@ -153,3 +154,28 @@ def test_a_new_event_file_of_a_resumed_run_is_read_after_the_first(tree):
     follow.step()
     assert follow.values(run) == [1.0] * 10 + [0.5] * 5
     assert len(follow.store) == 1
+
+
+def test_a_wandb_run_file_written_in_pieces_holds_every_row_once(tree, tmp_path):
+    from pathlib import Path
+
+    from tuiloss.core.engine import load
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "wandb"
+    (folder,) = fixture.iterdir()
+    (run_file,) = folder.iterdir()
+    data = run_file.read_bytes()
+    whole, _, _ = load([str(fixture)])
+    (expected,) = whole.runs.values()
+    rel = f"wandb/{folder.name}/{run_file.name}"
+    cut = len(data) // 2 + 5  # inside a record
+    tree.write(rel, data[:cut])
+    follow = Follower(tree.root)
+    follow.step()
+    run = follow.run(f"{tree.root}/wandb/{folder.name}")
+    first = run.series["train/loss"].values.view.tolist()
+    assert 0 < len(first) < len(expected.series["train/loss"].values.view)
+    tree.append(rel, data[cut:])
+    follow.step()
+    assert run.series["train/loss"].values.view.tolist() == expected.series["train/loss"].values.view.tolist()
+    assert run.label == expected.label and run.config == expected.config

@@ -1,7 +1,8 @@
 """Trackers' trees written the way the trackers write them, for the remote tests.
 
 A TensorBoard logdir of several runs (one resumed into a second event file, one a Keras
-``train``/``validation`` pair) written by tensorboard's own ``EventFileWriter``; an MLflow
+``train``/``validation`` pair) written by tensorboard's own ``EventFileWriter``; an offline W&B run
+(the fixture wandb wrote, tests/fixtures/stores/wandb); an MLflow
 file store (``mlruns/<experiment>/<run>/`` with ``meta.yaml``, ``metrics/``, ``params/`` and
 ``tags/``, the lines MLflow writes); a Trainer ``output_dir`` with checkpoint folders, and a
 lone ``trainer_state.json``. Each curve holds something to find: a spike, a NaN, a plateau.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -116,7 +118,7 @@ def trainer_state(losses: list[float], every: int = 10) -> str:
 
 
 def build_tree(root: Path) -> Path:
-    """The mixed tree: TensorBoard runs, an MLflow store, Trainer outputs and a CSV."""
+    """The mixed tree: TensorBoard runs, an MLflow store, Trainer outputs, a W&B run and a CSV."""
     tb = root / "tb"
     write_events(tb / "baseline", {"loss": loss_curve(120, spike=70), "lr": [1e-3] * 120})
     write_events(tb / "lr=0.01", {"loss": loss_curve(120, nan=90, scale=1.3)})
@@ -142,6 +144,8 @@ def build_tree(root: Path) -> Path:
     lone = root / "finetune"
     lone.mkdir()
     (lone / "trainer_state.json").write_text(trainer_state(loss_curve(60, nan=30), every=5))
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "stores" / "wandb"
+    shutil.copytree(fixture, root / "wandb")  # an offline W&B run, as wandb writes it
     (root / "csv_run").mkdir()
     (root / "csv_run" / "metrics.csv").write_text("step,loss\n" + "".join(
         f"{k},{v!r}\n" for k, v in enumerate(loss_curve(80, spike=40))))

@@ -7,14 +7,17 @@ walks a tree on disk (:func:`tuiloss.core.discover.discover`), over the listing,
 give the same runs: a TensorBoard run folder (its event files, or a Keras ``train`` /
 ``validation`` pair) is one run, an MLflow run folder (``meta.yaml`` and ``metrics/``) is
 one run with its params and tags as its config, a Trainer output folder is one run read
-through its newest ``trainer_state.json``, a lone ``trainer_state.json`` is one. Names
+through its newest ``trainer_state.json``, a lone ``trainer_state.json`` is one, a W&B run
+folder (``offline-run-*`` with its ``run-<id>.wandb``) is one, named and configured by the
+run record at the start of its run file. Names
 decide most other files (``.csv``, ``.jsonl``, checkpoints and images passed over); the
 rest (``.log``, ``.txt``, ``.json`` ...) are told apart by their first 64 KiB, read for all
 of them at once (concurrently where the library can) and remembered until the file changes.
-Configs beside the logs (``hparams.yaml``, ``config.json``) and an MLflow run's params,
-tags and ``meta.yaml`` are read once each, while they do not change.
+Configs beside the logs (``hparams.yaml``, ``config.json``), an MLflow run's params,
+tags and ``meta.yaml`` and a W&B run file's first records are read once each, while they do
+not change.
 
-W&B run files and trackers' SQLite databases are named as passed over, with the reason.
+Trackers' SQLite databases are named as passed over, with the reason.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from tuiloss.core.remote.tree import RemoteTree
 #: The line formats read from a remote root (run folders and stores: :data:`FOLDER_FORMATS`).
 REMOTE_FORMATS = ("csv", "jsonl", "text")
 #: The formats of runs that are folders or whole documents, read remotely too.
-FOLDER_FORMATS = ("tfevents", "mlflow", "hf_trainer")
+FOLDER_FORMATS = ("tfevents", "mlflow", "hf_trainer", "wandb")
 
 
 def discover_remote(tree: RemoteTree, found: Discovery, *, format: str | None = None, known=frozenset()) -> None:
@@ -62,6 +65,7 @@ def discover_remote(tree: RemoteTree, found: Discovery, *, format: str | None = 
     configs = _configs(tree, found)
     runs = [(path, kind, False) for path, kind in kinds.items()] + walk.runs
     mlflow = _mlflow_configs(tree, [path for path, kind, _ in runs if kind == "mlflow"], found)
+    mlflow.update(_wandb_configs(tree, [path for path, kind, _ in runs if kind == "wandb"], found))
     for path, kind, is_folder in sorted(runs, key=lambda run: walk.order.get(run[0], len(walk.order))):
         shown = url.url_of(path)
         rel = url.relative(path)
@@ -112,15 +116,20 @@ class _Walk:
             return
         if format in (None, "wandb") and wandb_format.RUN_FOLDER.match(posixpath.basename(folder)) and any(
                 wandb_format.RUN_FILE.match(name) for name in names):
-            self.found.ignored.append((tree.url.url_of(folder), "a W&B run folder: read from local folders only"))
+            self._add(folder, "wandb")
             return
         trainer_output = format in (None, "hf_trainer") and bool(checkpoint_states(tree, folder))
         if trainer_output:
             self._add(folder, "hf_trainer")
         walk = []
+        wandb_runs = any(wandb_format.RUN_FOLDER.match(posixpath.basename(sub)) for sub in subdirs.get(folder, ()))
         for sub in subdirs.get(folder, ()):
             name = posixpath.basename(sub)
             if (trainer_output and name.startswith("checkpoint-")) or name in SKIP_DIRS:
+                continue
+            if name == "latest-run" and wandb_runs:  # W&B's link, listed through over SFTP
+                self.found.ignored.append((tree.url.url_of(sub), "W&B's link to its newest run, read under the "
+                                                                 "run's own folder"))
                 continue
             walk.append(sub)
         events = False
@@ -130,6 +139,9 @@ class _Walk:
                 events = True
                 continue
             if trainer_output and name == "trainer_state.json":
+                continue
+            if wandb_runs and name.startswith("debug") and name.endswith(".log"):
+                self.found.ignored.append((tree.url.url_of(path), "W&B's own debug log of a run"))
                 continue
             self.order.setdefault(path, len(self.order))
             self.files.append(path)
@@ -166,6 +178,9 @@ def _consider(tree: RemoteTree, path: str, found: Discovery, format: str | None,
     if lower == "trainer_state.json" and format in (None, "hf_trainer"):
         kinds[path] = "hf_trainer"
         return
+    if wandb_format.RUN_FILE.match(name) and format in (None, "wandb"):
+        kinds[path] = "wandb"  # a run file out of its run folder
+        return
     why = _passed_over(lower)
     if why:
         found.ignored.append((shown, why))
@@ -184,8 +199,6 @@ def _consider(tree: RemoteTree, path: str, found: Discovery, format: str | None,
 
 def _passed_over(name: str) -> str | None:
     suffix = posixpath.splitext(name)[1]
-    if name.endswith(".wandb"):
-        return "a W&B run file: read from local folders only"
     if name.endswith((".db", ".sqlite")):
         return "a tracker's database: read from local folders only"
     if suffix in NOT_LOG_SUFFIXES:
@@ -301,5 +314,33 @@ def _mlflow_configs(tree: RemoteTree, runs: list[str], found: Discovery) -> dict
                                            yaml(posixpath.join(posixpath.dirname(run), "meta.yaml")), text("tags"))
         config = mlflow_format.config_from(text("params"), info)
         found.sniffed[("mlflow", run)] = (tuple((path, tree.entries[path]) for path in files), config)
+        out[run] = config
+    return out
+
+
+def _wandb_configs(tree: RemoteTree, runs: list[str], found: Discovery) -> dict[str, dict]:
+    """Each W&B run's name and config, from the run record at the start of its run file (read once
+    per version of the file's first bytes: one concurrent batch for the runs that changed)."""
+    from tuiloss.core.remote.sources import wandb_run_file
+
+    record_class = wandb_format.load_record_class()
+    if record_class is None:
+        return {}
+    out: dict[str, dict] = {}
+    todo: list[tuple[str, str]] = []
+    for run in runs:
+        path = wandb_run_file(tree, run)
+        if path is None:
+            continue
+        cached = found.sniffed.get(("wandb", path))
+        if cached is not None and cached[0] == tree.entries[path]:
+            out[run] = cached[1]
+        else:
+            todo.append((run, path))
+    heads = tree.remote.read_many([(path, 0, min(tree.entries[path].size, wandb_format.META_BYTES))
+                                   for _, path in todo])
+    for (run, path), head in zip(todo, heads):
+        config = wandb_format.meta_from(head, record_class).labels() if isinstance(head, bytes) else {}
+        found.sniffed[("wandb", path)] = (tree.entries[path], config)
         out[run] = config
     return out

@@ -12,7 +12,9 @@ reported by the same code as a local one:
   again, whole, at the next poll); a shorter or rewritten file is read again from 0;
 * an MLflow run folder: every ``metrics/<name>`` file tailed as text lines;
 * a Trainer's ``trainer_state.json`` (or an output folder's newest one): re-read whole,
-  in one read, when its listed size or ETag/mtime changes.
+  in one read, when its listed size or ETag/mtime changes;
+* a W&B run file (``run-<id>.wandb``): LevelDB-framed records appended, tailed like an event
+  file (whole records only, a torn last one read again at the next poll).
 
 None of them lists anything itself: new files come from the root's own polls.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 import posixpath
 
 from tuiloss.core.formats import tfevents as events
+from tuiloss.core.formats import wandb as wandb_format
 from tuiloss.core.formats.hf_trainer import TrainerStateParser
 from tuiloss.core.formats.mlflow import MlflowMetricParser
 from tuiloss.core.model import Notice, SegmentEvent
@@ -34,6 +37,7 @@ from tuiloss.core.sources.hf_trainer import TrainerOutputSource
 from tuiloss.core.sources.line import LineSource
 from tuiloss.core.sources.mlflow import MlflowRunSource
 from tuiloss.core.sources.tfevents import SplitRunSource, TfeventsRunSource, _EventFile
+from tuiloss.core.sources.wandb import WandbRunSource
 
 _CHECKPOINT_STATE = "trainer_state.json"
 
@@ -257,6 +261,31 @@ def _fs_path(tree: RemoteTree, url: str) -> str:
     return rest
 
 
+class RemoteWandbSource(WandbRunSource):
+    """A remote W&B run file, tailed through its root's listing."""
+
+    def __init__(self, tree: RemoteTree, fs_path: str) -> None:
+        self.tree = tree
+        super().__init__(tree.url.url_of(fs_path))
+
+    def relocate(self, old: str, new: str) -> bool:
+        return False
+
+    def _tailer(self, path: str):
+        return RemoteTailer(self.tree, _fs_path(self.tree, path), self.max_read)
+
+    def _wait(self, size: int) -> None:
+        pass  # the remote tailer waits for the file to grow past a torn record itself
+
+
+def wandb_run_file(tree: RemoteTree, fs_path: str) -> str | None:
+    """The listed ``run-<id>.wandb`` of a W&B run folder (``fs_path`` itself when it is the file)."""
+    if fs_path in tree.entries:
+        return fs_path
+    names = [path for path in tree.files_in(fs_path) if wandb_format.RUN_FILE.match(posixpath.basename(path))]
+    return names[0] if names else None
+
+
 def make_remote_source(tree: RemoteTree, spec, fs_path: str):
     """The source of a remote run of a store or run-folder format, or None for a line log."""
     if spec.format == "tfevents":
@@ -267,4 +296,7 @@ def make_remote_source(tree: RemoteTree, spec, fs_path: str):
         if fs_path in tree.entries:
             return RemoteDocumentSource(tree, fs_path, TrainerStateParser())
         return RemoteTrainerOutput(tree, fs_path)
+    if spec.format == "wandb":
+        run_file = wandb_run_file(tree, fs_path)
+        return RemoteWandbSource(tree, run_file if run_file is not None else posixpath.join(fs_path, "run.wandb"))
     return None
