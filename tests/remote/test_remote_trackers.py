@@ -151,6 +151,8 @@ def test_a_new_event_file_of_a_resumed_run_is_read_after_the_first(tree):
     run = f"{tree.root}/runs/c"
     later = EVENTS.replace("1700000000", "1700000500")
     tree.write(f"runs/c/{later}", b"".join(event_records({"loss": [0.5] * 5}, start=10)))
+    changed, new_files = follow.engine.remote.poll(every=True)  # as the driver polls: what it reads is
+    assert new_files and {r for url in changed for r in follow.engine.runs_for_path(url)} == {run}  # the run's
     follow.step()
     assert follow.values(run) == [1.0] * 10 + [0.5] * 5
     assert len(follow.store) == 1
