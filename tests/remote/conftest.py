@@ -65,11 +65,16 @@ def _bucket_name(request) -> str:
     return "t-" + "".join(c for c in request.node.name.lower() if c.isalnum())[:40] + f"-{os.getpid()}"
 
 
-@pytest.fixture(scope="session")
-def gcs_server() -> Gcs:
-    server = _started(start_gcs)
+def _serve(start):
+    """A session's server from ``start``, stopped at the end (skipped, with why, where it cannot start)."""
+    server = _started(start)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Gcs:
+    yield from _serve(start_gcs)
 
 
 @pytest.fixture
@@ -81,16 +86,12 @@ def gcs(gcs_server: Gcs, monkeypatch) -> Gcs:
 
 @pytest.fixture
 def gcs_bucket(gcs: Gcs, request) -> str:
-    name = _bucket_name(request)
-    gcs.fs().mkdir(name)
-    return name
+    return _made(gcs.fs(), _bucket_name(request))
 
 
 @pytest.fixture(scope="session")
 def azurite_server() -> Azurite:
-    server = _started(start_azurite)
-    yield server
-    server.stop()
+    yield from _serve(start_azurite)
 
 
 @pytest.fixture
@@ -102,9 +103,12 @@ def azurite(azurite_server: Azurite, monkeypatch) -> Azurite:
 
 @pytest.fixture
 def container(azurite: Azurite, request) -> str:
-    name = _bucket_name(request)[:63].rstrip("-")
-    azurite.fs().mkdir(name)
-    return name
+    return _made(azurite.fs(), _bucket_name(request)[:63].rstrip("-"))
+
+
+def _made(fs, bucket: str) -> str:
+    fs.mkdir(bucket)
+    return bucket
 
 
 #: The remote stores every tailing test runs against (each skips, with its reason, where its server cannot start).

@@ -150,15 +150,20 @@ def start_moto() -> S3:
         raise Unavailable("moto's server is not installed: pip install 'moto[server]'") from None
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
     port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server = _serving("moto's S3 server", ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False), port)
+    return S3(f"http://127.0.0.1:{port}", server)
+
+
+def _serving(name: str, server, port: int):
+    """``server`` (one served from this process) started and answering on ``port``."""
     try:
         server.start()
     except Exception as exc:  # a server that cannot start is said, with its reason
-        raise Unavailable(f"moto's S3 server did not start: {exc}") from None
+        raise Unavailable(f"{name} did not start: {exc}") from None
     if not _wait_port(port, time.monotonic() + 10):
         server.stop()
-        raise Unavailable("moto's S3 server did not answer")
-    return S3(f"http://127.0.0.1:{port}", server)
+        raise Unavailable(f"{name} did not answer")
+    return server
 
 
 @dataclass(frozen=True)
@@ -192,14 +197,7 @@ def start_gcs() -> Gcs:
         raise Unavailable("gcp-storage-emulator is not installed: pip install gcp-storage-emulator") from None
     logging.getLogger("gcp_storage_emulator").setLevel(logging.ERROR)
     port = free_port()
-    server = create_server("127.0.0.1", port, in_memory=True)
-    try:
-        server.start()
-    except Exception as exc:
-        raise Unavailable(f"gcp-storage-emulator did not start: {exc}") from None
-    if not _wait_port(port, time.monotonic() + 10):
-        server.stop()
-        raise Unavailable("gcp-storage-emulator did not answer")
+    server = _serving("gcp-storage-emulator", create_server("127.0.0.1", port, in_memory=True), port)
     return Gcs(f"http://127.0.0.1:{port}", server)
 
 

@@ -28,6 +28,17 @@ def write_job(folder: Path, ranks: int = 8, stopped: int | None = 3) -> None:
             for s in range(10, last + 1, 10)))
 
 
+def folded(folder: Path):
+    """The runs read from ``folder``, all selected, its jobs worked out and folded as the viewer does."""
+    store, _, _ = load([str(folder)])
+    selection, activity = Selection(None), Activities()
+    for run in store:
+        selection.add(run.id)
+    activity.jobs.update(store, activity, 1e10)
+    activity.jobs.hide_folded(selection)
+    return store, selection, activity
+
+
 def panel_text(store: Store, selection: Selection, activity: Activities) -> str:
     text = PanelText().render(build_report(store), list(store), selection, stalls={}, new=set(), plain=True,
                               ascii=False, width=100, jobs=activity.jobs.jobs)
@@ -36,12 +47,7 @@ def panel_text(store: Store, selection: Selection, activity: Activities) -> str:
 
 def test_the_panel_names_the_job_and_its_stopped_rank(tmp_path):
     write_job(tmp_path / "job")
-    store, _, _ = load([str(tmp_path)])
-    selection, activity = Selection(None), Activities()
-    for run in store:
-        selection.add(run.id)
-    activity.jobs.update(store, activity, 1e10)
-    activity.jobs.hide_folded(selection)
+    store, selection, activity = folded(tmp_path)
     text = panel_text(store, selection, activity)
     assert "job/rank*.log (8 ranks)" in text and f"! {STOPPED}" in text
     assert text.count(STOPPED) == 1 and "rank3.log" not in text  # said once, under the job
@@ -52,12 +58,7 @@ def test_the_panel_names_the_job_and_its_stopped_rank(tmp_path):
 
 def test_a_job_in_step_has_no_finding_in_the_panel(tmp_path):
     write_job(tmp_path, ranks=4, stopped=None)
-    store, _, _ = load([str(tmp_path)])
-    selection, activity = Selection(None), Activities()
-    for run in store:
-        selection.add(run.id)
-    activity.jobs.update(store, activity, 1e10)
-    activity.jobs.hide_folded(selection)
+    store, selection, activity = folded(tmp_path)
     text = panel_text(store, selection, activity)
     assert "rank*.log (4 ranks)" in text and "stopped" not in text
 
