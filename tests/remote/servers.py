@@ -20,6 +20,7 @@ server here (a namenode needs Java and Hadoop): its tests skip and say so.
 from __future__ import annotations
 
 import getpass
+import importlib
 import logging
 import os
 import shutil
@@ -36,6 +37,15 @@ S3_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "A
 
 class Unavailable(Exception):
     """Why a server cannot start here."""
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """Stop a server process this module started (killed if it does not end within 10 s)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def free_port() -> int:
@@ -70,11 +80,7 @@ class Sshd:
         return env
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        _end(self.proc)
 
 
 def start_sshd(base: Path) -> Sshd:
@@ -120,14 +126,26 @@ def start_sshd(base: Path) -> Sshd:
 
 
 @dataclass(frozen=True)
-class S3:
+class _Served:
+    """A server run from this process, reached at ``endpoint`` through the environment it names."""
+
     endpoint: str
     server: object
 
+    def variables(self) -> dict[str, str]:
+        raise NotImplementedError
+
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(S3_ENV, AWS_ENDPOINT_URL=self.endpoint)
-        return env
+        """The environment of a tuiloss process that reaches this server."""
+        return {**os.environ, **self.variables()}
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+class S3(_Served):
+    def variables(self) -> dict[str, str]:
+        return {**S3_ENV, "AWS_ENDPOINT_URL": self.endpoint}
 
     def client(self):
         import boto3
@@ -135,19 +153,18 @@ class S3:
         return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
                             aws_access_key_id="testing", aws_secret_access_key="testing")
 
-    def stop(self) -> None:
-        self.server.stop()
+
+def _need(module: str, why: str):
+    """The module, imported, or :class:`Unavailable` saying ``why`` (what to install)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise Unavailable(why) from None
 
 
 def start_moto() -> S3:
-    try:
-        import s3fs  # noqa: F401
-    except ImportError:
-        raise Unavailable("s3fs is not installed: pip install 'tuiloss[s3]'") from None
-    try:
-        from moto.server import ThreadedMotoServer
-    except ImportError:
-        raise Unavailable("moto's server is not installed: pip install 'moto[server]'") from None
+    _need("s3fs", "s3fs is not installed: pip install 'tuiloss[s3]'")
+    ThreadedMotoServer = _need("moto.server", "moto's server is not installed: pip install 'moto[server]'").ThreadedMotoServer
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
     port = free_port()
     server = _serving("moto's S3 server", ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False), port)
@@ -166,15 +183,9 @@ def _serving(name: str, server, port: int):
     return server
 
 
-@dataclass(frozen=True)
-class Gcs:
-    endpoint: str
-    server: object
-
-    def env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env["STORAGE_EMULATOR_HOST"] = self.endpoint
-        return env
+class Gcs(_Served):
+    def variables(self) -> dict[str, str]:
+        return {"STORAGE_EMULATOR_HOST": self.endpoint}
 
     def fs(self):
         from gcsfs.core import GCSFileSystem
@@ -182,19 +193,11 @@ class Gcs:
         os.environ.setdefault("STORAGE_EMULATOR_HOST", self.endpoint)
         return GCSFileSystem(skip_instance_cache=True, endpoint_url=self.endpoint, token="anon")
 
-    def stop(self) -> None:
-        self.server.stop()
-
 
 def start_gcs() -> Gcs:
-    try:
-        import gcsfs  # noqa: F401
-    except ImportError:
-        raise Unavailable("gcsfs is not installed: pip install 'tuiloss[gcs]'") from None
-    try:
-        from gcp_storage_emulator.server import create_server
-    except ImportError:
-        raise Unavailable("gcp-storage-emulator is not installed: pip install gcp-storage-emulator") from None
+    _need("gcsfs", "gcsfs is not installed: pip install 'tuiloss[gcs]'")
+    create_server = _need("gcp_storage_emulator.server",
+                          "gcp-storage-emulator is not installed: pip install gcp-storage-emulator").create_server
     logging.getLogger("gcp_storage_emulator").setLevel(logging.ERROR)
     port = free_port()
     server = _serving("gcp-storage-emulator", create_server("127.0.0.1", port, in_memory=True), port)
@@ -238,18 +241,11 @@ class Azurite:
         return AzureBlobFileSystem(connection_string=self.connection_string, skip_instance_cache=True)
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        _end(self.proc)
 
 
 def start_azurite() -> Azurite:
-    try:
-        import adlfs  # noqa: F401
-    except ImportError:
-        raise Unavailable("adlfs is not installed: pip install 'tuiloss[az]'") from None
+    _need("adlfs", "adlfs is not installed: pip install 'tuiloss[az]'")
     command = azurite_command()
     if command is None:
         why = "no npm here" if shutil.which("npm") is None else "Azurite is not installed"
