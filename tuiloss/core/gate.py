@@ -2,8 +2,9 @@
 
 A gate looks at what the panel shows of each run: its primary metric's findings and verdict,
 and its evaluation series' findings; and at each distributed job's (``rank-stopped``: a rank
-whose log stopped while the job's other ranks went on, see :mod:`tuiloss.core.ranks`). ``--since STEP`` keeps only findings at or after a step,
-so a job epilogue can fail on what its last stretch of training did.
+whose log stopped while the job's other ranks went on, see :mod:`tuiloss.core.ranks`).
+``--since STEP`` keeps only findings at or after a step, so a job epilogue can fail on what its
+last stretch of training did.
 """
 
 from __future__ import annotations
