@@ -182,3 +182,46 @@ def test_a_wandb_run_file_written_in_pieces_holds_every_row_once(tree, tmp_path)
     follow.step()
     assert run.series["train/loss"].values.view.tolist() == expected.series["train/loss"].values.view.tolist()
     assert run.label == expected.label and run.config == expected.config
+
+
+def test_a_state_file_saved_twice_in_one_second_at_one_size_is_read_again(sshd, tmp_path, monkeypatch):
+    """Over SFTP a listing tells a file's versions by size and whole-second mtime alone: a history
+    cut back and written on, as long as before, in the same second, lists alike. It is read again
+    while its second may still be going on, and no more after."""
+    import os
+    from types import SimpleNamespace
+
+    from backends import SftpTree
+    from tuiloss.core.remote import sources
+
+    def state(losses: list[float]) -> bytes:
+        history = [{"loss": loss, "learning_rate": 1e-4, "step": 10 * (k + 1)} for k, loss in enumerate(losses)]
+        return json.dumps({"global_step": 10 * len(losses), "log_history": history}, indent=2).encode()
+
+    first, second = state([2.5, 2.25, 2.125, 1.75]), state([2.5, 2.25, 2.125, 1.25])  # the last entry redone
+    assert len(first) == len(second)
+    tree = SftpTree(tmp_path / "logs")
+    path = tmp_path / "logs" / "out" / "trainer_state.json"
+    saved = 1_700_000_000
+    clock = SimpleNamespace(time=lambda: saved + 0.4)  # the reader's looks: within the second of the saves
+    monkeypatch.setattr(sources, "time", clock)
+    tree.write("out/trainer_state.json", first)
+    os.utime(path, (saved, saved))
+    follow = Follower(tree.root)
+    follow.step()
+    url = tree.url("out/trainer_state.json")
+    assert follow.values(url) == [2.5, 2.25, 2.125, 1.75]
+    tree.write("out/trainer_state.json", second)
+    os.utime(path, (saved, saved))  # the same second, the same size: the same listing
+    follow.step()
+    assert follow.values(url)[-1] == 1.25 and follow.reasons(url)[-1] == "replaced"
+    remote = follow.engine.remote.trees[0].remote
+    clock.time = lambda: saved + 5.0  # the second is long over: a look now is the last one needed
+    follow.step()
+    before = remote.operations
+    remote.listing()
+    listing = remote.operations - before
+    before = remote.operations
+    follow.step()
+    assert remote.operations - before == listing  # sure of it now: the listing alone, no read
+    assert follow.values(url)[-1] == 1.25

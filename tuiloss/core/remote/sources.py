@@ -22,6 +22,8 @@ None of them lists anything itself: new files come from the root's own polls.
 from __future__ import annotations
 
 import posixpath
+import time
+import zlib
 
 from tuiloss.core.formats import tfevents as events
 from tuiloss.core.formats import wandb as wandb_format
@@ -29,7 +31,7 @@ from tuiloss.core.formats.hf_trainer import TrainerStateParser
 from tuiloss.core.formats.mlflow import MlflowMetricParser
 from tuiloss.core.model import Notice, SegmentEvent
 from tuiloss.core.remote.fs import RemoteError
-from tuiloss.core.remote.tail import RemoteTailer
+from tuiloss.core.remote.tail import UNSURE_SECONDS, RemoteTailer
 from tuiloss.core.remote.tree import RemoteTree
 from tuiloss.core.sources.base import Item
 from tuiloss.core.sources.document import MAX_DOCUMENT, DocumentSource
@@ -167,12 +169,20 @@ class RemoteMlflowSource(MlflowRunSource):
 
 
 class RemoteDocumentSource(DocumentSource):
-    """A remote file rewritten whole at each save: read again, in one read, when its listing changes."""
+    """A remote file rewritten whole at each save: read again, in one read, when its listing changes.
+
+    Without an ETag (SFTP), a listing tells a version by its size and its mtime in whole seconds:
+    two saves in one second of the same size (a history cut back and written on, an entry
+    replaced by one as long) list alike. While the listed mtime is within
+    :data:`~tuiloss.core.remote.tail.UNSURE_SECONDS` of the last read, the file is read again
+    when asked, and parsed if its bytes changed.
+    """
 
     def __init__(self, tree: RemoteTree, fs_path: str, parser) -> None:
         super().__init__(tree.url.url_of(fs_path), parser)
         self.tree = tree
         self.fs_path = fs_path
+        self._looked: float | None = None  # wall-clock time of the last read
 
     def relocate(self, old: str, new: str) -> bool:
         return False
@@ -181,11 +191,16 @@ class RemoteDocumentSource(DocumentSource):
         entry = self.tree.entries.get(self.fs_path)
         return None if entry is None else (entry.token, entry.size, entry.mtime)
 
+    def _unsure(self) -> bool:
+        entry = self.tree.entries.get(self.fs_path)
+        return (entry is not None and entry.token.startswith("|") and entry.mtime is not None
+                and self._looked is not None and entry.mtime >= self._looked - UNSURE_SECONDS)
+
     def changed(self) -> bool:
         key = self._key()
         if key is None:
             return not self._deleted and self.tree.listed
-        return key != self._seen and key != self._unparsed
+        return (key != self._seen and key != self._unparsed) or self._unsure()
 
     def read(self) -> tuple[list[Item], bool]:
         items: list[Item] = []
@@ -196,7 +211,7 @@ class RemoteDocumentSource(DocumentSource):
                 items.append(SegmentEvent("deleted", "the file is gone"))
                 items.append(Notice("warning", f"{self.path} was deleted; its points are kept"))
             return items, False
-        if key == self._seen or key == self._unparsed:
+        if (key == self._seen or key == self._unparsed) and not self._unsure():
             return items, False
         if key[1] > MAX_DOCUMENT:
             items.append(Notice("error", f"{self.path} is larger than 512 MiB; not read"))
@@ -208,8 +223,11 @@ class RemoteDocumentSource(DocumentSource):
             return items, False  # gone since the listing: the next one says so
         except RemoteError as exc:
             return self._failed(items, str(exc).replace(f"{self.tree.url.shown}: ", "", 1)), False
+        self._looked = time.time()
         if len(data) < key[1]:
             return items, False  # rewritten since the listing: the next one shows the new version
+        if key == self._seen and self._read_as is not None and zlib.crc32(data) == self._read_as[1]:
+            return items, False  # the version read (its mtime's second is over, or it was not rewritten)
         self._take(data, key, 0, items)
         if data:
             self.tree.mark_active()
