@@ -74,3 +74,22 @@ async def test_the_viewers_panel_says_which_rank_stopped(tmp_path, config_for):
         await wait_for(pilot, lambda: STOPPED in " ".join(app.insights_panel.text.plain.split()), 15,
                        "the stopped rank in the panel")
         assert "job/rank*.log (8 ranks)" in app.insights_panel.text.plain
+
+
+def test_a_ranks_other_stream_has_no_row_of_its_own(tmp_path):
+    """torchrun's attempt_0/N/stdout.log beside each rank's stderr.log: one row for the job."""
+    from tuiloss.ui.runstate import list_rows
+
+    attempt = tmp_path / "none_x1" / "attempt_0"
+    for rank in range(4):
+        (attempt / str(rank)).mkdir(parents=True)
+        (attempt / str(rank) / "stdout.log").write_text(f"rank {rank} ready\n")
+        last = 2000 if rank == 3 else 6000
+        (attempt / str(rank) / "stderr.log").write_text("".join(
+            f"2024-05-01 10:00:00,000 - INFO - step={s} loss={2 * math.exp(-s / 2000) + 0.3:.4f}\n"
+            for s in range(10, last + 1, 10)))
+    store, selection, activity = folded(tmp_path)
+    rows = list_rows(list(store), selection, plain=True, at_cursor=None, findings={}, stalled=(), new=(),
+                     activity=activity, now=1e10)
+    assert [row.label for row in rows] == ["none_x1/attempt_0/*/stderr.log (4 ranks, rank 3 stopped)"]
+    assert "rank 3 stopped at step 2.0K while 3 ranks went on to 6.0K" in panel_text(store, selection, activity)
