@@ -88,6 +88,17 @@ from trackers import event_records  # noqa: E402
 EVENTS = "events.out.tfevents.1700000000.node01.4242.0"
 
 
+def idle_step_lists_only(follow) -> bool:
+    """Whether a step of ``follow`` with nothing new costs its root's listing alone, no read."""
+    remote = follow.engine.remote.trees[0].remote
+    before = remote.operations
+    remote.listing()
+    listing = remote.operations - before
+    before = remote.operations
+    follow.step()
+    return remote.operations - before == listing
+
+
 def test_an_event_file_is_read_record_by_record_and_a_half_written_record_waits(tree):
     values = [2.0 - k / 100 for k in range(40)]
     records = event_records({"loss": values})
@@ -113,12 +124,7 @@ def test_an_event_file_is_read_record_by_record_and_a_half_written_record_waits(
     assert follow.reasons(run) == ["start"]
     tree.settle(rel)  # written before the last second (SFTP's mtimes are whole seconds)
     follow.step()
-    before = remote.operations
-    follow.step()
-    idle = remote.operations - before
-    before = remote.operations
-    remote.listing()
-    assert idle == remote.operations - before  # idle: the listing alone, no read
+    assert idle_step_lists_only(follow)
     assert follow.values(run) == pytest.approx(values[:24])
 
 
@@ -215,13 +221,7 @@ def test_a_state_file_saved_twice_in_one_second_at_one_size_is_read_again(sshd, 
     os.utime(path, (saved, saved))  # the same second, the same size: the same listing
     follow.step()
     assert follow.values(url)[-1] == 1.25 and follow.reasons(url)[-1] == "replaced"
-    remote = follow.engine.remote.trees[0].remote
     clock.time = lambda: saved + 5.0  # the second is long over: a look now is the last one needed
     follow.step()
-    before = remote.operations
-    remote.listing()
-    listing = remote.operations - before
-    before = remote.operations
-    follow.step()
-    assert remote.operations - before == listing  # sure of it now: the listing alone, no read
+    assert idle_step_lists_only(follow)  # sure of it now
     assert follow.values(url)[-1] == 1.25
