@@ -2,7 +2,7 @@
 
 Rows (names for ``--only``): csv, csv-pieces, jsonl, text (with the physical limit),
 tfevents, mlflow-db, wandb-file, tail, memory, latency, latency-poll, redraw, keys, startup, startup-ready,
-startup-1gb, many-runs, remote-latency-sftp, remote-latency-s3, remote-idle, remote-discovery,
+startup-1gb, many-runs, remote-latency-sftp, remote-latency-s3, remote-idle, remote-idle-tfevents, remote-discovery,
 tfevents-rustboard, report, report-memory, watch-scale (benchmarks/scale.py), runs-start, toggle-runs,
 idle-cpu, rescan-loop, follow-cpu, latency-terminal (benchmarks/viewer_scale.py: thousands of runs,
 CPU of the real command in tmux, latency on the terminal).
@@ -142,6 +142,7 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         "remote-latency-sftp": lambda: remote.latency("sftp", 10 if quick else 30),
         "remote-latency-s3": lambda: remote.latency("s3", 10 if quick else 30),
         "remote-idle": lambda: remote.idle(10, 5 if quick else 20),
+        "remote-idle-tfevents": lambda: remote.idle_events(10, 5 if quick else 20),
         "remote-discovery": lambda: remote.discovery(2_000 if quick else 10_000, 1 if quick else 3),
         "tfevents-rustboard": lambda: rustboard.run(200_000 if quick else 1_000_000, 5 if quick else 7),
         "report": lambda: scale.report(lines, 3 if quick else 5),

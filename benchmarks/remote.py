@@ -11,6 +11,9 @@ has its baseline measured in the same run:
 * ``remote-idle``: requests per idle run per hour, with the back-off, against polling every
   second without it; ten idle runs under one root, the hour's polls replayed on a simulated
   clock (every poll and read is real, only the waits between them are skipped).
+* ``remote-idle-tfevents``: the same for ten idle TensorBoard runs (a run folder of two event
+  files each, a resumed run) under one S3 root: a folder's event files cost no request of their
+  own while nothing grows.
 * ``remote-discovery``: the first scan of a tree of 10,000 objects (100 runs of a CSV, a text
   log and a config, among checkpoints) in moto, against the same tree on the local disk.
 """
@@ -209,6 +212,44 @@ def idle(runs: int, sample_polls: int) -> Row:
     return Row("remote-idle", "requests per idle run per hour over S3, with the back-off / polling every 1 s without it",
                ours, baseline, ours / baseline, "<= 0.05", ours / baseline <= 0.05, "requests", "; ".join(notes),
                (per_run["sftp"][0] / per_run["sftp"][2], per_run["sftp"][0] / per_run["sftp"][2]))
+
+
+def _event_file(steps: int, start: int = 0) -> bytes:
+    """An event file of ``steps`` scalar events (tensorboard's own framing)."""
+    import io
+
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    buffer = io.BytesIO()
+    writer = RecordWriter(buffer)
+    writer.write(event_pb2.Event(wall_time=1.7e9, file_version="brain.Event:2").SerializeToString())
+    for k in range(steps):
+        value = summary_pb2.Summary.Value(tag="loss", simple_value=2.0 / (1 + k / 100))
+        writer.write(event_pb2.Event(wall_time=1.7e9 + k, step=start + k,
+                                     summary=summary_pb2.Summary(value=[value])).SerializeToString())
+    return buffer.getvalue()
+
+
+def idle_events(runs: int, sample_polls: int) -> Row:
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        raise Skip("tensorboard is not installed: pip install 'tuiloss[tensorboard]'") from None
+    with _S3() as server:
+        server.client.create_bucket(Bucket="idle-tb")
+        first, second = _event_file(500), _event_file(500, start=500)
+        for k in range(runs):
+            for n, body in enumerate((first, second)):
+                key = f"tb/run{k}/events.out.tfevents.{1_700_000_000 + n}.bench.{k}.{n}"
+                server.client.put_object(Bucket="idle-tb", Key=key, Body=body)
+        requests, bytes_, polls = _idle_hour("s3://idle-tb/tb", runs, 1.0, None)
+        flat, _, flat_polls = _idle_hour_sample("s3://idle-tb/tb", sample_polls)
+    ours, baseline = requests / runs, 3600 * flat / flat_polls / runs
+    return Row("remote-idle-tfevents", "requests per idle TensorBoard run per hour over S3, with the back-off / "
+               "polling every 1 s without it", ours, baseline, ours / baseline, "<= 0.05", ours / baseline <= 0.05,
+               "requests", f"{runs} runs of 2 event files under one root: {polls} listings in the hour, "
+               f"{bytes_ / runs / 1024:.1f} KiB per run (the listings' answers)")
 
 
 def _idle_hour_sample(root: str, polls: int) -> tuple[int, int, int]:

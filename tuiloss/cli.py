@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--linear-x", action="store_true", help="with --plot: a linear step axis")
     report.add_argument("--fail-on", type=fail_kinds, metavar="KIND[,KIND]",
                         help="exit 3 when a run has such a finding: spike, nan, divergence, drift, reset, "
-                        "overfitting, no-progress, stalled, or any (with --follow: at the first new one)")
+                        "overfitting, no-progress, stalled, rank-stopped (a rank of a distributed job stopped "
+                        "while the others went on), or any (with --follow: at the first new one)")
     report.add_argument("--since", type=float, metavar="STEP", help="with --fail-on: only findings at or after STEP")
     report.add_argument("--group-by", type=group_keys, metavar="KEY[,KEY]",
                         help="config keys that make a configuration (default: the whole config but seeds, run "

@@ -494,7 +494,7 @@ class MlflowLog(Log):
 
     def __init__(self, writer: "Writer", spec: dict) -> None:
         super().__init__(writer, spec)
-        self.run = self.path  # the run folder
+        # the run folder (Log set it from the spec: a remote root names it by URL)
         self.files: dict[str, int] = {}
         self.file_pending: dict[str, bytes] = {}
         self.steps: dict[str, int] = {}
@@ -645,7 +645,7 @@ class TfeventsLog(Log):
         from crc32c import crc32c
         from tensorboard.compat.proto import event_pb2, summary_pb2
 
-        self.run = self.path
+        # the run folder: Log set it from the spec (a remote root names it by URL)
         self.crc = crc32c
         self.event_pb2, self.summary_pb2 = event_pb2, summary_pb2
         self.files = 0

@@ -34,7 +34,9 @@ NAMES = {"csv": "metrics.csv", "jsonl": "metrics.jsonl", "text": "train.log"}
 
 
 def remote_plan(seed: int, root: Path, stage: Path, seconds: float, run_of) -> list[dict]:
-    """Two writers over the line logs (the formats read remotely), one late log each."""
+    """Two writers over the line logs, one late log each, and a third over a TensorBoard run folder
+    (records appended in any byte chunks, damaged records, resumed files), an MLflow run and a
+    Trainer's trainer_state.json (rewritten whole, atomically or in place)."""
     rng = random.Random(seed)
     writers = []
     for w in range(2):
@@ -46,6 +48,10 @@ def remote_plan(seed: int, root: Path, stage: Path, seconds: float, run_of) -> l
         late = root / f"late{w}" / NAMES[kind]
         writers.append({"seed": rng.randrange(1 << 32), "seconds": seconds, "stage": str(stage), "logs": logs,
                         "late": [{"kind": kind, "path": str(late), "run": run_of(late)}]})
+    trackers = [("tfevents", root / "tb" / "run0"), ("mlflow", root / "mlruns" / "0" / "run1"),
+                ("hf_trainer", root / "hf" / "trainer_state.json")]
+    writers.append({"seed": rng.randrange(1 << 32), "seconds": seconds, "stage": str(stage), "late": [],
+                    "logs": [{"kind": kind, "path": str(path), "run": run_of(path)} for kind, path in trackers]})
     return writers
 
 

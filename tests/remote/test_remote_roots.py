@@ -177,3 +177,25 @@ def test_polls_back_off_while_idle_and_speed_up_on_change(sshd, tmp_path):
     assert remote.poll() == {f"{tmp_path / 'logs'}/train.log"}
     assert remote.interval == 1.0 and remote.due_in() == 1.0
     assert remote.status.protocol == "sftp" and remote.status.error is None
+
+
+def test_a_remote_root_is_read_on_every_store(tree):
+    """The same small tree on each store (the sshd, S3, GCS, Azure): the same runs and points."""
+    tree.write("a/metrics.csv", b"step,loss\n" + b"".join(b"%d,%f\n" % (i, 2 - i / 100) for i in range(40)))
+    tree.write("b/train.log", "".join(f"iter {i}: loss {3 - i / 100:.3f}\n" for i in range(1, 30)).encode())
+    tree.write("b/model.pt", b"\0" * 16)
+    store, engine, _ = load([tree.root])
+    assert {run.id: run.points for run in store.runs.values()} == {tree.url("a/metrics.csv"): 40,
+                                                                   tree.url("b/train.log"): 29}
+    (status,) = engine.remote.status()
+    assert status.protocol == tree.protocol and status.error is None
+
+
+def test_a_missing_bucket_or_container_names_the_url(tree):
+    if tree.protocol == "sftp":
+        pytest.skip("an sftp:// root names a host, not a bucket")
+    root = f"{tree.protocol}://no-such-bucket-{tree.protocol}-here/logs"
+    store, engine, notices = load([root])
+    assert len(store) == 0
+    said = " ".join(n.message for n in notices) + " ".join(str(t.error) for t in engine.remote.trees)
+    assert root in said

@@ -8,22 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from backends import S3Tree, SftpTree
 from tuiloss.core.engine import Engine, Options, apply_result
 from tuiloss.core.store import Store
 
 
 def lines(start: int, stop: int, top: float = 5.0) -> bytes:
     return "".join(f"iter {i}: loss {top - i * 0.001:.4f}\n" for i in range(start, stop)).encode()
-
-
-@pytest.fixture(params=["sftp", "s3"])
-def tree(request, tmp_path):
-    if request.param == "sftp":
-        request.getfixturevalue("sshd")
-        return SftpTree(tmp_path / "logs")
-    s3 = request.getfixturevalue("s3")
-    return S3Tree(s3.client(), request.getfixturevalue("bucket"))
 
 
 class Follower:
@@ -149,7 +139,7 @@ def test_an_idle_poll_costs_one_listing_and_a_grown_file_one_ranged_read(tree):
     before, received = remote.requests, remote.received
     follow.step()  # nothing changed
     idle = remote.requests - before
-    assert idle == (1 if tree.protocol == "s3" else 4)  # one listing page; over SFTP one read per folder
+    assert idle == (4 if tree.protocol == "sftp" else 1)  # one listing page; over SFTP one read per folder
     assert remote.received == received
     tree.append("run1/metrics.csv", b"200,0.004975\n201,0.004950\n")
     before, received = remote.requests, remote.received

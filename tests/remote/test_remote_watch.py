@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from backends import SftpTree
 from tuiloss.config import Config
 from tuiloss.core.remote.tree import RootStatus
@@ -48,6 +50,34 @@ def test_watching_two_nodes_shows_both_and_follows_an_append(sshd, tmp_path):
             text = status_text(app.status_bar.status).plain
             assert "sftp node01/run every" in text and "sftp node02/run every" in text
             assert "polling (--poll 0.2s)" in text
+            await pilot.press("q")
+
+    asyncio.run(watch())
+
+
+def test_watching_a_tensorboard_logdir_in_a_bucket_follows_its_event_files(s3, bucket):
+    """The viewer on an S3 logdir of two TensorBoard runs: both on screen, a record appended to one
+    event file in two flushes, the first cut inside a record, shown once whole."""
+    from backends import S3Tree
+    from trackers import event_records
+
+    tree = S3Tree(s3.client(), bucket)
+    records = {name: event_records({"loss": [2.0 - k / 50 for k in range(30)]}) for name in ("a", "b")}
+    name = "events.out.tfevents.1700000000.node01.1.0"
+    for run, framed in records.items():
+        tree.write(f"tb/{run}/{name}", b"".join(framed[:21]))
+
+    async def watch() -> None:
+        app = make_app(Config(paths=(tree.root,), poll=0.2))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _wait(pilot, lambda: app.loaded and len(app.store) == 2, 30, "both TensorBoard runs")
+            assert sorted(run.label for run in app.store) == ["a", "b"]
+            run = app.store.runs[tree.url("tb/b")]
+            assert len(run.series["loss"]) == 20
+            tree.append(f"tb/b/{name}", records["b"][21][:10])  # a flush that cut a record, then its rest
+            tree.append(f"tb/b/{name}", records["b"][21][10:] + b"".join(records["b"][22:25]))
+            await _wait(pilot, lambda: len(run.series["loss"]) == 24, 15, "the appended records")
+            assert run.series["loss"].values.view.tolist()[-4:] == pytest.approx([2.0 - k / 50 for k in range(20, 24)])
             await pilot.press("q")
 
     asyncio.run(watch())

@@ -231,3 +231,112 @@ def test_no_real_log_is_taken_for_a_rank(real_logs):
     report = build_report(store)
     assert len(report.runs) > 10 and report.jobs == ()
     assert [run.source for run in store if rank_name(run.source)] == []
+
+
+# -- a rank's two streams, written to two files ---------------------------------------------------
+
+
+def _logged(step: int, rank: int, planned: int = 15000) -> str:
+    """A line as Python's logging writes it to stderr (its default stream)."""
+    value = 2.5 * math.exp(-step / 4000) + 0.3 + 0.001 * rank
+    return f"2024-05-01 10:00:00,000 - INFO - step={step} max_steps={planned} loss={value:.4f} lr=3.0e-04"
+
+
+def test_torchrun_stdout_and_stderr_of_a_rank_are_one_rank(tmp_path):
+    """torchrun --log-dir with --redirects 3: each rank's stdout.log and stderr.log; the metrics are
+    logged (stderr), stdout holds what was printed. One job of 8 ranks, each read from its stderr."""
+    attempt = tmp_path / "logs" / "none_4bq1k2" / "attempt_0"
+    for rank in range(8):
+        folder = attempt / str(rank)
+        folder.mkdir(parents=True)
+        (folder / "stdout.log").write_text(f"rank {rank} of 8 ready\nloading shards from /data\n")
+        last = 12000 if rank == 3 else 15000
+        (folder / "stderr.log").write_text("\n".join(_logged(s, rank) for s in range(10, last + 1, 10)) + "\n")
+    store, _, _ = load([str(tmp_path / "logs")])
+    report = build_report(store)
+    (job,) = report.jobs
+    assert job.label == "none_4bq1k2/attempt_0/*/stderr.log" and len(job.ranks) == 8
+    assert all(rank.id.endswith("stderr.log") for rank in job.ranks)
+    assert [len(rank.streams) for rank in job.ranks] == [1] * 8
+    assert all(rank.streams[0].endswith(f"attempt_0/{rank.rank}/stdout.log") for rank in job.ranks)
+    assert [f.message for f in job.findings] == ["rank 3 stopped at step 12.0K while 7 ranks went on to 15.0K"]
+    assert len(job.others) == 15  # 7 ranks and 8 stdout files, folded into rank 0's stderr
+    data = report_json(report)
+    assert len(data["jobs"]) == 1 and data["jobs"][0]["ranks"][0]["streams"] == [str(attempt / "0" / "stdout.log")]
+
+
+def test_slurm_out_and_err_of_a_rank_are_one_rank_whichever_holds_the_metrics(tmp_path):
+    """srun --output=train.rank%t.out --error=train.rank%t.err: most ranks print their metrics
+    (.out), two log them (.err); each rank's metrics come from the stream that holds them."""
+    for rank in range(4):
+        metrics = "\n".join(_logged(s, rank, 6000) for s in range(10, 6001, 10)) + "\n"
+        other = "UserWarning: TypedStorage is deprecated\n"
+        out, err = (other, metrics) if rank in (1, 2) else (metrics, other)
+        (tmp_path / f"train.rank{rank}.out").write_text(out)
+        (tmp_path / f"train.rank{rank}.err").write_text(err)
+    store, _, _ = load([str(tmp_path)])
+    (job,) = build_report(store).jobs
+    assert job.label == "train.rank*.{out,err}"
+    assert [rank.id.rsplit(".", 1)[1] for rank in job.ranks] == ["out", "err", "err", "out"]
+    assert not job.findings and len(job.others) == 7
+
+
+def test_one_stream_alone_keeps_its_name_and_unrelated_out_files_stay_apart(tmp_path):
+    for rank in range(4):
+        (tmp_path / f"train.rank{rank}.out").write_text(
+            "\n".join(_logged(s, rank, 6000) for s in range(10, 6001, 10)) + "\n")
+    (tmp_path / "layout.log").write_text("step 1/10 | loss 1.0\n")
+    store, _, _ = load([str(tmp_path)])
+    (job,) = build_report(store).jobs
+    assert job.label == "train.rank*.out" and all(not rank.streams for rank in job.ranks)
+
+
+@pytest.mark.parametrize("job, key", [
+    ("x/attempt_0/*/stdout.log", "x/attempt_0/*/std{out,err}.log"),
+    ("x/attempt_0/*/stderr.log", "x/attempt_0/*/std{out,err}.log"),
+    ("train.rank*.out", "train.rank*.{out,err}"),
+    ("train.rank*.err", "train.rank*.{out,err}"),
+    ("out/rank*.log", "out/rank*.log"),  # a folder named out: not a stream
+    ("rank*_output.txt", "rank*_output.txt"),
+])
+def test_the_name_both_streams_share(job, key):
+    from tuiloss.core.ranks import streamless
+
+    assert streamless(job) == key
+
+
+# -- --fail-on rank-stopped -----------------------------------------------------------------------
+
+
+def test_fail_on_rank_stopped(tmp_path):
+    import subprocess
+    import sys
+
+    for rank in range(8):
+        _write_rank(tmp_path / "job" / f"rank{rank}.log", rank, 12000 if rank == 3 else 15000)
+    done = subprocess.run([sys.executable, "-m", "tuiloss", "report", str(tmp_path), "--fail-on", "rank-stopped"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "tuiloss: --fail-on rank-stopped: job/rank*.log: rank 3 stopped at step 12.0K while 7 ranks went on to 15.0K"]
+    later = subprocess.run([sys.executable, "-m", "tuiloss", "report", str(tmp_path), "--fail-on", "rank-stopped",
+                            "--since", "13000"], capture_output=True, text=True, timeout=120)
+    assert later.returncode == 0 and later.stderr == ""  # it stopped before step 13,000
+
+
+def test_fail_on_names_rank_stopped_among_its_kinds():
+    from tuiloss.core.gate import parse_kinds
+
+    assert "rank-stopped" in parse_kinds("any") and parse_kinds("rank_stopped") == {"rank-stopped"}
+    with pytest.raises(ValueError, match="rank-stopped"):
+        parse_kinds("bogus")
+
+
+def test_fail_on_rank_stopped_passes_a_job_in_step(tmp_path):
+    from tuiloss.core.gate import failures
+
+    for rank in range(4):
+        _write_rank(tmp_path / f"rank{rank}.log", rank, 15000)
+    store, _, _ = load([str(tmp_path)])
+    report = build_report(store)
+    assert len(report.jobs) == 1 and failures(report, frozenset({"rank-stopped"})) == []

@@ -1,8 +1,10 @@
 """``--fail-on``: the findings that make ``tuiloss report`` exit 3, for CI gates and job epilogues.
 
 A gate looks at what the panel shows of each run: its primary metric's findings and verdict,
-and its evaluation series' findings. ``--since STEP`` keeps only findings at or after a step,
-so a job epilogue can fail on what its last stretch of training did.
+and its evaluation series' findings; and at each distributed job's (``rank-stopped``: a rank
+whose log stopped while the job's other ranks went on, see :mod:`tuiloss.core.ranks`).
+``--since STEP`` keeps only findings at or after a step, so a job epilogue can fail on what its
+last stretch of training did.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "overfitting": (frozenset({"overfitting"}), frozenset()),
     "no-progress": (frozenset(), frozenset({"no_progress"})),
     "stalled": (frozenset({"stall"}), frozenset()),
+    "rank-stopped": (frozenset(), frozenset()),  # a job's finding, not a run's metric's (see failures)
 }
 #: ``--fail-on any``: every kind above.
 ANY = "any"
@@ -57,6 +60,10 @@ def failures(report: Report, kinds: frozenset[str], since: float | None = None) 
     found: list[Failure] = []
     for run in report.runs:
         found += _of_run(run, anomaly_kinds, verdict_kinds, since)
+    if "rank-stopped" in kinds:
+        for job in report.jobs:
+            found += [Failure(finding.run_id, job.label, "rank-stopped", finding.step, finding.message)
+                      for finding in job.findings if _after(finding.step, since)]
     return found
 
 

@@ -6,6 +6,11 @@ A job launched on N processes often writes one log per process: ``rank0.log`` ..
 ``LOG_DIR/RUN_ID/attempt_0/3/stdout.log`` (its ``--log-dir`` with ``--redirects``/``--tee``: one
 folder per local rank, under one folder per restart attempt).
 
+A rank's two streams, written to two files (torchrun's ``attempt_0/3/stdout.log`` and
+``attempt_0/3/stderr.log``, Slurm's ``srun --output=train.rank%t.out --error=train.rank%t.err``),
+are one rank, not two jobs: its metrics are read from whichever stream holds them (Python's
+``logging`` writes to stderr, ``print`` to stdout), the other stream is folded with it.
+
 Two logs are ranks of one job when
 
 - **their names say so**: the same path under one root but for a rank number that a word marks as one
@@ -56,6 +61,8 @@ _LOCAL_RANK = re.compile(r"(?i)(?<![a-z])local[_-]?rank[_\-.]?(\d{1,6})(?![a-z\d
 _QUALIFIERS = re.compile(r"(?i)(?<![a-z])(?:local|lora|low|num|n)[_-]?$")
 #: torchrun's per-rank folders: ``attempt_K/LOCAL_RANK/stdout.log`` (or ``stderr.log``).
 _TORCHRUN = re.compile(r"(^|.*/)(attempt_\d+)/(\d{1,6})/(std(?:out|err)\.log)$")
+#: A stream's word in a log's name: ``stdout``/``stderr``, ``.out``/``.err`` (the rank's two files).
+_STREAM = re.compile(r"(?i)(?<![a-z])(std)?(?:out|err)(?![a-z])")
 #: The most ranks whose pairwise agreement is worked out to find the job's majority.
 PAIRWISE_MOST = 64
 
@@ -110,6 +117,7 @@ class RankFacts:
     format: str
     config: dict = field(default_factory=dict, hash=False, compare=False)
     primary: str | None = None
+    points: int = 0
     first_step: float | None = None
     last_step: float | None = None
     spacing: float | None = None  # its usual steps between two logged points
@@ -125,6 +133,7 @@ class Rank:
     label: str
     last_step: float | None
     state: str
+    streams: tuple[str, ...] = ()  # the rank's other stream's log (its stderr beside its stdout), folded with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +179,11 @@ class Job:
         return tuple(rank.id for rank in self.ranks)
 
     @property
+    def others(self) -> frozenset[str]:
+        """The runs folded into the lead rank's: the other ranks, and every rank's other stream."""
+        return frozenset(rank.id for rank in self.ranks[1:]) | {run_id for rank in self.ranks for run_id in rank.streams}
+
+    @property
     def last_step(self) -> float | None:
         steps = [r.last_step for r in self.ranks if r.last_step is not None]
         return max(steps) if steps else None
@@ -211,7 +225,7 @@ def facts_of(run: Run, state: str = "", state_reason: str = "") -> RankFacts:
     return RankFacts(
         id=run.id, label=run.label, path=run.path or run.id, source=run.source, format=run.format,
         config=dict(run.config), primary=primary if series is not None and len(series) else None,
-        first_step=first, last_step=last, spacing=spacing,
+        points=run.points, first_step=first, last_step=last, spacing=spacing,
         planned=planned_steps(run.meta.get("planned_steps"), run.config), state=state, state_reason=state_reason,
     )
 
@@ -246,13 +260,19 @@ def find_jobs(members: Iterable[RankFacts], growing: Collection[str] = frozenset
     ``growing`` holds the ids of logs seen growing just now (the viewer knows): such a rank is
     behind, not stopped.
     """
-    named: dict[tuple[str, str], dict[int, RankFacts]] = {}
+    named: dict[tuple[str, str], dict[int, dict[str, RankFacts]]] = {}
     for member in members:
         name = rank_name(member.source)  # the name below the root: the root is the user's choice
         if name is not None:  # a log restarted in itself: its newest run is the rank
-            named.setdefault((_root_of(member), name.job), {})[name.rank] = member
+            key = (_root_of(member), streamless(name.job))
+            named.setdefault(key, {}).setdefault(name.rank, {})[name.job] = member
     jobs = []
-    for (_, label), by_rank in named.items():
+    for (_, key), streams in named.items():
+        by_rank = {number: _holding(logs) for number, logs in streams.items()}
+        chosen = {name for number, logs in streams.items() for name, m in logs.items() if m is by_rank[number]}
+        label = chosen.pop() if len(chosen) == 1 else key
+        others = {number: tuple(m.id for m in logs.values() if m is not by_rank[number])
+                  for number, logs in streams.items()}
         if len(by_rank) < 2:
             continue
         reference = _reference(by_rank)
@@ -272,9 +292,24 @@ def find_jobs(members: Iterable[RankFacts], growing: Collection[str] = frozenset
         if not _dense([number for number, m in by_rank.items() if m.id in joined]):
             continue
         numbers = {member.id: number for number, member in by_rank.items()}
-        job_ranks = tuple(Rank(numbers[m.id], m.id, m.label, m.last_step, m.state) for m in ranks)
+        job_ranks = tuple(Rank(numbers[m.id], m.id, m.label, m.last_step, m.state, others[numbers[m.id]])
+                          for m in ranks)
         jobs.append(Job(label, job_ranks, tuple(_stopped(ranks, numbers, growing)), tuple(apart)))
     return jobs
+
+
+def streamless(job: str) -> str:
+    """A job's name with the stream its file holds left out (``attempt_0/*/std{out,err}.log``,
+    ``train.rank*.{out,err}``): the name both streams of its ranks share."""
+    head, _, last = job.rpartition("/")
+    last = _STREAM.sub(lambda m: f"{m.group(1) or ''}{{out,err}}", last)
+    return f"{head}/{last}" if head else last
+
+
+def _holding(logs: dict[str, RankFacts]) -> RankFacts:
+    """Of one rank's streams, the one its metrics are read from: the one with its primary metric,
+    then the most points (the other stream holds warnings, or nothing)."""
+    return max(sorted(logs.items(), reverse=True), key=lambda item: (item[1].primary is not None, item[1].points))[1]
 
 
 def _dense(numbers: list[int]) -> bool:
@@ -329,7 +364,7 @@ def job_json(job: Job) -> dict:
     return {
         "label": job.label,
         "ranks": [{"rank": r.rank, "id": r.id, "label": r.label, "last_step": _number(r.last_step),
-                   "state": r.state} for r in job.ranks],
+                   "state": r.state, "streams": list(r.streams)} for r in job.ranks],
         "findings": [{"kind": f.kind, "rank": f.rank, "id": f.run_id, "step": _number(f.step), "others": f.others,
                       "to_step": _number(f.to_step), "message": f.message} for f in job.findings],
         "kept_apart": [{"rank": a.rank, "id": a.run_id, "label": a.label, "reason": a.reason, "message": a.message}

@@ -362,7 +362,7 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
     jobs = find_jobs(facts_of(run, entry.state.state, entry.state.reason)
                      for run, entry in zip(chosen, entries) if rank_name(run.source) is not None)
     # A job is compared with the other runs as one run, its lead rank: its ranks among themselves are no news.
-    others = {rank.id for job in jobs for rank in job.ranks[1:]}
+    others = {run_id for job in jobs for run_id in job.others}
     compared = [fact for fact in compared if fact.id not in others]
     return Report(__version__, root, tuple(entries), tuple(compare_runs(compared, by_configuration)), jobs=tuple(jobs))
 

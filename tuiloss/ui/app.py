@@ -370,7 +370,8 @@ class TuilossApp(DeferredStart, App[None]):
             return
         width = max(20, panel.size.width - 1) if panel.size.width else 40
         text = self.panel.render(self.report, self.all_runs(), self.selection, stalls=self.findings.stalls,
-                                 new=self.findings.new, plain=self.view.plain, ascii=self.config.ascii, width=width)
+                                 new=self.findings.new, plain=self.view.plain, ascii=self.config.ascii, width=width,
+                                 jobs=self.activity.jobs.jobs)
         if text is not None:
             if self.grouping.on:  # the configurations first: what the seeds say together
                 text = self.grouping.panel(self.report, list(self.store), self.selection, plain=self.view.plain,

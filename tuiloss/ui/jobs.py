@@ -2,8 +2,8 @@
 
 Headless. The jobs are :func:`tuiloss.core.ranks.find_jobs`' (the report's Ranks section), over
 the viewer's runs. A job is listed as one row, its lead rank's, labelled with the job, its rank
-count and any rank that stopped (``job/rank*.log (8 ranks, rank 3 stopped)``); the other ranks
-are not listed and take no number (the runs after the job keep the number keys), and their
+count and any rank that stopped (``job/rank*.log (8 ranks, rank 3 stopped)``); the other ranks (and each rank's other
+stream, its stderr beside its stdout) are not listed and take no number (the runs after the job keep the number keys), and their
 curves are switched off once, when they join a job, so the chart shows the job as one curve.
 Each rank stays a run: a filter lists the ranks it matches (``/rank3``), and space or enter
 shows or hides the highlighted rank's curve.
@@ -61,7 +61,7 @@ class JobFold:
         before = (self.lead_of.keys(), self.folded)
         self.jobs = jobs
         self.lead_of = {job.lead.id: job for job in jobs}
-        self.folded = {rank.id for job in jobs for rank in job.ranks[1:]}
+        self.folded = {run_id for job in jobs for run_id in job.others}
         return before != (self.lead_of.keys(), self.folded)
 
     def _is_rank(self, run: Run) -> bool:

@@ -1,5 +1,10 @@
 """What the insights panel shows: the report of the shown runs, with live stalls and news.
 
+A distributed job (:mod:`tuiloss.core.ranks`, its runs folded into its lead rank's row) is
+shown under its lead rank, named as the job, with what was found of its ranks ("rank 3
+stopped at step 12.0K while 7 ranks went on to 15.0K"); a stopped rank shown on its own
+(a filter lists it) says it too.
+
 Headless: :class:`PanelText` decides whether the text must be rendered again and renders it
 with :func:`~tuiloss.ui.insights.render_insights`; the widget only shows it.
 """
@@ -7,11 +12,13 @@ with :func:`~tuiloss.ui.insights.render_insights`; the widget only shows it.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from rich.text import Text
 
 from tuiloss.core.analysis import Anomaly
+from tuiloss.core.model import Notice
+from tuiloss.core.ranks import Job
 from tuiloss.core.report import Report, RunReport
 from tuiloss.core.store import Run
 from tuiloss.ui.findings import with_stall
@@ -33,17 +40,18 @@ class PanelText:
         self.inputs = None
 
     def render(self, report: Report, runs: list[Run], selection: Selection, *, stalls: Mapping[str, Anomaly],
-               new: set[tuple], plain: bool, ascii: bool, width: int) -> Text | None:
-        """The panel's text, or ``None`` when it would be the one shown already."""
+               new: set[tuple], plain: bool, ascii: bool, width: int, jobs: Sequence[Job] = ()) -> Text | None:
+        """The panel's text, or ``None`` when it would be the one shown already (``jobs``: the
+        distributed jobs among ``runs``, as the runs list folds them)."""
         numbers = {run.id: n for n, run in selection.numbered(runs)}
         shown = {run.id for run in selection.shown(runs)}
         inputs = (report, tuple(numbers.items()), frozenset(shown), dict(stalls), frozenset(new),
-                  len(selection.colors), selection.metric, plain, ascii, width)
+                  len(selection.colors), selection.metric, plain, ascii, width, tuple(jobs))
         if inputs == self.inputs:
             return None
         self.inputs = inputs
-        shown_report = replace(report, runs=tuple(self._with_stall(r, stalls.get(r.id)) for r in report.runs
-                                                  if r.id in shown))
+        shown_report = replace(report, runs=tuple(with_jobs(self._with_stall(r, stalls.get(r.id)), jobs)
+                                                  for r in report.runs if r.id in shown))
         return render_insights(
             shown_report,
             colors={rid: rich_color(c) for rid, c in selection.colors.items()},
@@ -65,3 +73,16 @@ class PanelText:
         if seen is None or seen[0] is not run.metrics or seen[1] != stall:
             seen = self._stalled[run.id] = (run.metrics, stall, with_stall(run, stall))
         return seen[2] if seen[2].state == run.state else replace(seen[2], state=run.state)
+
+
+def with_jobs(run: RunReport, jobs: Sequence[Job]) -> RunReport:
+    """``run`` as the panel shows it: a job's lead rank named as the job, with what was found of
+    its ranks; a stopped rank with its own finding."""
+    for job in jobs:
+        findings = [finding for finding in job.findings if run.id in (job.lead.id, finding.run_id)]
+        if run.id != job.lead.id and not findings:
+            continue
+        said = tuple(Notice("warning", finding.message) for finding in findings)
+        label = f"{job.label} ({len(job.ranks)} ranks)" if run.id == job.lead.id else run.label
+        return replace(run, label=label, notices=said + tuple(run.notices))
+    return run

@@ -69,7 +69,11 @@ def mlflow_run_info(run_dir: str | os.PathLike) -> MlflowRunInfo:
     run_dir = os.fspath(run_dir)
     meta = _read_yaml(os.path.join(run_dir, "meta.yaml"))
     experiment = _read_yaml(os.path.join(os.path.dirname(os.path.abspath(run_dir)), "meta.yaml"))
-    tags = read_values(os.path.join(run_dir, "tags"))
+    return run_info_from(meta, experiment, read_values(os.path.join(run_dir, "tags")))
+
+
+def run_info_from(meta: dict, experiment: dict, tags: dict[str, str]) -> MlflowRunInfo:
+    """:func:`mlflow_run_info` from what the run's files hold (read elsewhere: a remote run)."""
     run_name = tags.get("mlflow.runName") or _text(meta.get("run_name"))
     status = meta.get("status")
     return MlflowRunInfo(
@@ -96,10 +100,14 @@ def mlflow_config(run_dir: str | os.PathLike) -> dict:
     Never raises.
     """
     run_dir = os.fspath(run_dir)
+    return config_from(read_values(os.path.join(run_dir, "params")), mlflow_run_info(run_dir))
+
+
+def config_from(params: dict[str, str], info: MlflowRunInfo) -> dict:
+    """:func:`mlflow_config` from the run's params (``{name: content}``) and its :class:`MlflowRunInfo`."""
     config: dict = {}
-    for name, value in read_values(os.path.join(run_dir, "params")).items():
+    for name, value in params.items():
         config[name] = param_value(value)
-    info = mlflow_run_info(run_dir)
     for name, value in info.tags.items():
         if not name.startswith("mlflow.") and name not in config:
             config[name] = value
@@ -220,10 +228,15 @@ def _read_yaml(path: str) -> dict:
             data = handle.read(_MAX_META)
     except OSError:
         return {}
+    return yaml_from(data)
+
+
+def yaml_from(data: bytes) -> dict:
+    """A ``meta.yaml``'s mapping from its bytes (empty when it is damaged or no mapping)."""
     import yaml
 
     try:
-        loaded = yaml.safe_load(data)
+        loaded = yaml.safe_load(data[:_MAX_META])
     except (yaml.YAMLError, ValueError, RecursionError):
         return {}  # a damaged meta.yaml costs the run its name, nothing more
     return loaded if isinstance(loaded, dict) else {}

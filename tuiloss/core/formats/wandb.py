@@ -360,7 +360,12 @@ def read_meta(path: str, record_class) -> RunMeta:
             data = handle.read(META_BYTES)
     except OSError:
         return RunMeta()
-    framed = RecordReader().feed(data, 0)
+    return meta_from(data, record_class)
+
+
+def meta_from(data: bytes, record_class) -> RunMeta:
+    """:func:`read_meta` over a run file's first bytes (read elsewhere: a remote run)."""
+    framed = RecordReader().feed(data[:META_BYTES], 0)
     decoder = HistoryDecoder(record_class)
     decoder.feed(framed.records, Batch())
     return decoder.meta

@@ -2,7 +2,8 @@
 
 Credentials are each library's own: s3fs reads the AWS environment, profile and instance
 role (and ``AWS_ENDPOINT_URL`` for S3-compatible stores), gcsfs gcloud's application default
-credentials, adlfs the ``AZURE_STORAGE_*`` variables or ``DefaultAzureCredential``, sshfs
+credentials (``STORAGE_EMULATOR_HOST`` for an emulator), adlfs the ``AZURE_STORAGE_*``
+variables (``AZURE_STORAGE_CONNECTION_STRING`` for Azurite) or ``DefaultAzureCredential``, sshfs
 (asyncssh) ``~/.ssh/config``, ``~/.ssh/known_hosts``, the ssh agent and the default keys,
 pyarrow's HDFS client Hadoop's configuration. tuiloss passes nothing of its own but what
 the URL holds (host, port, user, a password if one was written there), and keeps host
@@ -16,6 +17,7 @@ bounded by the size just listed, so no cached size cuts a read short or stretche
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -235,7 +237,15 @@ def open_fs(url: RemoteURL):
         options["known_hosts"] = ()  # asyncssh's default: ~/.ssh/known_hosts (sshfs would pass None: no check)
         options["timeout"] = 20
     try:
-        fs = fsspec.filesystem(url.protocol, skip_instance_cache=True, **options)  # cached here, per host
+        if url.protocol == "gcs" and os.environ.get("STORAGE_EMULATOR_HOST"):
+            # gcsfs' default class asks the storage control API for each bucket's layout (hierarchical
+            # or zonal) and asks again after every failure; an emulator has no such API: the plain
+            # JSON-API class reads every bucket an emulator serves.
+            from gcsfs.core import GCSFileSystem
+
+            fs = GCSFileSystem(skip_instance_cache=True, **options)
+        else:
+            fs = fsspec.filesystem(url.protocol, skip_instance_cache=True, **options)  # cached here, per host
     except Exception as exc:
         raise RemoteError(redact(f"{url.shown}: cannot connect: {exc or type(exc).__name__}",
                                  (url.password or "",))) from None

@@ -9,9 +9,12 @@ due: watchdog cannot watch a bucket), and the source that reads one of their run
 
 from __future__ import annotations
 
+import posixpath
+
 from tuiloss.core.discover import Discovery
 from tuiloss.core.model import RunSpec
 from tuiloss.core.remote.discover import discover_remote
+from tuiloss.core.remote.sources import make_remote_source
 from tuiloss.core.remote.tail import RemoteTailer
 from tuiloss.core.remote.tree import RemoteTree, RootStatus
 from tuiloss.core.remote.url import RemoteURL, parse
@@ -45,7 +48,11 @@ class RemoteRoots:
         return min((tree.due_in() for tree in self.trees), default=float("inf"))
 
     def poll(self, *, every: bool = False) -> tuple[set[str], bool]:
-        """List the roots that are due (``every``: all of them): (shown URLs that changed, new files listed)."""
+        """List the roots that are due (``every``: all of them): (shown URLs that changed, new files listed).
+
+        A file new to a listing is said with its folders up to the root: a run folder's new file
+        (a resumed run's event file, an MLflow run's new metric) is found under the run's own URL.
+        """
         changed: set[str] = set()
         structure = False
         for tree in self.trees:
@@ -53,8 +60,10 @@ class RemoteRoots:
                 continue
             before = set(tree.entries)
             paths = tree.poll()
-            structure = structure or bool(set(tree.entries) - before)
+            new = set(tree.entries) - before
+            structure = structure or bool(new)
             changed |= {tree.url.url_of(path) for path in paths}
+            changed |= {tree.url.url_of(folder) for path in new for folder in _folders_of(path, tree.url.fs_path)}
         return changed, structure
 
     def status(self) -> tuple[RootStatus, ...]:
@@ -65,11 +74,14 @@ class RemoteRoots:
         return (sum(tree.remote.requests for tree in self.trees), sum(tree.remote.received for tree in self.trees))
 
     def make_source(self, spec: RunSpec, *, pattern: str | None = None, hold: float):
-        """The line source of a remote run, tailing through its root's listing."""
+        """The source of a remote run, reading through its root's listing (a line log's, or a run folder's)."""
         from tuiloss.core.sources import make_source
 
         tree = self._tree_of[spec.id]
         fs_path = spec.path.split("://", 1)[1] if not tree.url.hosted else _hosted_path(spec.path)
+        folder_source = make_remote_source(tree, spec, fs_path)
+        if folder_source is not None:
+            return folder_source
         tailer = RemoteTailer(tree, fs_path)
         return make_source(spec, pattern=pattern, hold=hold, tailer=tailer, copies=lambda _path: tailer.copies())
 
@@ -77,3 +89,14 @@ class RemoteRoots:
 def _hosted_path(url: str) -> str:
     rest = url.split("://", 1)[1]
     return "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+
+
+def _folders_of(path: str, root: str) -> list[str]:
+    """The folders from ``path``'s own up to ``root`` (fs paths), at most 16."""
+    root = root.rstrip("/") or "/"
+    out = []
+    folder = posixpath.dirname(path)
+    while len(out) < 16 and folder != root and folder.startswith(root.rstrip("/") + "/"):
+        out.append(folder)
+        folder = posixpath.dirname(folder)
+    return out

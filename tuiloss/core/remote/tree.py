@@ -55,6 +55,9 @@ class RemoteTree:
         self.polls = 0
         self._next = 0.0  # when the next poll is due (clock time)
         self._relisted: set[str] = set()
+        #: Counts the listings that changed something: a run folder's files are looked up again when it moves.
+        self.generation = 0
+        self._index: tuple[int, dict[str, list[str]]] | None = None
         TREES.add(self)
         self._lock = threading.Lock()
 
@@ -63,12 +66,18 @@ class RemoteTree:
         return RootStatus(self.url.shown, self.url.scheme, self.interval, self.error)
 
     def modified(self, url: str) -> float | None:
-        """The listed mtime of the file ``url`` under this root, None if it is not one of them."""
+        """The listed mtime of the file ``url`` under this root (of the newest file directly in it, for a
+        folder), None if it is not one of them."""
         prefix = f"{self.url.scheme}://{self.url.authority}" if self.url.hosted else f"{self.url.scheme}://"
         if not url.startswith(prefix):
             return None
-        entry = self.entries.get(url[len(prefix):])
-        return entry.mtime if entry is not None else None
+        path = url[len(prefix):]
+        entry = self.entries.get(path)
+        if entry is not None:
+            return entry.mtime
+        # A run folder: its newest file directly inside, as the local report takes it.
+        times = [self.entries[file].mtime for file in self.files_in(path) if self.entries[file].mtime is not None]
+        return max(times) if times else None
 
     def due_in(self) -> float:
         """Seconds until the next poll is due (0 when it is)."""
@@ -100,6 +109,8 @@ class RemoteTree:
             changed |= set(old) - set(found)
             changed |= self._relisted  # changes a relist took in since the last poll
             self._relisted = set()
+            if changed:
+                self.generation += 1
             self._schedule(changed=bool(changed))
             return changed
 
@@ -116,7 +127,27 @@ class RemoteTree:
                 if path not in found:
                     del self.entries[path]
             self.entries.update(found)
-            self._relisted |= {path for path in set(old) | set(found) if old.get(path) != found.get(path)}
+            news = {path for path in set(old) | set(found) if old.get(path) != found.get(path)}
+            self._relisted |= news
+            if news:
+                self.generation += 1
+
+    def files_in(self, folder: str) -> list[str]:
+        """The listed files directly in ``folder`` (fs paths, sorted), from an index made once per listing."""
+        if self._index is None or self._index[0] != self.generation:
+            index: dict[str, list[str]] = {}
+            for path in sorted(self.entries):
+                index.setdefault(posixpath.dirname(path), []).append(path)
+            self._index = (self.generation, index)
+        return self._index[1].get(folder.rstrip("/") or "/", [])
+
+    def files_under(self, folder: str) -> list[str]:
+        """The listed files anywhere below ``folder`` (fs paths, sorted)."""
+        self.files_in(folder)
+        assert self._index is not None
+        prefix = folder.rstrip("/") + "/"
+        return [path for key, paths in self._index[1].items() if key == folder.rstrip("/") or key.startswith(prefix)
+                for path in paths]
 
     def _schedule(self, changed: bool) -> None:
         if changed:

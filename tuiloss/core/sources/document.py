@@ -86,18 +86,22 @@ class DocumentSource(Source):
                 data = handle.read(MAX_DOCUMENT + 1)
         except OSError as exc:
             return self._failed(items, exc.strerror or str(exc)), False
+        self._take(data, key, st.st_dev, items)
+        return items, False
+
+    def _take(self, data: bytes, key: tuple, device: int, items: list[Item]) -> None:
+        """Parse the version ``key`` of the document (its bytes ``data``) into ``items``."""
         self._deleted = False
         self._error = None
         batch, rewritten = self.parser.parse(data)
         if batch is None:  # half-written: try again when it changes
             self._unparsed = key
-            return items, False
+            return
         self._seen = key
-        self._read_as = (st.st_dev, zlib.crc32(data))
+        self._read_as = (device, zlib.crc32(data))
         if rewritten:
             items.append(SegmentEvent("replaced", "history was rewritten"))
         items.append(batch)
-        return items, False
 
     def _failed(self, items: list[Item], message: str) -> list[Item]:
         if message != self._error:

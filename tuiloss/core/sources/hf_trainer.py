@@ -32,6 +32,10 @@ class TrainerOutputSource(Source):
             candidates.append((float("inf"), final))
         return max(candidates)[1] if candidates else None
 
+    def _document(self, path: str) -> DocumentSource:
+        """The source of one state file (a remote run's reads it through its root)."""
+        return DocumentSource(path, self.parser)
+
     def paths(self) -> list[str]:
         return [self._source.path] if self._source is not None else []
 
@@ -53,7 +57,7 @@ class TrainerOutputSource(Source):
         if newest is None:
             return [], False
         if self._source is None or newest != self._source.path:
-            self._source = DocumentSource(newest, self.parser)
+            self._source = self._document(newest)
         items, more = self._source.read()
         # A checkpoint folder pruned under us is not the run being deleted.
         items = [item for item in items if not _tells_deleted(item)]

@@ -59,14 +59,14 @@ class MlflowRunSource(Source):
 
     def changed(self) -> bool:
         if self._gone:
-            return os.path.isdir(self.metrics_dir)
+            return self._present()
         if self._listing_stale():
             return True
         return any(source.changed() for source in self._metrics.values())
 
     def read(self) -> tuple[list[Item], bool]:
         items: list[Item] = []
-        if not os.path.isdir(self.metrics_dir):
+        if not self._present():
             if not self._gone:
                 self._gone = True
                 items.append(SegmentEvent("deleted", "the run folder is gone"))
@@ -95,6 +95,10 @@ class MlflowRunSource(Source):
         return items, more
 
     # -- internals -------------------------------------------------------------
+
+    def _present(self) -> bool:
+        """Whether the run's ``metrics/`` folder is there."""
+        return os.path.isdir(self.metrics_dir)
 
     def _listing_stale(self) -> bool:
         if self._listed_at is None:

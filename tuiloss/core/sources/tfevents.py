@@ -176,7 +176,7 @@ class TfeventsRunSource(Source):
         """Pick up new event files; False when the folder is gone."""
         if self.single_file:
             if self.folder not in self._files:
-                self._files[self.folder] = _EventFile(self.folder, self.max_read)
+                self._files[self.folder] = self._event_file(self.folder)
             return True
         if not self._listing_stale():
             return not self._gone
@@ -204,8 +204,12 @@ class TfeventsRunSource(Source):
         self._listed = (st.st_mtime_ns, listed_at)
         for path in found:
             if path not in self._files:
-                self._files[path] = _EventFile(path, self.max_read)
+                self._files[path] = self._event_file(path)
         return True
+
+    def _event_file(self, path: str) -> _EventFile:
+        """The reader of one event file of the run (a remote run's reads its bytes through its root)."""
+        return _EventFile(path, self.max_read)
 
     def _read_file(self, file: _EventFile, items: list[Item]) -> bool:
         """Read what is new in one file into ``items``; True when more is pending."""
@@ -266,12 +270,13 @@ class TfeventsRunSource(Source):
 
 
 class SplitRunSource(Source):
-    """Several event folders read as one run, each with its metric prefix."""
+    """Several event folders read as one run, each with its metric prefix (``make`` reads one folder)."""
 
     format = "tfevents"
 
-    def __init__(self, folders: dict[str, str]) -> None:
-        self.parts = [(TfeventsRunSource(path), prefix) for path, prefix in sorted(folders.items())]
+    def __init__(self, folders: dict[str, str], make=None) -> None:
+        make = make or TfeventsRunSource
+        self.parts = [(make(path), prefix) for path, prefix in sorted(folders.items())]
 
     def paths(self) -> list[str]:
         return [p for source, _ in self.parts for p in source.paths()]

@@ -26,7 +26,7 @@ class WandbRunSource(Source):
         self.folder = path if os.path.isdir(path) else os.path.dirname(path)
         self.path = (wb.run_file(path) if os.path.isdir(path) else path) or ""
         self.max_read = max_read
-        self.tailer = Tailer(self.path, max_read=max_read) if self.path else None
+        self.tailer = self._tailer(self.path) if self.path else None
         self.framing = wb.RecordReader()
         self.decoder: wb.HistoryDecoder | None = None
         self.record = 1  # number of the next record
@@ -34,6 +34,17 @@ class WandbRunSource(Source):
         self._waiting: tuple[int, int] | None = None  # (inode, size) of a read that ended in a partial record
         self._missing = False
         self._status = "running"
+
+    def _tailer(self, path: str):
+        """The reader of the run file's bytes (a remote run's reads them through its root)."""
+        return Tailer(path, max_read=self.max_read)
+
+    def _wait(self, size: int) -> None:
+        """The read ended inside a record at ``size``: nothing is new until the file changes from it."""
+        try:
+            self._waiting = (os.stat(self.path).st_ino, size)
+        except OSError:
+            pass
 
     @property
     def meta(self) -> wb.RunMeta | None:
@@ -73,7 +84,7 @@ class WandbRunSource(Source):
             self.path = wb.run_file(self.folder) or ""
             if not self.path:
                 return items, False
-            self.tailer = Tailer(self.path, max_read=self.max_read)
+            self.tailer = self._tailer(self.path)
         self._waiting = None
         chunk = self.tailer.read_noting(items)
         if chunk is None:
@@ -108,10 +119,7 @@ class WandbRunSource(Source):
             batch.skip("oversized record", None)
         self.tailer.consume(consumed)
         if framed.partial and not chunk.more:
-            try:
-                self._waiting = (os.stat(self.path).st_ino, chunk.offset + len(chunk.data))
-            except OSError:
-                pass
+            self._wait(chunk.offset + len(chunk.data))
         status = self.decoder.meta.status
         if status != self._status:
             self._status = batch.meta["status"] = status
