@@ -470,3 +470,36 @@ def test_a_dict_record_whose_step_is_not_a_number_is_not_placed_and_is_counted()
     for bad in (b"nan", b"inf", b"-inf"):
         batch = TextParser().feed(b"{'loss': 0.51, 'epoch': " + bad + b"}\n{'loss': 0.5, 'epoch': 1.0}\n", 1)
         assert batch.unmatched == 1 and batch.series["loss"][0].tolist() == [1.0]
+
+
+# -- "key value" fields after a counter, behind Python logging's prefixes ----------------
+
+SPACED_AFTER_COUNTER = (
+    "2024-05-01 10:00:00,000 - INFO - Starting training\n"
+    "2024-05-01 10:00:01,000 - INFO - step 10/15000 | loss 2.4000 | lr 3.0e-04\n"
+    "2024-05-01 10:00:02,000 - INFO - step 20/15000 | loss 2.3000 | lr 3.0e-04\n"
+    "[2024-05-01 10:00:03,000][train][INFO] - Step 30: train loss 2.2000, val loss 2.5000\n"
+    "2024-05-01 10:00:04,000 - INFO - epoch 1, took 20 s\n"
+    "2024-05-01 10:00:05,000 - INFO - Epoch 1: training started 5 minutes ago\n"
+)
+
+
+def test_key_value_fields_after_a_counter_are_read_behind_a_logging_prefix():
+    batch = TextParser().feed(SPACED_AFTER_COUNTER.encode(), 1)
+    assert pts(batch, "loss") == [(10, 2.4), (20, 2.3)]
+    assert pts(batch, "lr") == [(10, 3e-4), (20, 3e-4)]
+    assert pts(batch, "train loss") == [(30, 2.2)]
+    assert pts(batch, "val loss") == [(30, 2.5)]
+    # a counter followed by words and a number that name no metric is no record
+    assert set(batch.series) == {"loss", "lr", "train loss", "val loss"}
+    assert batch.meta.get("planned_steps") == 15000
+    split = feed_lines(TextParser(), SPACED_AFTER_COUNTER)
+    assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
+
+
+def test_a_log_of_only_such_lines_is_found_as_a_text_log(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"2024-05-01 10:00:00,000 - INFO - step {s}/900 | loss {1 / s:.4f}\n" for s in range(10, 910, 10)))
+    assert sniff(str(log))[0] == "text"
+    batch = TextParser().feed(log.read_bytes(), 1)
+    assert len(pts(batch, "loss")) == 90

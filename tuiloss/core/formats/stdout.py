@@ -418,6 +418,35 @@ def _spaced_fields(text: str) -> list[tuple[str, float]]:
     return out
 
 
+_AFTER_COUNTER = re.compile(r"^\s*[:|,;]\s*")
+# ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
+_COUNTER_THEN_SPACED = (
+    r"(?<![\w.])(?:" + _COUNTER_WORDS + r")\s+\d+(?:\s*/\s*\d+)?\s*[:|,;]\s*"
+    r"[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,3}\s+[-+]?(?:\d|\.\d|nan|inf)"
+)
+_SPACED_AFTER_COUNTER = re.compile(_COUNTER_THEN_SPACED, re.I)
+
+
+def _spaced_after(rest: str) -> list[tuple[str, float]]:
+    """``key value`` fields right after a counter and a separator: ``Step 10: loss 2.4``,
+    ``step 10/15000 | loss 2.4 | lr 3.0e-04``. Read only when one of them names a metric
+    (``loss``, ``acc`` ...), so that ``epoch 3, took 20 s`` says nothing."""
+    start = _AFTER_COUNTER.match(rest)
+    if start is None:
+        return []
+    out = []
+    for part in re.split(r"\s*[|,;]\s*", rest[start.end():]):
+        match = _SPACED.match(part.strip())
+        if match is None:
+            break  # the fields end where a part is no pair
+        key = match["key"].strip()
+        value = _num(match["value"])
+        if value is None or _counter_name(key) is not None or not _is_metric_key(key):
+            break
+        out.append((key, value))
+    return out if any(_METRIC_WORD.search(key) for key, _ in out) else []
+
+
 def _fields(text: str) -> list[tuple[str, float]]:
     """The ``key: value`` / ``key=value`` pairs of a stretch of a line, in order.
 
@@ -553,11 +582,13 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1]):
             return True
     ruled = line.count("|") >= 3
-    if not ruled and _ANY_PAIR.search(line) is None:
+    if not ruled and _ANY_PAIR.search(line) is None and _SPACED_AFTER_COUNTER.search(line) is None:
         return False  # no key next to a number (a progress bar, a banner): nothing to read
     counters = []
+    after = 0  # where the last counter ends: "key value" fields may follow it
     for match in _COUNTER.finditer(line):
         counters.append((match["key"].lower(), float(match["n"]), match["m"]))
+        after = match.end()
     words = set()
     if "[" in line:
         for match in _EPOCH_BRACKET.finditer(line):
@@ -577,6 +608,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if ruled:
         known = {key for key, _ in pairs}
         pairs += [(key, value) for key, value in _spaced_fields(line) if key not in known]
+    elif not pairs and after:
+        pairs = _spaced_after(line[after:])
     if not pairs:
         return False
     counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
@@ -648,7 +681,9 @@ _GENERIC = re.compile(
     r"(?i)(?:(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)\d+(?:\.0+)?(?![\w.])[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
     r"|\{\s*['\"][^\n\r]{0,4000}?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
     r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*[-+]?\d"
-    r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d)"
+    r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d"
+    # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
+    r"|" + _COUNTER_THEN_SPACED + ")"
 )
 
 
