@@ -4,7 +4,8 @@ Rows (names for ``--only``): csv, csv-pieces, jsonl, text (with the physical lim
 tfevents, mlflow-db, wandb-file, tail, memory, latency, latency-poll, redraw, keys, startup, startup-ready,
 startup-1gb, many-runs, remote-latency-sftp, remote-latency-s3, remote-idle, remote-discovery,
 tfevents-rustboard, report, report-memory, watch-scale (benchmarks/scale.py), runs-start, toggle-runs,
-idle-cpu, rescan-loop, follow-cpu, latency-terminal (benchmarks/viewer_scale.py: thousands of runs,
+idle-cpu, rescan-loop, follow-cpu, latency-terminal, idle-cpu-poll, runs-cpu, runs-appear
+(benchmarks/viewer_scale.py: thousands of runs,
 CPU of the real command in tmux, latency on the terminal).
 """
 
@@ -145,6 +146,10 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         # the first analysis of thousands of runs takes a while: the idle window starts after it
         "rescan-loop": lambda: viewer_scale.idle_cpu(2000 if quick else 5000, 1000, 40 if quick else 100, 10 if quick else 60,
                                                      name="rescan-loop"),
+        "idle-cpu-poll": lambda: viewer_scale.idle_cpu(100 if quick else 1000, 1000 if quick else 10_000, 20 if quick else 60, 10 if quick else 30,
+                                                       name="idle-cpu-poll", poll=1.0),
+        "runs-cpu": lambda: viewer_scale.runs_cpu(1000 if quick else 5000, 10_000, 60 if quick else 300),
+        "runs-appear": lambda: viewer_scale.runs_appear(200 if quick else 2000, 10_000),
         "follow-cpu": lambda: viewer_scale.follow_cpu(100, 10_000, 10 if quick else 30),
         "latency-terminal": lambda: viewer_scale.latency_terminal(100, 10_000, 100 if quick else 300),
     }

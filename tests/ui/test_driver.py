@@ -203,7 +203,9 @@ def test_a_read_failure_while_following_is_posted_and_the_loop_goes_on(tmp_path,
     try:
         collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
         monkeypatch.setattr(ingestor.engine, "read", lambda *a, **k: 1 / 0)
-        watcher.wake()  # no file events: each wake is a poll of every run
+        with open(tmp_path / "train.log", "a") as handle:
+            handle.write("iter 2: loss 0.9\n")
+        watcher.wake()  # no file events: each wake is a poll, which finds the log grew and reads it
         collector.wait(lambda: any(isinstance(i, IngestFailed) for i in collector.items))
         failure = next(i for i in collector.items if isinstance(i, IngestFailed))
         assert failure.message.startswith("ZeroDivisionError") and isinstance(failure.error, ZeroDivisionError)
