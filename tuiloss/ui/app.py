@@ -202,7 +202,7 @@ class TuilossApp(DeferredStart, App[None]):
 
     def _check_stalls(self) -> None:
         """A run that grew while watched and then fell silent for many usual intervals is stalled."""
-        fresh, changed = self.findings.check_stalls(self.store, self.activity, self.clock())
+        fresh, changed = self.findings.check_stalls(self.activity.lively_runs(self.store), self.activity, self.clock())
         self._announce([(self.store.find(run_id).label, anomaly) for run_id, anomaly in fresh])
         if changed:
             self._draw_insights()
