@@ -1,10 +1,9 @@
 """Polling mode: what one poll costs, and how new runs are found without walking the tree."""
 
-import threading
 import time
 
 from tuiloss.core import driver
-from tuiloss.core.driver import Ingested, Ingestor, LoadFinished
+from tuiloss.core.driver import Ingestor
 from tuiloss.core.engine import Engine, Options
 from tuiloss.ui.watcher import Watcher
 
@@ -72,26 +71,3 @@ def test_an_idle_run_that_grows_is_found_within_a_round_of_polls(tmp_path, monke
     ingestor._polled(time.monotonic() + driver.HOT_SECONDS + 1)
     assert grown not in ingestor._grew  # idle again: back to its turn
 
-
-def test_polling_finds_a_new_run_by_its_folder_not_by_a_rescan(tmp_path):
-    make_runs(tmp_path, 3)
-    engine = Engine([str(tmp_path)], Options())
-    posted = []
-    ingestor = Ingestor(engine, Watcher([str(tmp_path)], 0.1, mounts=[]), lambda item: (posted.append(item), ingestor.ack()))
-    thread = threading.Thread(target=ingestor.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not any(isinstance(item, LoadFinished) for item in posted):
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        assert ingestor.scan_interval >= 30  # the periodic rescan is only a safety net
-        (tmp_path / "run100").mkdir()
-        (tmp_path / "run100" / "metrics.csv").write_text("step,loss\n1,2.0\n")
-        while not any(isinstance(item, Ingested) and any("run100" in u.run_id for u in item.result.updates)
-                      for item in list(posted)):
-            assert time.monotonic() < deadline, "the new run was not read"
-            time.sleep(0.01)
-    finally:
-        ingestor.stop()
-        thread.join(timeout=5)
