@@ -73,7 +73,8 @@ def test_the_runs_that_can_stall_are_those_that_grew_while_watched(tmp_path):
     assert [run.id for run in activity.lively_runs(store)] == [a]  # b has no second run: nothing to check
 
 
-async def test_an_idle_tick_measures_no_label_and_indexes_no_run_again(tmp_path, config_for):
+async def test_an_idle_tick_goes_through_no_run_measures_no_label_and_indexes_no_run_again(tmp_path, config_for,
+                                                                                            monkeypatch):
     write_runs(tmp_path, [f"run{k:02d}/metrics.csv" for k in range(30)])
     app = make_app(config_for(tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -90,10 +91,16 @@ async def test_an_idle_tick_measures_no_label_and_indexes_no_run_again(tmp_path,
             return index_of(self, key)
 
         type(run_list._rows).index_of = counting
+        walks = []
+        for name in ("__iter__", "__len__"):
+            real = getattr(Store, name)
+            monkeypatch.setattr(Store, name, lambda self, real=real, name=name: walks.append(name) or real(self))
+        skipped = Store.skipped_lines
+        monkeypatch.setattr(Store, "skipped_lines", property(lambda self: walks.append("skipped") or skipped.fget(self)))
         try:
             for _ in range(3):
                 app._tick()
-            assert measured == [] and indexed == []
+            assert measured == [] and indexed == [] and walks == []
             app.selection.toggle([run_list.highlighted_key])  # the list changes: measured again
             app._draw_list()
             assert len(measured) == 1
