@@ -80,9 +80,27 @@ BOUNDS = {
         " decoded with numpy; the rest is the source's reads and the per-tag arrays."
     ),
     "runs-start": (
-        "the first curves come with the first read of every run (a read of ten thousand runs is posted"
-        " in parts as it goes). Keys during the load share the UI thread with applying the reads, and"
-        " each redraw summarises and rasterises every shown curve: per-run work, not per-point."
+        "the first curves wait for inotify watches on every run folder (watchdog walks the tree and"
+        " adds one per folder, ~2 s for ten thousand), one discovery walk (~2.5 s: a listing, a stat"
+        " and an open per run), applying ten thousand new runs on the UI thread (~1.6 s: labels, colours,"
+        " the selection) and the first read. Keys during the load share the UI thread with applying"
+        " the reads, and each redraw summarises and rasterises every shown curve, while the analysis"
+        " of every loaded run competes for the GIL: per-run work, not per-point."
+    ),
+    "idle-cpu-poll": (
+        "the once-a-second tick (status line, the list's rows on screen) and, at each poll, the runs"
+        " that grew within 30 s, then the idle runs and the watched folders' times in turn, each within"
+        " 0.2% of the poll interval: the cost does not grow with idle runs, and an idle run that grows"
+        " again is seen within a round of polls (a thousand runs fit in one or two)."
+    ),
+    "runs-cpu": (
+        "the last third of the time after the load: the safety poll behind file events (a budget of"
+        " 4 ms every 2 s), the safety rescan (0.2% of the time) and the once-a-second tick; the first"
+        " third is the analysis of every loaded run settling."
+    ),
+    "runs-appear": (
+        "new runs come as file events: a discovery scan at most every five scan-times, then each"
+        " new run read in full, while the analysis of the runs already in competes for the GIL."
     ),
     "toggle-runs": (
         "a toggle changes the set of curves: the chart is built and rasterised again from every shown"

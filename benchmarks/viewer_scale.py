@@ -124,6 +124,14 @@ def _cpu_share(panes: list[Pane], seconds: float) -> list[float]:
     return [(pane.cpu() - start) / took for pane, start in zip(panes, before)]
 
 
+def _settled(pane: Pane, most: float, window: float = 5.0, quiet: float = 0.05) -> None:
+    """Wait until ``pane`` used less than ``quiet`` of a core over ``window`` seconds (the analyses
+    of the load are done), ``most`` seconds at the most: on a loaded machine they take longer."""
+    deadline = time.monotonic() + most
+    while time.monotonic() < deadline and _cpu_share([pane], window)[0] >= quiet:
+        pass
+
+
 # -- idle CPU ---------------------------------------------------------------------------------------
 
 def idle_cpu(runs: int, points: int, settle: float, seconds: float, name: str = "idle-cpu",
@@ -137,6 +145,7 @@ def idle_cpu(runs: int, points: int, settle: float, seconds: float, name: str = 
         floor.wait_for(lambda s: "Quit" in s, 60, "the minimal app")
         ours.wait_for(_loaded(runs * points), 600, "every point loaded", step=0.5)
         first = _cpu_share([ours, floor], settle)  # the findings settle; reported, not held
+        _settled(ours, settle * 5)
         share, base = _cpu_share([ours, floor], seconds)
     finally:
         ours.close()
