@@ -356,6 +356,11 @@ class Ingestor:
                 del self._grew[run_id]
             elif source.changed():
                 out.add(run_id)
+        # A remote run's check answers from its root's listing, which the remote poller keeps
+        # to its own pace (and a same-size rewrite is only seen by it): each of them, each poll.
+        if getattr(self.engine, "remote", None) is not None:
+            out.update(run_id for run_id, spec in list(self.engine.specs.items())
+                       if is_url(spec.path) and run_id in sources and sources[run_id].changed())
         out.update(self.engine.sweep(POLL_SHARE * self.watcher.interval))
         return out
 
