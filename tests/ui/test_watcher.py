@@ -261,3 +261,13 @@ def test_a_polling_watcher_tells_of_new_folders_as_structure(tmp_path):
         assert changes.structure
     finally:
         watcher.stop()
+
+
+def test_a_root_folder_made_after_the_start_is_looked_into(tmp_path):
+    root = tmp_path / "later"
+    folders = settled_times([root])
+    assert folders.check(1.0) == []
+    (root / "run1").mkdir(parents=True)
+    assert folders.check(1.0) == [str(tmp_path)]
+    (root / "run1" / "metrics.csv").write_text("step,loss\n1,2.0\n")
+    assert folders.check(1.0) == [str(root / "run1")]

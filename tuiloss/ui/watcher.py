@@ -265,13 +265,18 @@ class FolderTimes:
 
     def __init__(self, roots: list[str], clock=time.perf_counter, now=time.time_ns) -> None:
         self.clock, self.now = clock, now
+        self.roots = [os.path.abspath(root) for root in roots]
+        self.looked = 0  # folders the last check looked at
+        self._build()
+
+    def _build(self) -> None:
+        """Note every folder under the roots (again, when a root folder came to be)."""
         self.tops: list[str] = []  # looked at in every check
         self.times: dict[str, int | None] = {}  # folder -> modification time (None: look again)
         self._recursive: set[str] = set()  # the tops whose sub-folders are looked at too
         self._order: list[str] = []
         self._at = 0
-        self.looked = 0  # folders the last check looked at
-        for folder, recursive in watch_dirs(roots):
+        for folder, recursive in watch_dirs(self.roots):
             self.tops.append(folder)
             self._stat(folder)
             if recursive:
@@ -332,6 +337,9 @@ class FolderTimes:
 
     def _relist(self, changed: list[str]) -> None:
         """Follow the folders made or removed in the ``changed`` ones."""
+        if any(root not in self.times and os.path.isdir(root) for root in self.roots):
+            self._build()  # a root folder that was not there: watched as a folder from now on
+            return
         moved = False
         for folder in changed:
             if self.times.get(folder) == -1:  # gone: forget it (its parent's time moved too) and what was below
