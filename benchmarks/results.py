@@ -22,6 +22,7 @@ ORDER = [
     "remote-latency-sftp", "remote-latency-s3", "remote-idle", "remote-idle-tfevents", "remote-discovery",
     "tfevents-rustboard", "report", "report-memory", "watch-scale",
     "runs-start", "toggle-runs", "idle-cpu", "rescan-loop", "follow-cpu", "latency-terminal",
+    "idle-cpu-poll", "runs-cpu", "runs-appear",
 ]
 
 

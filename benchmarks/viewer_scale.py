@@ -124,22 +124,34 @@ def _cpu_share(panes: list[Pane], seconds: float) -> list[float]:
     return [(pane.cpu() - start) / took for pane, start in zip(panes, before)]
 
 
+def _settled(pane: Pane, most: float, window: float = 5.0, quiet: float = 0.05) -> None:
+    """Wait until ``pane`` used less than ``quiet`` of a core over ``window`` seconds (the analyses
+    of the load are done), ``most`` seconds at the most: on a loaded machine they take longer."""
+    deadline = time.monotonic() + most
+    while time.monotonic() < deadline and _cpu_share([pane], window)[0] >= quiet:
+        pass
+
+
 # -- idle CPU ---------------------------------------------------------------------------------------
 
-def idle_cpu(runs: int, points: int, settle: float, seconds: float, name: str = "idle-cpu") -> Row:
-    """CPU of ``tuiloss watch`` over ``runs`` unchanging runs, beside a minimal Textual app idling."""
+def idle_cpu(runs: int, points: int, settle: float, seconds: float, name: str = "idle-cpu",
+             poll: float | None = None) -> Row:
+    """CPU of ``tuiloss watch`` over ``runs`` unchanging runs, beside a minimal Textual app idling
+    (polling every ``poll`` seconds instead of file events when given)."""
     folder = many_runs_folder(runs, points)
-    ours = Pane("idle", [_tuiloss(), "watch", folder])
+    ours = Pane(name, [_tuiloss(), "watch", folder, *(("--poll", f"{poll:g}") if poll else ())])
     floor = Pane("idle-floor", _minimal_app())
     try:
         floor.wait_for(lambda s: "Quit" in s, 60, "the minimal app")
         ours.wait_for(_loaded(runs * points), 600, "every point loaded", step=0.5)
         first = _cpu_share([ours, floor], settle)  # the findings settle; reported, not held
+        _settled(ours, settle * 5)
         share, base = _cpu_share([ours, floor], seconds)
     finally:
         ours.close()
         floor.close()
-    return Row(name, f"idle CPU, {runs:,} runs x {points:,} points, nothing changing (share of a core)",
+    how = f", polling every {poll:g}s" if poll else ""
+    return Row(name, f"idle CPU, {runs:,} runs x {points:,} points{how}, nothing changing (share of a core)",
                share, base, share / base if base else float("inf"), "<= 1% of a core", share <= 0.01, "core",
                f"{share:.2%} of a core over {seconds:g} s against {base:.2%} for a minimal Textual app;"
                f" {first[0]:.2%} in the {settle:g} s after the load")
@@ -337,3 +349,80 @@ def toggle_runs(runs: int, points: int, presses: int) -> Row:
     return Row("toggle-runs", f"toggling one run, {runs:,} runs x {points:,} points loaded: key -> frame (p95)",
                p95, 0.15, p95 / 0.15, "p95 <= 150 ms", p95 <= 0.15, "s",
                f"p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms over {presses} presses of '1'; loaded after {done:.1f} s")
+
+
+# -- thousands of runs: CPU after the load, runs appearing --------------------------------------------
+
+def runs_cpu(runs: int, points: int, seconds: float) -> Row:
+    """CPU of ``tuiloss watch`` (file events) over the ``seconds`` after ``runs`` runs loaded: the
+    analyses of the load settle, then nothing may keep a core busy (the watcher and the rescans
+    once fed each other). Held on the last third of the time, beside a minimal Textual app."""
+    folder = many_runs_folder(runs, points)
+    ours = Pane("runs-cpu", [_tuiloss(), "watch", folder])
+    floor = Pane("runs-cpu-floor", _minimal_app())
+    try:
+        floor.wait_for(lambda s: "Quit" in s, 60, "the minimal app")
+        ours.wait_for(_loaded(runs * points), 1800, "every point loaded", step=1.0)
+        thirds = [_cpu_share([ours, floor], seconds / 3) for _ in range(3)]
+    finally:
+        ours.close()
+        floor.close()
+    (first, _), (second, _), (share, base) = thirds
+    return Row("runs-cpu", f"CPU after the load, {runs:,} runs x {points:,} points watched with file events"
+               " (share of a core, last third)", share, base, share / base if base else float("inf"),
+               "<= 1% of a core", share <= 0.01, "core",
+               f"{first:.1%}, {second:.1%}, {share:.2%} of a core in each third of the {seconds:g} s after the load;"
+               f" a minimal Textual app {base:.2%}")
+
+
+_COPY = """
+import os, sys, time
+source, target = sys.argv[1], sys.argv[2]
+for name in sorted(os.listdir(source)):
+    if not name.startswith("run"):
+        continue
+    with open(os.path.join(source, name, "metrics.csv"), "rb") as handle:
+        body = handle.read()
+    os.makedirs(os.path.join(target, name))
+    with open(os.path.join(target, name, "metrics.csv"), "wb") as handle:
+        handle.write(body)
+print(time.monotonic())
+"""
+
+
+async def _until_shown(folder: str, runs: int, points: int, copy_from: str | None) -> float:
+    """Seconds until the status bar shows ``runs`` runs and all their points: from the start
+    (the runs present), or from the last file written (``copy_from`` copied in while watching)."""
+    app = make((folder,))
+    began = time.monotonic()
+    async with app.run_test(size=SIZE) as pilot:
+        def shown():
+            status = app.status_bar.status
+            return status.runs == runs and status.points == runs * points
+
+        if copy_from is not None:
+            await wait_for(pilot, lambda: app.loaded, 120, "the empty folder's load", step=0.05)
+            copy = await asyncio.create_subprocess_exec(sys.executable, "-c", _COPY, copy_from, folder,
+                                                        stdout=subprocess.PIPE)
+            out, _ = await copy.communicate()
+            began = float(out.decode().strip())
+        await wait_for(pilot, shown, 1800, "every run shown with its points", step=0.05)
+        return time.monotonic() - began
+
+
+def runs_appear(runs: int, points: int) -> Row:
+    """``runs`` runs copied into the watched folder while ``watch`` runs: from the last file written
+    to every run on the status bar with its points, against the same runs present at start."""
+    source = many_runs_folder(runs, points)
+    work = os.path.join(DATA_DIR, "scale", "appear")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    try:
+        base = asyncio.run(_until_shown(source, runs, points, None))
+        ours = asyncio.run(_until_shown(work, runs, points, source))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Row("runs-appear", f"{runs:,} runs x {points:,} points appearing while watched: all shown"
+               " with their points (vs present at start)", ours, base, ours / base, "<= 1", ours <= base, "s",
+               f"{ours:.1f} s from the last file written to all {runs * points:,} points on the status bar;"
+               f" {base:.1f} s from the start with the same runs present")

@@ -103,6 +103,21 @@ def test_pause_holds_reads_until_resumed(tmp_path):
         thread.join(timeout=5)
 
 
+def test_polling_finds_a_new_run_by_its_folder_not_by_a_rescan(tmp_path):
+    (tmp_path / "run1").mkdir()
+    (tmp_path / "run1" / "metrics.csv").write_text("step,loss\n1,2.0\n")
+    ingestor, collector, thread = start(tmp_path, poll=0.1)
+    try:
+        collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
+        assert ingestor.scan_interval >= 30  # the periodic rescan is only a safety net
+        (tmp_path / "run2").mkdir()
+        (tmp_path / "run2" / "metrics.csv").write_text("step,loss\n1,2.0\n")
+        collector.wait(lambda: collector.points() == 2, timeout=20)
+    finally:
+        ingestor.stop()
+        thread.join(timeout=5)
+
+
 def test_back_pressure_waits_for_acks(tmp_path):
     for k in range(5):
         (tmp_path / f"r{k}.log").write_text("iter 1: loss 1.0\n")
@@ -203,7 +218,9 @@ def test_a_read_failure_while_following_is_posted_and_the_loop_goes_on(tmp_path,
     try:
         collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
         monkeypatch.setattr(ingestor.engine, "read", lambda *a, **k: 1 / 0)
-        watcher.wake()  # no file events: each wake is a poll of every run
+        with open(tmp_path / "train.log", "a") as handle:
+            handle.write("iter 2: loss 0.9\n")
+        watcher.wake()  # no file events: each wake is a poll, which finds the log grew and reads it
         collector.wait(lambda: any(isinstance(i, IngestFailed) for i in collector.items))
         failure = next(i for i in collector.items if isinstance(i, IngestFailed))
         assert failure.message.startswith("ZeroDivisionError") and isinstance(failure.error, ZeroDivisionError)

@@ -163,3 +163,111 @@ def test_every_watcher_implements_the_protocol_the_driver_is_typed_against(tmp_p
             have = getattr(type(watcher), name)
             assert parameters(have) == parameters(wanted), name
             assert typing.get_type_hints(have) == typing.get_type_hints(wanted), name
+
+
+# -- polling: the folders' times, the idle runs in turn ------------------------------------------
+
+def settled_times(roots, **kwargs):
+    """A :class:`FolderTimes` that takes every folder's time as settled (no clock-tick doubt)."""
+    from tuiloss.ui.watcher import FolderTimes
+
+    return FolderTimes([str(root) for root in roots], now=lambda: time.time_ns() + 10**12, **kwargs)
+
+
+def test_folder_times_tell_of_new_runs_new_logs_and_gone_folders(tmp_path):
+    (tmp_path / "run1").mkdir()
+    (tmp_path / "run1" / "train.log").write_text("iter 1: loss 1.0\n")
+    folders = settled_times([tmp_path])
+    assert folders.check(1.0) == []
+    (tmp_path / "run1" / "train.log").write_text("iter 1: loss 1.0\niter 2: loss 0.9\n")
+    assert folders.check(1.0) == []  # a write moves no folder's time: the runs' own checks see it
+    (tmp_path / "exp" / "run2").mkdir(parents=True)
+    assert folders.check(1.0) == [str(tmp_path)]
+    (tmp_path / "exp" / "run2" / "metrics.csv").write_text("step,loss\n1,2.0\n")
+    assert folders.check(1.0) == [str(tmp_path / "exp" / "run2")]  # found below a new folder
+    (tmp_path / "run1" / "train.log.1").write_text("iter 0: loss 1.1\n")
+    assert folders.check(1.0) == [str(tmp_path / "run1")]
+    (tmp_path / "exp" / "run2" / "metrics.csv").unlink()
+    (tmp_path / "exp" / "run2").rmdir()
+    changed = folders.check(1.0)
+    assert str(tmp_path / "exp") in changed
+    assert str(tmp_path / "exp" / "run2") not in folders.times
+    assert folders.check(1.0) == []
+
+
+def test_folder_times_of_a_file_root_look_at_its_folder_alone(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("iter 1: loss 1.0\n")
+    (tmp_path / "other").mkdir()
+    folders = settled_times([log])
+    assert list(folders.times) == [str(tmp_path)]
+    (tmp_path / "other" / "x.log").write_text("iter 1: loss 1.0\n")
+    assert folders.check(1.0) == []
+    log.rename(tmp_path / "train.log.1")
+    assert folders.check(1.0) == [str(tmp_path)]
+
+
+def test_a_folder_time_as_fresh_as_the_clock_is_looked_at_again(tmp_path):
+    from tuiloss.ui.watcher import RACY_SECONDS, FolderTimes
+
+    (tmp_path / "run1").mkdir()
+    fresh = [True]
+    folders = FolderTimes([str(tmp_path)], now=lambda: time.time_ns() + (0 if fresh[0] else int(RACY_SECONDS * 2e9)))
+    # an entry made in the same tick of a coarse clock would leave the time as it was: not settled yet
+    assert str(tmp_path) in folders.check(1.0)
+    fresh[0] = False
+    assert str(tmp_path) in folders.check(1.0)  # the last doubtful look
+    assert folders.check(1.0) == []
+
+
+def test_folder_checks_cost_the_same_however_many_run_folders(tmp_path):
+    def looked(count):
+        root = tmp_path / f"r{count}"
+        for k in range(count):
+            (root / f"run{k}").mkdir(parents=True)
+        ticks = iter(range(10**6))
+        folders = settled_times([root], clock=lambda: next(ticks) * 0.001)
+        seen = []
+        for _ in range(5):
+            folders.check(0.0025)
+            seen.append(folders.looked)
+        return root, folders, seen
+
+    _, _, few = looked(10)
+    root, folders, many = looked(300)
+    assert few == many  # the root and the next folders in turn, as many as the budget allows
+    assert max(many) < 10
+    (root / "run299" / "train.log").write_text("iter 1: loss 1.0\n")
+    found = []
+    for _ in range(300):  # every folder is looked at in turn
+        found += folders.check(0.0025)
+        if found:
+            break
+    assert found == [str(root / "run299")]
+
+
+def test_a_polling_watcher_tells_of_new_folders_as_structure(tmp_path):
+    watcher = Watcher([str(tmp_path)], 0.2, mounts=[])
+    watcher.start()
+    try:
+        assert watcher.mode == "polling" and watcher.sees_new_files and not watcher.uses_events
+        (tmp_path / "run1").mkdir()
+        deadline = time.monotonic() + 10
+        changes = watcher.take()
+        while str(tmp_path) not in changes.paths:
+            assert time.monotonic() < deadline, "the new folder was not seen"
+            watcher.wait(0.05)
+            changes = watcher.take()
+        assert changes.structure
+    finally:
+        watcher.stop()
+
+
+def test_a_root_folder_made_after_the_start_is_looked_into(tmp_path):
+    root = tmp_path / "later"
+    folders = settled_times([root])
+    assert folders.check(1.0) == []
+    (root / "run1").mkdir(parents=True)
+    assert folders.check(1.0) == [str(tmp_path)]
+    (root / "run1" / "metrics.csv").write_text("step,loss\n1,2.0\n")
+    assert folders.check(1.0) == [str(root / "run1")]

@@ -241,3 +241,76 @@ def test_a_rotated_copy_of_a_file_that_is_no_log_is_judged_on_its_own(tmp_path):
     (tmp_path / "train.log").write_text("iter 3: loss 0.3, time 1.00ms\n")  # now a log: the copy joins it
     found = discover([str(tmp_path)])
     assert [run.path for run in found.runs] == [str(tmp_path / "train.log")]
+
+
+# -- thousands of run folders: what one discovery costs per run ---------------------------------
+
+def many_runs(root, count, body="step,loss\n1,2.0\n2,1.5\n"):
+    for k in range(count):
+        write(root / f"lr=0.{k + 1}" / f"run{k}" / "metrics.csv", body)
+
+
+class CountedPaths:
+    """Known paths that count how often they are gone through whole."""
+
+    def __init__(self, paths):
+        self.paths, self.walks = set(paths), 0
+
+    def __contains__(self, path):
+        return path in self.paths
+
+    def __iter__(self):
+        self.walks += 1
+        return iter(self.paths)
+
+
+def test_a_rescan_looks_each_known_run_up_and_never_goes_through_them_all(tmp_path):
+    many_runs(tmp_path, 40)
+    first = discover([str(tmp_path)])
+    known = CountedPaths(spec.path for spec in first.runs)
+    again = discover([str(tmp_path)], known=known)
+    assert again.runs == [] and known.walks == 0  # once per folder, it was quadratic in the runs
+
+
+def test_a_config_file_above_many_runs_is_read_once_per_discovery(tmp_path, monkeypatch):
+    from tuiloss.core import discover as discovery
+
+    write(tmp_path / "config.yaml", "optimizer: adam\nbatch_size: 64\n")
+    write(tmp_path / "lr=0.1" / "hparams.yaml", "seed: 3\n")
+    many_runs(tmp_path, 30)
+    reads = []
+    real = discovery.load_config_file
+    monkeypatch.setattr(discovery, "load_config_file", lambda path, skipped=None: reads.append(path) or real(path, skipped))
+    found = discover([str(tmp_path)])
+    assert len(found.runs) == 30
+    assert sorted(reads) == sorted([str(tmp_path / "config.yaml"), str(tmp_path / "lr=0.1" / "hparams.yaml")])
+    by_label = {spec.source: spec.config for spec in found.runs}
+    assert by_label["lr=0.1/run0/metrics.csv"] == {"optimizer": "adam", "batch_size": 64, "lr": 0.1, "seed": 3}
+    assert by_label["lr=0.2/run1/metrics.csv"] == {"optimizer": "adam", "batch_size": 64, "lr": 0.2}
+
+
+def test_trackers_checks_run_only_where_the_listing_names_their_files(tmp_path, monkeypatch):
+    from tuiloss.core import discover as discovery
+
+    many_runs(tmp_path, 10)
+    write(tmp_path / "hf" / "checkpoint-10" / "trainer_state.json",
+          json.dumps({"log_history": [{"step": 10, "loss": 1.0}]}))
+    looked = []
+    for name in ("is_trainer_output_dir", "is_mlflow_run_dir"):
+        real = getattr(discovery, name)
+        monkeypatch.setattr(discovery, name, lambda folder, real=real, name=name: looked.append((name, folder)) or real(folder))
+    found = discover([str(tmp_path)])
+    assert looked == [("is_trainer_output_dir", str(tmp_path / "hf"))]
+    assert [spec.format for spec in found.runs].count("hf_trainer") == 1 and len(found.runs) == 11
+
+
+def test_a_csv_named_log_is_taken_by_its_name_without_reading_it(tmp_path, monkeypatch):
+    path = write(tmp_path / "metrics.csv", "x" * 100_000)
+    assert sniff(str(path)) == ("csv", "")
+    os.chmod(path, 0)
+    try:
+        if os.access(path, os.R_OK):
+            pytest.skip("root reads everything")
+        assert sniff(str(path)) == (None, "permission denied")
+    finally:
+        os.chmod(path, 0o644)

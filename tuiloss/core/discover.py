@@ -55,6 +55,10 @@ class Discovery:
     notices: list[Notice] = field(default_factory=list)
     sniffed: dict = field(default_factory=dict)
     real_roots: list[str] = field(default_factory=list)
+    #: Within one discovery: each folder's config files (from its listing, or looked for once),
+    #: and each config file's values, so that ten thousand runs under one folder read its once.
+    configs_in: dict = field(default_factory=dict, repr=False)
+    config_values: dict = field(default_factory=dict, repr=False)
 
 
 def discover(
@@ -104,26 +108,36 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
         found.notices.append(Notice("warning", f"{folder}: folder already visited (symlink loop?); skipped"))
         return
     seen_dirs.add(key)
-    if format in (None, "mlflow") and is_mlflow_run_dir(folder):
+    # The listing first: what it names tells which trackers' checks can match (each costs a
+    # few stats or another listing, ten thousand run folders over).
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        failure = None
+    except OSError as exc:
+        entries, failure = [], exc
+    names = {entry.name for entry in entries}
+    listed = failure is None
+    if format in (None, "mlflow") and (not listed or {"meta.yaml", "metrics"} <= names) and is_mlflow_run_dir(folder):
         _add(found, folder, root, "mlflow", known)
         return
     if format in (None, "wandb") and _add_wandb_run(found, folder, root, known):
         return
-    trainer_output = format in (None, "hf_trainer") and is_trainer_output_dir(folder)
+    trainer_output = (format in (None, "hf_trainer") and (not listed or any(name.startswith("checkpoint-") for name in names))
+                      and is_trainer_output_dir(folder))
     if trainer_output:
         _add(found, folder, root, "hf_trainer", known)
-    try:
-        with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except PermissionError:
+    if isinstance(failure, PermissionError):
         found.notices.append(Notice("error", f"{folder}: permission denied"))
         return
-    except OSError as exc:
-        found.notices.append(Notice("error", f"{folder}: {exc.strerror or exc}"))
+    if failure is not None:
+        found.notices.append(Notice("error", f"{folder}: {failure.strerror or failure}"))
         return
     has_events = False
     subdirs = []
-    names = {entry.name for entry in entries}
+    first_run = len(found.runs)  # the runs this folder's own files make come after
+    found.configs_in[folder] = [os.path.join(folder, name) for name in CONFIG_NAMES
+                                if name in names and os.path.isfile(os.path.join(folder, name))]
     rotated: list[tuple[str, str]] = []  # (a rotated copy, the log it belongs to)
     for entry in entries:
         try:
@@ -159,10 +173,11 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
             _consider_file(entry.path, root, found, format, known)
         else:
             found.ignored.append((entry.path, "not a regular file"))
-    runs = {spec.path for spec in found.runs} | set(known)
-    for path, log in rotated:
-        if log not in runs:  # its log is no run (not a log, or passed over): the copy is judged alone
-            _consider_file(path, root, found, format, known)
+    if rotated:
+        runs = {spec.path for spec in found.runs[first_run:]}
+        for path, log in rotated:
+            if log not in runs and log not in known:  # its log is no run (not a log, or passed over): judged alone
+                _consider_file(path, root, found, format, known)
     if has_events and format in (None, "tfevents"):
         _add(found, folder, root, "tfevents", known)
     elif format in (None, "tfevents") and subdirs:
@@ -271,7 +286,7 @@ def _add(found: Discovery, path: str, root: str, kind: str, known) -> None:
     rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
     if rel == ".":
         rel = os.path.basename(path)
-    found.runs.append(RunSpec(path, path, rel, kind, read_config(path, root, kind, found.notices)))
+    found.runs.append(RunSpec(path, path, rel, kind, read_config(path, root, kind, found.notices, found)))
 
 
 def sniff(path: str) -> tuple[str | None, str]:
@@ -283,7 +298,9 @@ def sniff(path: str) -> tuple[str | None, str]:
     if suffix in NOT_LOG_SUFFIXES:
         return None, f"not a log ({suffix} file)"
     try:
-        with open(path, "rb") as handle:
+        with open(path, "rb") as handle:  # opened even when the name decides: a log that cannot be read is said
+            if suffix in _NAMED_FORMATS:
+                return _NAMED_FORMATS[suffix], ""
             head = handle.read(SNIFF_BYTES)
     except PermissionError:
         return None, "permission denied"
@@ -292,13 +309,15 @@ def sniff(path: str) -> tuple[str | None, str]:
     return sniff_head(name, head)
 
 
+#: Suffixes that say the format whatever the bytes.
+_NAMED_FORMATS = {".csv": "csv", ".tsv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+
+
 def sniff_head(name: str, head: bytes) -> tuple[str | None, str]:
     """The format of a file from its (lower-case) name and its first :data:`SNIFF_BYTES` bytes."""
     suffix = os.path.splitext(name)[1]
-    if suffix in (".csv", ".tsv"):
-        return "csv", ""
-    if suffix in (".jsonl", ".ndjson"):
-        return "jsonl", ""
+    if suffix in _NAMED_FORMATS:
+        return _NAMED_FORMATS[suffix], ""
     if _looks_binary(head) and suffix not in TEXT_LOG_SUFFIXES:
         return None, "binary file"
     first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
@@ -423,7 +442,7 @@ def _consider_store(path: str, root: str, found: Discovery, format, known) -> bo
         return True
     found.sniffed[(path, "store")] = (seen, (kind, ""))
     rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
-    base = read_config(path, root, kind, found.notices) if runs else {}
+    base = read_config(path, root, kind, found.notices, found) if runs else {}
     for run in runs:
         run_id = store_run_id(path, run.key)
         if run_id in known:
@@ -458,11 +477,13 @@ def _add_wandb_run(found: Discovery, folder: str, root: str, known) -> bool:
 # -- config ----------------------------------------------------------------------
 
 
-def read_config(path: str, root: str, kind: str, notices: list[Notice] | None = None) -> dict:
+def read_config(path: str, root: str, kind: str, notices: list[Notice] | None = None,
+                found: Discovery | None = None) -> dict:
     """Hyperparameters found beside a log, in its folder names and in its own files.
 
     A value a config file tags for Python (``!!python/tuple``, ``!!python/object:...``)
-    is left out; ``notices`` hears which keys were, once per file.
+    is left out; ``notices`` hears which keys were, once per file. With ``found`` (the
+    discovery this is part of), each folder's config files are looked for and read once.
     """
     config: dict = {}
     folder = path if os.path.isdir(path) else os.path.dirname(path)
@@ -482,15 +503,25 @@ def read_config(path: str, root: str, kind: str, notices: list[Notice] | None = 
         for key, value in _FOLDER_PAIR.findall(part):
             config[folder_key(key)] = _scalar(value)
     for directory in reversed(chain):
-        for name in CONFIG_NAMES:
-            candidate = os.path.join(directory, name)
-            if os.path.isfile(candidate):
+        candidates = found.configs_in.get(directory) if found is not None else None
+        if candidates is None:
+            candidates = [os.path.join(directory, name) for name in CONFIG_NAMES
+                          if os.path.isfile(os.path.join(directory, name))]
+            if found is not None:
+                found.configs_in[directory] = candidates
+        for candidate in candidates:
+            loaded = found.config_values.get(candidate) if found is not None else None
+            if loaded is None:
                 skipped: list[str] = []
-                config.update(load_config_file(candidate, skipped))
-                if skipped and notices is not None:
-                    message = f"{candidate}: {len(skipped)} value(s) tagged for Python left out of the config ({', '.join(skipped[:5])}{', ...' if len(skipped) > 5 else ''})"
-                    if all(notice.message != message for notice in notices):
-                        notices.append(Notice("info", message))
+                loaded = (load_config_file(candidate, skipped), skipped)
+                if found is not None:
+                    found.config_values[candidate] = loaded
+            values, skipped = loaded
+            config.update(values)
+            if skipped and notices is not None:
+                message = f"{candidate}: {len(skipped)} value(s) tagged for Python left out of the config ({', '.join(skipped[:5])}{', ...' if len(skipped) > 5 else ''})"
+                if all(notice.message != message for notice in notices):
+                    notices.append(Notice("info", message))
     if kind == "mlflow" and os.path.isdir(path):
         config.update(mlflow_config(path))
     if kind == "wandb":

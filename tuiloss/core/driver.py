@@ -35,9 +35,15 @@ SCAN_GAP = 0.3
 #: Seconds of checks one safety poll may spend (see :meth:`Engine.sweep`): with file events on,
 #: the idle cost stays about 0.2% of a core however many runs are watched.
 SWEEP_BUDGET = 0.004
-#: With file events on, the periodic rescan may take this share of the time (new runs come as
-#: events; the rescan only catches what events missed). Polling finds new runs by rescanning.
-SCAN_SHARE_EVENTS, SCAN_SHARE_POLLING = 1 / 200, 1 / 50
+#: With file events on (or a watcher that looks at its folders' times when polling), the periodic
+#: rescan may take this share of the time: new runs come as changes, the rescan only catches what
+#: they missed (0.2% of a core: ten thousand run folders are walked every four minutes). A watcher
+#: that sees no new files leaves it to rescans, which may take more.
+SCAN_SHARE_EVENTS, SCAN_SHARE_POLLING = 1 / 500, 1 / 50
+#: Polling: the share of the time that the checks of idle runs may take (a run that grew within
+#: :data:`HOT_SECONDS` is checked at every poll; the others in turn, as many as this allows).
+POLL_SHARE = 0.002
+HOT_SECONDS = 30.0
 #: With file events on, reads follow one another at least this far apart: a log written line by
 #: line (a hundred writes a second) is read in a few batches a second, each holding what came
 #: meanwhile, not once per write; a lone write is read at once.
@@ -72,6 +78,12 @@ class Watcher(Protocol):
     @property
     def uses_events(self) -> bool:
         """Whether file events wake the loop (otherwise each wait is a poll)."""
+        ...
+
+    @property
+    def sees_new_files(self) -> bool:
+        """Whether :meth:`take` tells of files created, moved or deleted (as ``structure``), so
+        that rescans are only a safety net."""
         ...
 
     def start(self) -> None:
@@ -124,6 +136,10 @@ class NoWatcher(Wakeup):
 
     @property
     def uses_events(self) -> bool:
+        return False
+
+    @property
+    def sees_new_files(self) -> bool:
         return False
 
     def start(self) -> None:
@@ -203,6 +219,7 @@ class Ingestor:
         self.scan_gap = SCAN_GAP
         self._total_bytes = 0
         self._last_read = 0.0  # when the last read for file events began
+        self._grew: dict[str, float] = {}  # polling: run id -> when a read last found something in it
 
     # -- control (any thread) ------------------------------------------------------------
 
@@ -327,12 +344,33 @@ class Ingestor:
                     targets |= set(self.engine.sweep(SWEEP_BUDGET))
                     if targets:
                         self._read(sorted(targets))
-                else:
-                    self._read(None)  # poll: each source's cheap changed() check
+                else:  # poll: the runs that grew lately, the idle ones in turn
+                    targets |= self._polled(now)
+                    if targets:
+                        self._read(sorted(targets))
                     last_poll = now
             except Exception as exc:  # a scan or read failing on a file must not end the watch
                 self.post(IngestFailed(f"{type(exc).__name__}: {exc}", exc))
                 self._stopped.wait(1.0)
+
+    def _polled(self, now: float) -> set[str]:
+        """The runs whose files changed: among those that grew within :data:`HOT_SECONDS`, all of
+        them; among the others, the next ones in turn that :data:`POLL_SHARE` of a poll allows
+        (all of them when they fit). A poll's cost does not grow with the number of idle runs."""
+        sources, out = self.engine.sources, set()
+        for run_id, when in list(self._grew.items()):
+            source = sources.get(run_id)
+            if source is None or now - when > HOT_SECONDS:
+                del self._grew[run_id]
+            elif source.changed():
+                out.add(run_id)
+        # A remote run's check answers from its root's listing, which the remote poller keeps
+        # to its own pace (and a same-size rewrite is only seen by it): each of them, each poll.
+        if getattr(self.engine, "remote", None) is not None:
+            out.update(run_id for run_id, spec in list(self.engine.specs.items())
+                       if is_url(spec.path) and run_id in sources and sources[run_id].changed())
+        out.update(self.engine.sweep(POLL_SHARE * self.watcher.interval))
+        return out
 
     def _scan(self, initial: bool = False) -> set[str]:
         began = time.monotonic()
@@ -340,7 +378,8 @@ class Ingestor:
         took = time.monotonic() - began
         # A scan walks the whole tree: on a big one, scan less often.
         events = self.watcher.uses_events
-        self.scan_interval = max(30.0 if events else 5.0, took / (SCAN_SHARE_EVENTS if events else SCAN_SHARE_POLLING))
+        told = events or self.watcher.sees_new_files
+        self.scan_interval = max(30.0 if told else 5.0, took / (SCAN_SHARE_EVENTS if told else SCAN_SHARE_POLLING))
         self.scan_gap = max(SCAN_GAP, 5 * took)
         if result.empty:
             return set()
@@ -360,6 +399,9 @@ class Ingestor:
             else:
                 result = self.engine.read(targets)
             if not result.empty:
+                if not initial and not self.watcher.uses_events:
+                    now = time.monotonic()
+                    self._grew.update((update.run_id, now) for update in result.updates)
                 progress = self._progress() if initial else None
                 self._post(Ingested(result, initial=initial, progress=progress,
                                     files=len(self.engine.watched_files())))

@@ -203,7 +203,7 @@ class TuilossApp(DeferredStart, App[None]):
 
     def _check_stalls(self) -> None:
         """A run that grew while watched and then fell silent for many usual intervals is stalled."""
-        fresh, changed = self.findings.check_stalls(self.store, self.activity, self.clock())
+        fresh, changed = self.findings.check_stalls(self.activity.lively_runs(self.store), self.activity, self.clock())
         self._announce([(self.store.find(run_id).label, anomaly) for run_id, anomaly in fresh])
         if changed:
             self._draw_insights()
@@ -314,16 +314,16 @@ class TuilossApp(DeferredStart, App[None]):
         if run_list.border_title != title:  # setting it repaints the whole list
             run_list.border_title = title
 
-    def _listed(self) -> tuple[list, int, int, int]:
-        """(the listed runs numbered, how many runs, how many shown, how many points), kept while
-        no read was applied and the selection did not change: the once-a-second tick of ten
-        thousand idle runs costs what one does."""
+    def _listed(self) -> tuple[list, int, int, int, int]:
+        """(the listed runs numbered, how many runs, how many shown, how many points, how many
+        lines skipped), kept while no read was applied and the selection did not change: the
+        once-a-second tick of ten thousand idle runs costs what one does."""
         key = (self._store_version, self.selection.version)
         if self._listed_memo is None or self._listed_memo[0] != key:
             runs = self.all_runs()  # its jobs are worked out as each read is applied (take_read)
             numbered = self.selection.numbered(runs)
             shown = sum(1 for _, run in numbered if self.selection.is_on(run.id))
-            self._listed_memo = (key, (numbered, len(runs), shown, self.store.points))
+            self._listed_memo = (key, (numbered, len(runs), shown, self.store.points, self.store.skipped_lines))
         return self._listed_memo[1]
 
     def _finding_counts(self) -> dict[str, int]:
@@ -354,11 +354,11 @@ class TuilossApp(DeferredStart, App[None]):
     def _draw_status(self) -> None:
         if not self.booted:
             return
-        _, runs, shown, points = self._listed()
+        _, runs, shown, points, skipped = self._listed()
         self.status_bar.show(Status(
             runs=runs, shown=shown, points=points, files=self.files,
             mode=self.watch_mode, reason=self.mode_reason, since_last=self.activity.since_last(self.clock()),
-            skipped=self.store.skipped_lines, paused=self.ingestor.paused,
+            skipped=skipped, paused=self.ingestor.paused,
             loading=self.load_progress if not self.loaded else None,
             filter=self.selection.filter.pattern if self.selection.filter else None, error=self.error,
             ascii=self.config.ascii, remote=remote.status() if (remote := getattr(self.engine, "remote", None)) else (),

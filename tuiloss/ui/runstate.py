@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from itertools import islice
 from statistics import median
 from typing import Callable, Collection, Mapping, Sequence
 
 from tuiloss.core.analysis.display import fmt_value
 from tuiloss.core.analysis.state import RunState
 from tuiloss.core.engine import Options, ReadResult, apply_result
+from tuiloss.core.ranks import rank_name
 from tuiloss.core.report import state_of
 from tuiloss.core.store import Run, Store
 from tuiloss.ui.jobs import JobFold
@@ -49,6 +51,9 @@ class Activities(dict):
         super().__init__()
         self.jobs = JobFold()
         self.newest: float | None = None  # the latest growth of any run (the status line's age)
+        self.lively: set[str] = set()  # runs seen to grow a few times while watched: the ones that can stall
+        self._logs_seen = 0  # the store's logs looked at for a rank's name so far (logs are only added)
+        self._rank_logs: list[str] = []  # the ids of those whose name marks a rank
 
     def found(self, run_id: str, mtime: float | None) -> None:
         """A run seen for the first time; its file's mtime stands for its last growth."""
@@ -56,12 +61,41 @@ class Activities(dict):
         self._note(mtime if mtime else None)
 
     def grew(self, run_id: str, now: float) -> None:
-        self.setdefault(run_id, Activity()).grew(now)
+        seen = self.setdefault(run_id, Activity())
+        seen.grew(now)
+        if len(seen.arrivals) >= 3:
+            self.lively.add(run_id)
         self._note(now)
+
+    def lively_runs(self, store: Store) -> list[Run]:
+        """The runs that grew a few times while watched (a stall needs a usual interval), found by
+        their ids: the once-a-second stall check of ten thousand idle runs costs what one does."""
+        out = []
+        for run_id in self.lively:
+            log = store.runs.get(run_id)
+            if log is None:  # a run split out of a log: ``id#k``
+                base, _, k = run_id.rpartition("#")
+                log = store.runs.get(base)
+            run = next((run for run in log.split() if run.id == run_id), None) if log is not None else None
+            if run is not None:
+                out.append(run)
+        return out
 
     def _note(self, when: float | None) -> None:
         if when is not None and (self.newest is None or when > self.newest):
             self.newest = when
+
+    def ranked(self, store: Store, moved: bool = False) -> list[Run]:
+        """The runs whose names mark a rank: what jobs are made of. Each log is looked at once,
+        when it is new (or again after a run ``moved``), not each time a read is applied."""
+        if moved:
+            self._logs_seen, self._rank_logs = 0, []
+        logs = store.runs
+        if len(logs) != self._logs_seen:
+            self._rank_logs += [log_id for log_id, log in islice(logs.items(), self._logs_seen, None)
+                                if rank_name(log.source) is not None]
+            self._logs_seen = len(logs)
+        return [run for log_id in self._rank_logs for run in logs[log_id].split()]
 
     def since_last(self, now: float) -> float | None:
         """Seconds since any run last grew, ``None`` before the first point."""
@@ -91,7 +125,8 @@ def take_read(store: Store, result: ReadResult, options: Options, now: float, se
                 activity.found(run.id, now if watching else mtimes.get(log.id))
             elif watching and run.points > before.get(run.id, 0):
                 activity.grew(run.id, now)
-    if activity.jobs.update(store, activity, now, lambda run: row_state(run, activity.get(run.id), now)):
+    ranked = activity.ranked(store, moved=bool(result.moved))  # the other runs make no job
+    if activity.jobs.update(ranked, activity, now, lambda run: row_state(run, activity.get(run.id), now)):
         activity.jobs.hide_folded(selection)  # a job is one curve: its lead rank's
     return new
 
@@ -153,6 +188,9 @@ class ListedRuns(Sequence):
         now: float,
         jobs=None,
     ) -> None:
+        #: What the labels and the order come from, compared by identity: the same objects while
+        #: no read was applied and the selection and the jobs did not change (see :meth:`same_rows`).
+        self.origin = (numbered, jobs.jobs if jobs is not None else None)
         if jobs is not None and jobs.folded:  # a job's other ranks have no row of their own
             numbered = [(number, run) for number, run in numbered if jobs.listed(run, selection)]
         self._numbered = numbered
@@ -181,6 +219,18 @@ class ListedRuns(Sequence):
     def key(self, index: int) -> str:
         """The id of the run at ``index`` (without working out its row)."""
         return self._numbered[index][1].id
+
+    def same_rows(self, other) -> bool:
+        """Whether ``other`` lists the same runs in the same order with the same labels (their
+        rows' values and states may differ): a redraw of ten thousand idle runs then measures
+        no label and indexes no run again."""
+        return (isinstance(other, ListedRuns) and len(other.origin) == len(self.origin)
+                and all(a is b for a, b in zip(other.origin, self.origin)))
+
+    def take_index(self, other) -> None:
+        """Reuse the index of ``other``, which lists the same runs (:meth:`same_rows`)."""
+        if self._index is None and other._index is not None:
+            self._index = other._index
 
     def index_of(self, key: str) -> int | None:
         """Where the run ``key`` is listed, ``None`` if it is not."""
@@ -243,5 +293,6 @@ def fold_jobs(runs: list[Run], activity: Mapping[str, Activity], now: float):
     since; ``None`` when ``activity`` keeps no jobs."""
     jobs = getattr(activity, "jobs", None)
     if jobs is not None:
-        jobs.update(runs, activity, now, lambda run: row_state(run, activity.get(run.id), now))
+        ranked = [run for run in runs if rank_name(run.source) is not None]  # as take_read gives them
+        jobs.update(ranked, activity, now, lambda run: row_state(run, activity.get(run.id), now))
     return jobs

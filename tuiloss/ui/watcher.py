@@ -7,8 +7,12 @@ timeout that doubles as a safety poll, and does the reading itself.
 Polling is used instead of inotify when asked (``--poll``), when a watched path
 lies on a file system whose remote writes inotify cannot see (NFS, SMB, Lustre,
 GPFS, BeeGFS, FUSE...), or when inotify cannot be set up (watch limit reached).
-In polling mode no observer runs at all: the worker's timeout is the poll, and
-each source's cheap ``changed()`` check finds what grew.
+In polling mode no observer runs at all: the worker's timeout is the poll. The
+driver checks the runs that grew lately at every poll and the idle ones in turn,
+within a budget; the watcher looks at the watched folders' modification times
+(:class:`FolderTimes`), which move when an entry is created, renamed or deleted,
+and says so as a structural change: the driver then looks for new runs, instead
+of walking the whole tree every few seconds.
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ from __future__ import annotations
 import errno
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
-from tuiloss.core.driver import Changes, Wakeup
+from tuiloss.core.discover import SKIP_DIRS
+from tuiloss.core.driver import POLL_SHARE, Changes, Wakeup
 from tuiloss.core.remote import is_url
 
 #: File systems where inotify misses writes made by other machines.
@@ -122,6 +128,7 @@ class Watcher(Wakeup):
         self._lock = threading.Lock()
         self._changes = Changes()
         self._gone = False
+        self._folders: FolderTimes | None = None  # polling: the watched folders' times
 
     # -- choosing and starting ----------------------------------------------------------
 
@@ -154,6 +161,7 @@ class Watcher(Wakeup):
         self.mode, self.reason = mode, reason
         if mode == "polling" and self.poll is None:
             self.interval = 2.0
+        self._folders = FolderTimes(self.roots) if mode == "polling" and self.roots else None
 
     def _start_observer(self) -> None:
         from watchdog.observers import Observer
@@ -218,6 +226,10 @@ class Watcher(Wakeup):
     def uses_events(self) -> bool:
         return self._observer is not None
 
+    @property
+    def sees_new_files(self) -> bool:
+        return self._observer is not None or self._folders is not None
+
     def mark(self, path: str, structure: bool = False) -> None:
         """Remember a changed path (called from the observer thread)."""
         with self._lock:
@@ -226,9 +238,121 @@ class Watcher(Wakeup):
         self._event.set()
 
     def take(self) -> Changes:
+        folders = self._folders
+        if folders is not None and self._observer is None:
+            for path in folders.check(POLL_SHARE * self.interval):
+                self.mark(path, structure=True)
+            self._event.clear()  # the marks were taken here, not news for the next wait
         with self._lock:
             changes, self._changes = self._changes, Changes()
         return changes
+
+
+#: Seconds within which a folder's modification time may still move without changing: a time
+#: that close to now is looked at again at the next check (a file system's clock may be coarse).
+RACY_SECONDS = 2.0
+
+
+class FolderTimes:
+    """The folders under the watched roots and their modification times (polling mode).
+
+    A folder's time moves when an entry in it is created, renamed or deleted: a new run,
+    a new log in a run folder, a rotated log. Each :meth:`check` looks at the roots' own
+    folders and then at the others in turn, within a budget, so its cost stays the same
+    however many run folders there are; a folder whose time moved is listed again (to find
+    sub-folders made since). Links are not followed, and folders discovery skips are skipped.
+    """
+
+    def __init__(self, roots: list[str], clock=time.perf_counter, now=time.time_ns) -> None:
+        self.clock, self.now = clock, now
+        self.roots = [os.path.abspath(root) for root in roots]
+        self.looked = 0  # folders the last check looked at
+        self._build()
+
+    def _build(self) -> None:
+        """Note every folder under the roots (again, when a root folder came to be)."""
+        self.tops: list[str] = []  # looked at in every check
+        self.times: dict[str, int | None] = {}  # folder -> modification time (None: look again)
+        self._recursive: set[str] = set()  # the tops whose sub-folders are looked at too
+        self._order: list[str] = []
+        self._at = 0
+        for folder, recursive in watch_dirs(self.roots):
+            self.tops.append(folder)
+            self._stat(folder)
+            if recursive:
+                self._recursive.add(folder)
+                self._add_below(folder)
+        self._reorder()
+
+    def _reorder(self) -> None:
+        tops = set(self.tops)
+        self._order = [folder for folder in self.times if folder not in tops]
+
+    def _stat(self, folder: str) -> bool:
+        """Note ``folder``'s time; whether it moved since last noted (or the folder went or came)."""
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+        except OSError:
+            mtime = -1  # gone (or not there yet)
+        before = self.times.get(folder, -2)
+        # a time this fresh could still hide an entry made in the same tick of the clock
+        racy = mtime >= 0 and self.now() - mtime < RACY_SECONDS * 1e9
+        self.times[folder] = None if racy else mtime
+        return before != mtime or before is None
+
+    def _add_below(self, folder: str) -> list[str]:
+        """Note the folders below ``folder`` not known yet; they are returned."""
+        added = []
+        try:
+            with os.scandir(folder) as entries:
+                subs = [entry.path for entry in entries
+                        if entry.name not in SKIP_DIRS and entry.is_dir(follow_symlinks=False)]
+        except OSError:
+            return added
+        for sub in subs:
+            if sub not in self.times:
+                self._stat(sub)
+                added.append(sub)
+                added.extend(self._add_below(sub))
+        return added
+
+    def check(self, budget: float) -> list[str]:
+        """The folders whose entries changed since the last check, among the roots' own and
+        the next ones in turn that ``budget`` seconds allow (all of them when they fit)."""
+        began, changed = self.clock(), []
+        for folder in self.tops:
+            if self._stat(folder):
+                changed.append(folder)
+        order, checked = self._order, 0
+        while checked < len(order) and (not checked or self.clock() - began <= budget):
+            folder = order[(self._at + checked) % len(order)]
+            checked += 1
+            if self._stat(folder):
+                changed.append(folder)
+        self._at = (self._at + checked) % len(order) if order else 0
+        self.looked = len(self.tops) + checked
+        if changed:
+            self._relist(changed)
+        return changed
+
+    def _relist(self, changed: list[str]) -> None:
+        """Follow the folders made or removed in the ``changed`` ones."""
+        if any(root not in self.times and os.path.isdir(root) for root in self.roots):
+            self._build()  # a root folder that was not there: watched as a folder from now on
+            return
+        moved = False
+        for folder in changed:
+            if self.times.get(folder) == -1:  # gone: forget it (its parent's time moved too) and what was below
+                below = [known for known in self.times if known.startswith(folder + os.sep)]
+                for known in below:
+                    del self.times[known]
+                if folder not in self.tops:
+                    del self.times[folder]
+                moved = True
+            elif folder in self._recursive or folder not in self.tops:
+                moved = bool(self._add_below(folder)) or moved
+        if moved:
+            self._reorder()
 
 
 def _folders_to_watch(roots: list[str]) -> int:

@@ -102,10 +102,15 @@ class RunList(ScrollView, can_focus=True):
     def show(self, rows: Sequence[RunRow], value_header: str = "last", label_width: int = 60) -> None:
         """Show ``rows``; only the lines on screen that changed are painted again."""
         old, keep = self._rows, self.highlighted_key
+        same = getattr(rows, "same_rows", None)
+        same = same is not None and same(old)  # the same runs, order and labels as the rows shown
+        if same:
+            rows.take_index(old)
         self._rows = rows
         index = _index_of(rows, keep) if keep is not None else None
         self.cursor_row = index if index is not None else min(self.cursor_row, max(0, len(rows) - 1))
-        column = self._measure_labels(rows, label_width)
+        column = self._label_column if same and self._labels_measured and self._labels_measured[1] == label_width \
+            else self._measure_labels(rows, label_width)
         layout_changed = (value_header != self._value_header or label_width != self._label_width
                           or column != self._label_column or len(rows) != len(old))
         self._value_header, self._label_width, self._label_column = value_header, label_width, column
