@@ -165,6 +165,9 @@ async def test_group_by_none_forbids_grouping_and_a_key_starts_grouped(sample_lo
         await pilot.press("g")
         await settle(pilot, app)
         assert not app.grouping.on and not headers(app)
+        # with no configurations to compare, the seeds of two configurations are compared one to one
+        pairs = {o.fields["key"] for o in app.report.observations if o.kind == "config_pair"}
+        assert "gradient_clip" in pairs
     app = make_app(config_for(sample_logs, group_by=("norm",)))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_loaded(pilot, app)

@@ -27,6 +27,8 @@ class InsightsFeed:
         runs: the runs to analyse, asked at each request (the shown ones).
         metric: the metric chosen by the user, ``None`` for each run's primary one.
         root: the watched folder, when there is one (labels are relative to it).
+        by_configuration: False under ``--group-by none``: the seeds of two configurations
+            are then compared one to one (see :func:`~tuiloss.core.report.build_report`).
     """
 
     def __init__(
@@ -36,6 +38,7 @@ class InsightsFeed:
         runs: Callable[[], list[Run]],
         metric: Callable[[], str | None],
         root: str | None,
+        by_configuration: bool = True,
     ) -> None:
         self.worker = InsightsWorker(post)
         self.report: Report | None = None
@@ -43,6 +46,7 @@ class InsightsFeed:
         self.sent = 0  # generation of the newest request
         self.seconds = 0.0  # what the last analysis took
         self._runs, self._metric, self._root = runs, metric, root
+        self._by_configuration = by_configuration
         self._due = Throttle(set_timer, self._send, self._interval, shortest=0.01)
 
     def start(self) -> None:
@@ -80,4 +84,4 @@ class InsightsFeed:
     def _send(self) -> None:
         self.sent += 1
         runs = [snapshot_run(run) for run in self._runs()]
-        self.worker.request(InsightsRequest(self.sent, runs, self._metric(), self._root))
+        self.worker.request(InsightsRequest(self.sent, runs, self._metric(), self._root, self._by_configuration))

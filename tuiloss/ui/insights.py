@@ -37,6 +37,7 @@ class InsightsRequest:
     runs: list  # snapshot Runs
     metric: str | None
     root: str | None
+    by_configuration: bool = True  # False under --group-by none (see build_report)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +98,12 @@ class InsightsWorker:
 def analyse(request: InsightsRequest, analyzer_for=None, kept: KeptEntries | None = None) -> Report:
     from tuiloss.ui.snapshot import snapshot_store
 
-    return metric_report(snapshot_store(request.runs), request.root, request.metric, analyzer_for, kept)
+    return metric_report(snapshot_store(request.runs), request.root, request.metric, analyzer_for, kept,
+                         request.by_configuration)
 
 
 def metric_report(store: Store, root: str | None, metric: str | None, analyzer_for=None,
-                  kept: KeptEntries | None = None) -> Report:
+                  kept: KeptEntries | None = None, by_configuration: bool = True) -> Report:
     """The findings of ``store``'s runs in ``metric`` (picked with ``m``), or each run's primary one.
 
     With a metric picked, only the runs that have it are analysed and compared ("Across runs");
@@ -109,9 +111,10 @@ def metric_report(store: Store, root: str | None, metric: str | None, analyzer_f
     metric), never with the findings of its own primary metric.
     """
     if metric is None:
-        return build_report(store, root=root, analyzer_for=analyzer_for, kept=kept)
+        return build_report(store, root=root, analyzer_for=analyzer_for, kept=kept, by_configuration=by_configuration)
     runs = [run if metric in run.series else replace(run, series={}) for run in store]
-    report = build_report(store, root=root, metric=metric, runs=runs, analyzer_for=analyzer_for, kept=kept)
+    report = build_report(store, root=root, metric=metric, runs=runs, analyzer_for=analyzer_for, kept=kept,
+                          by_configuration=by_configuration)
     # a run restarted in its log may lack the metric in one of its parts: that part says so too
     return replace(report, runs=tuple(entry if entry.primary_metric == metric else lacking(entry)
                                       for entry in report.runs))

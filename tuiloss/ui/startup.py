@@ -42,7 +42,8 @@ class DeferredStart:
         for name, part in parts.build(self.config, *self._factories).items():
             setattr(self, name, part)  # options, engine, watcher, store, view, curves, findings, panel, activity, grouping
         self.insights = parts.InsightsFeed(self.set_timer, lambda ready: self.post_message(messages.InsightsReady(ready)),
-                                           self.shown_runs, lambda: self.selection.metric, self.report_root)
+                                           self.shown_runs, lambda: self.selection.metric, self.report_root,
+                                           by_configuration=self.config.group_by != ())
         self.ingestor = parts.Ingestor(self.engine, self.watcher, lambda event: self.post_message(messages.from_driver(event)))
         self.booted = True
         self.refresh_bindings()
