@@ -446,3 +446,71 @@ def test_while_the_newest_run_grows_the_earlier_ones_are_the_same_parts():
     again, grown = log.split()
     assert again.series["loss"] is first.series["loss"]  # its visible points are not worked out again
     assert grown.series["loss"] is not second.series["loss"] and len(grown.series["loss"]) == 51
+
+
+def _grown_log():
+    """A log read a few points at a time: a training, a resume, a countdown, a restart with a
+    fresh curve, a counter that restarts while the curve goes on, a truncation."""
+    s1, v1 = _curve(1, 40)
+    resume = (np.arange(30.0, 50.0), np.geomspace(v1[29], 0.4, 20))
+    countdown = (np.arange(60.0, 50.0, -1), np.linspace(0.4, 0.39, 10))
+    s2, v2 = _curve(1, 30, first=2.1, last=0.9)  # a second training
+    counter = (np.arange(1.0, 11.0), np.linspace(0.89, 0.85, 10))  # the counter again, the curve on
+    s3, v3 = _curve(1, 20, first=1.9, last=1.0)  # read after a truncation
+    return [(s1, v1), resume, (s2, v2), counter, countdown, "truncated", (s3, v3)]
+
+
+def test_restarts_worked_out_as_a_log_grows_are_those_of_the_whole_log():
+    # The restarts are kept while only points are added; at every size they are what a
+    # series holding the same points, never asked before, finds.
+    grown, pieces = Series(), []
+    for part in _grown_log():
+        if part == "truncated":
+            grown.mark("truncated")
+            pieces.append(part)
+            continue
+        steps, values = part
+        for lo in range(0, len(steps), 3):
+            grown.extend(steps[lo : lo + 3], values[lo : lo + 3])
+            pieces.append((steps[lo : lo + 3], values[lo : lo + 3]))
+            fresh = Series()
+            for piece in pieces:
+                fresh.mark("truncated") if piece == "truncated" else fresh.extend(*piece)
+            assert grown.restarts() == fresh.restarts(), len(grown)
+    assert len(grown.restarts()) == 1  # the second training; the resume, countdown and counter are not
+
+
+def test_restarts_are_not_worked_out_again_while_points_are_only_added(monkeypatch):
+    log = _two_trainings()
+    series = log.series["loss"]
+    calls = []
+    found = Series._find_restarts
+    monkeypatch.setattr(Series, "_find_restarts", lambda self: calls.append(len(self)) or found(self))
+    assert len(log.split()) == 2
+    for k in range(20):  # the newest run grows; iterating the store splits the log each time
+        series.extend(np.array([51.0 + k]), np.array([0.89]))
+        log.points += 1
+        assert len(log.split()) == 2
+    assert calls == [130]  # once: the newest segment already held the points it is judged on
+    series.extend(np.array([1.0]), np.array([2.2]))  # the step goes back: a segment is added
+    log.points += 1
+    log.split()
+    assert calls == [130, 151]  # again when it was added (once, for every part it splits)
+    series.extend(np.array([2.0, 3.0]), np.array([2.1, 2.0]))
+    log.points += 2
+    assert len(log.split()) == 3 and calls[-1] == 153
+
+
+def test_find_reads_only_the_log_a_run_id_names():
+    from tuiloss.core.store import Store
+
+    store = Store()
+    log = store.add(_two_trainings())
+    hashed = _run_of(*_curve(1, 10))
+    hashed.id = "/logs/other.log#2"  # a second file found where a moved run was (engine._free_id)
+    store.add(hashed)
+    first, second = log.split()
+    assert store.find(log.id) is first and store.find(f"{log.id}#2") is second
+    assert store.find(hashed.id) is hashed  # a log whose own id holds a '#'
+    assert store.find(f"{log.id}#3") is None and store.find(f"{log.id}#x") is None and store.find("nope") is None
+    assert [run.id for run in store] == [log.id, f"{log.id}#2", hashed.id] and len(store) == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ class Series:
     :meth:`visible` hides the parts of older segments that a newer one overlaps.
     """
 
-    __slots__ = ("steps", "values", "segments", "_pending", "_descending", "_visible_cache")
+    __slots__ = ("steps", "values", "segments", "_pending", "_descending", "_visible_cache", "_restarts_cache")
 
     def __init__(self) -> None:
         self.steps = GrowableArray()
@@ -42,6 +43,7 @@ class Series:
         self._pending: str | None = None
         self._descending = False  # the last point stored is below the one before it
         self._visible_cache: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
+        self._restarts_cache: tuple[tuple, list[int]] | None = None
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -171,7 +173,27 @@ class Series:
         one opens nearer its first values than its last ones.
         Truncation, replacement and rotation are never
         restarts: the file's identity changed, not the training.
+
+        Worked out again only when the answer can have changed: a segment was added or the
+        last one relabelled, or the newest segment does not hold the three points it is judged
+        on yet. Points are only ever appended, and a segment reads none past the three after
+        its start, so a series that just grows costs nothing here.
         """
+        key = self._restarts_key()
+        cached = self._restarts_cache
+        if cached is not None and cached[0] == key:
+            return list(cached[1])
+        found = self._find_restarts()
+        self._restarts_cache = (key, found)
+        return list(found)
+
+    def _restarts_key(self) -> tuple:
+        if not self.segments:
+            return (0,)
+        last = self.segments[-1]
+        return (len(self.segments), last, min(len(self), last.start + _JUDGED_POINTS))
+
+    def _find_restarts(self) -> list[int]:
         found = []
         steps, values = self.steps.view, self.values.view
         first = 0
@@ -185,7 +207,7 @@ class Series:
             k = max(1, min(3, (seg.start - first) // 2))  # the opening and closing points never overlap
             opening = _level(values[first : first + k])
             before = _level(values[seg.start - k : seg.start])
-            new = _level(values[seg.start : min(seg.start + 3, end)])
+            new = _level(values[seg.start : min(seg.start + _JUDGED_POINTS, end)])
             if None in (opening, before, new) or not _fresh(opening, before, new):
                 continue  # the curve goes on where it was: a counter restarted, not the training
             found.append(seg.start)
@@ -201,8 +223,14 @@ class Series:
         out = Series()
         out.steps = _window(self.steps, start, end)
         out.values = _window(self.values, start, end)
-        for seg, seg_end in self.segment_bounds():
-            if seg_end <= start or seg.start >= end:
+        segments = self.segments
+        first = max(bisect.bisect_right(segments, start, key=_start) - 1, 0)  # the segment ``start`` is in
+        for k in range(first, len(segments)):
+            seg = segments[k]
+            seg_end = segments[k + 1].start if k + 1 < len(segments) else len(self)
+            if seg.start >= end:
+                break
+            if seg_end <= start:
                 continue
             at = max(seg.start, start)
             reason = "start" if at == start else seg.reason
@@ -213,6 +241,14 @@ class Series:
     def nbytes(self) -> int:
         """Bytes reserved for this series (a steps array shared with others counts in each)."""
         return self.steps.nbytes + self.values.nbytes
+
+
+def _start(segment: Segment) -> int:
+    return segment.start
+
+
+#: Points after a segment's start that :meth:`Series.restarts` reads to judge it (its new level).
+_JUDGED_POINTS = 3
 
 
 def _window(array: GrowableArray, start: int, end: int) -> GrowableArray:
@@ -515,14 +551,22 @@ class Store:
             yield from log.split()
 
     def __len__(self) -> int:
+        """How many runs: each log's (see :meth:`Run.split`, kept while the log does not change)."""
         return sum(len(log.split()) for log in self.runs.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.runs)  # every log holds one run at least
 
     def find(self, run_id: str) -> Run | None:
         """The run ``run_id`` names (a log's, or one split out of it as ``id#k``)."""
         log = self.runs.get(run_id)
         if log is not None:
             return log.split()[0]
-        return next((run for run in self if run.id == run_id), None)
+        head, _, number = run_id.rpartition("#")
+        log = self.runs.get(head)
+        if log is not None and number.isdigit():  # the k-th run of a log: only that log is split
+            return next((run for run in log.split() if run.id == run_id), None)
+        return None
 
     def add(self, run: Run) -> Run:
         self.runs.setdefault(run.id, run)
