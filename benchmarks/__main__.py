@@ -3,7 +3,7 @@
 Rows (names for ``--only``): csv, csv-pieces, jsonl, text (with the physical limit),
 tfevents, mlflow-db, wandb-file, tail, memory, latency, latency-poll, redraw, keys, startup, startup-ready,
 startup-1gb, many-runs, remote-latency-sftp, remote-latency-s3, remote-idle, remote-discovery,
-tfevents-rustboard, report, report-memory, watch-scale (benchmarks/scale.py), runs-start, toggle-runs,
+tfevents-rustboard, report, report-memory, watch-scale, watch-live (benchmarks/scale.py), runs-start, toggle-runs,
 idle-cpu, rescan-loop, follow-cpu, latency-terminal (benchmarks/viewer_scale.py: thousands of runs,
 CPU of the real command in tmux, latency on the terminal).
 """
@@ -139,6 +139,7 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         "report": lambda: scale.report(lines, 3 if quick else 5),
         "report-memory": lambda: scale.report_memory(lines, 4_000_000 if quick else 5_000_000, 10, not quick),
         "watch-scale": lambda: scale.watch_scale(10, 500_000 if quick else 5_000_000, 1 if quick else 2),
+        "watch-live": lambda: scale.watch_live(3_000_000, 1_000_000) if quick else scale.watch_live(20_000_000, None),
         "runs-start": lambda: viewer_scale.runs_start(1000 if quick else 10_000, 10_000, 10 if quick else 30),
         "toggle-runs": lambda: viewer_scale.toggle_runs(1000 if quick else 5000, 10_000, 10 if quick else 30),
         "idle-cpu": lambda: viewer_scale.idle_cpu(1000, 1000 if quick else 10_000, 10 if quick else 30, 10 if quick else 30),
