@@ -514,3 +514,68 @@ def test_find_reads_only_the_log_a_run_id_names():
     assert store.find(hashed.id) is hashed  # a log whose own id holds a '#'
     assert store.find(f"{log.id}#3") is None and store.find(f"{log.id}#x") is None and store.find("nope") is None
     assert [run.id for run in store] == [log.id, f"{log.id}#2", hashed.id] and len(store) == 3
+
+
+def test_the_arrays_of_a_log_read_as_it_is_written_make_room_one_at_a_time():
+    # With no backlog to size them from, the steps and the metrics' values grow by copies: on
+    # one grid they would all be copied at once, and briefly held twice each.
+    run = Run(id="live", label="live", source="live.csv", format="csv")
+    copies = []
+    before = None
+    for k in range(600):
+        batch = Batch()
+        steps = np.arange(k * 50, (k + 1) * 50, dtype=float)
+        batch.add_rows(steps, {"loss": steps * 0.5, "lr": steps * 1e-4})
+        run.apply(batch)
+        arrays = [run.series["loss"].steps, run.series["loss"].values, run.series["lr"].values]
+        now = [a.capacity for a in arrays]
+        if before is not None:
+            copies.append(sum(a != b for a, b in zip(now, before)))
+        before = now
+    assert run.series["lr"].steps is run.series["loss"].steps  # still one copy of the steps
+    assert sum(copies) >= 3 * 8  # each grew many times ...
+    assert max(copies[20:]) == 1  # ... and past the first few batches, never two in one read
+
+
+def test_a_big_array_grows_into_room_reserved_ahead_and_is_not_copied_again(monkeypatch):
+    from tuiloss.core.analysis import arrays
+
+    monkeypatch.setattr(arrays, "AHEAD_BYTES", 64 * 1024)
+    grown = GrowableArray()
+    grown.extend(np.arange(1000.0))
+    early = grown.view  # a reader of the array as it was (a snapshot being analysed)
+    grown.extend(np.arange(1000.0, 9000.0))  # past 64 KiB: into a mapping 8 times what is needed
+    moved = grown.view.base
+    assert grown.capacity == 9000 * arrays.AHEAD
+    for lo in range(9000, 60_000, 700):
+        grown.extend(np.arange(float(lo), float(lo + 700)))
+        assert grown.view.base is moved  # the same room: nothing copied, nothing held twice
+    assert np.array_equal(grown.view, np.arange(float(len(grown))))
+    assert np.array_equal(early, np.arange(1000.0))  # what was read before is unchanged
+
+
+def test_where_no_room_can_be_reserved_ahead_an_array_grows_as_before(monkeypatch):
+    import mmap
+
+    from tuiloss.core.analysis import arrays
+
+    def refused(*args, **kwargs):
+        raise OSError("no such mapping here")
+
+    monkeypatch.setattr(arrays, "AHEAD_BYTES", 64 * 1024)
+    monkeypatch.setattr(mmap, "mmap", refused)
+    grown = GrowableArray()
+    for lo in range(0, 30_000, 1000):
+        grown.extend(np.arange(float(lo), float(lo + 1000)))
+    assert np.array_equal(grown.view, np.arange(30_000.0)) and grown.capacity < 30_000 * 2
+
+
+def test_the_earlier_runs_of_a_log_let_its_old_arrays_go_when_it_grows_into_new_ones():
+    log = _two_trainings()
+    first, _ = log.split()
+    series = log.series["loss"]
+    series.extend(np.arange(51.0, 51.0 + 4 * series.steps.capacity), np.full(4 * series.steps.capacity, 0.8))
+    log.points = len(series)
+    again, _ = log.split()
+    assert again.series["loss"].steps.view.base is series.steps.view.base  # the arrays as they are now
+    assert np.array_equal(again.series["loss"].visible()[1], first.series["loss"].visible()[1])
