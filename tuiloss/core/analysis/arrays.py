@@ -13,7 +13,7 @@ _MIN_CAPACITY = 64
 #: reserved for it (see :meth:`GrowableArray.reserve_ahead`): a copy made to grow holds the old
 #: array and the new one at once (and whoever still reads the old one, a snapshot being
 #: analysed, keeps it), so an array of tens of millions of values is better not copied again.
-AHEAD_BYTES = 64 * 1024 * 1024
+AHEAD_BYTES = 8 * 1024 * 1024
 AHEAD = 8
 _NORESERVE = 0x4000 if sys.platform.startswith("linux") else 0  # MAP_NORESERVE (not in Python's mmap)
 #: Values read at a time by the searches below. numpy's argmin and argmax copy a read-only
