@@ -134,18 +134,14 @@ def report_memory(small_lines: int, run_lines: int, runs: int, whole: bool = Tru
         counted = f"per point added from {p1 / 1e6:.0f}M to {p2 / 1e6:.0f}M points"
     note = "; ".join(f"{points / 1e6:.0f}M points: peak RSS {peak / 1e6:,.0f} MB, {peak / points:.1f} B/point"
                      for peak, points in peaks)
-    return Row(
-        name="report-memory",
-        what=f"`tuiloss report`: peak RSS per stored point ({'process' if whole else 'slope'}),"
-             f" {p1 / 1e6:.0f}M and {p2 / 1e6:.0f}M points",
-        ours=worst,
-        baseline=BYTES_PER_POINT,
-        ratio=worst / BYTES_PER_POINT,
-        target=f"<= {BYTES_PER_POINT:g} bytes",
-        passed=worst <= BYTES_PER_POINT,
-        unit="bytes",
-        note=f"{note} ({counted})",
-    )
+    return _per_point_row("report-memory", f"`tuiloss report`: peak RSS per stored point ({'process' if whole else 'slope'}),"
+                          f" {p1 / 1e6:.0f}M and {p2 / 1e6:.0f}M points", worst, f"{note} ({counted})")
+
+
+def _per_point_row(name: str, what: str, per_point: float, note: str) -> Row:
+    """A row of resident bytes per point, held to :data:`BYTES_PER_POINT`."""
+    return Row(name=name, what=what, ours=per_point, baseline=BYTES_PER_POINT, ratio=per_point / BYTES_PER_POINT,
+               target=f"<= {BYTES_PER_POINT:g} bytes", passed=per_point <= BYTES_PER_POINT, unit="bytes", note=note)
 
 
 def _proc(pid: int) -> tuple[float, int, int]:
@@ -328,15 +324,5 @@ def watch_live(lines: int, small: int | None, timeout: float = 600.0) -> Row:
         per_point = (peak - low) / (points - low_points)
         note = f"{small:,} lines: peak RSS {low / 1e6:,.0f} MB; " + note
         counted = f"per point added from {low_points / 1e6:.0f}M to {points / 1e6:.0f}M points"
-    return Row(
-        name="watch-live",
-        what=f"`tuiloss watch` following a CSV log as it grows to {lines / 1e6:g}M lines: peak RSS per point"
-             f" ({'process' if small is None else 'slope'})",
-        ours=per_point,
-        baseline=BYTES_PER_POINT,
-        ratio=per_point / BYTES_PER_POINT,
-        target=f"<= {BYTES_PER_POINT:g} bytes",
-        passed=per_point <= BYTES_PER_POINT,
-        unit="bytes",
-        note=f"{note} ({counted})",
-    )
+    return _per_point_row("watch-live", f"`tuiloss watch` following a CSV log as it grows to {lines / 1e6:g}M lines:"
+                          f" peak RSS per point ({'process' if small is None else 'slope'})", per_point, f"{note} ({counted})")
