@@ -579,3 +579,26 @@ def test_the_earlier_runs_of_a_log_let_its_old_arrays_go_when_it_grows_into_new_
     again, _ = log.split()
     assert again.series["loss"].steps.view.base is series.steps.view.base  # the arrays as they are now
     assert np.array_equal(again.series["loss"].visible()[1], first.series["loss"].visible()[1])
+
+
+def test_the_store_the_analysis_and_the_chart_index_read_one_copy_of_the_points():
+    from tuiloss.core.analysis.downsample import ColumnIndex
+    from tuiloss.core.analysis.live import LiveAnalyzer
+
+    run = Run(id="one", label="one", source="one.csv", format="csv")
+    for k in range(4):
+        batch = Batch()
+        steps = np.arange(k * 5000, (k + 1) * 5000, dtype=float)
+        batch.add_rows(steps, {"loss": 2.0 / (1.0 + steps * 1e-3), "lr": np.full(5000, 1e-3)})
+        run.apply(batch)
+        series = run.series["loss"]
+        steps, values = series.visible()
+        analyzer, index = LiveAnalyzer(), ColumnIndex()
+        analyzer.update(steps, values, series.segments)
+        index.sync(steps, values, key=len(series.segments))
+        scan = analyzer._scan
+        for reader in (scan.f_step.view, index._steps):
+            assert np.shares_memory(reader, series.steps.view)
+        for reader in (scan.f_value.view, index._values):
+            assert np.shares_memory(reader, series.values.view)
+        assert run.series["lr"].steps is series.steps  # and the metrics of a row share their steps
