@@ -3,7 +3,7 @@
 Rows (names for ``--only``): csv, csv-pieces, jsonl, text (with the physical limit),
 tfevents, mlflow-db, wandb-file, tail, memory, latency, latency-poll, redraw, keys, startup, startup-ready,
 startup-1gb, many-runs, remote-latency-sftp, remote-latency-s3, remote-idle, remote-idle-tfevents, remote-discovery,
-tfevents-rustboard, report, report-memory, watch-scale (benchmarks/scale.py), runs-start, toggle-runs,
+tfevents-rustboard, report, report-memory, watch-scale, watch-live (benchmarks/scale.py), runs-start, toggle-runs,
 idle-cpu, rescan-loop, follow-cpu, latency-terminal, idle-cpu-poll, runs-cpu, runs-appear
 (benchmarks/viewer_scale.py: thousands of runs,
 CPU of the real command in tmux, latency on the terminal).
@@ -65,15 +65,24 @@ BOUNDS = {
     ),
     "report-memory": (
         "the store keeps a float64 step (shared by the metrics of a row) and a float64 value per point"
-        " (12 B/point for `step,loss,lr`); the analysis of the loss keeps its log values (4 B/point) and"
-        " bounded state; the interpreter, numpy and pandas are ~75 MB, which 20M points still feel"
-        " (3.5-4 B/point), and a lone log analysed as it loads holds that state beside the parse"
-        " buffers. Steps kept as int32 deltas would take 2 B/point off; not done."
+        " (12 B/point for `step,loss,lr`); the analysis of the loss, kept up with the load, its log values"
+        " (4 B/point) and bounded state (~0.7 B/point); the interpreter, numpy and pandas are ~80 MB"
+        " (4 B/point at 20M points); and the load keeps about four 8 MiB reads' worth of buffers for reuse"
+        " (the read, the two threads' parse buffers, the parsed columns, the batches waiting to be stored)."
+        " Steps kept as int32 would take 2 B/point off; not done: every reader of the steps (the analysis,"
+        " the chart, the report) takes them as float64, and would copy them."
     ),
     "watch-scale": (
         "the store's 12 B/point and each run's live analysis (its log values, 4 B per loss point) are"
         " held together for the ten runs, with Textual, the chart's index and the pipeline's chunks"
-        " in flight at the peak (VmHWM, during the load); at rest after the load it is ~0.2 GB lower."
+        " in flight at the peak (VmHWM)."
+    ),
+    "watch-live": (
+        "at rest after the writer stops the viewer holds ~20 B/point (the store's 12, the analysis' 4, the"
+        " chart's index, the interpreter, Textual and pandas); while the log is written, what the reads, parses"
+        " and analyses free stays in the C heap (glibc raises its mmap threshold to 32 MiB after the first big"
+        " free; held at 16 MiB, the peak was 20.6 B/point, but loads were slower), and the arrays a snapshot"
+        " being analysed still reads are held beside the newer ones."
     ),
     "tfevents-rustboard": (
         "records are framed where their lengths repeat a cycle, CRC-checked column by column and"
@@ -167,6 +176,7 @@ def measure(names: list[str], quick: bool, repeat: int | None) -> tuple[list, li
         "report": lambda: scale.report(lines, 3 if quick else 5),
         "report-memory": lambda: scale.report_memory(lines, 4_000_000 if quick else 5_000_000, 10, not quick),
         "watch-scale": lambda: scale.watch_scale(10, 500_000 if quick else 5_000_000, 1 if quick else 2),
+        "watch-live": lambda: scale.watch_live(3_000_000, 1_000_000) if quick else scale.watch_live(20_000_000, None),
         "runs-start": lambda: viewer_scale.runs_start(1000 if quick else 10_000, 10_000, 10 if quick else 30),
         "toggle-runs": lambda: viewer_scale.toggle_runs(1000 if quick else 5000, 10_000, 10 if quick else 30),
         "idle-cpu": lambda: viewer_scale.idle_cpu(1000, 1000 if quick else 10_000, 10 if quick else 30, 10 if quick else 30),

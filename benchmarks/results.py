@@ -20,7 +20,7 @@ ORDER = [
     "csv", "csv-pieces", "jsonl", "text", "tfevents", "mlflow-db", "wandb-file", "tail", "memory",
     "latency", "latency-poll", "redraw", "keys", "startup", "startup-ready", "startup-1gb", "many-runs",
     "remote-latency-sftp", "remote-latency-s3", "remote-idle", "remote-idle-tfevents", "remote-discovery",
-    "tfevents-rustboard", "report", "report-memory", "watch-scale",
+    "tfevents-rustboard", "report", "report-memory", "watch-scale", "watch-live",
     "runs-start", "toggle-runs", "idle-cpu", "rescan-loop", "follow-cpu", "latency-terminal",
     "idle-cpu-poll", "runs-cpu", "runs-appear",
 ]

@@ -11,6 +11,12 @@
   the load time (until the status bar shows every point), then how long its CPU takes to
   go quiet (the analyses of every run done: the findings settled), and the peak resident
   memory by then (``VmHWM``).
+- **watch-live**: ``tuiloss watch`` following one CSV log while another process appends
+  it (``step,loss,lr``, :data:`LIVE_RATE` lines a second, a block every
+  :data:`LIVE_BLOCK` lines): the file is read as it grows, a little at a time, with no
+  backlog to size the store's arrays from, and the panel analyses it as it goes. The peak
+  resident memory (``VmHWM``) once every point is shown and the CPU went quiet, per point:
+  at 20M lines (40M points) the whole process; ``--quick``, the slope from 1M to 3M lines.
 """
 
 from __future__ import annotations
@@ -25,10 +31,15 @@ import subprocess
 import sys
 import time
 
+from typing import Callable
+
 from benchmarks.datagen import DATA_DIR, cached_log
 from benchmarks.measure import Row, Timing, ratio_row
 
 REPORT_TARGET = 2.0
+#: Lines a second the writer of the live log appends, and lines per write.
+LIVE_RATE = 1_000_000
+LIVE_BLOCK = 20_000
 BYTES_PER_POINT = 24.0
 WATCH_RSS = 2.4e9
 POINTS_PER_LINE = 2  # step,loss,lr: loss and lr
@@ -123,18 +134,14 @@ def report_memory(small_lines: int, run_lines: int, runs: int, whole: bool = Tru
         counted = f"per point added from {p1 / 1e6:.0f}M to {p2 / 1e6:.0f}M points"
     note = "; ".join(f"{points / 1e6:.0f}M points: peak RSS {peak / 1e6:,.0f} MB, {peak / points:.1f} B/point"
                      for peak, points in peaks)
-    return Row(
-        name="report-memory",
-        what=f"`tuiloss report`: peak RSS per stored point ({'process' if whole else 'slope'}),"
-             f" {p1 / 1e6:.0f}M and {p2 / 1e6:.0f}M points",
-        ours=worst,
-        baseline=BYTES_PER_POINT,
-        ratio=worst / BYTES_PER_POINT,
-        target=f"<= {BYTES_PER_POINT:g} bytes",
-        passed=worst <= BYTES_PER_POINT,
-        unit="bytes",
-        note=f"{note} ({counted})",
-    )
+    return _per_point_row("report-memory", f"`tuiloss report`: peak RSS per stored point ({'process' if whole else 'slope'}),"
+                          f" {p1 / 1e6:.0f}M and {p2 / 1e6:.0f}M points", worst, f"{note} ({counted})")
+
+
+def _per_point_row(name: str, what: str, per_point: float, note: str) -> Row:
+    """A row of resident bytes per point, held to :data:`BYTES_PER_POINT`."""
+    return Row(name=name, what=what, ours=per_point, baseline=BYTES_PER_POINT, ratio=per_point / BYTES_PER_POINT,
+               target=f"<= {BYTES_PER_POINT:g} bytes", passed=per_point <= BYTES_PER_POINT, unit="bytes", note=note)
 
 
 def _proc(pid: int) -> tuple[float, int, int]:
@@ -152,11 +159,13 @@ def _proc(pid: int) -> tuple[float, int, int]:
     return cpu, rss, hwm
 
 
-def watch_settled(folder: str, points: int, timeout: float, quiet: float = 0.1, window: float = 2.0) -> dict:
+def watch_settled(folder: str, points: int, timeout: float, quiet: float = 0.1, window: float = 2.0,
+                  first: tuple[int, Callable[[], None]] | None = None) -> dict:
     """Start ``tuiloss watch folder`` in a 200x50 pseudo-terminal; time the load, then the settling.
 
     Loaded: the status bar shows ``{points:,} points``. Settled: the process used less than
     ``quiet`` of a core over ``window`` seconds (its analyses done; an idle viewer uses ~1%).
+    ``first``: (a count of points, what to do once the status bar shows it), once.
     """
     from benchmarks.ui import SIZE, TERMINAL_ENV
 
@@ -173,6 +182,7 @@ def watch_settled(folder: str, points: int, timeout: float, quiet: float = 0.1, 
                             start_new_session=True)
     os.close(slave)
     marker = f"{points:,} points".encode()
+    early = f"{first[0]:,} points".encode() if first else None
     loaded = settled = None
     samples: list[tuple[float, float]] = []
     tail = b""
@@ -185,6 +195,9 @@ def watch_settled(folder: str, points: int, timeout: float, quiet: float = 0.1, 
                     data = os.read(master, 1 << 16)
                 except OSError:
                     break
+                if early is not None and early in tail + data:
+                    early = None
+                    first[1]()
                 if loaded is None and marker in tail + data:
                     loaded = time.perf_counter() - began
                 tail = (tail + data)[-256:]
@@ -228,3 +241,88 @@ def watch_scale(runs: int, lines: int, repeat: int, timeout: float = 600.0) -> R
         note=f"loaded after {load:.1f} s, quiet {settle:.1f} s later (CPU under 10% of a core for 2 s);"
              f" peak RSS {peak / 1e9:.2f} GB ({peak / points:.1f} B/point); median of {repeat}",
     )
+
+
+def append_log(source: str, target: str, start: int, rate: float, block: int) -> None:
+    """Append ``source`` from byte ``start`` on to ``target``, ``block`` lines at a time, at ``rate`` lines a second."""
+    began = time.perf_counter()
+    written = 0
+    with open(source, "rb") as src, open(target, "ab") as out:
+        src.seek(start)
+        rest = b""
+        while True:
+            piece = src.read(1 << 20)
+            data = rest + piece
+            lines = data.split(b"\n")
+            rest = lines.pop()
+            for k in range(0, len(lines), block):
+                chunk = lines[k : k + block]
+                out.write(b"\n".join(chunk) + b"\n")
+                out.flush()
+                written += len(chunk)
+                ahead = written / rate - (time.perf_counter() - began)
+                if ahead > 0:
+                    time.sleep(ahead)
+            if not piece:
+                break
+
+
+def _live_peak(lines: int, timeout: float) -> tuple[int, int, float, float]:
+    """Follow one CSV log written by another process as it grows to ``lines`` lines: the viewer's
+    peak resident bytes once all is shown and quiet, its points, the writer's time and the viewer's lag."""
+    source = cached_log("csv", lines)
+    folder = os.path.join(DATA_DIR, "scale", f"live-{lines}")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    target = os.path.join(folder, "metrics.csv")
+    head = 1_000  # lines there at the start, so the log is found and drawn first
+    with open(source, "rb") as src, open(target, "wb") as out:
+        for _ in range(head + 1):  # the header and the first lines
+            out.write(src.readline())
+        start = src.tell()
+    writer: dict = {}
+
+    def start_writer() -> None:  # once the viewer shows the first lines: it reads the rest as written
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        code = f"from benchmarks.scale import append_log; append_log({source!r}, {target!r}, {start}, {LIVE_RATE}, {LIVE_BLOCK})"
+        writer["at"] = time.perf_counter()
+        writer["proc"] = subprocess.Popen([sys.executable, "-c", code], cwd=root)
+
+    points = lines * POINTS_PER_LINE
+    began = time.perf_counter()
+    try:
+        found = watch_settled(folder, points, timeout, first=(head * POINTS_PER_LINE, start_writer))
+    finally:
+        if "proc" in writer:
+            writer["proc"].wait()
+    if found["loaded"] is None or found["settled"] is None or "proc" not in writer:
+        raise TimeoutError(f"watch did not follow the log to its end within {timeout:g} s: {found}")
+    if writer["proc"].returncode != 0:
+        raise RuntimeError(f"the writer of the live log exited {writer['proc'].returncode}")
+    shutil.rmtree(folder, ignore_errors=True)
+    writing = lines / LIVE_RATE
+    lag = found["loaded"] - (writer["at"] - began) - writing  # shown after the writer's last write
+    return found["hwm"], points, writing, lag
+
+
+def watch_live(lines: int, small: int | None, timeout: float = 600.0) -> Row:
+    """Peak RSS per point of ``tuiloss watch`` following one growing CSV log to ``lines`` lines.
+
+    ``small`` (``--quick``): the slope from a log of ``small`` lines to one of ``lines``, as
+    report-memory's quick variant does (a few million points are outweighed by what does not
+    grow with them: the interpreter, Textual, pandas).
+    """
+    peak, points, writing, lag = _live_peak(lines, timeout)
+    note = (f"{lines:,} lines appended at {LIVE_RATE:,} a second ({writing:.0f} s) in writes of {LIVE_BLOCK:,};"
+            f" all shown {max(lag, 0.0):.1f} s after the last write; peak RSS {peak / 1e6:,.0f} MB,"
+            f" {peak / points:.1f} B/point")
+    if small is None:
+        per_point = peak / points
+        counted = "the whole process"
+    else:
+        low, low_points, _, _ = _live_peak(small, timeout)
+        per_point = (peak - low) / (points - low_points)
+        note = f"{small:,} lines: peak RSS {low / 1e6:,.0f} MB; " + note
+        counted = f"per point added from {low_points / 1e6:.0f}M to {points / 1e6:.0f}M points"
+    return _per_point_row("watch-live", f"`tuiloss watch` following a CSV log as it grows to {lines / 1e6:g}M lines:"
+                          f" peak RSS per point ({'process' if small is None else 'slope'})", per_point, f"{note} ({counted})")

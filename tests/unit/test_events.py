@@ -144,3 +144,26 @@ def test_real_llmc_log_has_no_lr_event(real_logs):
     store, _, _ = load([str(real_logs / "plain_text/llmc_gpt2_124m_modded_nanogpt")])
     (run,) = list(store)
     assert [e for e in timeline.events_of(run) if e.kind.startswith("lr")] == []
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 64])
+def test_lr_events_do_not_depend_on_how_the_series_is_read_in_blocks(monkeypatch, block):
+    # Read a block at a time (so a series of 10M points costs no copy of itself per temporary):
+    # every event, and none more, is found wherever the blocks end.
+    rng = np.random.default_rng(block)
+    steps = np.arange(300.0)
+    shapes = [
+        1e-3 * 0.5 ** (steps // 3),  # a dense staircase
+        1e-3 * (1 + np.cos(np.pi * (steps % 75) / 75)) / 2 + 1e-6,  # cosine with warm restarts
+        np.round(np.linspace(2e-5, 0, 300), 6),  # printed with six decimals
+        rng.choice([1e-3, 1e-4, 5e-4, 0.0, np.nan], 300),  # gaps, zeros and jumps everywhere
+        np.exp(rng.standard_normal(300)),
+    ]
+    repeated = np.sort(rng.integers(0, 150, 300)).astype(np.float64)  # several rows per step
+    whole = [[(e.kind, e.step, e.before, e.after) for e in ev.lr_events(s, v)]
+             for s, v in [(steps, v) for v in shapes] + [(repeated, shapes[0]), (steps.astype(np.int32), shapes[1])]]
+    assert sum(map(len, whole)) > 20
+    monkeypatch.setattr(ev, "BLOCK", block)
+    blocked = [[(e.kind, e.step, e.before, e.after) for e in ev.lr_events(s, v)]
+               for s, v in [(steps, v) for v in shapes] + [(repeated, shapes[0]), (steps.astype(np.int32), shapes[1])]]
+    assert blocked == whole

@@ -377,6 +377,7 @@ def test_csv_files_read_in_turns_share_one_set_of_piece_readers(tmp_path, monkey
 
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     monkeypatch.setattr(csv_module, "_workers", lambda: 2)
+    csv_module._pool.cache_clear()  # two threads, whatever another test made the pool with
     monkeypatch.setattr(csv_module, "_kept", csv_module._Kept())
     body = "step,loss\n" + "".join(f"{i},{i / 7:.5f}\n" for i in range(300_000))
     sources = []
@@ -395,7 +396,7 @@ def test_csv_files_read_in_turns_share_one_set_of_piece_readers(tmp_path, monkey
                 pending.remove(source)
         if pending:
             assert csv_module._kept.kept()  # kept between turns while some file is mid-read
-    assert most == 2 * csv_module._PIECES_PER_WORKER  # one chunk's pieces, whatever the number of files
+    assert 1 <= most <= 2  # one per thread a chunk is read on, whatever the number of files or pieces
     assert csv_module._kept.kept() == []  # every file read to its end: freed
 
 
@@ -407,6 +408,7 @@ def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     monkeypatch.setattr(csv_module, "_workers", lambda: 2)
     monkeypatch.setattr(csv_module, "PIECE_READER", pieces)
+    csv_module._pool.cache_clear()  # two threads, whatever another test made the pool with
     monkeypatch.setattr(csv_module, "_kept", csv_module._Kept())
     path = tmp_path / "metrics.csv"
     lines = 400_000  # over two reads of the smallest size a source reads
@@ -416,9 +418,11 @@ def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp
     _, more = source.read()
     assert more
     kept = csv_module._kept.kept()
-    assert len(kept) == 2 * csv_module._PIECES_PER_WORKER and {reader.kind for reader in kept} == {pieces}
+    # one per thread (two here), not one per piece: each holds the parse buffers of a piece
+    assert 1 <= len(kept) <= 2 and {reader.kind for reader in kept} == {pieces}
     _, more = source.read()
-    assert more and {id(r) for r in csv_module._kept.kept()} == {id(r) for r in kept}  # reused, not made anew
+    again = {id(r) for r in csv_module._kept.kept()}
+    assert more and len(again) <= 2 and {id(r) for r in kept} <= again  # reused, not made anew
     while more:
         _, more = source.read()
     assert csv_module._kept.kept() == []  # read to its end: their buffers are freed

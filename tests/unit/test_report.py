@@ -275,3 +275,54 @@ def test_many_logs_are_analysed_after_the_load_one_by_one(tmp_path):
     analyzers = KeptAnalyzers()
     store, _, _ = load([str(tmp_path)], stored=analyzers.catch_up)
     assert len(store) == 2 and analyzers._kept == {}  # no per-point state held through the load
+
+
+@pytest.mark.parametrize("block", [1, 3, 16])
+def test_twins_are_found_the_same_wherever_the_comparison_cuts_its_blocks(monkeypatch, block):
+    # Two series of millions of points are compared a block at a time, not by one intersection
+    # (copies of both); the answer is the intersection's: the first point of each shared step,
+    # the values agreeing to what was printed, repeated steps, gaps and NaN values.
+    from tuiloss.core import report as rep
+    from tuiloss.core.analysis.observations import RunFacts
+
+    def facts(steps, values):
+        return RunFacts("x", "x", {}, None, np.asarray(steps, dtype=float), np.asarray(values, dtype=float))
+
+    def whole(a, b):  # the rule over one intersection of the steps
+        common, ia, ib = np.intersect1d(a.steps, b.steps, return_indices=True)
+        if len(common) < 5 or len(common) < 0.8 * min(len(a.steps), len(b.steps)):
+            return False
+        va, vb = a.values[ia], b.values[ib]
+        both = np.isfinite(va) & np.isfinite(vb)
+        if both.sum() < 5:
+            return False
+        va, vb = va[both], vb[both]
+        unit = 10.0 ** -min(rep._printed_decimals(va), rep._printed_decimals(vb))
+        return bool(np.all(np.abs(va - vb) <= np.maximum(1e-4 * np.abs(va), 0.51 * unit) + 1e-12))
+
+    rng = np.random.default_rng(block)
+    monkeypatch.setattr(rep, "SAME_BLOCK", block)
+    answers = []
+    for trial in range(60):
+        n = int(rng.integers(0, 60))
+        steps = np.sort(rng.integers(0, 40, n)) if trial % 3 else np.arange(n)
+        values = np.round(rng.random(n), 4)
+        if trial % 4 == 0:
+            values[rng.random(n) < 0.2] = np.nan
+        other_steps = steps[rng.random(n) < 0.9] if trial % 5 else steps
+        other = np.interp(other_steps, steps, values) if n else np.zeros(0)
+        if trial % 7 == 1:
+            other = other + 0.01  # a close run, not a twin
+        elif trial % 2:
+            other = np.round(other, 3)  # printed with fewer digits
+        a, b = facts(steps, values), facts(other_steps, other)
+        shared = list(rep._shared(a.steps, b.steps))
+        _, ia, ib = np.intersect1d(a.steps, b.steps, return_indices=True)
+        assert np.array_equal(np.concatenate([i for i, _ in shared] or [[]]), ia)
+        assert np.array_equal(np.concatenate([j for _, j in shared] or [[]]), ib)
+        if trial % 11 == 0:
+            b = facts(other_steps[::-1].copy(), other[::-1].copy())  # not ascending: the intersection itself
+        expected = whole(a, b)
+        assert rep._same_points(a, b) == expected, trial
+        answers.append(expected)
+    assert any(answers) and not all(answers)

@@ -446,3 +446,159 @@ def test_while_the_newest_run_grows_the_earlier_ones_are_the_same_parts():
     again, grown = log.split()
     assert again.series["loss"] is first.series["loss"]  # its visible points are not worked out again
     assert grown.series["loss"] is not second.series["loss"] and len(grown.series["loss"]) == 51
+
+
+def _grown_log():
+    """A log read a few points at a time: a training, a resume, a countdown, a restart with a
+    fresh curve, a counter that restarts while the curve goes on, a truncation."""
+    s1, v1 = _curve(1, 40)
+    resume = (np.arange(30.0, 50.0), np.geomspace(v1[29], 0.4, 20))
+    countdown = (np.arange(60.0, 50.0, -1), np.linspace(0.4, 0.39, 10))
+    s2, v2 = _curve(1, 30, first=2.1, last=0.9)  # a second training
+    counter = (np.arange(1.0, 11.0), np.linspace(0.89, 0.85, 10))  # the counter again, the curve on
+    s3, v3 = _curve(1, 20, first=1.9, last=1.0)  # read after a truncation
+    return [(s1, v1), resume, (s2, v2), counter, countdown, "truncated", (s3, v3)]
+
+
+def test_restarts_worked_out_as_a_log_grows_are_those_of_the_whole_log():
+    # The restarts are kept while only points are added; at every size they are what a
+    # series holding the same points, never asked before, finds.
+    grown, pieces = Series(), []
+    for part in _grown_log():
+        if part == "truncated":
+            grown.mark("truncated")
+            pieces.append(part)
+            continue
+        steps, values = part
+        for lo in range(0, len(steps), 3):
+            grown.extend(steps[lo : lo + 3], values[lo : lo + 3])
+            pieces.append((steps[lo : lo + 3], values[lo : lo + 3]))
+            fresh = Series()
+            for piece in pieces:
+                fresh.mark("truncated") if piece == "truncated" else fresh.extend(*piece)
+            assert grown.restarts() == fresh.restarts(), len(grown)
+    assert len(grown.restarts()) == 1  # the second training; the resume, countdown and counter are not
+
+
+def test_restarts_are_not_worked_out_again_while_points_are_only_added(monkeypatch):
+    log = _two_trainings()
+    series = log.series["loss"]
+    calls = []
+    found = Series._find_restarts
+    monkeypatch.setattr(Series, "_find_restarts", lambda self: calls.append(len(self)) or found(self))
+    assert len(log.split()) == 2
+    for k in range(20):  # the newest run grows; iterating the store splits the log each time
+        series.extend(np.array([51.0 + k]), np.array([0.89]))
+        log.points += 1
+        assert len(log.split()) == 2
+    assert calls == [130]  # once: the newest segment already held the points it is judged on
+    series.extend(np.array([1.0]), np.array([2.2]))  # the step goes back: a segment is added
+    log.points += 1
+    log.split()
+    assert calls == [130, 151]  # again when it was added (once, for every part it splits)
+    series.extend(np.array([2.0, 3.0]), np.array([2.1, 2.0]))
+    log.points += 2
+    assert len(log.split()) == 3 and calls[-1] == 153
+
+
+def test_find_reads_only_the_log_a_run_id_names():
+    from tuiloss.core.store import Store
+
+    store = Store()
+    log = store.add(_two_trainings())
+    hashed = _run_of(*_curve(1, 10))
+    hashed.id = "/logs/other.log#2"  # a second file found where a moved run was (engine._free_id)
+    store.add(hashed)
+    first, second = log.split()
+    assert store.find(log.id) is first and store.find(f"{log.id}#2") is second
+    assert store.find(hashed.id) is hashed  # a log whose own id holds a '#'
+    assert store.find(f"{log.id}#3") is None and store.find(f"{log.id}#x") is None and store.find("nope") is None
+    assert [run.id for run in store] == [log.id, f"{log.id}#2", hashed.id] and len(store) == 3
+
+
+def test_the_arrays_of_a_log_read_as_it_is_written_make_room_one_at_a_time():
+    # With no backlog to size them from, the steps and the metrics' values grow by copies: on
+    # one grid they would all be copied at once, and briefly held twice each.
+    run = Run(id="live", label="live", source="live.csv", format="csv")
+    copies = []
+    before = None
+    for k in range(600):
+        batch = Batch()
+        steps = np.arange(k * 50, (k + 1) * 50, dtype=float)
+        batch.add_rows(steps, {"loss": steps * 0.5, "lr": steps * 1e-4})
+        run.apply(batch)
+        arrays = [run.series["loss"].steps, run.series["loss"].values, run.series["lr"].values]
+        now = [a.capacity for a in arrays]
+        if before is not None:
+            copies.append(sum(a != b for a, b in zip(now, before)))
+        before = now
+    assert run.series["lr"].steps is run.series["loss"].steps  # still one copy of the steps
+    assert sum(copies) >= 3 * 8  # each grew many times ...
+    assert max(copies[20:]) == 1  # ... and past the first few batches, never two in one read
+
+
+def test_a_big_array_grows_into_room_reserved_ahead_and_is_not_copied_again(monkeypatch):
+    from tuiloss.core.analysis import arrays
+
+    monkeypatch.setattr(arrays, "AHEAD_BYTES", 64 * 1024)
+    grown = GrowableArray()
+    grown.extend(np.arange(1000.0))
+    early = grown.view  # a reader of the array as it was (a snapshot being analysed)
+    grown.extend(np.arange(1000.0, 9000.0))  # past 64 KiB: into a mapping 8 times what is needed
+    moved = grown.view.base
+    assert grown.capacity == 9000 * arrays.AHEAD
+    for lo in range(9000, 60_000, 700):
+        grown.extend(np.arange(float(lo), float(lo + 700)))
+        assert grown.view.base is moved  # the same room: nothing copied, nothing held twice
+    assert np.array_equal(grown.view, np.arange(float(len(grown))))
+    assert np.array_equal(early, np.arange(1000.0))  # what was read before is unchanged
+
+
+def test_where_no_room_can_be_reserved_ahead_an_array_grows_as_before(monkeypatch):
+    import mmap
+
+    from tuiloss.core.analysis import arrays
+
+    def refused(*args, **kwargs):
+        raise OSError("no such mapping here")
+
+    monkeypatch.setattr(arrays, "AHEAD_BYTES", 64 * 1024)
+    monkeypatch.setattr(mmap, "mmap", refused)
+    grown = GrowableArray()
+    for lo in range(0, 30_000, 1000):
+        grown.extend(np.arange(float(lo), float(lo + 1000)))
+    assert np.array_equal(grown.view, np.arange(30_000.0)) and grown.capacity < 30_000 * 2
+
+
+def test_the_earlier_runs_of_a_log_let_its_old_arrays_go_when_it_grows_into_new_ones():
+    log = _two_trainings()
+    first, _ = log.split()
+    series = log.series["loss"]
+    series.extend(np.arange(51.0, 51.0 + 4 * series.steps.capacity), np.full(4 * series.steps.capacity, 0.8))
+    log.points = len(series)
+    again, _ = log.split()
+    assert again.series["loss"].steps.view.base is series.steps.view.base  # the arrays as they are now
+    assert np.array_equal(again.series["loss"].visible()[1], first.series["loss"].visible()[1])
+
+
+def test_the_store_the_analysis_and_the_chart_index_read_one_copy_of_the_points():
+    from tuiloss.core.analysis.downsample import ColumnIndex
+    from tuiloss.core.analysis.live import LiveAnalyzer
+
+    run = Run(id="one", label="one", source="one.csv", format="csv")
+    for k in range(4):
+        batch = Batch()
+        steps = np.arange(k * 5000, (k + 1) * 5000, dtype=float)
+        batch.add_rows(steps, {"loss": 2.0 / (1.0 + steps * 1e-3), "lr": np.full(5000, 1e-3)})
+        run.apply(batch)
+        series = run.series["loss"]
+        steps, values = series.visible()
+        analyzer, index = LiveAnalyzer(), ColumnIndex()
+        analyzer.update(steps, values, series.segments)
+        index.sync(steps, values, key=len(series.segments))
+        scan = analyzer._scan
+        for reader in (scan.f_step.view, index._steps):
+            assert np.shares_memory(reader, series.steps.view)
+        for reader in (scan.f_value.view, index._values):
+            assert np.shares_memory(reader, series.values.view)
+        assert run.series["lr"].steps is series.steps  # and the metrics of a row share their steps

@@ -204,3 +204,32 @@ def test_a_partial_line_left_unconsumed_is_not_a_change(tmp_path):
     with open(log, "ab") as handle:
         handle.write(b"o\n")
     assert tailer.changed()
+
+
+def test_a_read_consumed_to_its_end_is_not_kept(tmp_path):
+    # A finished log's last read is let go once consumed, not held until the file changes
+    # (ten big logs would otherwise keep ten reads of up to 16 MiB each); of one that ends in
+    # a partial line only that line is kept, and it is still read whole once it ends.
+    import tracemalloc
+
+    log = tmp_path / "a.log"
+    line = b"0123456789" * 9 + b"\n"
+    log.write_bytes(line * 40_000 + b"partial")
+    tracemalloc.start()
+    try:
+        tailer = Tailer(log)
+        held = tracemalloc.get_traced_memory()[0]
+        chunk = tailer.read()
+        assert len(chunk.data) > 3_000_000
+        used = chunk.data.rfind(b"\n") + 1
+        del chunk
+        tailer.consume(100)  # consumed in parts, as a source does
+        tailer.consume(used - 100)
+        assert tracemalloc.get_traced_memory()[0] - held < 100_000  # the partial line, not the read
+    finally:
+        tracemalloc.stop()
+    with open(log, "ab") as f:
+        f.write(b" line\n")
+    assert read_all(tailer)[1] == b"partial line\n"
+    tailer.consume(0)
+    assert not tailer.changed()

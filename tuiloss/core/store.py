@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from typing import Iterator
 import numpy as np
 
 from tuiloss.core.analysis import metrics
-from tuiloss.core.analysis.arrays import GrowableArray
+from tuiloss.core.analysis.arrays import AHEAD, AHEAD_BYTES, GrowableArray
 from tuiloss.core.model import Batch, Notice, SegmentEvent, Skipped
 
 
@@ -33,7 +34,7 @@ class Series:
     :meth:`visible` hides the parts of older segments that a newer one overlaps.
     """
 
-    __slots__ = ("steps", "values", "segments", "_pending", "_descending", "_visible_cache")
+    __slots__ = ("steps", "values", "segments", "_pending", "_descending", "_visible_cache", "_restarts_cache", "phase")
 
     def __init__(self) -> None:
         self.steps = GrowableArray()
@@ -42,6 +43,10 @@ class Series:
         self._pending: str | None = None
         self._descending = False  # the last point stored is below the one before it
         self._visible_cache: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
+        self._restarts_cache: tuple[tuple, list[int]] | None = None
+        #: Where on the growth grid its arrays make room (see :func:`_make_room`): the metrics
+        #: of a log grow at different sizes, not all at once.
+        self.phase = 0
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -81,7 +86,10 @@ class Series:
             self._went_back(base, i, steps, opened, last_drop == i - 1)
             last_drop = i
         self._descending = last_drop == len(steps) - 1
+        self._visible_cache = None  # it holds the arrays it was worked out on: no longer the newest
+        _make_room(self.steps, len(steps), self.phase + 1)
         self.steps.extend(steps)
+        _make_room(self.values, len(values), self.phase)
         self.values.extend(values)
         self.segments.extend(opened)
         return opened
@@ -113,6 +121,8 @@ class Series:
             self.values.reserve(_room(len(self.values), len(values), backlog))
         self._pending = None
         self._descending = leader._descending
+        self._visible_cache = None
+        _make_room(self.values, len(values), self.phase)
         self.values.extend(values)
         k = len(self.segments)
         if k and self.segments[k - 1] is not leader.segments[k - 1]:
@@ -171,7 +181,27 @@ class Series:
         one opens nearer its first values than its last ones.
         Truncation, replacement and rotation are never
         restarts: the file's identity changed, not the training.
+
+        Worked out again only when the answer can have changed: a segment was added or the
+        last one relabelled, or the newest segment does not hold the three points it is judged
+        on yet. Points are only ever appended, and a segment reads none past the three after
+        its start, so a series that just grows costs nothing here.
         """
+        key = self._restarts_key()
+        cached = self._restarts_cache
+        if cached is not None and cached[0] == key:
+            return list(cached[1])
+        found = self._find_restarts()
+        self._restarts_cache = (key, found)
+        return list(found)
+
+    def _restarts_key(self) -> tuple:
+        if not self.segments:
+            return (0,)
+        last = self.segments[-1]
+        return (len(self.segments), last, min(len(self), last.start + _JUDGED_POINTS))
+
+    def _find_restarts(self) -> list[int]:
         found = []
         steps, values = self.steps.view, self.values.view
         first = 0
@@ -185,7 +215,7 @@ class Series:
             k = max(1, min(3, (seg.start - first) // 2))  # the opening and closing points never overlap
             opening = _level(values[first : first + k])
             before = _level(values[seg.start - k : seg.start])
-            new = _level(values[seg.start : min(seg.start + 3, end)])
+            new = _level(values[seg.start : min(seg.start + _JUDGED_POINTS, end)])
             if None in (opening, before, new) or not _fresh(opening, before, new):
                 continue  # the curve goes on where it was: a counter restarted, not the training
             found.append(seg.start)
@@ -201,8 +231,14 @@ class Series:
         out = Series()
         out.steps = _window(self.steps, start, end)
         out.values = _window(self.values, start, end)
-        for seg, seg_end in self.segment_bounds():
-            if seg_end <= start or seg.start >= end:
+        segments = self.segments
+        first = max(bisect.bisect_right(segments, start, key=_start) - 1, 0)  # the segment ``start`` is in
+        for k in range(first, len(segments)):
+            seg = segments[k]
+            seg_end = segments[k + 1].start if k + 1 < len(segments) else len(self)
+            if seg.start >= end:
+                break
+            if seg_end <= start:
                 continue
             at = max(seg.start, start)
             reason = "start" if at == start else seg.reason
@@ -213,6 +249,20 @@ class Series:
     def nbytes(self) -> int:
         """Bytes reserved for this series (a steps array shared with others counts in each)."""
         return self.steps.nbytes + self.values.nbytes
+
+
+def _reads(part: Series, whole: Series) -> bool:
+    """Whether ``part`` reads ``whole``'s arrays as they are now: once ``whole`` grew into new
+    ones, a part kept from before would keep the old ones in memory."""
+    return part.steps._data.base is whole.steps._data and part.values._data.base is whole.values._data
+
+
+def _start(segment: Segment) -> int:
+    return segment.start
+
+
+#: Points after a segment's start that :meth:`Series.restarts` reads to judge it (its new level).
+_JUDGED_POINTS = 3
 
 
 def _window(array: GrowableArray, start: int, end: int) -> GrowableArray:
@@ -256,6 +306,34 @@ def _level(values: np.ndarray) -> float | None:
     """The median of the finite ``values``, None when there are none."""
     values = values[np.isfinite(values)]
     return float(np.median(values)) if len(values) else None
+
+
+#: Growth of an array that has no backlog to be sized from (a log read as it is written).
+_GROWTH = 1.5
+#: Phases of the growth grid: the arrays of one log make room at sizes this far apart.
+_PHASES = 3
+
+
+def _make_room(array: GrowableArray, adding: int, phase: int) -> None:
+    """Room for ``adding`` more values, made (when needed) on the array's own growth grid.
+
+    The arrays of a log that is read as it is written grow in lockstep (a row adds a point
+    to each), and a copy made to grow holds the old array and the new one at once, until
+    whoever still reads the old one (the analysis of a snapshot, the chart) lets it go. On
+    grids of capacities ``1.5**(k + phase/3)`` the arrays of a log grow at sizes 15% apart,
+    one at a time; and past ``AHEAD_BYTES`` an array grows into address space reserved
+    ``AHEAD`` times ahead (see :meth:`GrowableArray.reserve_ahead`), so a log growing to tens
+    of millions of points is not copied again, nor held twice while it is read.
+    """
+    needed = len(array) + adding
+    if needed <= array.capacity:
+        return
+    offset = (phase % _PHASES) / _PHASES
+    k = math.ceil(math.log(needed * _GROWTH, _GROWTH) - offset)
+    capacity = max(int(_GROWTH ** (k + offset)) + 1, needed)
+    if capacity * array.view.itemsize >= AHEAD_BYTES and array.reserve_ahead(needed * AHEAD):
+        return
+    array.reserve(capacity)
 
 
 def _room(size: int, batch: int, backlog: float) -> int:
@@ -375,6 +453,7 @@ class Run:
         for metric in batch.series:
             if metric not in self.series:
                 self.series[metric] = Series()
+                self.series[metric].phase = 2 * (len(self.series) - 1)  # its values, and the steps it leads
         holders = Counter(id(series.steps) for series in self.series.values())
         added = 0
         for group in batch.row_groups():
@@ -494,7 +573,9 @@ class Run:
                 end = cuts[k + 1] if k + 1 < count else len(one)
                 key = (name, cuts[k], end, len(one.segments) if k + 1 == count else 0)
                 part = kept.get(key)
-                out[k][name] = made[key] = part if part is not None else one.part(cuts[k], end)
+                if part is None or not _reads(part, one):
+                    part = one.part(cuts[k], end)
+                out[k][name] = made[key] = part
         if series is self.series:
             self._parts = made
         return out
@@ -515,14 +596,22 @@ class Store:
             yield from log.split()
 
     def __len__(self) -> int:
+        """How many runs: each log's (see :meth:`Run.split`, kept while the log does not change)."""
         return sum(len(log.split()) for log in self.runs.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.runs)  # every log holds one run at least
 
     def find(self, run_id: str) -> Run | None:
         """The run ``run_id`` names (a log's, or one split out of it as ``id#k``)."""
         log = self.runs.get(run_id)
         if log is not None:
             return log.split()[0]
-        return next((run for run in self if run.id == run_id), None)
+        head, _, number = run_id.rpartition("#")
+        log = self.runs.get(head)
+        if log is not None and number.isdigit():  # the k-th run of a log: only that log is split
+            return next((run for run in log.split() if run.id == run_id), None)
+        return None
 
     def add(self, run: Run) -> Run:
         self.runs.setdefault(run.id, run)

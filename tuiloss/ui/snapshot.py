@@ -31,6 +31,7 @@ def snapshot_series(series: Series) -> Series:
     copy.segments = list(series.segments)
     copy._pending = None
     copy._visible_cache = None
+    copy._restarts_cache = series._restarts_cache  # keyed on the segments and length it holds
     return copy
 
 

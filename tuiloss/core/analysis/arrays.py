@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
 _GROWTH = 1.5
 _MIN_CAPACITY = 64
+#: Size from which an array that grows makes room :data:`AHEAD` times ahead, in address space
+#: reserved for it (see :meth:`GrowableArray.reserve_ahead`): a copy made to grow holds the old
+#: array and the new one at once (and whoever still reads the old one, a snapshot being
+#: analysed, keeps it), so an array of tens of millions of values is better not copied again.
+AHEAD_BYTES = 8 * 1024 * 1024
+AHEAD = 8
+_NORESERVE = 0x4000 if sys.platform.startswith("linux") else 0  # MAP_NORESERVE (not in Python's mmap)
 #: Values read at a time by the searches below. numpy's argmin and argmax copy a read-only
 #: array whole (the stored series and their views are read-only), so they get pieces.
 _PIECE = 1 << 16
@@ -38,12 +46,33 @@ class GrowableArray:
             grown[: self._size] = self._data[: self._size]
             self._data = grown
 
+    def reserve_ahead(self, capacity: int) -> bool:
+        """Move into an anonymous mapping of ``capacity`` values; False where none can be made.
+
+        Pages of a mapping take memory only once written, so the room ahead costs address
+        space only (the kernel is told not to count it as committed, where it can be). The
+        mapping is freed with the last array that views it.
+        """
+        import mmap
+
+        dtype = self._data.dtype
+        try:
+            room = mmap.mmap(-1, capacity * dtype.itemsize, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _NORESERVE)
+        except (OSError, ValueError, TypeError, AttributeError, OverflowError):
+            return False  # no such mapping here (another platform, a strict overcommit policy)
+        grown = np.frombuffer(room, dtype=dtype, count=capacity)
+        grown[: self._size] = self._data[: self._size]
+        self._data = grown
+        return True
+
     def extend(self, values: np.ndarray) -> None:
         needed = self._size + len(values)
         if needed > len(self._data):
             # Grow from what is needed, not from the old size: a big batch then
             # leaves room for the next one instead of forcing a copy at once.
-            self.reserve(int(max(needed, len(self._data)) * _GROWTH) + 1)
+            capacity = int(max(needed, len(self._data)) * _GROWTH) + 1
+            if capacity * self._data.itemsize < AHEAD_BYTES or not self.reserve_ahead(needed * AHEAD):
+                self.reserve(capacity)
         self._data[self._size : needed] = values
         self._size = needed
 

@@ -60,52 +60,128 @@ class Event:
     after: float | None = None
 
 
-def _log_changes(values: np.ndarray) -> tuple[np.ndarray, float]:
-    """``log(v[i] / v[i-1])`` of the positive finite ``values`` (clipped at the floor), and their largest."""
-    top = float(values.max()) if len(values) else 0.0
-    floor = top * LR_FLOOR * 0.1
-    logged = np.log(np.maximum(values, floor))
-    return np.diff(logged), top
+#: Points read at a time: every temporary of :func:`lr_events` is at most this long, so a series
+#: of tens of millions of points costs no copy of itself (a row of neighbours per point would be
+#: seven copies).
+BLOCK = 1 << 16
 
 
-def _standing_out(change: np.ndarray) -> np.ndarray:
-    """Whether each change is far larger than the median change of the :data:`LR_NEIGHBOURS` points each side.
+def _logged(values: np.ndarray, floor: float) -> np.ndarray:
+    """``log(v)`` of the positive finite ``values``, clipped at ``floor``."""
+    return np.log(np.maximum(values, floor))
+
+
+def _big_changes(values: np.ndarray, floor: float) -> np.ndarray:
+    """Indices ``i`` where the LR changes by :data:`LR_FACTOR` or more from point ``i`` to ``i + 1``."""
+    found = []
+    least = math.log(LR_FACTOR)
+    for lo in range(0, len(values) - 1, BLOCK):
+        change = np.diff(_logged(values[lo : lo + BLOCK + 1], floor))
+        hits = np.flatnonzero(np.abs(change) >= least)
+        if len(hits):
+            found.append(hits + lo)
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
+
+
+def _sizes_at(values: np.ndarray, floor: float, at: np.ndarray) -> np.ndarray:
+    """``|log(v[i + 1] / v[i])|`` at the indices ``at`` (each a change, ``0 <= i < len(values) - 1``)."""
+    return np.abs(_logged(values[at + 1], floor) - _logged(values[at], floor))
+
+
+def _standing_out(values: np.ndarray, floor: float, at: np.ndarray) -> np.ndarray:
+    """Whether each change ``at`` is far larger than the median change of the :data:`LR_NEIGHBOURS` points each side.
 
     Only points that exist count (none is made up past either end), so the last change of a
     decay is weighed against the ones before it alone. The change must also border a flat
     stretch: the change just before or just after it is as small.
     """
-    n = len(change)
-    if not n:
-        return np.zeros(0, dtype=bool)
-    size = np.abs(change)
+    n = len(values) - 1  # changes
     k = LR_NEIGHBOURS
-    padded = np.concatenate([np.full(k, np.nan), size, np.full(k, np.nan)])
-    around = np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1).copy()  # row i: changes i-k .. i+k
-    around[:, k] = np.nan
-    known = np.isfinite(around).any(axis=1)
-    typical = np.zeros(n)
-    if known.any():
-        typical[known] = np.nanmedian(around[known], axis=1)
-    # ... and it begins or ends a flat stretch: the change just before or after it is small. The
-    # last point of a decay onto a floor is steep beside its neighbours, yet no stretch is flat there.
-    flat = np.zeros(n, dtype=bool)
-    flat[1:] |= size[:-1] <= LR_ALONE * size[1:]
-    flat[:-1] |= size[1:] <= LR_ALONE * size[:-1]
-    return (typical <= LR_ALONE * size) & (flat | (n == 1))
+    out = np.zeros(len(at), dtype=bool)
+    offsets = np.arange(-k, k + 1)
+    for lo in range(0, len(at), BLOCK):
+        here = at[lo : lo + BLOCK]
+        size = _sizes_at(values, floor, here)
+        rows = here[:, None] + offsets  # row: changes i-k .. i+k
+        real = (rows >= 0) & (rows < n)
+        around = np.full(rows.shape, np.nan)
+        around[real] = _sizes_at(values, floor, rows[real])
+        around[:, k] = np.nan
+        known = np.isfinite(around).any(axis=1)
+        typical = np.zeros(len(here))
+        if known.any():
+            typical[known] = np.nanmedian(around[known], axis=1)
+        # ... and it begins or ends a flat stretch: the change just before or after it is small. The
+        # last point of a decay onto a floor is steep beside its neighbours, yet no stretch is flat there.
+        flat = (real[:, k - 1] & (around[:, k - 1] <= LR_ALONE * size)) | (real[:, k + 1] & (around[:, k + 1] <= LR_ALONE * size))
+        out[lo : lo + BLOCK] = (typical <= LR_ALONE * size) & (flat | (n == 1))
+    return out
 
 
 def printed_quantum(values: np.ndarray) -> float | None:
     """The step of the decimals ``values`` were printed with (``1e-06`` for ``lr:0.000003``); None
     when they are not all on such a grid (scientific notation, float32 noise: fine enough)."""
-    values = values[np.isfinite(values)]
+    values = values[np.isfinite(values)] if not _all_blocks(values, np.isfinite) else values
     if not len(values):
         return None
     for decimals in range(0, 13):
-        scaled = values * 10.0**decimals
-        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, np.abs(scaled))):
+        scale = 10.0**decimals
+
+        def on_grid(piece: np.ndarray) -> np.ndarray:
+            scaled = piece * scale
+            return np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, np.abs(scaled))
+
+        if _all_blocks(values, on_grid):
             return 10.0**-decimals
     return None
+
+
+def _all_blocks(values: np.ndarray, test) -> bool:
+    """Whether ``test(piece)`` holds everywhere, read :data:`BLOCK` values at a time (the first miss ends it)."""
+    return all(bool(test(values[lo : lo + BLOCK]).all()) for lo in range(0, len(values), BLOCK))
+
+
+def _lr_points(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The points an LR's events are read from: finite and not negative, the last one of each step.
+
+    The stored arrays themselves when every point is one (no copy), else the points kept.
+    """
+    def usable(lo: int, hi: int) -> np.ndarray:
+        s, v = steps[lo:hi], values[lo:hi]
+        return np.isfinite(v) & (v >= 0) & (np.isfinite(s) if s.dtype.kind == "f" else True)
+
+    n = len(values)
+    if not all(usable(lo, lo + BLOCK).all() for lo in range(0, n, BLOCK)):
+        keep = np.concatenate([usable(lo, lo + BLOCK) for lo in range(0, n, BLOCK)])
+        steps, values = steps[keep], values[keep]
+        n = len(values)
+    if n < 2:
+        return steps, values
+
+    def later(lo: int, hi: int) -> np.ndarray:  # point i is the last of its step: the next one's differs
+        s = steps[lo : min(hi, n - 1) + 1].astype(np.float64, copy=False)
+        out = np.ones(min(hi, n) - lo, dtype=bool)
+        out[: len(s) - 1] = s[1:] != s[:-1]
+        return out
+
+    if not all(later(lo, lo + BLOCK).all() for lo in range(0, n, BLOCK)):
+        last = np.concatenate([later(lo, lo + BLOCK) for lo in range(0, n, BLOCK)])
+        steps, values = steps[last], values[last]
+    return steps, values
+
+
+def _peaks_before(values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The largest of ``values[: i + 1]`` for each index ``i`` of ``at`` (in order)."""
+    out = np.empty(len(at))
+    best = -math.inf
+    for lo in range(0, len(values), BLOCK):
+        hi = min(lo + BLOCK, len(values))
+        a, b = np.searchsorted(at, [lo, hi])
+        if b > a:
+            running = np.maximum.accumulate(values[lo:hi])
+            out[a:b] = np.maximum(best, running[at[a:b] - lo])
+        best = max(best, float(values[lo:hi].max()))
+    return out
 
 
 def lr_events(steps: np.ndarray, values: np.ndarray, name: str = "learning rate") -> list[Event]:
@@ -118,34 +194,36 @@ def lr_events(steps: np.ndarray, values: np.ndarray, name: str = "learning rate"
     decay, not a drop. A rise is a warm restart only when the LR had come down from higher
     before it (a warmup rises from its start and is none). Where the LR was printed with few
     decimals, a change between values of one significant digit is rounding, not a step.
+
+    Read :data:`BLOCK` points at a time: what it holds beside the series is the changes big
+    enough to be events and a block's temporaries.
     """
-    steps = np.asarray(steps, dtype=np.float64)
-    values = np.asarray(values, dtype=np.float64)
-    keep = np.isfinite(values) & np.isfinite(steps) & (values >= 0)
-    steps, values = steps[keep], values[keep]
+    # One value per step (an LR logged by several rows of one step is one point).
+    steps, values = _lr_points(np.asarray(steps), np.asarray(values, dtype=np.float64))
     if len(values) < 2:
         return []
-    # One value per step (an LR logged by several rows of one step is one point).
-    last = np.ones(len(steps), dtype=bool)
-    last[:-1] = steps[1:] != steps[:-1]
-    steps, values = steps[last], values[last]
-    if len(values) < 2 or values.max() <= 0:
+    top = float(values.max())
+    if top <= 0:
         return []
-    change, top = _log_changes(values)
-    alone = _standing_out(change)
-    big = np.abs(change) >= math.log(LR_FACTOR)
-    before, after = values[:-1], values[1:]
+    floor = top * LR_FLOOR * 0.1
+    big = _big_changes(values, floor)
+    if not len(big):
+        return []
     quantum = printed_quantum(values)
+    before, after = values[big], values[big + 1]
     if quantum is not None:  # a value printed with one or two digits cannot show a ratio: 2e-6 -> 1e-6 is rounding
-        big &= np.maximum(before, after) >= PRINTED_DIGITS * quantum
-    drops = big & alone & (change < 0) & (after > top * LR_FLOOR)
-    peak_before = np.maximum.accumulate(values)[:-1]
-    rises = big & alone & (change > 0) & (peak_before > 0) & (before * LR_FACTOR <= peak_before)
+        kept = np.maximum(before, after) >= PRINTED_DIGITS * quantum
+        big, before, after = big[kept], before[kept], after[kept]
+    alone = _standing_out(values, floor, big)
+    change = _logged(after, floor) - _logged(before, floor)
+    drops = alone & (change < 0) & (after > top * LR_FLOOR)
+    peak_before = _peaks_before(values, big)
+    rises = alone & (change > 0) & (peak_before > 0) & (before * LR_FACTOR <= peak_before)
     out = []
-    for i in np.flatnonzero(drops | rises):
-        i = int(i)
-        b, a = float(before[i]), float(after[i])
-        kind = "lr_drop" if drops[i] else "lr_restart"
+    for j in np.flatnonzero(drops | rises):
+        i = int(big[j])
+        b, a = float(before[j]), float(after[j])
+        kind = "lr_drop" if drops[j] else "lr_restart"
         word = "dropped" if kind == "lr_drop" else "restarted"
         ratio = a / b if b > 0 else math.inf
         times = f"x{ratio:.2g}" if math.isfinite(ratio) else "from 0"

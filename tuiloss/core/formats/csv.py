@@ -139,22 +139,20 @@ class CsvParser:
         width = len(self.columns)
         workers = _workers()
         pieces = _split_lines(data, start, end, workers * _PIECES_PER_WORKER if workers > 1 else 1)
-        key = None
-        if len(pieces) == 1:
-            readers: list = [None]
-        else:
+        shelf = None
+        if len(pieces) > 1:
             key = (piece_reader_kind(), width, self.delimiter)  # pandas: only for big chunks
             if not self._reading:
                 self._reading = True
                 _kept.begin(self)
-            readers = _kept.take(key, len(pieces))
-        jobs = [(*piece, width, k) for k, piece in enumerate(pieces)]
+            shelf = _Shelf(key, _kept.take(key), width, self.delimiter)
+        jobs = [(*piece, width) for piece in pieces]
 
         def attempt(job) -> tuple[list[np.ndarray], list[bool]] | None:
             if data.find(b"\r", job[0], job[1]) >= 0:
                 return None  # scanned here, while other pieces parse without the GIL
             try:
-                arrays = self._read_piece(data, *job, readers)
+                arrays = self._read_piece(data, *job, shelf)
             except Exception:  # a cell that is not a number, a bad row, hostile bytes
                 return None
             return arrays, [_has_nan(values) for values in arrays]  # while the piece is in cache
@@ -162,8 +160,8 @@ class CsvParser:
         # Every piece is waited for, failed or not: a piece still parsing must not
         # share its reader with the next chunk.
         parts = [attempt(jobs[0])] if len(jobs) == 1 else list(_pool().map(attempt, jobs))
-        if len(jobs) > 1:
-            _kept.give(key, readers)
+        if shelf is not None:
+            _kept.give(shelf.key, shelf.free)
         if any(part is None for part in parts):
             return None
         arrays = parts[0][0] if len(parts) == 1 else _gather([part[0] for part in parts])
@@ -176,32 +174,26 @@ class CsvParser:
                 return None  # a blank line or a row of empty cells: told apart by the general path
         return dict(zip(self.columns, arrays)), gappy
 
-    def _read_piece(self, data: bytes, start: int, end: int, width: int, slot: int, readers: list) -> list[np.ndarray]:
+    def _read_piece(self, data: bytes, start: int, end: int, width: int, shelf: _Shelf | None) -> list[np.ndarray]:
         """``data[start:end]`` as ``width`` float64 columns; raises on a cell that is not a number.
 
         A row with too many fields raises too, so every line is a row. A piece of a
-        big chunk (``readers`` more than one) goes to its slot's reader, taken from the
-        kept ones (made if none is free); a small chunk of plain numbers is read without
-        pandas (:mod:`~tuiloss.core.formats.plain`), any other small chunk by this
-        thread's reader of small chunks.
+        big chunk (``shelf`` given) goes to a reader from the shelf, one per thread at a
+        time; a small chunk of plain numbers is read without pandas
+        (:mod:`~tuiloss.core.formats.plain`), any other small chunk by this thread's
+        reader of small chunks.
         """
-        if len(readers) == 1:
-            if plain.wanted(end - start):  # else pandas is loaded and faster: no copy for nothing
-                table = plain.plain_table(data[start:end], width, self.delimiter, gaps=True)
-                if table is not None:
-                    return list(table)
-            reader = _small_reader(width, self.delimiter)
-        else:
-            reader = readers[slot]
-            if reader is None:
-                reader = readers[slot] = new_piece_reader(width, self.delimiter)
+        if shelf is not None:
+            return shelf.read(data, start, end)
+        if plain.wanted(end - start):  # else pandas is loaded and faster: no copy for nothing
+            table = plain.plain_table(data[start:end], width, self.delimiter, gaps=True)
+            if table is not None:
+                return list(table)
+        reader = _small_reader(width, self.delimiter)
         try:
             return reader.read(data, start, end)
         except BaseException:  # its state after a failed read is unknown: it is not used again
-            if len(readers) == 1:
-                _small.readers.pop((reader.kind, width, self.delimiter), None)
-            else:
-                readers[slot] = None
+            _small.readers.pop((reader.kind, width, self.delimiter), None)
             raise
 
     def _take_header(self, data: bytes, start: int, end: int, first_line: int) -> tuple[int, int, int]:
@@ -467,7 +459,7 @@ class BufferReader:
             _, _, arrays = self._engine.read()
         finally:
             # The reader keeps what it was loaded with until the next load: a kept reader would
-            # hold the whole chunk (a 16 MiB read) alive while the next one is read.
+            # hold the whole chunk (a whole read) alive while the next one is read.
             self._engine._reader.load_buffer(_NOTHING)
         return [np.asarray(arrays[k], dtype=np.float64) for k in range(self.width)]
 
@@ -476,12 +468,37 @@ class BufferReader:
 _NOTHING = b"\n"
 
 
+class _Shelf:
+    """The readers one big chunk's pieces are read with: a piece takes one, and gives it back
+    when read (unless it failed, when its state is unknown). As many pieces are read at once as
+    there are threads, so that is how many readers there are, each with buffers the size of a
+    piece: a reader per piece would keep about three times the chunk in parse buffers (the
+    tokenizer keeps each field's bytes, a pointer and an offset per field, two per line)."""
+
+    def __init__(self, key: tuple, free: list, width: int, delimiter: str | None) -> None:
+        self.key = key
+        self.free = free
+        self._width = width
+        self._delimiter = delimiter
+        self._lock = threading.Lock()
+
+    def read(self, data: bytes, start: int, end: int) -> list[np.ndarray]:
+        with self._lock:
+            reader = self.free.pop() if self.free else None
+        if reader is None:
+            reader = new_piece_reader(self._width, self._delimiter)
+        arrays = reader.read(data, start, end)  # a reader that raised is not given back
+        with self._lock:
+            self.free.append(reader)
+        return arrays
+
+
 class _Kept:
     """The readers of big chunks' pieces, kept while some CSV file is read to its end.
 
-    A buffer reader's buffers (tens of MB for a 16 MiB chunk) are then reused, not faulted
-    in anew for each chunk. Every file being read shares them: the reads of many big logs
-    take turns, so the buffers kept are those of one chunk's pieces, not one set per file.
+    A buffer reader's buffers (a few MB per piece of a big chunk) are then reused, not
+    faulted in anew for each chunk. Every file being read shares them: the reads of many big
+    logs take turns, so the buffers kept are those of one chunk's threads, not one set per file.
     When no file is left mid-read, they are freed.
     """
 
@@ -502,19 +519,18 @@ class _Kept:
             self._free.clear()
         release_freed_memory()
 
-    def take(self, key: tuple, count: int) -> list:
-        """``count`` readers for ``key`` (None where a new one must be made)."""
+    def take(self, key: tuple) -> list:
+        """The readers kept for ``key`` (as many as threads read a chunk at once)."""
         with self._lock:
-            free = self._free.get(key, [])
-            taken, self._free[key] = free[:count], free[count:]
-        return taken + [None] * (count - len(taken))
+            taken, self._free[key] = self._free.get(key, []), []
+        return taken
 
     def give(self, key: tuple, readers: list) -> None:
-        """Readers back after a chunk (those that failed are None and dropped)."""
+        """Readers back after a chunk (those that failed are not among them)."""
         with self._lock:
             if self._reading:
                 free = self._free.setdefault(key, [])
-                free.extend(reader for reader in readers if reader is not None)
+                free.extend(readers)
                 del free[_KEPT_READERS:]
                 while len(self._free) > _KEPT_KEYS:  # the oldest layout goes
                     self._free.pop(next(iter(self._free)))
@@ -526,7 +542,7 @@ class _Kept:
 
 
 _kept = _Kept()
-#: Readers kept per layout (a chunk is read in at most this many pieces), and layouts kept.
+#: Readers kept per layout (one per thread a chunk is read on), and layouts kept.
 _KEPT_READERS = 16
 _KEPT_KEYS = 4
 
