@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from functools import lru_cache
 
 #: Roles a metric can have. Only ``loss``, ``ppl``, ``error``, ``reward`` and
 #: ``accuracy`` are training quality; the others are never a run's primary metric.
@@ -117,7 +118,12 @@ TRAIN_LOSS_NAMES = (
 
 def words(name: str) -> list[str]:
     """``name`` as lowercase words: ``CurrSamplesPerSec`` -> curr samples per sec."""
-    text = _CAMEL.sub(" ", str(name))
+    return list(_words(str(name)))
+
+
+@lru_cache(maxsize=8192)
+def _words(name: str) -> tuple[str, ...]:
+    text = _CAMEL.sub(" ", name)
     out = [w for w in _SPLIT.split(text.lower()) if w]
     merged = []
     for w in out:  # "per sec" / "per second" / "tok/s" are rates
@@ -129,7 +135,7 @@ def words(name: str) -> list[str]:
         parts = str(name).lower().split("/")
         if len(parts) == 2 and parts[1] in ("s", "sec", "second", "step") and parts[0].isalpha():
             merged.append("persec")
-    return merged
+    return tuple(merged)
 
 
 def _normal(name: str) -> str:
@@ -147,6 +153,7 @@ def is_eval(name: str) -> bool:
     return len(w) > 1 and w[0] not in ("train", "training") and w[1] in EVAL_PREFIXES[:-1] and "/" in str(name)
 
 
+@lru_cache(maxsize=8192)
 def role(name: str) -> str:
     """What ``name`` measures: one of :data:`ROLES`."""
     normal = _normal(name)

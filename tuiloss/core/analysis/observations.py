@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
@@ -331,6 +332,7 @@ def _anomalies(runs: list[RunFacts]) -> list[Observation]:
 # -- pairs that differ in one config key ------------------------------------------------
 
 
+@lru_cache(maxsize=8192)
 def is_identity_key(key: str) -> bool:
     """Whether a config key names or locates a run instead of configuring it."""
     low = str(key).lower().replace("-", "_").replace(" ", "_")
