@@ -645,6 +645,21 @@ def _leave_promptly(grace: float = QUIT_GRACE, ignore: set | frozenset = frozens
         os._exit(0)
 
 
+def _exit_soon(app, wait: float = 10.0) -> None:
+    """Ask ``app`` to exit, from a thread of its own; while it is not running yet, ask again."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            app.call_from_thread(app.exit)
+            return
+        except RuntimeError:  # its loop is not running (yet, or any more)
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+
+
 def _demo(args) -> int:
     import tempfile
     import threading
@@ -659,8 +674,10 @@ def _demo(args) -> int:
         )
         app = make_app(Config(paths=(folder,), ascii=args.ascii))
         # Killed (SIGTERM) or its terminal gone (SIGHUP): quit the app so the replay's folder is removed.
+        # The handler interrupts whatever the main thread runs, the event loop's own code included, so
+        # the exit is handed to the loop from another thread, to run where the loop is at rest.
         for number in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(number, lambda *_: app.exit())
+            signal.signal(number, lambda *_: threading.Thread(target=_exit_soon, args=(app,), daemon=True).start())
         writer.start()
         try:
             app.run()
