@@ -44,6 +44,9 @@ class Keys(App[None]):
     def action_two(self) -> None:
         pass
 
+    def action_three(self) -> None:
+        pass
+
 
 def shown(app) -> list[tuple[str, bool]]:
     return [(key.key, key.has_class("-disabled")) for key in app.query(FooterKey)]
@@ -61,8 +64,13 @@ async def test_the_footer_follows_the_keys_and_skips_rebuilds_that_change_nothin
         await pilot.pause()
         assert shown(app) == [("a", False), ("b", True)]
         assert app.builds == builds
-        # the keys change: it rebuilds, once
+        # a key is enabled: the keys on screen follow, with no rebuild
         app.armed = True
         app.refresh_bindings()
         await wait_for(pilot, lambda: shown(app) == [("a", False), ("b", False)], 5, "the enabled key")
+        assert app.builds == builds
+        # a key is added: it rebuilds, once
+        app.bind("c", "three", description="Three")
+        app.refresh_bindings()
+        await wait_for(pilot, lambda: [key for key, _ in shown(app)] == ["a", "b", "c"], 5, "the new key")
         assert app.builds == builds + 1
