@@ -379,7 +379,9 @@ class Ingestor:
         # A scan walks the whole tree: on a big one, scan less often.
         events = self.watcher.uses_events
         told = events or self.watcher.sees_new_files
-        self.scan_interval = max(30.0 if told else 5.0, took / (SCAN_SHARE_EVENTS if told else SCAN_SHARE_POLLING))
+        # Polling keeps a rescan every 5 s at least: the folders' times miss a change made within
+        # their clock's tick of the last look, and only a rescan then finds the new file.
+        self.scan_interval = max(30.0 if events else 5.0, took / (SCAN_SHARE_EVENTS if told else SCAN_SHARE_POLLING))
         self.scan_gap = max(SCAN_GAP, 5 * took)
         if result.empty:
             return set()
