@@ -4,6 +4,7 @@ import time
 import pytest
 from ui_helpers import DriftedWatcher
 
+from tuiloss.core import driver
 from tuiloss.core.driver import IngestFailed, Ingested, Ingestor, LoadFinished, NoWatcher, WatchStarted
 from tuiloss.core.engine import Engine, Options
 from tuiloss.ui.watcher import Watcher
@@ -103,13 +104,14 @@ def test_pause_holds_reads_until_resumed(tmp_path):
         thread.join(timeout=5)
 
 
-def test_polling_finds_a_new_run_by_its_folder_not_by_a_rescan(tmp_path):
+def test_polling_finds_a_new_run_by_its_folder_not_by_a_rescan(tmp_path, monkeypatch):
+    monkeypatch.setattr(driver, "POLL_RESCAN", 600.0)  # no periodic rescan within the test
     (tmp_path / "run1").mkdir()
     (tmp_path / "run1" / "metrics.csv").write_text("step,loss\n1,2.0\n")
     ingestor, collector, thread = start(tmp_path, poll=0.1)
     try:
         collector.wait(lambda: any(isinstance(i, LoadFinished) for i in collector.items))
-        assert ingestor.scan_interval >= 30  # the periodic rescan is only a safety net
+        assert ingestor.scan_interval >= 600  # the periodic rescan is only a safety net
         (tmp_path / "run2").mkdir()
         (tmp_path / "run2" / "metrics.csv").write_text("step,loss\n1,2.0\n")
         collector.wait(lambda: collector.points() == 2, timeout=20)

@@ -48,6 +48,9 @@ HOT_SECONDS = 30.0
 #: line (a hundred writes a second) is read in a few batches a second, each holding what came
 #: meanwhile, not once per write; a lone write is read at once.
 READ_GAP = 0.05
+#: Polling rescans the tree at least this often (seconds), its folders' times or not (see :meth:`Ingestor._scan`).
+POLL_RESCAN = 5.0
+
 #: Seconds of reading in one batch of the first load: thousands of runs are posted in parts,
 #: so the first points are on screen before the last run is read.
 LOAD_BUDGET = 0.25
@@ -381,7 +384,7 @@ class Ingestor:
         told = events or self.watcher.sees_new_files
         # Polling keeps a rescan every 5 s at least: the folders' times miss a change made within
         # their clock's tick of the last look, and only a rescan then finds the new file.
-        self.scan_interval = max(30.0 if events else 5.0, took / (SCAN_SHARE_EVENTS if told else SCAN_SHARE_POLLING))
+        self.scan_interval = max(30.0 if events else POLL_RESCAN, took / (SCAN_SHARE_EVENTS if told else SCAN_SHARE_POLLING))
         self.scan_gap = max(SCAN_GAP, 5 * took)
         if result.empty:
             return set()
