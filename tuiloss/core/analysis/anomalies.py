@@ -15,6 +15,7 @@ import numpy as np
 from tuiloss.core.analysis import describe
 from tuiloss.core.analysis.severity import HIGH
 from tuiloss.core.analysis.severity import word as severity_word
+from tuiloss.core.analysis.stats import median
 
 #: How many usual intervals of silence make a run stalled, and the least silence that counts.
 STALL_FACTOR = 10.0
@@ -154,4 +155,4 @@ def _usual_interval(source) -> float | None:
     gaps = gaps[gaps > 0]
     if not len(gaps):
         return None
-    return float(np.median(gaps))
+    return median(gaps)

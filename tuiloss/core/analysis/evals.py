@@ -38,7 +38,7 @@ import numpy as np
 
 from tuiloss.core.analysis import describe, severity
 from tuiloss.core.analysis.anomalies import Anomaly
-from tuiloss.core.analysis.stats import running_median
+from tuiloss.core.analysis.stats import mad_sigma, median, running_median
 
 OVERFIT_RISE = math.log(1.04)
 #: Evals within this (1%) or two noise sigmas of the best are on its bottom; overfitting
@@ -91,7 +91,7 @@ def join_eval(
         if len(z) - 1 - best < AFTER:
             return []
         resid = z - smooth
-        noise = float(1.4826 * np.median(np.abs(resid - np.median(resid))))
+        noise = float(mad_sigma(resid))
         scale = 1.0 if log else max(abs(float(smooth[best])), 1e-12)
         need = max(OVERFIT_RISE * scale, 4 * noise)
         above = z - smooth[best]
@@ -115,7 +115,7 @@ def join_eval(
     bottom = np.flatnonzero(smooth[: len(z) - AFTER] <= smooth[best] + max(BOTTOM * scale, 2 * noise))
     onset = int(bottom[-1]) if len(bottom) else best
     onset_step = float(es[max(best, onset)])
-    last = float(np.median(ev[-AFTER:]))
+    last = median(ev[-AFTER:])
     rise = severity.rise_of(math.log(last) if log else last, math.log(best_value) if log else best_value, log)
     sev = min(severity.HIGH, rise / severity.DRIFT_UNIT) if rise is not None and rise > 0 else 0.5
     if perplexity:  # said in the series' own units
@@ -152,5 +152,5 @@ def _train_levels(steps, values, eval_steps: np.ndarray, best: int) -> tuple[flo
         return None
     since = values[min(a, max(0, len(values) - 5)) :]
     since = np.diff(since[np.isfinite(since)])
-    noise = float(1.4826 * np.median(np.abs(since - np.median(since))) / math.sqrt(2)) if len(since) >= 4 else 0.0
-    return float(np.median(around)), float(np.median(tail)), noise
+    noise = float(mad_sigma(since) / math.sqrt(2)) if len(since) >= 4 else 0.0
+    return median(around), median(tail), noise

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks
-from tuiloss.core.analysis.stats import running_median, window_bounds
+from tuiloss.core.analysis.stats import mad_sigma, median, running_median, window_bounds
 
 #: Largest change of the smoothed loss (natural log, i.e. ~relative) per decade of steps.
 PLATEAU_RATE = 0.07
@@ -133,7 +133,7 @@ class _Thirds:
     def __init__(self, level: np.ndarray) -> None:
         self.csum = np.concatenate(([0.0], np.cumsum(level)))
         d = np.diff(level)
-        self.sigma = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2)) if len(d) >= 4 else 0.0
+        self.sigma = float(mad_sigma(d) / math.sqrt(2)) if len(d) >= 4 else 0.0
 
     def move(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         c = self.csum
@@ -229,7 +229,7 @@ def _noise(zs: np.ndarray) -> float:
     d = np.diff(zs)
     if len(d) < 4:
         return 0.0
-    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
+    return float(mad_sigma(d) / math.sqrt(2))
 
 
 def _flat(table, thirds, zs, x, scale, a, b, coarse, quantum) -> np.ndarray:
@@ -286,10 +286,10 @@ def find_convergence(blocks: Blocks, log: bool, quantum: float) -> Settling | No
     zc = running_median(blocks.level, max(2, int(round(0.025 * nb))))
     x = decade_positions(blocks.first_step)
     tail = max(3, nb // 20)
-    final = float(np.median(zc[-tail:]))
+    final = median(zc[-tail:])
     noise = _noise(zc)
     k80 = int(0.8 * nb)
-    around = float(np.median(zc[max(0, k80 - tail // 2) : k80 + tail // 2 + 1]))
+    around = median(zc[max(0, k80 - tail // 2) : k80 + tail // 2 + 1])
     span = max(float(x[-1] - x[k80]), 1e-9)
     scale = 1.0 if log else max(abs(final), 1e-12)
     if abs(final - around) - 2 * noise > SETTLE_RATE * span * scale:

@@ -43,6 +43,8 @@ from typing import Sequence
 
 import numpy as np
 
+from tuiloss.core.analysis.stats import median
+
 RISE_UNIT = 1.0
 SIGMA_UNIT = 20.0
 MIN_RISE = 0.3
@@ -111,11 +113,11 @@ def reportable(peaks: Sequence[float], baselines: Sequence[float], sigmas: Seque
         keep = (rise >= MIN_RISE) & (z >= MIN_SIGMAS)
     crowded = len(height) >= max(CROWD, nf // CROWD_POINTS)
     # a few outliers that all sit just over the detection threshold are a noise tail too
-    tail = len(height) >= FEW and float(np.median(z)) < TAIL_SIGMAS
+    tail = len(height) >= FEW and median(z) < TAIL_SIGMAS
     if near_zero:
         height = z  # each measured against the noise around it: an early loud stretch is no yardstick
     if crowded or tail:
-        typical = float(np.median(height))
+        typical = median(height)
         # the largest of many heavy-tailed outliers grows like their count to the 1/3
         factor = min(CROWD_HEIGHT_MAX, max(CROWD_HEIGHT, len(height) ** (1 / 3)))
         keep &= (height >= factor * typical) | (rise >= ALWAYS_RISE)
@@ -126,5 +128,5 @@ def is_near_zero(log: bool, values: np.ndarray, noise: float) -> bool:
     """A series that is not all positive and whose level is within a few noise sigmas of 0."""
     if log or not len(values):
         return False
-    level = float(np.median(np.abs(values)))
+    level = median(np.abs(values))
     return level <= 3 * max(noise, 0.0) or bool((values < 0).mean() > 0.05 and (values > 0).mean() > 0.05)

@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tuiloss.core.analysis import describe
+from tuiloss.core.analysis.stats import median
 
 KINDS = {
     "grad_norm": re.compile(r"(^|[/_. ])(grad(ient)?[_ ]?norm|norm)$", re.IGNORECASE),
@@ -149,4 +150,4 @@ def tolerance_of(steps: np.ndarray) -> float:
         return 0.0
     gaps = np.diff(steps[-min(len(steps), 4097):])
     gaps = gaps[gaps > 0]
-    return 2.0 * float(np.median(gaps)) if len(gaps) else 0.0
+    return 2.0 * median(gaps) if len(gaps) else 0.0

@@ -24,7 +24,7 @@ import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks, first_return, last_at_most, range_argmax
 from tuiloss.core.analysis.scan import LOCAL_HALF, LOCAL_SIGMAS, NOISE_CHUNK, NOISE_SPREAD, Scan
-from tuiloss.core.analysis.stats import robust_sigma, running_median
+from tuiloss.core.analysis.stats import mad_sigma, median, robust_sigma, running_median
 
 #: Half-width of the band around the pre-spike level, in noise sigmas.
 BAND_SIGMAS = 3.0
@@ -258,7 +258,7 @@ def _excursion(v, assist, scan, i, base, cursor, sigma, cap):
     pre = base
     for _ in range(2):
         lo = max(cursor, onset - LOCAL_HALF)
-        pre = float(np.median(v[lo:onset])) if onset - lo >= 3 else base
+        pre = median(v[lo:onset]) if onset - lo >= 3 else base
         limit = pre + band(pre)
         j = last_at_most(v, assist, limit, cursor, i)
         if j < 0 or j + 1 == onset:
@@ -295,12 +295,12 @@ def short_excursions(y: np.ndarray, scan: Scan, existing: list[Excursion]) -> li
     if nf < SHORT_MIN or nf >= SHORT_SERIES:
         return []
     r = y - running_median(y, 2)
-    sigma = float(1.4826 * np.median(np.abs(r - np.median(r))))
+    sigma = float(mad_sigma(r))
     taken = [(ex.onset, ex.end if ex.end >= 0 else nf) for ex in existing]
     out = []
     i = 3
     while i < nf:
-        base = float(np.median(y[max(0, i - SHORT_HISTORY) : i]))
+        base = median(y[max(0, i - SHORT_HISTORY) : i])
         floor = float(scan.floor(base))
         if y[i] - base <= max(SHORT_SIGMAS * sigma, floor):
             i += 1

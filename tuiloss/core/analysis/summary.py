@@ -43,6 +43,7 @@ from tuiloss.core.analysis.spikes import (
     tail_reach,
     wide_candidates,
 )
+from tuiloss.core.analysis.stats import mad_sigma, median
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
 from tuiloss.core.analysis.verdicts import NONFINITE_END, TOO_SHORT, Verdict, judge
 
@@ -347,9 +348,9 @@ def _flat_part(scan: Scan, fv: np.ndarray, lo: int, hi: int, stats, skip, near_z
             return None
         cut = n // 5
         stride = max(1, cut // 1024)
-        middle = float(np.median(y[lo + n // 3 : hi - n // 3 : max(1, n // 6144)]))
-        head = abs(float(np.median(y[lo : lo + cut : stride])) - middle)
-        tail = abs(float(np.median(y[hi - cut : hi : stride])) - middle)
+        middle = median(y[lo + n // 3 : hi - n // 3 : max(1, n // 6144)])
+        head = abs(median(y[lo : lo + cut : stride]) - middle)
+        tail = abs(median(y[hi - cut : hi : stride]) - middle)
         lo, hi = (lo + cut, hi) if head >= tail else (lo, hi - cut)
         stats = plateau_stats(fv, lo, hi, skip)
     return None
@@ -365,13 +366,13 @@ def _flat_enough(scan: Scan, lo: int, hi: int, mean: float, p5: float, p95: floa
     # through the medians of its first and last thirds (autocorrelated noise counts in full)
     third = max(1, (hi - lo) // 3)
     stride = max(1, third // 2048)
-    first = float(np.median(y[lo : lo + third : stride]))
-    last = float(np.median(y[hi - third : hi : stride]))
+    first = median(y[lo : lo + third : stride])
+    last = median(y[hi - third : hi : stride])
     idx = np.arange(lo, hi, max(1, (hi - lo) // 8192))
     centre_a, centre_b = lo + third / 2, hi - third / 2
     line = first + (last - first) * (idx - centre_a) / max(centre_b - centre_a, 1e-9)
     resid = y[idx] - line
-    sigma = float(1.4826 * np.median(np.abs(resid - np.median(resid)))) if len(resid) >= 5 else 0.0
+    sigma = float(mad_sigma(resid)) if len(resid) >= 5 else 0.0
     if scan.log:
         width = math.log(p95 / p5) if p5 > 0 and p95 > 0 else math.inf
         scale = 1.0
@@ -430,7 +431,7 @@ def final_value(values: np.ndarray) -> float | None:
     if not count:
         return None
     tail = np.concatenate(found[::-1])
-    return float(np.median(tail[-k:]))
+    return median(tail[-k:])
 
 
 def _blocks(scan: Scan) -> Blocks:
@@ -503,7 +504,7 @@ def _point_noise(scan: Scan) -> float:
     if not scan.tracks:
         return 0.0
     noise = scan.tracks[0].noise[0].view
-    return float(np.median(noise)) if len(noise) else 0.0
+    return median(noise) if len(noise) else 0.0
 
 
 #: Points before a spike whose noise it is measured against, on a series oscillating around 0.
@@ -519,7 +520,7 @@ def _own_noise(y: np.ndarray, ex: Excursion) -> float:
     steps = np.concatenate([np.diff(part[np.isfinite(part)]) for part in (before, after) if len(part) > 1] or [before[:0]])
     if len(steps) < 3:
         return 0.0
-    return float(1.4826 * np.median(np.abs(steps - np.median(steps))) / math.sqrt(2))
+    return float(mad_sigma(steps) / math.sqrt(2))
 
 
 def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int, near_zero: bool) -> Anomaly:

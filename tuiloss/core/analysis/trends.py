@@ -14,10 +14,11 @@ import numpy as np
 from tuiloss.core.analysis.blocks import Blocks, range_argmax
 from tuiloss.core.analysis.spikes import Excursion
 from tuiloss.core.analysis.stats import (
-    KendallTable,
-    PairSlopes,
     kendall_scores,
+    KendallTable,
     lag1_autocorrelation,
+    median,
+    PairSlopes,
     robust_sigma,
     running_median,
 )
@@ -93,7 +94,7 @@ def find_divergence(
         ex = excursions[-1]
         if ends_nonfinite_after is not None and ex.onset < ends_nonfinite_after:
             found.append((ex.onset, ex.baseline))
-        elif nf - ex.onset >= need and float(np.median(y[-min(5, nf) :])) - ex.baseline >= _rise_needed(
+        elif nf - ex.onset >= need and median(y[-min(5, nf) :]) - ex.baseline >= _rise_needed(
             ex.baseline, log, DIVERGENCE_RISE
         ):
             found.append((ex.onset, ex.baseline))
@@ -107,8 +108,8 @@ def find_divergence(
         low = float(zs[j_min])
         rise = float(zs[-1]) - low
         hold = max(1, -(-need // blocks.size))
-        held = float(np.median(zs[-hold:]))
-        tail = float(np.median(y[-min(5, nf) :]))
+        held = median(zs[-hold:])
+        tail = median(y[-min(5, nf) :])
         # a rise that ends in NaN/Inf needs less to count: the run did not come back
         if ends_nonfinite_after is None:
             big = rise >= max(_rise_needed(low, log, DIVERGENCE_RISE), 6 * noise)
@@ -133,7 +134,7 @@ def find_divergence(
         # to a level of 50) does not make a lasting jump look like a decay.
         first_block = min(len(blocks) - 1, onset // blocks.size)
         top = min(float(y[peak]), float(np.max(blocks.level[first_block:])))
-        tail, base = float(np.median(y[-min(5, nf) :])), baseline
+        tail, base = median(y[-min(5, nf) :]), baseline
         if log:
             tail, top, base = math.exp(tail), math.exp(top), math.exp(base)
         if tail - base < 0.5 * (top - base):
@@ -227,7 +228,7 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool, y: np.
     for a, b in zip(aa[z >= DRIFT_Z].tolist(), bb[z >= DRIFT_Z].tolist()):
         slope = slopes.median(a, b)
         rise = slope * (x[b - 1] - x[a])
-        if rise >= _rise_needed(float(np.median(d[a:b])), log, DRIFT_MIN_RISE):
+        if rise >= _rise_needed(median(d[a:b]), log, DRIFT_MIN_RISE):
             windows.append((a, b, slope))
     if not windows:
         return []
@@ -289,8 +290,8 @@ def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int,
     if rise < _rise_needed(float(zt[lo]), log, DRIFT_MIN_RISE):
         return None
     h = _step_at(d, lo, top)
-    before = float(np.median(zt[a : h + 1]))
-    after = float(np.median(zt[h:b]))
+    before = median(zt[a : h + 1])
+    after = median(zt[h:b])
     start = lo + int(np.flatnonzero(zt[lo : h + 1] <= before)[-1])
     if top >= len(zt) - 3:
         end = top  # still rising at the end of the data

@@ -36,7 +36,7 @@ import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks
 from tuiloss.core.analysis.plateaus import QUANTUM_SPAN, convergence_band, settled_from
-from tuiloss.core.analysis.stats import running_median
+from tuiloss.core.analysis.stats import mad_sigma, median, running_median
 
 TOO_SHORT = 20
 START_POINTS = 51
@@ -90,7 +90,7 @@ def _noise(zc: np.ndarray) -> float:
     d = np.diff(zc)
     if len(d) < 4:
         return 0.0
-    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
+    return float(mad_sigma(d) / math.sqrt(2))
 
 
 def judge(
@@ -124,10 +124,10 @@ def judge(
     if nf < TOO_SHORT:
         if nf >= FEW_POINTS and not near_zero:
             low, high = np.percentile(y, [5, 95])
-            level = float(np.median(y))
+            level = median(y)
             scale = 1.0 if log else max(abs(level), 1e-12)
             if high - low < 0.5 * _rel(NO_PROGRESS, log) * scale and diverged_at is None:
-                return Judged("no_progress", level=level, start=float(np.median(y[:3])))
+                return Judged("no_progress", level=level, start=median(y[:3]))
         return Judged("too_short")
     if diverged_at is not None:
         return Judged("diverged", diverged_at)
@@ -138,9 +138,9 @@ def judge(
     nb = len(blocks)
     zc = running_median(blocks.level, max(1, int(round(0.025 * nb)))) if nb >= 5 else blocks.level
     k = max(3, min(nf // 50, START_POINTS))
-    start = float(np.median(y[:k]))
+    start = median(y[:k])
     tail = max(1, nb // 20)
-    final = float(np.median(zc[-tail:]))
+    final = median(zc[-tail:])
     scale = 1.0 if log else max(abs(final), abs(start), 1e-12)
     best = float(np.min(zc))
     if start - best < _rel(NO_PROGRESS, log) * scale:
@@ -153,7 +153,7 @@ def judge(
     need = max(_rel(STILL_FALLING, log) * scale, 4 * noise)
     if log and quantum > 0:  # values logged with few digits move by whole quanta
         need = max(need, math.log1p(QUANTUM_SPAN * quantum / math.exp(final)))
-    at80 = float(np.median(zc[max(0, k80 - tail // 2) : k80 + tail // 2 + 1]))
+    at80 = median(zc[max(0, k80 - tail // 2) : k80 + tail // 2 + 1])
     if before - final >= need and at80 - final >= need:
         return Judged("improving", level=final, start=start, previous_best=before)
     band = convergence_band(final, noise, quantum, log)
