@@ -570,6 +570,9 @@ def _watch(args) -> int:
         verbose=args.verbose,
         group_by=args.group_by,
     )
+    from tuiloss.ui import collection
+
+    collection.hold()  # until the first findings are drawn (see tuiloss.ui.collection)
     from tuiloss.ui.app import make_app
 
     import threading
@@ -665,6 +668,9 @@ def _demo(args) -> int:
     import threading
 
     from tuiloss.sample import replay
+    from tuiloss.ui import collection
+
+    collection.hold()  # until the first findings are drawn (see tuiloss.ui.collection)
     from tuiloss.ui.app import make_app
 
     with tempfile.TemporaryDirectory(prefix="tuiloss-demo-") as folder:

@@ -92,3 +92,77 @@ async def test_every_key_answers_once_started(sample_logs, config_for):
         assert app.booted and app.check_action("zoom", (1,)) is True
         await pilot.press("left_square_bracket")  # zoom in
         assert app.view.zoom == 1
+
+
+#: The collector held off by ``tuiloss watch`` (the CLI's own call), then run again by the app.
+COLLECTOR = """
+import asyncio, gc, json, sys
+import tuiloss.ui.app
+from tuiloss.config import Config
+from tuiloss.ui import collection
+
+collection.LONGEST_HOLD = {longest!r}
+seen = {{}}
+
+make_app = tuiloss.ui.app.make_app
+
+
+def probed(config, **options):
+    app = make_app(config, **options)
+
+    async def check():
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(3000):
+                if not app.booted or app.report is None:
+                    seen["held until the findings"] = not gc.isenabled()
+                if gc.isenabled():
+                    break
+                await pilot.pause(0.01)
+            seen["findings"] = app.report is not None and len(app.report.runs)
+            seen["enabled"] = gc.isenabled()
+            seen["frozen"] = gc.get_freeze_count()
+
+    def run():
+        seen["held at run"] = not gc.isenabled()
+        asyncio.run(check())
+
+    app.run = run
+    return app
+
+
+tuiloss.ui.app.make_app = probed
+from tuiloss import cli
+cli.main(["watch", {path!r}])
+print(json.dumps(seen))
+"""
+
+
+def collector_probe(path, longest: float, script) -> dict:
+    script.write_text(COLLECTOR.format(path=str(path), longest=longest))  # Textual reads an App's source
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_watch_holds_the_garbage_collector_off_until_the_first_findings_are_drawn(sample_logs, tmp_path):
+    seen = collector_probe(sample_logs, 60.0, tmp_path / "probe.py")
+    assert seen["held at run"] and seen["held until the findings"]
+    assert seen["findings"] == 7 and seen["enabled"] and seen["frozen"] > 10_000
+
+
+def test_the_collector_runs_again_when_no_findings_come(tmp_path):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "notes.txt").write_text("nothing to plot\n")
+    seen = collector_probe(tmp_path / "logs", 0.5, tmp_path / "probe.py")
+    assert seen["held at run"] and seen["enabled"] and not seen["findings"]
+
+
+def test_an_app_that_found_the_collector_running_leaves_it_alone():
+    import gc
+
+    from tuiloss.ui import collection
+
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    collection.release()
+    assert gc.isenabled() and gc.get_freeze_count() == frozen

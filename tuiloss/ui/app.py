@@ -25,7 +25,7 @@ from textual.worker import get_current_worker
 
 from tuiloss.config import Config
 from tuiloss.core.analysis.display import step_label
-from tuiloss.ui import keys, messages
+from tuiloss.ui import collection, keys, messages
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.selection import Selection, common_metric, metric_counts
@@ -200,6 +200,8 @@ class TuilossApp(DeferredStart, App[None]):
             self._announce(self.findings.take(message.ready.report, message.ready.generation))
             self._draw_insights()
             self.schedule_redraw()
+            if self.loaded and collection.held():
+                self.call_after_refresh(collection.release)  # the findings are drawn first
 
     def _check_stalls(self) -> None:
         """A run that grew while watched and then fell silent for many usual intervals is stalled."""

@@ -14,7 +14,7 @@ import os
 
 from textual.widgets import Footer
 
-from tuiloss.ui import messages
+from tuiloss.ui import collection, messages
 
 
 class DeferredStart:
@@ -52,6 +52,7 @@ class DeferredStart:
         self.insights.start()
         self.run_worker(self._ingest, thread=True, name="ingest", group="ingest", exit_on_error=False)
         self.set_interval(1.0, self._tick)
+        self.set_timer(collection.LONGEST_HOLD, collection.release)
         self._draw_status()
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
