@@ -88,6 +88,25 @@ def test_rotation_drains_the_old_file_before_the_new_one(tmp_path):
     assert chunk.event.reason == "rotated" and data == b"three\n"
 
 
+def test_a_rotations_new_file_replaced_before_any_of_it_was_read_keeps_the_rotation(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\n")
+    tailer = Tailer(log)
+    read_all(tailer)
+    with open(log, "ab") as f:
+        f.write(b"two\n")
+    os.rename(log, tmp_path / "a.log.1")
+    log.write_bytes(b"three\n")
+    chunk, data = read_all(tailer)  # the old file drained: its new one is not read yet
+    assert data == b"two\n" and chunk.event is None
+    temp = tmp_path / ".a.log.Xy12Zq"
+    temp.write_bytes(b"three\nfour\n")
+    os.replace(temp, log)  # rsync over the new file, before a byte of it was read
+    chunk, data = read_all(tailer)
+    assert chunk.event.reason == "rotated" and data == b"three\nfour\n"
+    assert read_all(tailer)[0].event is None
+
+
 def test_deletion_then_recreation(tmp_path):
     log = tmp_path / "a.log"
     log.write_bytes(b"one\n")

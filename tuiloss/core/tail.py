@@ -324,8 +324,11 @@ class Tailer:
                     self._pending_event = rotated
                     return drained
                 event = rotated
-            elif self._extends(fd, st.st_size):
-                self._ident = ident  # a new file holding what was read and more: read on
+            elif not self.offset or self._extends(fd, st.st_size):
+                # A new file holding what was read and more: read on. Or nothing of the file
+                # before was read (a rotation's new file, replaced while the old one drained):
+                # no boundary, and the change that led here (a pending "rotated") stands.
+                self._ident = ident
             else:
                 event = SegmentEvent("replaced", "a new file took its place")
                 self._restart(ident)
