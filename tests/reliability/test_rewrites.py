@@ -432,6 +432,28 @@ def test_lightning_rewrite_with_a_wider_header_continues_the_series(tmp_path):
     assert run.skipped_lines == 0
 
 
+def test_a_lightning_rewrite_then_a_rotation_before_a_read_loses_no_row(tmp_path):
+    log = tmp_path / "lightning_logs" / "version_0" / "metrics.csv"
+    log.parent.mkdir(parents=True)
+    writer = LightningWriter(log)
+    writer.save([{"epoch": 0, "step": s, "train_loss": 1 / (s + 1)} for s in range(20)])
+    reader = Reader(tmp_path, hold=2.0)  # the viewer's reader: it pins the file it read
+    reader.read()
+    # a new key rewrites the file under a wider header, more rows follow, then logrotate moves
+    # it away and the trainer starts a new file, all before the next read
+    writer.save([{"epoch": 0, "step": 19, "val_loss": 0.75}])
+    writer.save([{"epoch": 1, "step": s, "train_loss": 1 / (s + 1)} for s in range(20, 30)])
+    os.rename(log, log.with_name("metrics.csv.1"))
+    writer.keys = []
+    writer.save([{"epoch": 2, "step": s, "train_loss": 1 / (s + 1)} for s in range(30, 35)])
+    reader.read()
+    run = reader.run(log)
+    assert run.series["train_loss"].steps.view.tolist() == list(range(35))
+    assert run.series["val_loss"].values.view.tolist() == [0.75]
+    assert reasons(run, "train_loss") == ["start", "rotated"]
+    assert run.skipped_lines == 0
+
+
 def test_rewrite_caught_half_written_waits_and_is_a_continuation(tmp_path):
     """Older Lightning rewrote the whole file at each save: a read can land mid-rewrite."""
     log = tmp_path / "metrics.csv"

@@ -107,6 +107,35 @@ def test_a_rotations_new_file_replaced_before_any_of_it_was_read_keeps_the_rotat
     assert read_all(tailer)[0].event is None
 
 
+def test_a_log_rewritten_in_place_then_rotated_is_drained_from_its_start_as_a_rewrite(tmp_path):
+    log = tmp_path / "metrics.csv"
+    log.write_bytes(b"step,loss\n1,0.5\n")
+    tailer = Tailer(log, pin=True)  # a live reader: the file it read stays open, its inode its own
+    read_all(tailer)
+    with open(log, "r+b") as f:  # Lightning's CSVLogger: a wider header, the same inode
+        f.write(b"step,loss,lr\n1,0.5,\n2,0.4,0.1\n")
+    os.rename(log, tmp_path / "metrics.csv.1")
+    log.write_bytes(b"step,loss,lr\n3,0.3,0.1\n")
+    chunk, data = read_all(tailer)
+    assert chunk.event.reason == "replaced" and chunk.offset == 0
+    assert data == b"step,loss,lr\n1,0.5,\n2,0.4,0.1\n"  # its last rows too, not from the old offset
+    chunk, data = read_all(tailer)
+    assert chunk.event.reason == "rotated" and data == b"step,loss,lr\n3,0.3,0.1\n"
+
+
+def test_an_unpinned_tailer_takes_no_file_with_other_first_bytes_for_its_own(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\n")
+    tailer = Tailer(log)  # not pinned: a freed inode may be another file's
+    read_all(tailer)
+    with open(log, "r+b") as f:
+        f.write(b"ONE\n")
+    os.rename(log, tmp_path / "a.log.1")
+    log.write_bytes(b"two\n")
+    chunk, data = read_all(tailer)
+    assert chunk.event.reason == "replaced" and data == b"two\n"
+
+
 def test_deletion_then_recreation(tmp_path):
     log = tmp_path / "a.log"
     log.write_bytes(b"one\n")

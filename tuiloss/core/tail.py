@@ -100,6 +100,16 @@ class _Pins:
         for old in closing:
             os.close(old)
 
+    def holds_file(self, owner: int, ident: tuple[int, int]) -> bool:
+        """Whether ``owner``'s pin is the file ``ident``: open, its inode cannot be another file's."""
+        with self._lock:
+            fd = self._fds.get(owner)
+            try:
+                st = os.fstat(fd) if fd is not None else None
+            except OSError:
+                st = None
+        return st is not None and (st.st_dev, st.st_ino) == ident
+
     def release(self, owner: int) -> None:
         with self._lock:
             fd = self._fds.pop(owner, None)
@@ -169,6 +179,7 @@ class Tailer:
         self._drain_ident: tuple[int, int] | None = None
         self._drain_offset = 0
         self._drain_offered: int | None = None  # offset of the last drain chunk handed out
+        self._drain_event: SegmentEvent | None = None  # said with the first chunk drained
         self._reading_drain = False
         self.error: str | None = None  # why the last read failed, once said
 
@@ -314,10 +325,11 @@ class Tailer:
         elif self._ident is None:
             self._ident = ident
         elif ident != self._ident:
-            moved_to = self._find_moved(self._ident)
-            if moved_to is not None:
+            moved = self._find_moved(self._ident)
+            if moved is not None:
+                moved_to, rewritten = moved
                 rotated = SegmentEvent("rotated", f"moved to {os.path.basename(moved_to)}")
-                self._start_drain(moved_to, self._ident)
+                self._start_drain(moved_to, self._ident, rewritten)
                 self._restart(ident)
                 drained = self._drain()
                 if drained is not None:
@@ -413,10 +425,11 @@ class Tailer:
         if self._missing:
             return TailRead(b"", self.offset)
         if self._ident is not None and self._drain_path is None:
-            moved_to = self._find_moved(self._ident)
-            if moved_to is not None:
+            moved = self._find_moved(self._ident)
+            if moved is not None:
                 # Rotated, and the new file is not there yet: read the old one to its end.
-                self._start_drain(moved_to, self._ident)
+                moved_to, rewritten = moved
+                self._start_drain(moved_to, self._ident, rewritten)
                 self._pending_event = SegmentEvent("rotated", f"moved to {os.path.basename(moved_to)}")
                 self._restart(None)
                 drained = self._drain()
@@ -427,13 +440,17 @@ class Tailer:
         _PINS.release(id(self))  # a deleted file's space is freed
         return TailRead(b"", self.offset, SegmentEvent("deleted", "the file is gone"))
 
-    def _find_moved(self, ident: tuple[int, int]) -> str | None:
-        """Where the file we were reading went, if it was moved within its folder.
+    def _find_moved(self, ident: tuple[int, int]) -> tuple[str, bool] | None:
+        """Where the file we were reading went, if it was moved within its folder, and whether
+        its bytes before the offset changed since they were read (rewritten, then moved).
 
-        A match must have the same device, inode and first bytes: a freed inode
-        number is soon given to another file, whose bytes are not this log's.
+        A match must have the same device and inode, and the same first bytes unless this
+        tailer pins the file: a freed inode number is soon given to another file, whose bytes
+        are not this log's, but one held open is no other file's (Lightning's CSVLogger
+        rewrites ``metrics.csv`` under a wider header, and logrotate may move it next).
         """
         folder = os.path.dirname(self.path) or "."
+        pinned = _PINS.holds_file(id(self), ident)
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
@@ -444,19 +461,27 @@ class Tailer:
                             continue
                         if entry.stat(follow_symlinks=False).st_dev != ident[0]:
                             continue
-                        if self._head and _first_bytes(entry.path, len(self._head)) != self._head:
-                            continue
-                        return entry.path
+                        fd = os.open(entry.path, OPEN_FLAGS)
+                        try:
+                            head_kept = not self._head or os.pread(fd, len(self._head), 0) == self._head
+                            if not head_kept and not pinned:
+                                continue
+                            return entry.path, not head_kept or self._fingerprint_changed(fd)
+                        finally:
+                            os.close(fd)
                     except OSError:
                         continue
         except OSError:
             return None
         return None
 
-    def _start_drain(self, path: str, ident: tuple[int, int]) -> None:
+    def _start_drain(self, path: str, ident: tuple[int, int], rewritten: bool = False) -> None:
+        """Read the rotated-away file at ``path`` on from the offset; from its start, as a rewrite
+        (which the reader checks against what it read), when its bytes before the offset changed."""
         self._drain_path, self._drain_ident = path, ident
-        self._drain_offset = self.offset
+        self._drain_offset = 0 if rewritten else self.offset
         self._drain_offered = None
+        self._drain_event = SegmentEvent("replaced", "rewritten in place, then moved away") if rewritten else None
 
     def _drain(self) -> TailRead | None:
         """Unread bytes of the rotated-away file, or None once it is exhausted."""
@@ -486,11 +511,12 @@ class Tailer:
             finally:
                 os.close(fd)
         if not data:
-            self._drain_path = None
+            self._drain_path, self._drain_event = None, None
             return None
         self._reading_drain = True
         self._drain_offered = self._drain_offset
-        return TailRead(data, self._drain_offset, None, final=not capped, more=True, unread=unread)
+        event, self._drain_event = self._drain_event, None
+        return TailRead(data, self._drain_offset, event, final=not capped, more=True, unread=unread)
 
 
 def moved_path(path: str, old: str, new: str) -> str:
@@ -500,11 +526,3 @@ def moved_path(path: str, old: str, new: str) -> str:
     if path.startswith(old.rstrip(os.sep) + os.sep):
         return new.rstrip(os.sep) + path[len(old.rstrip(os.sep)):]
     return path
-
-
-def _first_bytes(path: str, n: int) -> bytes:
-    fd = os.open(path, OPEN_FLAGS)
-    try:
-        return os.pread(fd, n, 0)
-    finally:
-        os.close(fd)
