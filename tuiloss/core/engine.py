@@ -390,7 +390,7 @@ def load(paths: list[str], options: Options = Options(),
     store = Store()
     notices: list[Notice] = []
     posted: queue.SimpleQueue = queue.SimpleQueue()
-    driver = Ingestor(engine, NoWatcher(), posted.put)
+    driver = Ingestor(engine, NoWatcher(), posted.put, max_inflight=1)
     thread = threading.Thread(target=_drive, args=(driver, posted), name="tuiloss-load", daemon=True)
     thread.start()
     try:
@@ -402,6 +402,7 @@ def load(paths: list[str], options: Options = Options(),
             if isinstance(event, Ingested):
                 apply_result(store, event.result, options, now=time.time())
                 notices.extend(event.result.notices)
+                del event  # its parsed columns, stored now, go before the next read is waited for
                 driver.ack()
                 if stored is not None:
                     stored(store)

@@ -11,6 +11,7 @@ nothing in one call, the live analysis extends it, and both then run the same bo
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -48,6 +49,12 @@ _DECIMALS_SAMPLE = 4096
 _FORGET_AT = 1 << 16
 #: Values worked on at a time where rows of a long series go through a buffer.
 _BUFFER_ELEMENTS = 1 << 17
+#: The memory of transformed values is given back (see :class:`Transformed`) once this many
+#: are behind the first one a later update reads, less :data:`HOLD_MARGIN`.
+GIVE_BACK = 1 << 18
+HOLD_MARGIN = 1 << 16
+#: Values transformed at a time where a series' are all worked out again.
+_TRANSFORM_PIECE = 1 << 18
 
 
 def decimals(values: np.ndarray) -> int:
@@ -99,7 +106,7 @@ class Scan:
         # the finite points: the given arrays while every value is finite, copies after a gap
         self.f_step: Borrowed | GrowableArray = Borrowed(np.empty(0))
         self.f_value: Borrowed | GrowableArray = Borrowed(np.empty(0))
-        self.y = GrowableArray()  # transformed finite values
+        self.y = Transformed(log=True)  # transformed finite values
         self.nan_runs: list[list[int]] = []  # [start, end) in visible indices; end -1 while open
         self.min_i = -1  # finite index of the (first) minimum value
         # local spike detection at scales 1, 8, 64, ... points (see LocalTrack)
@@ -126,6 +133,8 @@ class Scan:
         A long stretch of new points is processed in pieces (the results do not depend on
         how points are split), which keeps the temporary arrays small. ``room``: how many
         points the series will likely reach (its store's reserve), room made for them once.
+        After each piece, the memory of the transformed values no later piece reads is given
+        back (see :class:`Transformed`).
         """
         steps = np.asarray(steps, dtype=np.float64)
         values = np.asarray(values, dtype=np.float64)
@@ -148,6 +157,7 @@ class Scan:
             end = min(target, self.n + PIECE)
             self.steps, self.values = steps[:end], values[:end]
             self._consume()
+            self._give_back()
         self.steps, self.values = steps, values
 
     def finite_before_last_stretch(self) -> int:
@@ -176,9 +186,11 @@ class Scan:
             # every value so far is finite: the finite points are the given arrays themselves
             fv = new_values
             self.f_step, self.f_value = Borrowed(steps), Borrowed(values)
+            self.y.source = self.f_value
         else:
             if isinstance(self.f_value, Borrowed):  # the first gap: keep copies from now on
                 self.f_step, self.f_value = self.f_step.copy(len(values)), self.f_value.copy(len(values))
+                self.y.source = self.f_value
             idx = np.flatnonzero(finite)
             fv = new_values[idx]
             self.f_step.extend(steps[old:][idx])
@@ -196,11 +208,11 @@ class Scan:
         first_new = self.nf
         with np.errstate(divide="ignore", invalid="ignore"):
             self.y.extend(np.log(fv) if self.log else fv)
-        if restart:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                all_fv = self.f_value.view
-                self.y = GrowableArray()
-                self.y.extend(np.log(all_fv) if self.log else all_fv)
+        if restart:  # worked out again in pieces: no temporary the size of the series
+            y = Transformed(max(self.y.capacity, len(self.f_value)), log=self.log, source=self.f_value)
+            for a in range(0, len(self.f_value), _TRANSFORM_PIECE):
+                y.extend(y.worked_out(slice(a, min(len(self.f_value), a + _TRANSFORM_PIECE))))
+            self.y = y
             self._clear_local()
             first_new = 0
         self._track_min(first_new)
@@ -269,13 +281,46 @@ class Scan:
         size = block_size(nf)
         if size != self.block_size or not self.blocks:
             self.block_size = size
-            self.blocks = list(compute_blocks(self.y.view, self.f_step.view, size, 0, nf // size))
+            self.blocks = list(self._compute_blocks(size, 0, nf // size))
             return
         have = len(self.blocks[0])
         done = nf // size
         if done > have:
-            new = compute_blocks(self.y.view, self.f_step.view, size, have, done)
+            new = self._compute_blocks(size, have, done)
             self.blocks = [np.concatenate((old, add)) for old, add in zip(self.blocks, new)]
+
+    def _compute_blocks(self, size: int, first: int, last: int) -> tuple[np.ndarray, ...]:
+        """:func:`compute_blocks` of :attr:`y`; where its values were given back (see
+        :class:`Transformed`), worked out again from the finite values a few blocks at a time."""
+        if first * size >= self.y.hole:
+            return compute_blocks(self.y.view, self.f_step.view, size, first, last)
+        per = max(1, _BUFFER_ELEMENTS // size)
+        parts = []
+        for a in range(first, last, per):
+            b = min(last, a + per)
+            lo, hi = a * size, b * size
+            level, low, high, arg, step, first_step = compute_blocks(
+                self.y.worked_out(slice(lo, hi)), self.f_step.view[lo:hi], size, 0, b - a)
+            parts.append((level, low, high, arg + lo, step, first_step))
+        if not parts:
+            return compute_blocks(self.y.view, self.f_step.view, size, first, last)
+        return tuple(np.concatenate(column) for column in zip(*parts))
+
+    def first_read(self) -> int:
+        """The first transformed value a later update may read: the local tracks' and the
+        blocks' unfinished parts (a change of block size reads the finite values instead)."""
+        if len(self.tracks) < 2 or not self.blocks:
+            return 0  # the next scale, once made, reads from the start
+        track = self.tracks[0]
+        return max(0, min(track.med_stable - LOCAL_HALF, track.chunk_stable * NOISE_CHUNK - 1, track.cand_stable,
+                          len(self.tracks[1].own) * SCALE_FACTOR, len(self.blocks[0]) * self.block_size))
+
+    def _give_back(self) -> None:
+        """Give back the memory of the transformed values no later update reads."""
+        stop = self.first_read() - HOLD_MARGIN
+        if stop - self.y.hole >= GIVE_BACK:
+            self.y.give_back(stop)
+            self.tracks[0].values = self.y.view  # the finest scale reads them there too
 
     def candidates(self) -> list[tuple[int, int, float]]:
         """Local candidates of every scale: ``(scale, index at that scale, baseline)``."""
@@ -293,6 +338,131 @@ class Scan:
                 idx, base = idx[keep], base[keep]
             out.extend((track.scale, int(i), float(b)) for i, b in zip(idx, base))
         return out
+
+
+class Transformed(GrowableArray):
+    """The finite values of a scan in the analysis space (their logs, or themselves), of which
+    only the last ones are held.
+
+    The scan reads those its unfinished parts still need; the bounded part of the analysis
+    reads a few thousand more, anywhere. So the memory of the values before :attr:`hole`
+    is given back (8 bytes a point, as much as the series' own values take), and :attr:`view`
+    works them out again from the finite values (``source``) where they are read: the
+    same numbers, as a transform of each value alone gives the same result however the
+    values are cut (a test checks it).
+    """
+
+    __slots__ = ("hole", "log", "source")
+
+    def __init__(self, capacity: int = 64, *, log: bool, source: Borrowed | GrowableArray | None = None) -> None:
+        super().__init__(capacity)
+        self.hole = 0
+        self.log = log
+        self.source = source
+
+    @property
+    def view(self) -> np.ndarray | HeldBack:
+        held = GrowableArray.view.fget(self)
+        return held if not self.hole else HeldBack(held, self.hole, self)
+
+    def worked_out(self, key) -> np.ndarray:
+        """The values at ``key`` (a slice, indices or a mask) worked out from the finite values.
+
+        Always from contiguous values, as they were the first time: numpy may take another
+        loop (another rounding) for a strided array.
+        """
+        source = self.source.view
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(source))
+            values = source[start:stop] if step == 1 else source[np.arange(start, stop, step)]
+        else:
+            values = source[key]
+        if not self.log:
+            return values
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(values)
+
+    def give_back(self, stop: int) -> None:
+        """Let the values before ``stop`` go (read from the finite values from now on)."""
+        self.hole = release_pages(GrowableArray.view.fget(self), self.hole, stop)
+
+    def _move_to(self, grown: np.ndarray) -> None:  # only what is held: the rest stays given back
+        grown[self.hole : self._size] = self._data[self.hole : self._size]
+        self._data = grown
+
+
+class HeldBack:
+    """A read-only 1-D array of transformed values whose first ``hole`` were given back: read
+    by index, slice or mask, those are worked out again (see :class:`Transformed`)."""
+
+    __slots__ = ("_held", "_hole", "_owner")
+    ndim = 1
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, held: np.ndarray, hole: int, owner: Transformed) -> None:
+        self._held, self._hole, self._owner = held, hole, owner
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (len(self._held),)
+
+    @property
+    def size(self) -> int:
+        return len(self._held)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            start, _, step = key.indices(len(self._held))
+            if step > 0 and start >= self._hole:
+                return self._held[key]
+            return self._owner.worked_out(key)
+        if isinstance(key, (int, np.integer)):
+            k = int(key) + (len(self._held) if key < 0 else 0)
+            if self._hole <= k < len(self._held):
+                return self._held[k]
+            if not 0 <= k < len(self._held):
+                raise IndexError(f"index {int(key)} is out of bounds for {len(self._held)} values")
+            return self._owner.worked_out(slice(k, k + 1))[0]
+        return self._owner.worked_out(np.asarray(key))
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self._owner.worked_out(slice(0, len(self._held)))
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+
+_madvise = None
+
+
+def release_pages(values: np.ndarray, lo: int, hi: int) -> int:
+    """Give the memory of the whole pages inside ``values[lo:hi]`` back to the system (they
+    then read as 0 until written); the index up to which it went (``lo`` where none could be
+    given back, as on another system than Linux), where the next such call can begin."""
+    global _madvise
+    if _madvise is None:
+        _madvise = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                _madvise = ctypes.CDLL("libc.so.6", use_errno=True).madvise
+                _madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+                _madvise.restype = ctypes.c_int
+            except (OSError, AttributeError):
+                _madvise = False
+    if not _madvise or not values.flags.c_contiguous:
+        return lo
+    import mmap
+
+    page = mmap.PAGESIZE
+    address = values.__array_interface__["data"][0]
+    start = -(-(address + lo * values.itemsize) // page) * page
+    end = (address + hi * values.itemsize) // page * page
+    if end <= start or _madvise(start, end - start, mmap.MADV_DONTNEED) != 0:
+        return lo
+    return (end - address) // values.itemsize
 
 
 class Borrowed:
