@@ -42,7 +42,9 @@ class GrowableArray:
     def reserve(self, capacity: int) -> None:
         """Make room for ``capacity`` values in all (pages not yet written cost no memory)."""
         if capacity > len(self._data):
-            self._move_to(np.empty(capacity, dtype=self._data.dtype))
+            grown = np.empty(capacity, dtype=self._data.dtype)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
 
     def reserve_ahead(self, capacity: int) -> bool:
         """Move into an anonymous mapping of ``capacity`` values; False where none can be made.
@@ -58,13 +60,10 @@ class GrowableArray:
             room = mmap.mmap(-1, capacity * dtype.itemsize, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _NORESERVE)
         except (OSError, ValueError, TypeError, AttributeError, OverflowError):
             return False  # no such mapping here (another platform, a strict overcommit policy)
-        self._move_to(np.frombuffer(room, dtype=dtype, count=capacity))
-        return True
-
-    def _move_to(self, grown: np.ndarray) -> None:
-        """Hold the values in ``grown`` (bigger) from now on."""
+        grown = np.frombuffer(room, dtype=dtype, count=capacity)
         grown[: self._size] = self._data[: self._size]
         self._data = grown
+        return True
 
     def extend(self, values: np.ndarray) -> None:
         needed = self._size + len(values)

@@ -11,7 +11,6 @@ nothing in one call, the live analysis extends it, and both then run the same bo
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 
@@ -49,9 +48,9 @@ _DECIMALS_SAMPLE = 4096
 _FORGET_AT = 1 << 16
 #: Values worked on at a time where rows of a long series go through a buffer.
 _BUFFER_ELEMENTS = 1 << 17
-#: The memory of transformed values is given back (see :class:`Transformed`) once this many
+#: Transformed values are let go (see :class:`Transformed`) this many at a time, once they
 #: are behind the first one a later update reads, less :data:`HOLD_MARGIN`.
-GIVE_BACK = 1 << 18
+LET_GO = 1 << 18
 HOLD_MARGIN = 1 << 16
 #: Values transformed at a time where a series' are all worked out again.
 _TRANSFORM_PIECE = 1 << 18
@@ -133,8 +132,8 @@ class Scan:
         A long stretch of new points is processed in pieces (the results do not depend on
         how points are split), which keeps the temporary arrays small. ``room``: how many
         points the series will likely reach (its store's reserve), room made for them once.
-        After each piece, the memory of the transformed values no later piece reads is given
-        back (see :class:`Transformed`).
+        After each piece, the transformed values no later piece reads are let go (see
+        :class:`Transformed`).
         """
         steps = np.asarray(steps, dtype=np.float64)
         values = np.asarray(values, dtype=np.float64)
@@ -157,7 +156,7 @@ class Scan:
             end = min(target, self.n + PIECE)
             self.steps, self.values = steps[:end], values[:end]
             self._consume()
-            self._give_back()
+            self._let_go()
         self.steps, self.values = steps, values
 
     def finite_before_last_stretch(self) -> int:
@@ -209,7 +208,7 @@ class Scan:
         with np.errstate(divide="ignore", invalid="ignore"):
             self.y.extend(np.log(fv) if self.log else fv)
         if restart:  # worked out again in pieces: no temporary the size of the series
-            y = Transformed(max(self.y.capacity, len(self.f_value)), log=self.log, source=self.f_value)
+            y = Transformed(len(self.f_value) + 1, log=self.log, source=self.f_value)
             for a in range(0, len(self.f_value), _TRANSFORM_PIECE):
                 y.extend(y.worked_out(slice(a, min(len(self.f_value), a + _TRANSFORM_PIECE))))
             self.y = y
@@ -290,7 +289,7 @@ class Scan:
             self.blocks = [np.concatenate((old, add)) for old, add in zip(self.blocks, new)]
 
     def _compute_blocks(self, size: int, first: int, last: int) -> tuple[np.ndarray, ...]:
-        """:func:`compute_blocks` of :attr:`y`; where its values were given back (see
+        """:func:`compute_blocks` of :attr:`y`; where its values were let go (see
         :class:`Transformed`), worked out again from the finite values a few blocks at a time."""
         if first * size >= self.y.hole:
             return compute_blocks(self.y.view, self.f_step.view, size, first, last)
@@ -315,11 +314,11 @@ class Scan:
         return max(0, min(track.med_stable - LOCAL_HALF, track.chunk_stable * NOISE_CHUNK - 1, track.cand_stable,
                           len(self.tracks[1].own) * SCALE_FACTOR, len(self.blocks[0]) * self.block_size))
 
-    def _give_back(self) -> None:
-        """Give back the memory of the transformed values no later update reads."""
+    def _let_go(self) -> None:
+        """Let go of the transformed values no later update reads."""
         stop = self.first_read() - HOLD_MARGIN
-        if stop - self.y.hole >= GIVE_BACK:
-            self.y.give_back(stop)
+        if stop - self.y.hole >= LET_GO:
+            self.y.let_go(stop)
             self.tracks[0].values = self.y.view  # the finest scale reads them there too
 
     def candidates(self) -> list[tuple[int, int, float]]:
@@ -340,30 +339,60 @@ class Scan:
         return out
 
 
-class Transformed(GrowableArray):
+class Transformed:
     """The finite values of a scan in the analysis space (their logs, or themselves), of which
     only the last ones are held.
 
     The scan reads those its unfinished parts still need; the bounded part of the analysis
-    reads a few thousand more, anywhere. So the memory of the values before :attr:`hole`
-    is given back (8 bytes a point, as much as the series' own values take), and :attr:`view`
-    works them out again from the finite values (``source``) where they are read: the
-    same numbers, as a transform of each value alone gives the same result however the
-    values are cut (a test checks it).
+    reads a few thousand more, anywhere. So the values before :attr:`hole` are let go (8
+    bytes a point, as much as the series' own values take: the buffer holds the last few
+    hundred thousand, reused as the series grows), and :attr:`view` works them out again
+    from the finite values (``source``) where they are read: the same numbers, as a
+    transform of each value alone gives the same result however the values are cut (a
+    test checks it).
     """
 
-    __slots__ = ("hole", "log", "source")
+    __slots__ = ("_data", "_start", "_size", "hole", "log", "source")
 
     def __init__(self, capacity: int = 64, *, log: bool, source: Borrowed | GrowableArray | None = None) -> None:
-        super().__init__(capacity)
+        self._data = np.empty(max(capacity, 1))
+        self._start = 0  # the index of the value in _data[0]
+        self._size = 0
         self.hole = 0
         self.log = log
         self.source = source
 
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def nbytes(self) -> int:
+        """The memory its buffer takes."""
+        return self._data.nbytes
+
     @property
     def view(self) -> np.ndarray | HeldBack:
-        held = GrowableArray.view.fget(self)
+        """Every value so far: an array while all are held, else read through :class:`HeldBack`.
+        Like any array it holds, it reads as it is now until the next :meth:`extend`."""
+        held = self._data[self.hole - self._start : self._size - self._start]
+        held.flags.writeable = False
         return held if not self.hole else HeldBack(held, self.hole, self)
+
+    def extend(self, values: np.ndarray) -> None:
+        used = self._size - self._start
+        if used + len(values) > len(self._data):
+            # into a new buffer, holding only what is still held: earlier views keep the old one
+            keep = self._size - self.hole
+            grown = np.empty(int((keep + len(values)) * (2.0 if self.hole else 1.5)) + 1)
+            grown[:keep] = self._data[self.hole - self._start : used]
+            self._data, self._start = grown, self.hole
+            used = keep
+        self._data[used : used + len(values)] = values
+        self._size += len(values)
+
+    def let_go(self, stop: int) -> None:
+        """The values before ``stop`` are no longer held (they go with the next move of the buffer)."""
+        self.hole = max(self.hole, min(stop, self._size))
 
     def worked_out(self, key) -> np.ndarray:
         """The values at ``key`` (a slice, indices or a mask) worked out from the finite values.
@@ -382,87 +411,48 @@ class Transformed(GrowableArray):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(values)
 
-    def give_back(self, stop: int) -> None:
-        """Let the values before ``stop`` go (read from the finite values from now on)."""
-        self.hole = release_pages(GrowableArray.view.fget(self), self.hole, stop)
-
-    def _move_to(self, grown: np.ndarray) -> None:  # only what is held: the rest stays given back
-        grown[self.hole : self._size] = self._data[self.hole : self._size]
-        self._data = grown
-
 
 class HeldBack:
-    """A read-only 1-D array of transformed values whose first ``hole`` were given back: read
-    by index, slice or mask, those are worked out again (see :class:`Transformed`)."""
+    """A read-only 1-D array of a scan's transformed values, of which those from ``hole`` on are
+    ``held``: read by index, slice or mask, the others are worked out again (see :class:`Transformed`)."""
 
-    __slots__ = ("_held", "_hole", "_owner")
+    __slots__ = ("_held", "_hole", "_size", "_owner")
     ndim = 1
     dtype = np.dtype(np.float64)
 
     def __init__(self, held: np.ndarray, hole: int, owner: Transformed) -> None:
         self._held, self._hole, self._owner = held, hole, owner
+        self._size = hole + len(held)
 
     def __len__(self) -> int:
-        return len(self._held)
+        return self._size
 
     @property
     def shape(self) -> tuple[int]:
-        return (len(self._held),)
+        return (self._size,)
 
     @property
     def size(self) -> int:
-        return len(self._held)
+        return self._size
 
     def __getitem__(self, key):
         if isinstance(key, slice):
-            start, _, step = key.indices(len(self._held))
+            start, stop, step = key.indices(self._size)
             if step > 0 and start >= self._hole:
-                return self._held[key]
+                return self._held[start - self._hole : max(stop, start) - self._hole : step]
             return self._owner.worked_out(key)
         if isinstance(key, (int, np.integer)):
-            k = int(key) + (len(self._held) if key < 0 else 0)
-            if self._hole <= k < len(self._held):
-                return self._held[k]
-            if not 0 <= k < len(self._held):
-                raise IndexError(f"index {int(key)} is out of bounds for {len(self._held)} values")
+            k = int(key) + (self._size if key < 0 else 0)
+            if self._hole <= k < self._size:
+                return self._held[k - self._hole]
+            if not 0 <= k < self._size:
+                raise IndexError(f"index {int(key)} is out of bounds for {self._size} values")
             return self._owner.worked_out(slice(k, k + 1))[0]
         return self._owner.worked_out(np.asarray(key))
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        out = self._owner.worked_out(slice(0, len(self._held)))
+        out = self._owner.worked_out(slice(0, self._size))
         return out if dtype is None else out.astype(dtype, copy=False)
-
-
-_madvise = None
-
-
-def release_pages(values: np.ndarray, lo: int, hi: int) -> int:
-    """Give the memory of the whole pages inside ``values[lo:hi]`` back to the system (they
-    then read as 0 until written); the index up to which it went (``lo`` where none could be
-    given back, as on another system than Linux), where the next such call can begin."""
-    global _madvise
-    if _madvise is None:
-        _madvise = False
-        if sys.platform.startswith("linux"):
-            try:
-                import ctypes
-
-                _madvise = ctypes.CDLL("libc.so.6", use_errno=True).madvise
-                _madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-                _madvise.restype = ctypes.c_int
-            except (OSError, AttributeError):
-                _madvise = False
-    if not _madvise or not values.flags.c_contiguous:
-        return lo
-    import mmap
-
-    page = mmap.PAGESIZE
-    address = values.__array_interface__["data"][0]
-    start = -(-(address + lo * values.itemsize) // page) * page
-    end = (address + hi * values.itemsize) // page * page
-    if end <= start or _madvise(start, end - start, mmap.MADV_DONTNEED) != 0:
-        return lo
-    return (end - address) // values.itemsize
 
 
 class Borrowed:
