@@ -40,3 +40,13 @@ def test_theil_sen_of_any_window_from_the_pair_slopes_matches_the_direct_one():
     slopes = PairSlopes(x, y)
     for a, b in windows(90):
         assert slopes.median(a, b) == theil_sen(x[a:b], y[a:b])
+
+
+def test_row_medians_are_numpys_for_rows_short_and_long():
+    """Short even rows are sorted, long ones partitioned: both give what ``np.median`` gives."""
+    from tuiloss.core.analysis.stats import row_medians
+
+    rng = np.random.default_rng(4)
+    for width in (1, 2, 7, 8, 20, 64, 255, 256, 257, 512, 1024):
+        block = np.round(rng.standard_normal((300, width)), 2)  # ties too
+        assert np.array_equal(row_medians(block), np.median(block, axis=1)), width
