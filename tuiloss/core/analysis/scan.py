@@ -76,7 +76,13 @@ def decimals(values: np.ndarray) -> int:
 def _whole(values: np.ndarray, d: int) -> np.ndarray:
     """Which values are (within rounding) whole numbers of ``10**-d``."""
     scaled = values * (10.0**d)
-    return np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, scaled) + 1e-9
+    off = np.round(scaled)
+    np.subtract(scaled, off, out=off)
+    np.abs(off, out=off)
+    np.maximum(scaled, 1.0, out=scaled)  # the same numbers as written out, in two buffers
+    scaled *= 1e-6
+    scaled += 1e-9
+    return off <= scaled
 
 
 def _places(values: np.ndarray) -> int:
