@@ -390,7 +390,7 @@ def load(paths: list[str], options: Options = Options(),
     store = Store()
     notices: list[Notice] = []
     posted: queue.SimpleQueue = queue.SimpleQueue()
-    driver = Ingestor(engine, NoWatcher(), posted.put, max_inflight=1)
+    driver = Ingestor(engine, NoWatcher(), posted.put)
     thread = threading.Thread(target=_drive, args=(driver, posted), name="tuiloss-load", daemon=True)
     thread.start()
     try:
