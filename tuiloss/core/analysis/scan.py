@@ -1,7 +1,8 @@
 """The per-point work of the analysis, done once per point and kept between updates.
 
-A :class:`Scan` holds the finite points of a series (in a log or linear space), the
-local spike candidates, the non-finite stretches and the block summary. :meth:`Scan.update`
+A :class:`Scan` holds the finite points of a series (in a log or linear space: only the
+last few hundred thousand of those, see :class:`Transformed`), the local spike candidates,
+the non-finite stretches and the block summary. :meth:`Scan.update`
 processes only what is new, plus a fixed-size tail whose results depend on points not
 yet seen; everything before that tail is final. The batch analysis builds a scan from
 nothing in one call, the live analysis extends it, and both then run the same bounded
