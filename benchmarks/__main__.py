@@ -60,29 +60,30 @@ BOUNDS = {
     "report": (
         "the load is the csv row's work (~1.2x pandas); the loss is analysed as it loads, each stored"
         " batch while the next is parsed (a running median, the noise of each 64 points, the block"
-        " summary: ~1 s of CPU for 10M points), on the same two cores the parser keeps busy, so most of"
-        " that second still shows; the pairs spread widely with the machine's load."
+        " summary: ~0.95 s of CPU for 10M points, a third of it the running median's sorts of 20 values),"
+        " on the same two cores the parser keeps busy, so most of that time still shows: the main thread"
+        " (storing and analysing) is the longer of the two; then the LR's events and drops, ~0.2 s;"
+        " the pairs spread widely with the machine's load (2.5-2.8 s of CPU against pandas' 1.3-1.7)."
     ),
     "report-memory": (
         "the store keeps a float64 step (shared by the metrics of a row) and a float64 value per point"
-        " (12 B/point for `step,loss,lr`); the analysis of the loss, kept up with the load, its log values"
-        " (4 B/point) and bounded state (~0.7 B/point); the interpreter, numpy and pandas are ~80 MB"
+        " (12 B/point for `step,loss,lr`); the analysis of the loss holds its log values only for the last"
+        " few hundred thousand points (the rest are worked out again from the store's values where read)"
+        " and bounded state (~0.7 B/point); the interpreter, numpy and pandas are ~80 MB"
         " (4 B/point at 20M points); and the load keeps about four 8 MiB reads' worth of buffers for reuse"
         " (the read, the two threads' parse buffers, the parsed columns, the batches waiting to be stored)."
         " Steps kept as int32 would take 2 B/point off; not done: every reader of the steps (the analysis,"
         " the chart, the report) takes them as float64, and would copy them."
     ),
     "watch-scale": (
-        "the store's 12 B/point and each run's live analysis (its log values, 4 B per loss point) are"
-        " held together for the ten runs, with Textual, the chart's index and the pipeline's chunks"
-        " in flight at the peak (VmHWM)."
+        "the store's 12 B/point for the ten runs, with Textual, the chart's index, each run's bounded"
+        " analysis state and the pipeline's chunks in flight at the peak (VmHWM)."
     ),
     "watch-live": (
-        "at rest after the writer stops the viewer holds ~20 B/point (the store's 12, the analysis' 4, the"
-        " chart's index, the interpreter, Textual and pandas); while the log is written, what the reads, parses"
-        " and analyses free stays in the C heap (glibc raises its mmap threshold to 32 MiB after the first big"
-        " free; held at 16 MiB, the peak was 20.6 B/point, but loads were slower), and the arrays a snapshot"
-        " being analysed still reads are held beside the newer ones."
+        "the store's 12 B/point, the chart's index, the analysis' bounded state (its log values only for the"
+        " last few hundred thousand points), the interpreter, Textual and pandas; while the log is written, what"
+        " the reads and parses free stays in the C heap (glibc raises its mmap threshold to 32 MiB after the"
+        " first big free), and the arrays a snapshot being analysed still reads are held beside the newer ones."
     ),
     "tfevents-rustboard": (
         "records are framed where their lengths repeat a cycle, CRC-checked column by column and"

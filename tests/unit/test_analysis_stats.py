@@ -73,3 +73,13 @@ def test_the_median_is_numpys_to_the_bit_with_nan_inf_integers_and_float32():
             mad = float(stats.MAD_SCALE * np.median(np.abs(values - np.median(values))))
             assert same(stats.mad_sigma(values), mad), values
     assert math.isnan(stats.median(np.empty(0)))
+
+
+def test_row_medians_are_numpys_for_rows_short_and_long():
+    """Short even rows are sorted, long ones partitioned: both give what ``np.median`` gives."""
+    from tuiloss.core.analysis.stats import row_medians
+
+    rng = np.random.default_rng(4)
+    for width in (1, 2, 7, 8, 20, 64, 255, 256, 257, 512, 1024):
+        block = np.round(rng.standard_normal((300, width)), 2)  # ties too
+        assert np.array_equal(row_medians(block), np.median(block, axis=1)), width

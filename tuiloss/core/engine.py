@@ -402,6 +402,7 @@ def load(paths: list[str], options: Options = Options(),
             if isinstance(event, Ingested):
                 apply_result(store, event.result, options, now=time.time())
                 notices.extend(event.result.notices)
+                del event  # its parsed columns, stored now, go before the next read is waited for
                 driver.ack()
                 if stored is not None:
                     stored(store)

@@ -1,7 +1,8 @@
 """The per-point work of the analysis, done once per point and kept between updates.
 
-A :class:`Scan` holds the finite points of a series (in a log or linear space), the
-local spike candidates, the non-finite stretches and the block summary. :meth:`Scan.update`
+A :class:`Scan` holds the finite points of a series (in a log or linear space: only the
+last few hundred thousand of those, see :class:`Transformed`), the local spike candidates,
+the non-finite stretches and the block summary. :meth:`Scan.update`
 processes only what is new, plus a fixed-size tail whose results depend on points not
 yet seen; everything before that tail is final. The batch analysis builds a scan from
 nothing in one call, the live analysis extends it, and both then run the same bounded
@@ -48,6 +49,12 @@ _DECIMALS_SAMPLE = 4096
 _FORGET_AT = 1 << 16
 #: Values worked on at a time where rows of a long series go through a buffer.
 _BUFFER_ELEMENTS = 1 << 17
+#: Transformed values are let go (see :class:`Transformed`) this many at a time, once they
+#: are behind the first one a later update reads, less :data:`HOLD_MARGIN`.
+LET_GO = 1 << 18
+HOLD_MARGIN = 1 << 16
+#: Values transformed at a time where a series' are all worked out again.
+_TRANSFORM_PIECE = 1 << 18
 
 
 def decimals(values: np.ndarray) -> int:
@@ -70,7 +77,13 @@ def decimals(values: np.ndarray) -> int:
 def _whole(values: np.ndarray, d: int) -> np.ndarray:
     """Which values are (within rounding) whole numbers of ``10**-d``."""
     scaled = values * (10.0**d)
-    return np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, scaled) + 1e-9
+    off = np.round(scaled)
+    np.subtract(scaled, off, out=off)
+    np.abs(off, out=off)
+    np.maximum(scaled, 1.0, out=scaled)  # the same numbers as written out, in two buffers
+    scaled *= 1e-6
+    scaled += 1e-9
+    return off <= scaled
 
 
 def _places(values: np.ndarray) -> int:
@@ -99,7 +112,7 @@ class Scan:
         # the finite points: the given arrays while every value is finite, copies after a gap
         self.f_step: Borrowed | GrowableArray = Borrowed(np.empty(0))
         self.f_value: Borrowed | GrowableArray = Borrowed(np.empty(0))
-        self.y = GrowableArray()  # transformed finite values
+        self.y = Transformed(log=True)  # transformed finite values
         self.nan_runs: list[list[int]] = []  # [start, end) in visible indices; end -1 while open
         self.min_i = -1  # finite index of the (first) minimum value
         # local spike detection at scales 1, 8, 64, ... points (see LocalTrack)
@@ -126,6 +139,8 @@ class Scan:
         A long stretch of new points is processed in pieces (the results do not depend on
         how points are split), which keeps the temporary arrays small. ``room``: how many
         points the series will likely reach (its store's reserve), room made for them once.
+        After each piece, the transformed values no later piece reads are let go (see
+        :class:`Transformed`).
         """
         steps = np.asarray(steps, dtype=np.float64)
         values = np.asarray(values, dtype=np.float64)
@@ -148,6 +163,7 @@ class Scan:
             end = min(target, self.n + PIECE)
             self.steps, self.values = steps[:end], values[:end]
             self._consume()
+            self._let_go()
         self.steps, self.values = steps, values
 
     def finite_before_last_stretch(self) -> int:
@@ -176,9 +192,11 @@ class Scan:
             # every value so far is finite: the finite points are the given arrays themselves
             fv = new_values
             self.f_step, self.f_value = Borrowed(steps), Borrowed(values)
+            self.y.source = self.f_value
         else:
             if isinstance(self.f_value, Borrowed):  # the first gap: keep copies from now on
                 self.f_step, self.f_value = self.f_step.copy(len(values)), self.f_value.copy(len(values))
+                self.y.source = self.f_value
             idx = np.flatnonzero(finite)
             fv = new_values[idx]
             self.f_step.extend(steps[old:][idx])
@@ -196,11 +214,11 @@ class Scan:
         first_new = self.nf
         with np.errstate(divide="ignore", invalid="ignore"):
             self.y.extend(np.log(fv) if self.log else fv)
-        if restart:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                all_fv = self.f_value.view
-                self.y = GrowableArray()
-                self.y.extend(np.log(all_fv) if self.log else all_fv)
+        if restart:  # worked out again in pieces: no temporary the size of the series
+            y = Transformed(len(self.f_value) + 1, log=self.log, source=self.f_value)
+            for a in range(0, len(self.f_value), _TRANSFORM_PIECE):
+                y.extend(y.worked_out(slice(a, min(len(self.f_value), a + _TRANSFORM_PIECE))))
+            self.y = y
             self._clear_local()
             first_new = 0
         self._track_min(first_new)
@@ -269,13 +287,46 @@ class Scan:
         size = block_size(nf)
         if size != self.block_size or not self.blocks:
             self.block_size = size
-            self.blocks = list(compute_blocks(self.y.view, self.f_step.view, size, 0, nf // size))
+            self.blocks = list(self._compute_blocks(size, 0, nf // size))
             return
         have = len(self.blocks[0])
         done = nf // size
         if done > have:
-            new = compute_blocks(self.y.view, self.f_step.view, size, have, done)
+            new = self._compute_blocks(size, have, done)
             self.blocks = [np.concatenate((old, add)) for old, add in zip(self.blocks, new)]
+
+    def _compute_blocks(self, size: int, first: int, last: int) -> tuple[np.ndarray, ...]:
+        """:func:`compute_blocks` of :attr:`y`; where its values were let go (see
+        :class:`Transformed`), worked out again from the finite values a few blocks at a time."""
+        if first * size >= self.y.hole:
+            return compute_blocks(self.y.view, self.f_step.view, size, first, last)
+        per = max(1, _BUFFER_ELEMENTS // size)
+        parts = []
+        for a in range(first, last, per):
+            b = min(last, a + per)
+            lo, hi = a * size, b * size
+            level, low, high, arg, step, first_step = compute_blocks(
+                self.y.worked_out(slice(lo, hi)), self.f_step.view[lo:hi], size, 0, b - a)
+            parts.append((level, low, high, arg + lo, step, first_step))
+        if not parts:
+            return compute_blocks(self.y.view, self.f_step.view, size, first, last)
+        return tuple(np.concatenate(column) for column in zip(*parts))
+
+    def first_read(self) -> int:
+        """The first transformed value a later update may read: the local tracks' and the
+        blocks' unfinished parts (a change of block size reads the finite values instead)."""
+        if len(self.tracks) < 2 or not self.blocks:
+            return 0  # the next scale, once made, reads from the start
+        track = self.tracks[0]
+        return max(0, min(track.med_stable - LOCAL_HALF, track.chunk_stable * NOISE_CHUNK - 1, track.cand_stable,
+                          len(self.tracks[1].own) * SCALE_FACTOR, len(self.blocks[0]) * self.block_size))
+
+    def _let_go(self) -> None:
+        """Let go of the transformed values no later update reads."""
+        stop = self.first_read() - HOLD_MARGIN
+        if stop - self.y.hole >= LET_GO:
+            self.y.let_go(stop)
+            self.tracks[0].values = self.y.view  # the finest scale reads them there too
 
     def candidates(self) -> list[tuple[int, int, float]]:
         """Local candidates of every scale: ``(scale, index at that scale, baseline)``."""
@@ -293,6 +344,122 @@ class Scan:
                 idx, base = idx[keep], base[keep]
             out.extend((track.scale, int(i), float(b)) for i, b in zip(idx, base))
         return out
+
+
+class Transformed:
+    """The finite values of a scan in the analysis space (their logs, or themselves), of which
+    only the last ones are held.
+
+    The scan reads those its unfinished parts still need; the bounded part of the analysis
+    reads a few thousand more, anywhere. So the values before :attr:`hole` are let go (8
+    bytes a point, as much as the series' own values take: the buffer holds the last few
+    hundred thousand, reused as the series grows), and :attr:`view` works them out again
+    from the finite values (``source``) where they are read: the same numbers, as a
+    transform of each value alone gives the same result however the values are cut (a
+    test checks it).
+    """
+
+    __slots__ = ("_data", "_start", "_size", "hole", "log", "source")
+
+    def __init__(self, capacity: int = 64, *, log: bool, source: Borrowed | GrowableArray | None = None) -> None:
+        self._data = np.empty(max(capacity, 1))
+        self._start = 0  # the index of the value in _data[0]
+        self._size = 0
+        self.hole = 0
+        self.log = log
+        self.source = source
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def nbytes(self) -> int:
+        """The memory its buffer takes."""
+        return self._data.nbytes
+
+    @property
+    def view(self) -> np.ndarray | HeldBack:
+        """Every value so far: an array while all are held, else read through :class:`HeldBack`.
+        Like any array it holds, it reads as it is now until the next :meth:`extend`."""
+        held = self._data[self.hole - self._start : self._size - self._start]
+        held.flags.writeable = False
+        return held if not self.hole else HeldBack(held, self.hole, self)
+
+    def extend(self, values: np.ndarray) -> None:
+        used = self._size - self._start
+        if used + len(values) > len(self._data):
+            # into a new buffer, holding only what is still held: earlier views keep the old one
+            keep = self._size - self.hole
+            grown = np.empty(int((keep + len(values)) * (2.0 if self.hole else 1.5)) + 1)
+            grown[:keep] = self._data[self.hole - self._start : used]
+            self._data, self._start = grown, self.hole
+            used = keep
+        self._data[used : used + len(values)] = values
+        self._size += len(values)
+
+    def let_go(self, stop: int) -> None:
+        """The values before ``stop`` are no longer held (they go with the next move of the buffer)."""
+        self.hole = max(self.hole, min(stop, self._size))
+
+    def worked_out(self, key) -> np.ndarray:
+        """The values at ``key`` (a slice, indices or a mask) worked out from the finite values.
+
+        Always from contiguous values, as they were the first time: numpy may take another
+        loop (another rounding) for a strided array.
+        """
+        source = self.source.view
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(source))
+            values = source[start:stop] if step == 1 else source[np.arange(start, stop, step)]
+        else:
+            values = source[key]
+        if not self.log:
+            return values
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(values)
+
+
+class HeldBack:
+    """A read-only 1-D array of a scan's transformed values, of which those from ``hole`` on are
+    ``held``: read by index, slice or mask, the others are worked out again (see :class:`Transformed`)."""
+
+    __slots__ = ("_held", "_hole", "_size", "_owner")
+    ndim = 1
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, held: np.ndarray, hole: int, owner: Transformed) -> None:
+        self._held, self._hole, self._owner = held, hole, owner
+        self._size = hole + len(held)
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self._size,)
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._size)
+            if step > 0 and start >= self._hole:
+                return self._held[start - self._hole : max(stop, start) - self._hole : step]
+            return self._owner.worked_out(key)
+        if isinstance(key, (int, np.integer)):
+            k = int(key) + (self._size if key < 0 else 0)
+            if self._hole <= k < self._size:
+                return self._held[k - self._hole]
+            if not 0 <= k < self._size:
+                raise IndexError(f"index {int(key)} is out of bounds for {self._size} values")
+            return self._owner.worked_out(slice(k, k + 1))[0]
+        return self._owner.worked_out(np.asarray(key))
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self._owner.worked_out(slice(0, self._size))
+        return out if dtype is None else out.astype(dtype, copy=False)
 
 
 class Borrowed:

@@ -69,6 +69,7 @@ class _Digest:
     FIRST = 8
 
     def add(self, batch: Batch) -> None:
+        shared: dict[tuple[int, int], int] = {}  # the metrics of a row share its steps (and, read alike, their CRC)
         for metric, (steps, values) in batch.series.items():
             kept = self.first.setdefault(metric, ([], []))
             if len(kept[0]) < self.FIRST:
@@ -76,7 +77,10 @@ class _Digest:
                 kept[0].extend(steps[:room].tolist())
                 kept[1].extend(values[:room].tolist())
             self.counts[metric] = self.counts.get(metric, 0) + len(steps)
-            self.steps[metric] = _crc(steps, self.steps.get(metric, 0))
+            key = (id(steps), self.steps.get(metric, 0))
+            if key not in shared:
+                shared[key] = _crc(steps, key[1])
+            self.steps[metric] = shared[key]
             self.values[metric] = _crc(values, self.values.get(metric, 0))
         self.skipped.update(batch.skipped)
         self.unmatched += batch.unmatched
