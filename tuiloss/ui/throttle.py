@@ -16,6 +16,11 @@ class Throttle:
     the rest of the interval. An urgent request (``now``) does not wait behind one scheduled
     later: the run happens at once, and the later timer finds nothing to do. ``interval`` is
     asked each time, so it may follow a measured cost.
+
+    A paced request (``paced``, with ``pace`` given) waits out ``pace()`` since the last run
+    instead: a log followed line by line asks for a frame with every read, and its frames then
+    come at that pace, while a key's request keeps the shorter interval and moves a paced run
+    that waits forward.
     """
 
     def __init__(
@@ -26,16 +31,18 @@ class Throttle:
         *,
         shortest: float = 0.005,
         clock: Callable[[], float] = time.monotonic,
+        pace: Callable[[], float] | None = None,
     ) -> None:
         self._set_timer = set_timer
         self._callback = callback
         self._interval = interval
+        self._pace = pace
         self._shortest = shortest
         self._clock = clock
         self._timer: Any = None
         self._due = False
         self._last = 0.0
-        self._soon = False  # the waiting timer fires after only the shortest wait
+        self._at = 0.0  # when the waiting timer fires
         self._token = 0  # of the timer that counts; an older one fires for nothing
 
     @property
@@ -43,16 +50,23 @@ class Throttle:
         """Whether a run is scheduled and has not happened yet."""
         return self._timer is not None
 
-    def request(self, now: bool = False) -> None:
-        """Ask for a run: at once if ``now``, else when the interval since the last run is over."""
+    def request(self, now: bool = False, paced: bool = False) -> None:
+        """Ask for a run: at once if ``now``, else when the interval (the pace, if ``paced``)
+        since the last run is over."""
         self._due = True
-        if self._timer is not None and (self._soon or not now):
-            return
-        wait = 0.0 if now else max(0.0, self._last + self._interval() - self._clock())
-        self._soon = wait <= self._shortest
+        clock = self._clock()
+        if now:
+            wait = 0.0
+        else:
+            interval = self._pace() if paced and self._pace is not None else self._interval()
+            wait = max(0.0, self._last + interval - clock)
+        wait = max(wait, self._shortest)
+        if self._timer is not None and self._at <= clock + wait + 1e-6:
+            return  # the run that waits comes as soon: this request folds into it
         self._token += 1
         token = self._token
-        self._timer = self._set_timer(max(wait, self._shortest), lambda: self._fire(token))
+        self._at = clock + wait
+        self._timer = self._set_timer(wait, lambda: self._fire(token))
 
     def _fire(self, token: int) -> None:
         if token != self._token:
