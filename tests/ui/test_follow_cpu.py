@@ -105,3 +105,116 @@ def test_the_followed_chart_shows_every_point_of_the_run():
         spec = build_chart([_curve(last)], view, 80, height=20, memo=memo, follow=True)
         assert spec.x_lim[0] <= 1.0 and last <= spec.x_lim[1] and spec.newest_step == last
         assert max(spec.traces[0].xs) <= spec.x_lim[1]
+
+
+# -- inotify, read by the driver's thread -----------------------------------------------------------
+
+def _inotify_watcher(root):
+    import sys
+
+    import pytest
+
+    from tuiloss.ui.watcher import Inotify, Watcher
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify is Linux's")
+    watcher = Watcher([str(root)], None, mounts=[])
+    watcher.start()
+    assert watcher.mode == "inotify" and isinstance(watcher._observer, Inotify), watcher.reason
+    return watcher
+
+
+def _changes_until(watcher, done, seconds: float = 10.0):
+    import time
+
+    paths, structure = set(), False
+    deadline = time.monotonic() + seconds
+    while not done(paths):
+        assert time.monotonic() < deadline, paths
+        watcher.wait(0.1)
+        changes = watcher.take()
+        paths |= changes.paths
+        structure = structure or changes.structure
+    return paths, structure
+
+
+def test_writes_between_two_reads_wait_in_the_kernel_queue_folded_into_one_event(tmp_path):
+    (tmp_path / "run").mkdir()
+    log = tmp_path / "run" / "metrics.csv"
+    log.write_text("step,loss\n")
+    watcher = _inotify_watcher(tmp_path)
+    try:
+        _changes_until(watcher, lambda paths: True, 0)  # what the first write queued, if anything
+        watcher.take()
+        with open(log, "a") as handle:
+            for step in range(200):  # a log written line by line, between two reads of the queue
+                handle.write(f"{step},0.5\n")
+                handle.flush()
+        assert watcher.wait(5.0)
+        found = watcher._observer.read()
+        assert {path for path, _ in found} == {str(log)} and not any(structure for _, structure in found)
+        assert len(found) <= 3  # 200 writes, one event: the kernel folds a repeat of the last one
+    finally:
+        watcher.stop()
+
+
+def test_a_new_folder_and_what_was_made_in_it_before_its_watch_are_seen(tmp_path):
+    watcher = _inotify_watcher(tmp_path)
+    try:
+        deep = tmp_path / "new" / "deeper"
+        deep.mkdir(parents=True)
+        (deep / "train.log").write_text("iter 1: loss 1.0\n")
+        paths, structure = _changes_until(watcher, lambda paths: str(deep / "train.log") in paths)
+        assert structure and str(tmp_path / "new") in paths
+        with open(deep / "train.log", "a") as handle:  # now watched: a write there is seen as one
+            handle.write("iter 2: loss 0.9\n")
+        paths, structure = _changes_until(watcher, lambda paths: str(deep / "train.log") in paths)
+        assert not structure
+        (tmp_path / "new").rename(tmp_path / "moved")  # moved: its folders are watched where they are now
+        _changes_until(watcher, lambda paths: str(tmp_path / "moved") in paths)
+        with open(tmp_path / "moved" / "deeper" / "train.log", "a") as handle:
+            handle.write("iter 3: loss 0.8\n")
+        _changes_until(watcher, lambda paths: str(tmp_path / "moved" / "deeper" / "train.log") in paths)
+        assert not any(folder.startswith(str(tmp_path / "new")) for folder in watcher._observer.folders.values())
+    finally:
+        watcher.stop()
+
+
+def test_a_wake_ends_the_wait_on_the_queue(tmp_path):
+    import threading
+    import time
+
+    watcher = _inotify_watcher(tmp_path)
+    try:
+        assert not watcher.wait(0.05)  # nothing queued: the timeout
+        waker = threading.Timer(0.05, watcher.wake)
+        waker.start()
+        began = time.monotonic()
+        assert watcher.wait(30.0) and time.monotonic() - began < 20
+        waker.join()
+    finally:
+        watcher.stop()
+    assert watcher._observer is None and not watcher.uses_events
+
+
+def test_a_folder_past_the_watch_limit_turns_the_watcher_to_polling(tmp_path, monkeypatch):
+    import ctypes
+    import errno
+
+    import tuiloss.ui.watcher as watcher_module
+
+    watcher = _inotify_watcher(tmp_path)
+    try:
+        def refused(fd, path, mask):
+            ctypes.set_errno(errno.ENOSPC)
+            return -1
+
+        monkeypatch.setattr(watcher_module, "inotify_add_watch", refused)
+        (tmp_path / "later").mkdir()
+        (tmp_path / "later" / "metrics.csv").write_text("step,loss\n1,0.5\n")
+        _changes_until(watcher, lambda paths: str(tmp_path / "later" / "metrics.csv") in paths)
+        assert watcher.recheck()  # the driver asks at each wake-up
+        assert (watcher.mode, "watch limit" in watcher.reason, watcher.uses_events) == ("polling", True, False)
+        assert watcher.sees_new_files  # the folders' times are looked at instead
+    finally:
+        watcher.stop()

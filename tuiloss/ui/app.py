@@ -186,7 +186,7 @@ class TuilossApp(DeferredStart, App[None]):
         self.error = next((n.message for n in reversed(result.notices) if n.level == "error"), self.error)
         if result.new_runs or any(update.run_id in self.store.runs for update in result.updates):
             self.redraws.request(paced=self.loaded)
-            self.request_insights()
+            self.insights.request(paced=self.loaded)
 
     # -- insights -------------------------------------------------------------------------------
 
