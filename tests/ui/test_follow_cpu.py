@@ -36,15 +36,44 @@ def _throttle(timers, runs):
                     clock=lambda: timers.now, pace=lambda: 0.15)
 
 
-def test_paced_requests_wait_out_the_pace_and_fold_into_one_run():
+def test_paced_requests_wait_out_the_pace_only_while_they_come_faster_than_the_frames():
     timers, runs = FakeTimers(), []
     throttle = _throttle(timers, runs)
     throttle.request(paced=True)  # nothing ran for long: at once
     assert timers.fire_next() == 0.005 and len(runs) == 1
-    for _ in range(5):  # reads a few ms apart fold into one frame, the pace after the last
+    timers.now += 2.0
+    # a log read ten times a second: each read drawn at the redraw interval, as before
+    few = Throttle(timers.set_timer, lambda: runs.append(timers.now), lambda: 0.1, shortest=0.005,
+                   clock=lambda: timers.now, pace=lambda: 0.15)
+    gaps = _frame_gaps(timers, few, runs, 30, 0.1)
+    assert min(gaps) >= 0.1 - 1e-9 and max(gaps) < 0.15 - 1e-9
+    # read twenty times a second (a hundred lines a second): the frames come at the pace
+    runs.clear()
+    many = Throttle(timers.set_timer, lambda: runs.append(timers.now), lambda: 0.1, shortest=0.005,
+                    clock=lambda: timers.now, pace=lambda: 0.15)
+    gaps = _frame_gaps(timers, many, runs, 60, 0.05)[20:]  # once a second of them came
+    assert min(gaps) >= 0.15 - 1e-9 and len(gaps) < 30
+
+
+def _frame_gaps(timers, throttle, runs, count: int, apart: float) -> list[float]:
+    """Paced requests ``apart`` seconds apart, each timer fired when due; the gaps between runs."""
+    timers.waiting.clear()
+    start = len(runs)
+    end = timers.now + count * apart
+    next_request = timers.now
+    while timers.now < end:
+        due = min((delay for delay, _ in timers.waiting), default=None)
+        if due is not None and timers.now + due <= next_request:
+            timers.fire_next()
+            timers.waiting = [(delay - due, callback) for delay, callback in timers.waiting]
+            continue
+        step = next_request - timers.now
+        timers.now = next_request
+        timers.waiting = [(delay - step, callback) for delay, callback in timers.waiting]
         throttle.request(paced=True)
-    assert len(timers.waiting) == 1
-    assert math.isclose(timers.fire_next(), 0.15) and len(runs) == 2
+        next_request += apart
+    made = runs[start:]
+    return [b - a for a, b in zip(made, made[1:])]
 
 
 def test_a_key_moves_a_paced_run_forward_to_the_redraw_interval():
@@ -52,12 +81,15 @@ def test_a_key_moves_a_paced_run_forward_to_the_redraw_interval():
     throttle = _throttle(timers, runs)
     throttle.request(now=True)
     timers.fire_next()
+    for _ in range(20):  # a busy log: paced requests, many a second
+        throttle.request(paced=True)
+    timers.fire_next()
     throttle.request(paced=True)  # 0.15 s after the last run
-    throttle.request()  # a key: 0.1 s after it, sooner
-    assert sorted(round(delay, 9) for delay, _ in timers.waiting) == [0.1, 0.15]
-    assert math.isclose(timers.fire_next(), 0.1) and len(runs) == 2
+    throttle.request()  # a key: 0.1 s after it, sooner than the pace
+    assert sorted(round(delay, 9) for delay, _ in timers.waiting) == [0.1, 0.15]  # the paced one, then the key's
+    assert math.isclose(timers.fire_next(), 0.1) and len(runs) == 3
     timers.fire_next()  # the paced timer was replaced: nothing more runs
-    assert len(runs) == 2 and not throttle.pending
+    assert len(runs) == 3 and not throttle.pending
     throttle.request()
     throttle.request(paced=True)  # a paced request folds into a sooner run
     assert len(timers.waiting) == 1

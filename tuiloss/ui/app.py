@@ -45,8 +45,9 @@ if TYPE_CHECKING:
 NARROW = 100
 REDRAW_INTERVAL = 0.1
 #: Once loaded, the redraws that new reads or reports ask for are this many redraw intervals
-#: apart at least (a key's frame keeps the interval): a log followed line by line costs fewer
-#: frames, and each of its points is still on screen well within a quarter of a second.
+#: apart at least while they come faster than the frames (see Throttle; a key's frame keeps the
+#: interval): a log followed line by line costs fewer frames, and each of its points is still on
+#: screen well within a quarter of a second.
 FOLLOW_PACE = 1.5
 
 

@@ -6,7 +6,11 @@ Headless: the timer comes from the caller (Textual's ``set_timer`` in the app, a
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import Any, Callable
+
+#: Paced requests count as busy (and wait out the pace) above this many per interval, over the last second.
+BUSY = 1.5
 
 
 class Throttle:
@@ -18,9 +22,10 @@ class Throttle:
     asked each time, so it may follow a measured cost.
 
     A paced request (``paced``, with ``pace`` given) waits out ``pace()`` since the last run
-    instead: a log followed line by line asks for a frame with every read, and its frames then
-    come at that pace, while a key's request keeps the shorter interval and moves a paced run
-    that waits forward.
+    instead, while paced requests come faster than :data:`BUSY` per interval: a log written line
+    by line asks for a frame with every read, and its frames then come at that pace; one written
+    a few times a second is drawn at the interval as before. A key's request keeps the interval
+    and moves a paced run that waits forward.
     """
 
     def __init__(
@@ -43,6 +48,7 @@ class Throttle:
         self._due = False
         self._last = 0.0
         self._at = 0.0  # when the waiting timer fires
+        self._paced: deque[float] = deque()  # when the paced requests of the last second came
         self._token = 0  # of the timer that counts; an older one fires for nothing
 
     @property
@@ -58,7 +64,9 @@ class Throttle:
         if now:
             wait = 0.0
         else:
-            interval = self._pace() if paced and self._pace is not None else self._interval()
+            interval = self._interval()
+            if paced and self._pace is not None and self._busy(clock, interval):
+                interval = self._pace()
             wait = max(0.0, self._last + interval - clock)
         wait = max(wait, self._shortest)
         if self._timer is not None and self._at <= clock + wait + 1e-6:
@@ -67,6 +75,14 @@ class Throttle:
         token = self._token
         self._at = clock + wait
         self._timer = self._set_timer(wait, lambda: self._fire(token))
+
+    def _busy(self, clock: float, interval: float) -> bool:
+        """Note a paced request; whether they came faster than :data:`BUSY` per interval lately."""
+        times = self._paced
+        times.append(clock)
+        while times and times[0] < clock - 1.0:
+            times.popleft()
+        return len(times) > BUSY / max(interval, 1e-3)
 
     def _fire(self, token: int) -> None:
         if token != self._token:
