@@ -1,4 +1,5 @@
-"""What keeps following a busy log cheap: paced frames, an axis end that moves ahead in steps."""
+"""What keeps following a busy log cheap: paced frames, an axis end that moves ahead in steps, the
+inotify queue read by the reading thread."""
 
 from __future__ import annotations
 
@@ -10,25 +11,16 @@ from tuiloss.core.analysis import ColumnIndex
 from tuiloss.ui.chartdata import FOLLOW_GRID, ChartView, CurveInput, build_chart, rounded_end, x_window
 from tuiloss.ui.throttle import Throttle
 
+from test_viewer_parts import FakeTimers as ViewerTimers
 
-class FakeTimers:
-    """Timers that fire only when the test says, on a clock the test moves."""
 
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.waiting: list[tuple[float, object]] = []
-
-    def set_timer(self, delay, callback):
-        self.waiting.append((delay, callback))
-        return object()
+class FakeTimers(ViewerTimers):
+    """The throttle tests' timers, fired in the order they are due."""
 
     def fire_next(self) -> float:
         """Fire the timer due first; the delay it had."""
         self.waiting.sort(key=lambda item: item[0])
-        delay, callback = self.waiting.pop(0)
-        self.now += delay
-        callback()
-        return delay
+        return self.fire()
 
 
 def _throttle(timers, runs):
