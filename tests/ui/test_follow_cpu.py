@@ -242,3 +242,16 @@ def test_a_folder_past_the_watch_limit_turns_the_watcher_to_polling(tmp_path, mo
         assert watcher.sees_new_files  # the folders' times are looked at instead
     finally:
         watcher.stop()
+
+
+def test_a_watched_root_that_is_a_link_to_a_folder_is_watched_through_it(tmp_path):
+    (tmp_path / "real" / "run1").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    watcher = _inotify_watcher(tmp_path / "link")
+    try:
+        log = tmp_path / "link" / "run1" / "metrics.csv"
+        log.write_text("step,loss\n1,0.5\n")
+        paths, structure = _changes_until(watcher, lambda paths: str(log) in paths)
+        assert structure
+    finally:
+        watcher.stop()

@@ -465,13 +465,14 @@ class Inotify:
         self._deep: set[int] = set()  # the descriptors of recursively watched folders
         try:
             for folder, recursive in dirs:
-                self._add(folder, recursive)
+                self._add(folder, recursive, top=True)
         except BaseException:
             self.stop()
             raise
 
-    def _watch(self, folder: str, recursive: bool) -> None:
-        wd = inotify_add_watch(self.fd, os.fsencode(folder), WATCH_MASK)
+    def _watch(self, folder: str, recursive: bool, top: bool = False) -> None:
+        # a watched root may be a link to a folder; below it, links are not followed (as discovery)
+        wd = inotify_add_watch(self.fd, os.fsencode(folder), WATCH_MASK & ~IN_DONT_FOLLOW if top else WATCH_MASK)
         if wd < 0:
             code = ctypes.get_errno()
             if code in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
@@ -481,8 +482,8 @@ class Inotify:
         if recursive:
             self._deep.add(wd)
 
-    def _add(self, folder: str, recursive: bool) -> None:
-        self._watch(folder, recursive)
+    def _add(self, folder: str, recursive: bool, top: bool = False) -> None:
+        self._watch(folder, recursive, top)
         if recursive:
             for below, subs, _ in os.walk(folder, onerror=lambda _: None):
                 for sub in subs:
