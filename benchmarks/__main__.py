@@ -121,14 +121,18 @@ BOUNDS = {
         " spread with the machine's load (p95 71-163 ms at load 2-4, ~300 ms at load 8-13)."
     ),
     "follow-cpu": (
-        "only the followed run is analysed again (the other entries are kept), the reads come at most"
-        " every 50 ms and each redraw rasterises the one curve that changed; what is left, at 100 runs:"
-        " the redraws (up to ten a second, each walking every shown curve's kept summary, then"
-        " Textual's repaint of the changed rows: ~40% of it; four a second take 5 points off), the UI"
-        " thread's applying of ~20 reads a second and its timers (~25%), watchdog's threads handling"
-        " 100 events a second (~15%), the analysis thread (~12%) and the reader (~8%). When the axis"
-        " moves on its grid (every ~2% of the steps) every curve is summarised and rasterised again."
-        " With --poll 1: 7%."
+        "only the followed run is analysed again, once a second; while its reads come faster than the"
+        " frames, the frames they ask for are 0.15 s apart, each rasterising the one curve that changed,"
+        " and the x axis' end moves ahead on a grid of 1/64 of the span (on the fine grid every curve was"
+        " summarised and rasterised again every ~2% of the steps); on Linux the inotify queue is read by"
+        " the reading thread itself, so 100 writes a second wait in the kernel's queue, folded into an"
+        " event a read, with no watchdog thread decoding each. What is left, at 100 runs (~10% of a"
+        " core): the UI thread (~70% of it: ~6.7 frames a second, each walking the 100 curves' kept"
+        " summaries, compositing their layers and Textual's repaint of the changed rows, ~8 ms; applying"
+        " 20 reads a second), the reader (~15%: 20 reads a second, each parsing its few lines with"
+        " pandas) and the analysis thread (~12%: the followed run and the state of every shown run, once"
+        " a second). Reading less often, or frames further apart, would let a point wait past 250 ms."
+        " With --poll 1: 3.8%."
     ),
     "latency-terminal": (
         "the redraw throttle (up to 100 ms), the redraw itself (the changed curve rasterised, the others"

@@ -110,10 +110,11 @@ def limit_watches(monkeypatch, limit: int) -> list[int]:
     """inotify refuses watches past ``limit``, as when fs.inotify.max_user_watches is reached.
 
     Lowering the real limit would break every other inotify user on the machine, so
-    the kernel's answer (ENOSPC) is given by the binding watchdog calls.
+    the kernel's answer (ENOSPC) is given by the binding tuiloss calls.
     """
-    inotify_c = pytest.importorskip("watchdog.observers.inotify_c")
-    real = inotify_c.inotify_add_watch
+    import tuiloss.ui.watcher as watcher_module
+
+    real = watcher_module.inotify_add_watch
     calls = [0]
 
     def limited(fd, path, mask):
@@ -123,7 +124,7 @@ def limit_watches(monkeypatch, limit: int) -> list[int]:
             return -1
         return real(fd, path, mask)
 
-    monkeypatch.setattr(inotify_c, "inotify_add_watch", limited)
+    monkeypatch.setattr(watcher_module, "inotify_add_watch", limited)
     return calls
 
 
@@ -208,7 +209,7 @@ def test_watch_limit_is_shown_in_the_status_bar(tmp_path, monkeypatch):
 
 
 def test_inotify_still_starts_after_a_refused_watch(tmp_path):
-    """The refused watches of the tests above leave watchdog usable."""
+    """The refused watches of the tests above leave inotify usable."""
     from tuiloss.ui.watcher import Watcher
 
     watcher = Watcher([str(tmp_path)], mounts=[])

@@ -7,6 +7,7 @@ import os
 import time
 
 from tuiloss.ui.app import make_app
+from tuiloss.ui.chartdata import FOLLOW_GRID
 
 from ui_helpers import settle, wait_for, wait_loaded
 
@@ -28,7 +29,8 @@ async def test_an_appended_line_reaches_the_chart_list_and_panel(sample_logs, co
         await wait_for(pilot, lambda: len(run.series["loss"]) == before + 1 and app.chart.draws > draws,
                        15, "the point on the chart")
         assert app.chart.spec.newest_step == 100_100
-        assert math.log10(100_100) <= app.chart.spec.x_lim[1] < math.log10(100_100) + 0.01  # the axis' grid
+        lo, hi = app.chart.spec.x_lim  # followed, the axis ends a step of the follow grid ahead at most
+        assert math.log10(100_100) <= hi < math.log10(100_100) + (hi - lo) / FOLLOW_GRID
         await settle(pilot, app)
         row = next(r for r in app.run_list.rows_shown if r.key == run.id)
         assert row.value == "0.123" and row.state == "running"

@@ -44,6 +44,11 @@ if TYPE_CHECKING:
 #: Narrower than this, the insights panel starts hidden and stacks under the chart.
 NARROW = 100
 REDRAW_INTERVAL = 0.1
+#: Once loaded, the redraws that new reads or reports ask for are this many redraw intervals
+#: apart at least while they come faster than the frames (see Throttle; a key's frame keeps the
+#: interval): a log followed line by line costs fewer frames, and each of its points is still on
+#: screen well within a quarter of a second.
+FOLLOW_PACE = 1.5
 
 
 class TuilossApp(DeferredStart, App[None]):
@@ -78,7 +83,8 @@ class TuilossApp(DeferredStart, App[None]):
         self.load_progress: float | None = 0.0
         self.loaded = self.booted = False
         self.error: str | None = None
-        self.redraws = Throttle(self.set_timer, self._redraw, lambda: self.redraw_interval)
+        self.redraws = Throttle(self.set_timer, self._redraw, lambda: self.redraw_interval,
+                                pace=lambda: FOLLOW_PACE * self.redraw_interval)
         self._stopped = False
         self._main_screen = None
         self._narrow = False
@@ -180,8 +186,8 @@ class TuilossApp(DeferredStart, App[None]):
         self._store_version += 1
         self.error = next((n.message for n in reversed(result.notices) if n.level == "error"), self.error)
         if result.new_runs or any(update.run_id in self.store.runs for update in result.updates):
-            self.schedule_redraw()
-            self.request_insights()
+            self.redraws.request(paced=self.loaded)
+            self.insights.request(paced=self.loaded)
 
     # -- insights -------------------------------------------------------------------------------
 
@@ -199,7 +205,7 @@ class TuilossApp(DeferredStart, App[None]):
         if self.insights.take(message.ready):
             self._announce(self.findings.take(message.ready.report, message.ready.generation))
             self._draw_insights()
-            self.schedule_redraw()
+            self.redraws.request(paced=self.loaded)
             if self.loaded and collection.held():
                 self.call_after_refresh(collection.release)  # the findings are drawn first
 
@@ -279,7 +285,8 @@ class TuilossApp(DeferredStart, App[None]):
         if self.grouping.on:
             curves = self.grouping.curves(curves, list(self.store), self.selection)
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
-                                 metric=safe_label(label, 40), background=chart.background, xaxis=self.xaxis)
+                                 metric=safe_label(label, 40), background=chart.background, xaxis=self.xaxis,
+                                 follow=self.loaded)
         if self.grouping.on and not spec.empty:
             spec.title = self.grouping.title(spec.title, self.config.ascii)
         note = self.xaxis.missing_note(missing, len(shown))

@@ -269,19 +269,48 @@ class Window:
 #: while a followed run's new steps stay inside the last grid cell the window is the same, so
 #: every other curve answers the redraw from the column summary it gave last time.
 X_GRID = 512
+#: A followed run whose steps passed the axis' end moves it onto a grid of at most 1/FOLLOW_GRID
+#: of the span (a few braille columns ahead): every curve is summarised and rasterised again when
+#: the end moves, and on the fine grid that was every ~2% of the steps.
+FOLLOW_GRID = 64
 
 
-def rounded_end(lo: float, hi: float) -> float:
-    """``hi`` rounded up to a power-of-two grid finer than 1/:data:`X_GRID` of ``hi - lo``."""
+def rounded_end(lo: float, hi: float, grid: int = X_GRID) -> float:
+    """``hi`` rounded up to a power-of-two grid finer than 1/``grid`` of ``hi - lo``."""
     span = hi - lo
     if not span > 0 or not math.isfinite(span):
         return hi
-    quantum = 2.0 ** math.floor(math.log2(span / X_GRID))
+    quantum = 2.0 ** math.floor(math.log2(span / grid))
     return math.ceil(hi / quantum) * quantum
 
 
-def x_window(curves: list[CurveInput], view: ChartView) -> Window | None:
-    """The step window shown: all data, or the zoomed part ending at the latest step."""
+def _followed_end(lo: float, hi: float, memo: dict | None, key: tuple) -> float:
+    """Where the axis ends while a run is followed: the end of the last frame while the steps are
+    still inside it and it is no farther past them than the follow grid allows; past it, the next
+    step of the follow grid. Any other change (where the axis starts, the zoom, the log) starts
+    from the fine grid again."""
+    fine = rounded_end(lo, hi)
+    if memo is None:
+        return fine
+    before = memo.get("x end")
+    end = fine
+    if before is not None and before[0] == key:
+        coarse = rounded_end(lo, hi, FOLLOW_GRID)
+        if hi <= before[1] <= coarse:
+            end = before[1]  # the steps are still inside the end drawn last
+        elif hi > before[1]:
+            end = coarse  # they grew past it: a few columns ahead
+    memo["x end"] = (key, end)
+    return end
+
+
+def x_window(curves: list[CurveInput], view: ChartView, memo: dict | None = None,
+             follow: bool = False) -> Window | None:
+    """The step window shown: all data, or the zoomed part ending at the latest step.
+
+    With ``follow`` (the runs are followed as they grow) and ``memo`` (kept between frames), the
+    end moves ahead in steps of the follow grid (see :func:`_followed_end`).
+    """
     firsts = [c.first_step for c in curves if math.isfinite(c.first_step)]
     lasts = [c.last_step for c in curves if math.isfinite(c.last_step)]
     if view.show_eval:
@@ -304,7 +333,7 @@ def x_window(curves: list[CurveInput], view: ChartView) -> Window | None:
         hi = lo + (1.0 if log else max(1.0, abs(lo) * 0.1))
     if view.zoom > 0:
         lo = hi - (hi - lo) / 2**view.zoom
-    hi = rounded_end(lo, hi)
+    hi = _followed_end(lo, hi, memo, (lo, log)) if follow and view.zoom == 0 else rounded_end(lo, hi)
     if log:
         step_lo = 0.0 if view.zoom == 0 and first <= 0 else 10.0**lo
         return Window(lo, hi, True, step_lo, 10.0**hi)
@@ -522,16 +551,18 @@ def build_chart(
     memo: dict | None = None,
     x_name: str = "step",
     x_format: Callable[[float], Callable[[float], str]] | None = None,
+    follow: bool = False,
 ) -> ChartSpec:
     """Everything the chart widget needs to draw, for a plot ``width`` x ``height`` cells.
 
     ``memo`` (a dict kept between calls) remembers each curve's points: a curve
     whose column query returns the same answer object as last time reuses them.
     ``x_name`` names the x axis in the title and ``x_format(span)`` gives how its ticks read
-    (default: steps), when the curves' "steps" are another axis' positions (``X``).
+    (default: steps), when the curves' "steps" are another axis' positions (``X``). ``follow``:
+    the runs are followed as they grow, so the axis' end moves ahead in steps (see :func:`x_window`).
     """
     spec = ChartSpec(ascii=view.ascii)
-    window = x_window(curves, view)
+    window = x_window(curves, view, memo, follow)
     if window is None:
         spec.empty = "waiting for points…" if curves else "no runs to show"
         spec.title = metric
@@ -567,7 +598,8 @@ def build_chart(
             extents.append(drawn.extent)
             settled.append(drawn.settled)
             bounds.append(drawn.bounds)
-        nan_marks.extend((x, curve.color) for x in drawn.nonfinite)
+        if drawn.nonfinite:
+            nan_marks.extend((x, curve.color) for x in drawn.nonfinite)
         if curve.smoothed is not None and view.smoothing > 0:
             if len(rx):
                 raw_traces.append(Trace(rx, ry, fade(curve.color, background) if fine else curve.color,

@@ -124,13 +124,14 @@ class Curves:
         return curves
 
     def chart(self, curves: list[CurveInput], view: ChartView, width: int, *, height: int, metric: str,
-              background: tuple[int, int, int], xaxis: XAxis | None = None) -> ChartSpec:
-        """:func:`~tuiloss.ui.chartdata.build_chart` of ``curves``, reusing the points of unchanged ones."""
+              background: tuple[int, int, int], xaxis: XAxis | None = None, follow: bool = False) -> ChartSpec:
+        """:func:`~tuiloss.ui.chartdata.build_chart` of ``curves``, reusing the points of unchanged ones
+        (``follow``: the runs are followed as they grow, see :func:`~tuiloss.ui.chartdata.x_window`)."""
         if xaxis is not None and not xaxis.is_step:
             return build_chart(curves, view, width, height=height, metric=metric, background=background,
-                               memo=self._points_memo, x_name=xaxis.label(), x_format=xaxis.formatter)
+                               memo=self._points_memo, x_name=xaxis.label(), x_format=xaxis.formatter, follow=follow)
         return build_chart(curves, view, width, height=height, metric=metric, background=background,
-                           memo=self._points_memo)
+                           memo=self._points_memo, follow=follow)
 
     def column_index(self, key: tuple, steps: np.ndarray, values: np.ndarray, segments: int) -> ColumnIndex:
         """The incremental per-column min/max index of one curve, caught up with its points."""

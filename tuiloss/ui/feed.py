@@ -16,6 +16,9 @@ from tuiloss.ui.throttle import Throttle
 
 #: Analyses run at most this often; a slow one (millions of points) runs less often still.
 INSIGHTS_INTERVAL = 0.5
+#: Once loaded, the analyses new reads ask for run at most this often: a log followed line by
+#: line is analysed again once a second, not with every read.
+FOLLOW_INTERVAL = 1.0
 
 
 class InsightsFeed:
@@ -47,7 +50,8 @@ class InsightsFeed:
         self.seconds = 0.0  # what the last analysis took
         self._runs, self._metric, self._root = runs, metric, root
         self._by_configuration = by_configuration
-        self._due = Throttle(set_timer, self._send, self._interval, shortest=0.01)
+        self._due = Throttle(set_timer, self._send, self._interval, shortest=0.01,
+                             pace=lambda: max(FOLLOW_INTERVAL, self._interval()))
 
     def start(self) -> None:
         self.worker.start()
@@ -55,11 +59,12 @@ class InsightsFeed:
     def stop(self) -> None:
         self.worker.stop()
 
-    def request(self, now: bool = False) -> None:
-        """Analyse again soon: at once if ``now``, else at most every :data:`INSIGHTS_INTERVAL`."""
+    def request(self, now: bool = False, paced: bool = False) -> None:
+        """Analyse again soon: at once if ``now``, else at most every :data:`INSIGHTS_INTERVAL`
+        (:data:`FOLLOW_INTERVAL` if ``paced``: new reads of a followed log)."""
         if now:
             self.worker.analyzers.resume()
-        self._due.request(now)
+        self._due.request(now, paced)
 
     def defer(self, seconds: float = 0.3) -> None:
         """A key's frame is being drawn: the analysis on its way waits between runs until it is

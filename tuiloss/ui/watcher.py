@@ -1,8 +1,14 @@
 """File-system watching: the only module that imports watchdog.
 
-The watchdog handler does nothing but remember which paths changed and set an
-event. The driver (:mod:`tuiloss.core.driver`) waits on that event, with a
-timeout that doubles as a safety poll, and does the reading itself.
+On Linux the kernel's inotify queue is read by the driver's own thread
+(:class:`Inotify`): its wait is a ``select`` on the queue, with a timeout that
+doubles as a safety poll, and it takes what changed when it reads. No thread of
+its own decodes events meanwhile, so the writes of a log written line by line
+wait in the kernel's queue between two reads, where the kernel folds each
+repeat of the same event into one. Elsewhere watchdog's observer is used: its
+handler does nothing but remember which paths changed and set an event the
+driver (:mod:`tuiloss.core.driver`) waits on. Either way the driver does the
+reading itself.
 
 Polling is used instead of inotify when asked (``--poll``), when a watched path
 lies on a file system whose remote writes inotify cannot see (NFS, SMB, Lustre,
@@ -17,8 +23,13 @@ of walking the whole tree every few seconds.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import errno
 import os
+import select
+import struct
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -164,6 +175,11 @@ class Watcher(Wakeup):
         self._folders = FolderTimes(self.roots) if mode == "polling" and self.roots else None
 
     def _start_observer(self) -> None:
+        if sys.platform.startswith("linux"):
+            self._observer = Inotify(watch_dirs(self.roots))
+            self._check_watches()
+            self.mode = "inotify"
+            return
         from watchdog.observers import Observer
 
         observer = Observer()
@@ -175,16 +191,19 @@ class Watcher(Wakeup):
         observer.daemon = True
         observer.start()
         self._observer = observer
-        wanted = _folders_to_watch(self.roots)
-        held = inotify_watches()
-        if held is not None and held < wanted:
-            # watchdog gives up quietly on sub-folders once the limit is reached
-            raise OSError(errno.ENOSPC, f"only {held} of {wanted} folders could be watched")
+        self._check_watches()
         name = type(observer).__name__.lower()
         for known in ("inotify", "fsevents", "kqueue", "windowsapi", "readdirectorychanges"):
             if known in name:
                 self.mode = "inotify" if known == "inotify" else known
                 break
+
+    def _check_watches(self) -> None:
+        wanted = _folders_to_watch(self.roots)
+        held = inotify_watches()
+        if held is not None and held < wanted:
+            # watchdog gives up quietly on sub-folders once the limit is reached
+            raise OSError(errno.ENOSPC, f"only {held} of {wanted} folders could be watched")
 
     def _stop_observer(self) -> None:
         observer, self._observer = self._observer, None
@@ -208,6 +227,12 @@ class Watcher(Wakeup):
         """
         if self.poll is not None:
             return False
+        observer = self._observer
+        if isinstance(observer, Inotify) and observer.failed is not None:
+            self._stop_observer()
+            self.mode, self.reason, self.interval = "polling", _inotify_failure(observer.failed), 2.0
+            self._folders = FolderTimes(self.roots) if self.roots else None
+            return True
         gone = [root for root in self.roots if not os.path.exists(root)]
         if gone and self._observer is not None:
             self._stop_observer()
@@ -230,6 +255,20 @@ class Watcher(Wakeup):
     def sees_new_files(self) -> bool:
         return self._observer is not None or self._folders is not None
 
+    def wake(self) -> None:
+        super().wake()
+        observer = self._observer
+        if isinstance(observer, Inotify):
+            observer.wake()
+
+    def wait(self, timeout: float) -> bool:
+        observer = self._observer
+        if not isinstance(observer, Inotify) or self._event.is_set():
+            return super().wait(timeout)
+        woken = observer.wait(timeout)
+        self._event.clear()
+        return woken
+
     def mark(self, path: str, structure: bool = False) -> None:
         """Remember a changed path (called from the observer thread)."""
         with self._lock:
@@ -243,6 +282,13 @@ class Watcher(Wakeup):
             for path in folders.check(POLL_SHARE * self.interval):
                 self.mark(path, structure=True)
             self._event.clear()  # the marks were taken here, not news for the next wait
+        observer = self._observer
+        if isinstance(observer, Inotify):
+            found = observer.read()  # what the kernel's queue holds: the driver's own thread reads it
+            with self._lock:
+                for path, structure in found:
+                    self._changes.paths.add(path)
+                    self._changes.structure = self._changes.structure or structure
         with self._lock:
             changes, self._changes = self._changes, Changes()
         return changes
@@ -353,6 +399,196 @@ class FolderTimes:
                 moved = bool(self._add_below(folder)) or moved
         if moved:
             self._reorder()
+
+
+# -- inotify, read by the driver's thread ----------------------------------------------------------
+
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED = 0x400, 0x800, 0x4000, 0x8000
+IN_ONLYDIR, IN_DONT_FOLLOW, IN_ISDIR = 0x01000000, 0x02000000, 0x40000000
+#: Writes, creations, moves and deletions: never an open, a read or a listing (each of tuiloss'
+#: own reads, and every folder a discovery scan lists, would come back as an event).
+WATCH_MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+              | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
+#: Events that change what is in a folder: the driver looks for new runs.
+STRUCTURE = IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
+_libc_handle = None
+
+
+def _libc():
+    global _libc_handle
+    if _libc_handle is None:
+        _libc_handle = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        _libc_handle.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+    return _libc_handle
+
+
+def inotify_init() -> int:
+    fd = _libc().inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    if fd < 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+    return fd
+
+
+def inotify_add_watch(fd: int, path: bytes, mask: int) -> int:
+    """The kernel's call (a watch descriptor, or -1 and errno); tests stand in for it."""
+    return _libc().inotify_add_watch(fd, path, mask)
+
+
+def inotify_rm_watch(fd: int, wd: int) -> int:
+    return _libc().inotify_rm_watch(fd, wd)
+
+
+class Inotify:
+    """The watched folders' inotify queue, read when asked (by the driver's thread), no thread of its own.
+
+    Args:
+        dirs: (folder, recursive) to watch, as :func:`watch_dirs` gives them. A recursive one's
+            sub-folders are watched too, and those made (or moved in) later as they come.
+
+    Raises:
+        OSError: inotify cannot be set up, or a watch is refused (ENOSPC: the watch limit).
+    """
+
+    def __init__(self, dirs: list[tuple[str, bool]]) -> None:
+        self.fd = inotify_init()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self.closed = False
+        self.failed: OSError | None = None  # a folder made later could not be watched
+        self.dirs = dirs
+        self.folders: dict[int, str] = {}  # watch descriptor -> folder
+        self._deep: set[int] = set()  # the descriptors of recursively watched folders
+        try:
+            for folder, recursive in dirs:
+                self._add(folder, recursive, top=True)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _watch(self, folder: str, recursive: bool, top: bool = False) -> None:
+        # a watched root may be a link to a folder; below it, links are not followed (as discovery)
+        wd = inotify_add_watch(self.fd, os.fsencode(folder), WATCH_MASK & ~IN_DONT_FOLLOW if top else WATCH_MASK)
+        if wd < 0:
+            code = ctypes.get_errno()
+            if code in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
+                return  # gone meanwhile, or not ours to read: a scan says what there is
+            raise OSError(code, f"{os.strerror(code)}: {folder}")
+        self.folders[wd] = folder
+        if recursive:
+            self._deep.add(wd)
+
+    def _add(self, folder: str, recursive: bool, top: bool = False) -> None:
+        self._watch(folder, recursive, top)
+        if recursive:
+            for below, subs, _ in os.walk(folder, onerror=lambda _: None):
+                for sub in subs:
+                    self._watch(os.path.join(below, sub), True)
+
+    def _forget(self, folder: str) -> None:
+        """Stop watching ``folder`` and the folders below it (moved away)."""
+        below = folder + os.sep
+        for wd, known in list(self.folders.items()):
+            if known == folder or known.startswith(below):
+                inotify_rm_watch(self.fd, wd)
+                del self.folders[wd]
+                self._deep.discard(wd)
+
+    def wake(self) -> None:
+        """End a :meth:`wait` early (any thread)."""
+        try:
+            os.write(self._wake_w, b"!")
+        except OSError:
+            pass  # closed, or already woken (the pipe is full)
+
+    def wait(self, timeout: float) -> bool:
+        """Block until the queue holds an event, :meth:`wake` was called or ``timeout`` passed;
+        True unless it timed out."""
+        if self.closed:
+            return False
+        try:
+            ready, _, _ = select.select([self.fd, self._wake_r], [], [], max(0.0, timeout))
+        except (OSError, ValueError):
+            return False  # closed meanwhile
+        if self._wake_r in ready:
+            try:
+                while os.read(self._wake_r, 4096):
+                    pass
+            except OSError:
+                pass
+        return bool(ready)
+
+    def read(self) -> list[tuple[str, bool]]:
+        """The paths the queued events name, and whether each changed what a folder holds."""
+        out: list[tuple[str, bool]] = []
+        while not self.closed:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except (BlockingIOError, OSError):
+                break
+            if not data:
+                break
+            self._decode(data, out)
+        return out
+
+    def _decode(self, data: bytes, out: list[tuple[str, bool]]) -> None:
+        at, size = 0, _EVENT.size
+        while at + size <= len(data):
+            wd, mask, _, length = _EVENT.unpack_from(data, at)
+            name = data[at + size:at + size + length].rstrip(b"\0")
+            at += size + length
+            if mask & IN_Q_OVERFLOW:  # events were lost: look at everything again
+                out.extend((folder, True) for folder, _ in self.dirs)
+                continue
+            folder = self.folders.get(wd)
+            if folder is None:
+                continue
+            if mask & IN_IGNORED:  # the folder is gone (or unwatched)
+                del self.folders[wd]
+                self._deep.discard(wd)
+                continue
+            path = os.path.join(folder, os.fsdecode(name)) if name else folder
+            structure = bool(mask & STRUCTURE)
+            out.append((path, structure))
+            if not name:
+                continue
+            if structure:
+                out.append((folder, False))  # the folder itself changed, as watchdog also says
+            if mask & IN_ISDIR and wd in self._deep:
+                if mask & (IN_CREATE | IN_MOVED_TO):
+                    try:
+                        self._add(path, True)
+                    except OSError as exc:  # the watch limit, reached inside the tree: the watcher polls
+                        self.failed = exc
+                    out.extend((made, True) for made in _below(path))  # made in it before its watch
+                elif mask & IN_MOVED_FROM:
+                    self._forget(path)
+
+    def stop(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.wake()
+        for fd in (self.fd, self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def join(self, timeout: float | None = None) -> None:
+        """Nothing to wait for (no thread); there for the observer's interface."""
+
+
+def _below(folder: str) -> list[str]:
+    """Every path below ``folder`` (links not followed)."""
+    out = []
+    for below, subs, files in os.walk(folder, onerror=lambda _: None):
+        out.extend(os.path.join(below, name) for name in subs + files)
+    return out
 
 
 def _folders_to_watch(roots: list[str]) -> int:

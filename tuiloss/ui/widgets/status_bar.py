@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.widgets import Static
+from textual.strip import Strip
+from textual.widget import Widget
 
 from tuiloss.ui.markup import safe_label
 
@@ -90,14 +93,32 @@ def status_text(status: Status) -> Text:
     return out
 
 
-class StatusBar(Static):
-    """Shows a :class:`Status`."""
+class StatusBar(Widget):
+    """Shows a :class:`Status` on its one line (Textual's Line API: the line is made once per status
+    and width, and a new status repaints that line alone, without laying out or wrapping text)."""
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__("", id=id)
+        super().__init__(id=id)
         self.status = Status()
+        self.text = status_text(self.status)
+        self._strip: tuple[tuple, Strip] | None = None
 
     def show(self, status: Status) -> None:
         if status != self.status:
             self.status = status
-            self.update(status_text(status), layout=False)  # one line, always: no layout of the screen
+            self.text = status_text(status)
+            self._strip = None
+            self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        width, base = self.size.width, self.rich_style
+        if y != 0:
+            return Strip.blank(width, base)
+        key = (width, base)
+        if self._strip is None or self._strip[0] != key:
+            line = self.text.copy()
+            line.truncate(width, overflow=line.overflow)
+            segments = Segment.apply_style(line.render(self.app.console, end=""), base)
+            pad = Style.from_color(bgcolor=base.bgcolor)  # the line's rest, as Textual pads a widget's content
+            self._strip = (key, Strip(list(segments)).crop_extend(0, width, pad))
+        return self._strip[1]

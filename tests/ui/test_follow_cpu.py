@@ -1,0 +1,257 @@
+"""What keeps following a busy log cheap: paced frames, an axis end that moves ahead in steps, the
+inotify queue read by the reading thread."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tuiloss.core.analysis import ColumnIndex
+from tuiloss.ui.chartdata import FOLLOW_GRID, ChartView, CurveInput, build_chart, rounded_end, x_window
+from tuiloss.ui.throttle import Throttle
+
+from test_viewer_parts import FakeTimers as ViewerTimers
+
+
+class FakeTimers(ViewerTimers):
+    """The throttle tests' timers, fired in the order they are due."""
+
+    def fire_next(self) -> float:
+        """Fire the timer due first; the delay it had."""
+        self.waiting.sort(key=lambda item: item[0])
+        return self.fire()
+
+
+def _throttle(timers, runs):
+    return Throttle(timers.set_timer, lambda: runs.append(timers.now), lambda: 0.1, shortest=0.005,
+                    clock=lambda: timers.now, pace=lambda: 0.15)
+
+
+def test_paced_requests_wait_out_the_pace_only_while_they_come_faster_than_the_frames():
+    timers, runs = FakeTimers(), []
+    throttle = _throttle(timers, runs)
+    throttle.request(paced=True)  # nothing ran for long: at once
+    assert timers.fire_next() == 0.005 and len(runs) == 1
+    timers.now += 2.0
+    # a log read ten times a second: each read drawn at the redraw interval, as before
+    few = Throttle(timers.set_timer, lambda: runs.append(timers.now), lambda: 0.1, shortest=0.005,
+                   clock=lambda: timers.now, pace=lambda: 0.15)
+    gaps = _frame_gaps(timers, few, runs, 30, 0.1)
+    assert min(gaps) >= 0.1 - 1e-9 and max(gaps) < 0.15 - 1e-9
+    # read twenty times a second (a hundred lines a second): the frames come at the pace
+    runs.clear()
+    many = Throttle(timers.set_timer, lambda: runs.append(timers.now), lambda: 0.1, shortest=0.005,
+                    clock=lambda: timers.now, pace=lambda: 0.15)
+    gaps = _frame_gaps(timers, many, runs, 60, 0.05)[20:]  # once a second of them came
+    assert min(gaps) >= 0.15 - 1e-9 and len(gaps) < 30
+
+
+def _frame_gaps(timers, throttle, runs, count: int, apart: float) -> list[float]:
+    """Paced requests ``apart`` seconds apart, each timer fired when due; the gaps between runs."""
+    timers.waiting.clear()
+    start = len(runs)
+    end = timers.now + count * apart
+    next_request = timers.now
+    while timers.now < end:
+        due = min((delay for delay, _ in timers.waiting), default=None)
+        if due is not None and timers.now + due <= next_request:
+            timers.fire_next()
+            timers.waiting = [(delay - due, callback) for delay, callback in timers.waiting]
+            continue
+        step = next_request - timers.now
+        timers.now = next_request
+        timers.waiting = [(delay - step, callback) for delay, callback in timers.waiting]
+        throttle.request(paced=True)
+        next_request += apart
+    made = runs[start:]
+    return [b - a for a, b in zip(made, made[1:])]
+
+
+def test_a_key_moves_a_paced_run_forward_to_the_redraw_interval():
+    timers, runs = FakeTimers(), []
+    throttle = _throttle(timers, runs)
+    throttle.request(now=True)
+    timers.fire_next()
+    for _ in range(20):  # a busy log: paced requests, many a second
+        throttle.request(paced=True)
+    timers.fire_next()
+    throttle.request(paced=True)  # 0.15 s after the last run
+    throttle.request()  # a key: 0.1 s after it, sooner than the pace
+    assert sorted(round(delay, 9) for delay, _ in timers.waiting) == [0.1, 0.15]  # the paced one, then the key's
+    assert math.isclose(timers.fire_next(), 0.1) and len(runs) == 3
+    timers.fire_next()  # the paced timer was replaced: nothing more runs
+    assert len(runs) == 3 and not throttle.pending
+    throttle.request()
+    throttle.request(paced=True)  # a paced request folds into a sooner run
+    assert len(timers.waiting) == 1
+
+
+def _curve(last: float) -> CurveInput:
+    steps = np.arange(1.0, last + 1)
+    index = ColumnIndex()
+    index.sync(steps, 1.0 / np.sqrt(steps))
+    return CurveInput(key="a", color=(200, 100, 50), marker="*", first_step=1.0, last_step=last, min_positive=1.0,
+                      raw=index.query)
+
+
+def test_a_followed_axis_end_moves_ahead_on_the_follow_grid_and_stays_while_the_steps_fit():
+    view, memo = ChartView(log_x=True), {}
+    first = x_window([_curve(10_000)], view, memo, follow=True)
+    assert first.hi == rounded_end(first.lo, math.log10(10_000))  # drawn from scratch: the fine grid
+    ends = []
+    for last in range(10_001, 12_000, 7):  # a run followed line by line
+        window = x_window([_curve(last)], view, memo, follow=True)
+        assert math.log10(last) <= window.hi  # every point inside the axis
+        assert window.hi - math.log10(last) < (window.hi - window.lo) / FOLLOW_GRID  # never far ahead
+        ends.append(window.hi)
+    moves = sum(1 for a, b in zip(ends, ends[1:]) if a != b)
+    fine = {rounded_end(first.lo, math.log10(last)) for last in range(10_001, 12_000, 7)}
+    assert 1 <= moves and moves + 1 < len(fine) / 4  # the fine grid would have moved it many times more
+    # not followed (a load, or without the memo) the end is the fine grid's, as before
+    assert x_window([_curve(11_000)], view).hi == rounded_end(first.lo, math.log10(11_000))
+    assert x_window([_curve(11_000)], view, {}, follow=True).hi == rounded_end(first.lo, math.log10(11_000))
+
+
+def test_a_followed_axis_end_comes_back_when_it_would_leave_more_than_a_follow_step_empty():
+    view, memo = ChartView(log_x=True), {}
+    x_window([_curve(10_000)], view, memo, follow=True)
+    grown = x_window([_curve(10_050)], view, memo, follow=True)
+    assert grown.hi > rounded_end(grown.lo, math.log10(10_050))  # ahead of the fine grid
+    # the longest run switched off: the steps end far before that end, so it comes back
+    shorter = x_window([_curve(5_000)], view, memo, follow=True)
+    assert shorter.hi == rounded_end(shorter.lo, math.log10(5_000))
+
+
+def test_the_followed_chart_shows_every_point_of_the_run():
+    memo, view = {}, ChartView(log_x=False)
+    for last in (1_000, 1_001, 1_013, 1_100):
+        spec = build_chart([_curve(last)], view, 80, height=20, memo=memo, follow=True)
+        assert spec.x_lim[0] <= 1.0 and last <= spec.x_lim[1] and spec.newest_step == last
+        assert max(spec.traces[0].xs) <= spec.x_lim[1]
+
+
+# -- inotify, read by the driver's thread -----------------------------------------------------------
+
+def _inotify_watcher(root):
+    import sys
+
+    import pytest
+
+    from tuiloss.ui.watcher import Inotify, Watcher
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify is Linux's")
+    watcher = Watcher([str(root)], None, mounts=[])
+    watcher.start()
+    assert watcher.mode == "inotify" and isinstance(watcher._observer, Inotify), watcher.reason
+    return watcher
+
+
+def _changes_until(watcher, done, seconds: float = 10.0):
+    import time
+
+    paths, structure = set(), False
+    deadline = time.monotonic() + seconds
+    while not done(paths):
+        assert time.monotonic() < deadline, paths
+        watcher.wait(0.1)
+        changes = watcher.take()
+        paths |= changes.paths
+        structure = structure or changes.structure
+    return paths, structure
+
+
+def test_writes_between_two_reads_wait_in_the_kernel_queue_folded_into_one_event(tmp_path):
+    (tmp_path / "run").mkdir()
+    log = tmp_path / "run" / "metrics.csv"
+    log.write_text("step,loss\n")
+    watcher = _inotify_watcher(tmp_path)
+    try:
+        _changes_until(watcher, lambda paths: True, 0)  # what the first write queued, if anything
+        watcher.take()
+        with open(log, "a") as handle:
+            for step in range(200):  # a log written line by line, between two reads of the queue
+                handle.write(f"{step},0.5\n")
+                handle.flush()
+        assert watcher.wait(5.0)
+        found = watcher._observer.read()
+        assert {path for path, _ in found} == {str(log)} and not any(structure for _, structure in found)
+        assert len(found) <= 3  # 200 writes, one event: the kernel folds a repeat of the last one
+    finally:
+        watcher.stop()
+
+
+def test_a_new_folder_and_what_was_made_in_it_before_its_watch_are_seen(tmp_path):
+    watcher = _inotify_watcher(tmp_path)
+    try:
+        deep = tmp_path / "new" / "deeper"
+        deep.mkdir(parents=True)
+        (deep / "train.log").write_text("iter 1: loss 1.0\n")
+        paths, structure = _changes_until(watcher, lambda paths: str(deep / "train.log") in paths)
+        assert structure and str(tmp_path / "new") in paths
+        with open(deep / "train.log", "a") as handle:  # now watched: a write there is seen as one
+            handle.write("iter 2: loss 0.9\n")
+        paths, structure = _changes_until(watcher, lambda paths: str(deep / "train.log") in paths)
+        assert not structure
+        (tmp_path / "new").rename(tmp_path / "moved")  # moved: its folders are watched where they are now
+        _changes_until(watcher, lambda paths: str(tmp_path / "moved") in paths)
+        with open(tmp_path / "moved" / "deeper" / "train.log", "a") as handle:
+            handle.write("iter 3: loss 0.8\n")
+        _changes_until(watcher, lambda paths: str(tmp_path / "moved" / "deeper" / "train.log") in paths)
+        assert not any(folder.startswith(str(tmp_path / "new")) for folder in watcher._observer.folders.values())
+    finally:
+        watcher.stop()
+
+
+def test_a_wake_ends_the_wait_on_the_queue(tmp_path):
+    import threading
+    import time
+
+    watcher = _inotify_watcher(tmp_path)
+    try:
+        assert not watcher.wait(0.05)  # nothing queued: the timeout
+        waker = threading.Timer(0.05, watcher.wake)
+        waker.start()
+        began = time.monotonic()
+        assert watcher.wait(30.0) and time.monotonic() - began < 20
+        waker.join()
+    finally:
+        watcher.stop()
+    assert watcher._observer is None and not watcher.uses_events
+
+
+def test_a_folder_past_the_watch_limit_turns_the_watcher_to_polling(tmp_path, monkeypatch):
+    import ctypes
+    import errno
+
+    import tuiloss.ui.watcher as watcher_module
+
+    watcher = _inotify_watcher(tmp_path)
+    try:
+        def refused(fd, path, mask):
+            ctypes.set_errno(errno.ENOSPC)
+            return -1
+
+        monkeypatch.setattr(watcher_module, "inotify_add_watch", refused)
+        (tmp_path / "later").mkdir()
+        (tmp_path / "later" / "metrics.csv").write_text("step,loss\n1,0.5\n")
+        _changes_until(watcher, lambda paths: str(tmp_path / "later" / "metrics.csv") in paths)
+        assert watcher.recheck()  # the driver asks at each wake-up
+        assert (watcher.mode, "watch limit" in watcher.reason, watcher.uses_events) == ("polling", True, False)
+        assert watcher.sees_new_files  # the folders' times are looked at instead
+    finally:
+        watcher.stop()
+
+
+def test_a_watched_root_that_is_a_link_to_a_folder_is_watched_through_it(tmp_path):
+    (tmp_path / "real" / "run1").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    watcher = _inotify_watcher(tmp_path / "link")
+    try:
+        log = tmp_path / "link" / "run1" / "metrics.csv"
+        log.write_text("step,loss\n1,0.5\n")
+        paths, structure = _changes_until(watcher, lambda paths: str(log) in paths)
+        assert structure
+    finally:
+        watcher.stop()
