@@ -7,7 +7,6 @@ files, and with a message that says what happened.
 from __future__ import annotations
 
 import builtins
-import ctypes
 import errno
 import os
 import threading
@@ -114,17 +113,16 @@ def limit_watches(monkeypatch, limit: int) -> list[int]:
     """
     import tuiloss.ui.watcher as watcher_module
 
-    real = watcher_module.inotify_add_watch
+    real = watcher_module.add_watch
     calls = [0]
 
-    def limited(fd, path, mask):
+    def limited(queue, path, mask):
         calls[0] += 1
         if calls[0] > limit:
-            ctypes.set_errno(errno.ENOSPC)
-            return -1
-        return real(fd, path, mask)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(queue, path, mask)
 
-    monkeypatch.setattr(watcher_module, "inotify_add_watch", limited)
+    monkeypatch.setattr(watcher_module, "add_watch", limited)
     return calls
 
 

@@ -4,6 +4,7 @@ inotify queue read by the reading thread."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -222,18 +223,16 @@ def test_a_wake_ends_the_wait_on_the_queue(tmp_path):
 
 
 def test_a_folder_past_the_watch_limit_turns_the_watcher_to_polling(tmp_path, monkeypatch):
-    import ctypes
     import errno
 
     import tuiloss.ui.watcher as watcher_module
 
     watcher = _inotify_watcher(tmp_path)
     try:
-        def refused(fd, path, mask):
-            ctypes.set_errno(errno.ENOSPC)
-            return -1
+        def refused(queue, path, mask):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-        monkeypatch.setattr(watcher_module, "inotify_add_watch", refused)
+        monkeypatch.setattr(watcher_module, "add_watch", refused)
         (tmp_path / "later").mkdir()
         (tmp_path / "later" / "metrics.csv").write_text("step,loss\n1,0.5\n")
         _changes_until(watcher, lambda paths: str(tmp_path / "later" / "metrics.csv") in paths)

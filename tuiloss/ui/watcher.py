@@ -1,7 +1,7 @@
 """File-system watching: the only module that imports watchdog.
 
-On Linux the kernel's inotify queue is read by the driver's own thread
-(:class:`Inotify`): its wait is a ``select`` on the queue, with a timeout that
+On Linux the kernel's inotify queue (through inotify_simple, a plain binding of
+the system calls) is read by the driver's own thread (:class:`Inotify`): its wait is a ``select`` on the queue, with a timeout that
 doubles as a safety poll, and it takes what changed when it reads. No thread of
 its own decodes events meanwhile, so the writes of a log written line by line
 wait in the kernel's queue between two reads, where the kernel folds each
@@ -23,12 +23,9 @@ of walking the whole tree every few seconds.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
 import os
 import select
-import struct
 import sys
 import threading
 import time
@@ -413,33 +410,12 @@ WATCH_MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_
               | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 #: Events that change what is in a folder: the driver looks for new runs.
 STRUCTURE = IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
-_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
-_libc_handle = None
 
 
-def _libc():
-    global _libc_handle
-    if _libc_handle is None:
-        _libc_handle = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        _libc_handle.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-    return _libc_handle
-
-
-def inotify_init() -> int:
-    fd = _libc().inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-    if fd < 0:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code))
-    return fd
-
-
-def inotify_add_watch(fd: int, path: bytes, mask: int) -> int:
-    """The kernel's call (a watch descriptor, or -1 and errno); tests stand in for it."""
-    return _libc().inotify_add_watch(fd, path, mask)
-
-
-def inotify_rm_watch(fd: int, wd: int) -> int:
-    return _libc().inotify_rm_watch(fd, wd)
+def add_watch(queue, folder: str, mask: int) -> int:
+    """A watch of ``folder`` on the inotify ``queue`` (inotify_simple's; OSError with the kernel's
+    errno when refused). Tests stand in for it."""
+    return queue.add_watch(folder, mask)
 
 
 class Inotify:
@@ -454,7 +430,10 @@ class Inotify:
     """
 
     def __init__(self, dirs: list[tuple[str, bool]]) -> None:
-        self.fd = inotify_init()
+        from inotify_simple import INotify  # Linux only
+
+        self._queue = INotify(nonblocking=True)
+        self.fd = self._queue.fileno()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -472,12 +451,12 @@ class Inotify:
 
     def _watch(self, folder: str, recursive: bool, top: bool = False) -> None:
         # a watched root may be a link to a folder; below it, links are not followed (as discovery)
-        wd = inotify_add_watch(self.fd, os.fsencode(folder), WATCH_MASK & ~IN_DONT_FOLLOW if top else WATCH_MASK)
-        if wd < 0:
-            code = ctypes.get_errno()
-            if code in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
+        try:
+            wd = add_watch(self._queue, folder, WATCH_MASK & ~IN_DONT_FOLLOW if top else WATCH_MASK)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
                 return  # gone meanwhile, or not ours to read: a scan says what there is
-            raise OSError(code, f"{os.strerror(code)}: {folder}")
+            raise OSError(exc.errno, f"{os.strerror(exc.errno or 0)}: {folder}") from None
         self.folders[wd] = folder
         if recursive:
             self._deep.add(wd)
@@ -494,7 +473,10 @@ class Inotify:
         below = folder + os.sep
         for wd, known in list(self.folders.items()):
             if known == folder or known.startswith(below):
-                inotify_rm_watch(self.fd, wd)
+                try:
+                    self._queue.rm_watch(wd)
+                except OSError:
+                    pass  # already gone with its folder
                 del self.folders[wd]
                 self._deep.discard(wd)
 
@@ -527,20 +509,16 @@ class Inotify:
         out: list[tuple[str, bool]] = []
         while not self.closed:
             try:
-                data = os.read(self.fd, 1 << 16)
-            except (BlockingIOError, OSError):
+                events = self._queue.read(timeout=0)  # what is queued, at once
+            except (BlockingIOError, OSError, ValueError):
                 break
-            if not data:
+            if not events:
                 break
-            self._decode(data, out)
+            self._take(events, out)
         return out
 
-    def _decode(self, data: bytes, out: list[tuple[str, bool]]) -> None:
-        at, size = 0, _EVENT.size
-        while at + size <= len(data):
-            wd, mask, _, length = _EVENT.unpack_from(data, at)
-            name = data[at + size:at + size + length].rstrip(b"\0")
-            at += size + length
+    def _take(self, events, out: list[tuple[str, bool]]) -> None:
+        for wd, mask, _, name in events:
             if mask & IN_Q_OVERFLOW:  # events were lost: look at everything again
                 out.extend((folder, True) for folder, _ in self.dirs)
                 continue
@@ -551,7 +529,7 @@ class Inotify:
                 del self.folders[wd]
                 self._deep.discard(wd)
                 continue
-            path = os.path.join(folder, os.fsdecode(name)) if name else folder
+            path = os.path.join(folder, name) if name else folder
             structure = bool(mask & STRUCTURE)
             out.append((path, structure))
             if not name:
@@ -573,7 +551,8 @@ class Inotify:
             return
         self.closed = True
         self.wake()
-        for fd in (self.fd, self._wake_r, self._wake_w):
+        self._queue.close()
+        for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)
             except OSError:
