@@ -203,11 +203,17 @@ _HISTORY = st.lists(st.one_of(_ENTRY, st.integers(), st.text(max_size=3), st.non
 
 
 def _numeric(value) -> bool:
+    """A JSON number, or one spelled as a string as fairseq and others write them ("9.276",
+    "nan"); never a boolean, a date or an id."""
     if isinstance(value, bool):
         return False
     if isinstance(value, (int, float)):
         return True
-    return isinstance(value, str) and value.strip().lower() in ("nan", "inf", "-inf", "infinity", "-infinity")
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    return text.lower() in ("nan", "inf", "-inf", "infinity", "-infinity") or bool(
+        re.fullmatch(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", text))
 
 
 def _bears_points(entry) -> bool:
