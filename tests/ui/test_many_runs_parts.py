@@ -143,3 +143,52 @@ def test_the_panel_text_of_a_report_is_the_same_read_by_line_or_joined(tmp_path)
     lines, joined = render_lines(report, **how), render_insights(report, **how)
     assert [lines.line(k).plain for k in range(len(lines))] == joined.plain.split("\n")
     assert "1 ■" in joined.plain and "4 ■" in joined.plain
+
+
+def test_runs_join_the_chart_a_slice_of_points_per_frame_and_those_on_it_stay():
+    from tuiloss.core.store import Run
+    from tuiloss.ui.selection import ChartPacing
+
+    def run(k: int, points: int) -> Run:
+        return Run(id=f"r{k}", label=f"r{k}", source=f"r{k}", format="csv", points=points)
+
+    pacing = ChartPacing(budget=25_000, most=3)
+    runs = [run(k, 10_000) for k in range(8)] + [run(8, 0)]  # the last one has no point yet
+    first = pacing.admit(runs)
+    assert [r.id for r in first] == ["r0", "r1", "r8"] and pacing.waiting == 6
+    second = pacing.admit(runs)
+    assert [r.id for r in second] == ["r0", "r1", "r2", "r3", "r8"] and pacing.waiting == 4
+    big = run(9, 1_000_000)  # more than a frame's budget: it joins alone when it is the first new one
+    while pacing.waiting:
+        pacing.admit(runs)
+    assert [r.id for r in pacing.admit(runs + [big])] == [r.id for r in runs + [big]] and pacing.waiting == 0
+    assert pacing.admit([big, *runs[1:]]) == [big, *runs[1:]]  # r0 switched off ...
+    back = pacing.admit(runs)  # ... and on again: it joins like a new run, within the budget
+    assert runs[0] in back and pacing.waiting == 0
+    runs[8].points = 30_000  # points read for the run that had none: it is new to the chart
+    pacing = ChartPacing(budget=25_000, most=3)
+    assert [r.id for r in pacing.admit([runs[8], runs[0]])] == ["r8"] and pacing.waiting == 1
+
+
+def test_a_report_with_the_same_marks_draws_the_same_chart():
+    from types import MappingProxyType
+
+    from tuiloss.core.analysis import Anomaly, SeriesAnalysis
+    from tuiloss.core.report import MetricReport, Report, RunReport, SkipCounts
+    from tuiloss.ui.findings import chart_unchanged
+
+    def entry(run_id: str, anomalies=(), metric: str = "loss") -> RunReport:
+        analysis = SeriesAnalysis(10, None, None, 0.2, 0.19, None, None, tuple(anomalies), ())
+        reported = MetricReport(metric, 10, None, None, None, 0.2, 0.19, None, analysis)
+        return RunReport(run_id, run_id, "", "", {}, metric, False, SkipCounts(0, {}, 0), (), (),
+                         MappingProxyType({metric: reported}))
+
+    spike = Anomaly("spike", 25000, 30000, 1.4, 0.2, "spiked to 1.40 at 25.0K")
+    before = Report("0", None, (entry("a", [spike]), entry("b"), entry("c")))
+    assert chart_unchanged(before, Report("0", None, (entry("a", [spike]), entry("b"), entry("c"))))
+    assert chart_unchanged(before, Report("0", None, (entry("a", [spike]), entry("c"))))  # b switched off
+    assert chart_unchanged(before, Report("0", None, (entry("a", [spike]), entry("c"), entry("d"))))  # d: no mark
+    assert not chart_unchanged(before, Report("0", None, (entry("b"), entry("c"))))  # a's marks would go
+    assert not chart_unchanged(before, Report("0", None, (entry("a", [spike]), entry("b", [spike]), entry("c"))))
+    assert not chart_unchanged(before, Report("0", None, (entry("a", [spike], "val_loss"), entry("b"), entry("c"))))
+    assert not chart_unchanged(None, before) and chart_unchanged(None, None)

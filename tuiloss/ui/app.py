@@ -28,7 +28,7 @@ from tuiloss.core.analysis.display import step_label
 from tuiloss.ui import keys, messages
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.screens import HelpScreen, MetricScreen
-from tuiloss.ui.selection import Selection, common_metric, metric_counts
+from tuiloss.ui.selection import ChartPacing, Selection, common_metric, metric_counts
 from tuiloss.ui.startup import DeferredStart
 from tuiloss.ui.throttle import Throttle
 from tuiloss.ui.widgets import FilterBar, InsightsPanel, KeysFooter, LossChart, RunList, StatusBar
@@ -73,6 +73,7 @@ class TuilossApp(DeferredStart, App[None]):
         self.redraw_interval = redraw_interval
         self.report_root = config.paths[0] if len(config.paths) == 1 else None
         self.selection = Selection(config.metric)
+        self.pacing = ChartPacing()  # runs join the chart a slice of points per frame
         self.watch_mode, self.mode_reason = "starting", ""
         self.files = 0
         self.load_progress: float | None = 0.0
@@ -196,10 +197,14 @@ class TuilossApp(DeferredStart, App[None]):
 
     @on(messages.InsightsReady)
     def take_insights(self, message: messages.InsightsReady) -> None:
+        before = self.report
         if self.insights.take(message.ready):
             self._announce(self.findings.take(message.ready.report, message.ready.generation))
             self._draw_insights()
-            self.schedule_redraw()
+            if self.late.chart_unchanged(before, self.report):  # the same marks: no frame of every curve
+                self._draw_list()
+            else:
+                self.schedule_redraw()
 
     def _check_stalls(self) -> None:
         """A run that grew while watched and then fell silent for many usual intervals is stalled."""
@@ -268,7 +273,7 @@ class TuilossApp(DeferredStart, App[None]):
             self._draw_list()
 
     def _draw_chart(self) -> None:
-        chart, shown = self.chart, self.shown_runs()
+        chart, shown = self.chart, self.pacing.admit(self.shown_runs())
         label = self.selection.metric or common_metric(shown) or "loss"
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
         missing = self.xaxis.prepare(shown)
@@ -291,6 +296,9 @@ class TuilossApp(DeferredStart, App[None]):
             spec.empty = self.late.nothing_found(list(self.config.paths), sorted(self.engine.ignored.items()))
         if not self.loaded and self.load_progress is not None:
             spec.title += f"{' - ' if self.config.ascii else ' · '}loading {self.load_progress:.0%}"
+        if self.pacing.waiting:  # the next frames draw them
+            spec.title += f"{' - ' if self.config.ascii else ' · '}{self.pacing.waiting:,} runs to draw"
+            self.schedule_redraw()
         chart.draw(spec)
 
     def _draw_list(self) -> None:

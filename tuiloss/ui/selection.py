@@ -193,3 +193,40 @@ class Selection:
     def eval_of(self, run: Run) -> str | None:
         """The evaluation series beside the metric :meth:`metric_of` picks (``val_loss`` for ``loss``)."""
         return eval_counterpart(self.metric_of(run) or "", list(run.series))
+
+
+class ChartPacing:
+    """Which of the shown runs the next frame draws: runs join the chart a slice at a time.
+
+    A run's first curve costs what its points cost (its column index, its settled range), on
+    the UI thread: thousands of runs read in one batch made frames of seconds, and a key pressed
+    meanwhile waited them out. A frame draws every run already on the chart (a grown one costs
+    its new points) and the runs new to it while their points fit :attr:`budget` (at most
+    :attr:`most` of them, never none): the others join in the next frames, and the chart draws
+    what is loaded as it loads. A run switched off or filtered out leaves the chart.
+
+    Args:
+        budget: points of runs new to the chart one frame takes (~50 ms of the UI thread).
+        most: runs new to the chart one frame takes, however few their points.
+    """
+
+    def __init__(self, budget: int = 200_000, most: int = 128) -> None:
+        self.budget, self.most = budget, most
+        self._on: set[str] = set()  # the runs with a curve in the last frame
+        self.waiting = 0  # shown runs the last frame left for the next ones
+
+    def admit(self, shown: list[Run]) -> list[Run]:
+        """The runs of ``shown`` (in order) the frame draws; :attr:`waiting` says how many wait."""
+        on, room, taken, out, waiting = self._on, self.budget, 0, [], 0
+        for run in shown:
+            if run.id in on or not run.points:
+                out.append(run)  # on the chart already, or no curve to draw yet
+            elif taken < self.most and (not taken or run.points <= room):
+                out.append(run)
+                room -= run.points
+                taken += 1
+            else:
+                waiting += 1
+        self._on = {run.id for run in out if run.points}
+        self.waiting = waiting
+        return out
