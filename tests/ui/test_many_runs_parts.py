@@ -192,3 +192,21 @@ def test_a_report_with_the_same_marks_draws_the_same_chart():
     assert not chart_unchanged(before, Report("0", None, (entry("a", [spike]), entry("b", [spike]), entry("c"))))
     assert not chart_unchanged(before, Report("0", None, (entry("a", [spike], "val_loss"), entry("b"), entry("c"))))
     assert not chart_unchanged(None, before) and chart_unchanged(None, None)
+
+
+def test_a_chart_of_many_curves_takes_as_many_new_points_per_frame_as_its_curves_cost():
+    from tuiloss.core.store import Run
+    from tuiloss.ui.selection import ChartPacing
+
+    pacing = ChartPacing(budget=10_000, most=2, kept=100)
+    small = [Run(id=f"s{k}", label="", source="", format="csv", points=10) for k in range(400)]
+    frames = 0
+    while True:  # two a frame, then more as the chart fills (a tenth of the curves on it)
+        frames += 1
+        pacing.admit(small)
+        if not pacing.waiting:
+            break
+    assert 20 < frames < 200
+    new = [Run(id=f"n{k}", label="", source="", format="csv", points=1_000) for k in range(100)]
+    drawn = pacing.admit(small + new)
+    assert len(drawn) == 400 + 40 and pacing.waiting == 60  # 400 curves kept cost 40,000 new points

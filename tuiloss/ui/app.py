@@ -79,7 +79,10 @@ class TuilossApp(DeferredStart, App[None]):
         self.load_progress: float | None = 0.0
         self.loaded = self.booted = False
         self.error: str | None = None
-        self.redraws = Throttle(self.set_timer, self._redraw, lambda: self.redraw_interval)
+        # A slow frame (thousands of curves) makes the redraws that no key asked for rarer: the
+        # UI thread stays mostly free for keys, whose frames do not wait out the interval.
+        self.redraws = Throttle(self.set_timer, self._redraw, lambda: max(self.redraw_interval, 2 * self._frame_seconds))
+        self._frame_seconds = 0.0  # what the last redraw took on this thread
         self._stopped = False
         self._main_screen = None
         self._narrow = False
@@ -259,9 +262,11 @@ class TuilossApp(DeferredStart, App[None]):
     def _redraw(self) -> None:
         if self._stopped or not self.booted:
             return
+        began = time.perf_counter()
         self._draw_chart()
         self._draw_list()
         self._draw_status()
+        self._frame_seconds = time.perf_counter() - began
         if self.report is not None:  # after this frame: with thousands of runs the panel's text is the slow part
             self.call_after_refresh(self._draw_insights)
 

@@ -205,23 +205,30 @@ class ChartPacing:
     :attr:`most` of them, never none): the others join in the next frames, and the chart draws
     what is loaded as it loads. A run switched off or filtered out leaves the chart.
 
+    A frame costs the curves on the chart anyway (each about what :attr:`kept` new points
+    cost): it takes as many new points as that, when they are more than :attr:`budget`, so a
+    chart of thousands of curves catches up with the load in a few dozen frames, each at most
+    about twice what it costs alone.
+
     Args:
-        budget: points of runs new to the chart one frame takes (~50 ms of the UI thread).
-        most: runs new to the chart one frame takes, however few their points.
+        budget: points of runs new to the chart a frame takes at least (~50 ms of the UI thread).
+        most: runs new to the chart a frame takes at least, however few their points.
+        kept: new points that cost what one curve kept on the chart costs in a frame.
     """
 
-    def __init__(self, budget: int = 200_000, most: int = 128) -> None:
-        self.budget, self.most = budget, most
+    def __init__(self, budget: int = 200_000, most: int = 128, kept: int = 200) -> None:
+        self.budget, self.most, self.kept = budget, most, kept
         self._on: set[str] = set()  # the runs with a curve in the last frame
         self.waiting = 0  # shown runs the last frame left for the next ones
 
     def admit(self, shown: list[Run]) -> list[Run]:
         """The runs of ``shown`` (in order) the frame draws; :attr:`waiting` says how many wait."""
-        on, room, taken, out, waiting = self._on, self.budget, 0, [], 0
+        on, taken, out, waiting = self._on, 0, [], 0
+        room, most = max(self.budget, self.kept * len(on)), max(self.most, len(on) // 10)
         for run in shown:
             if run.id in on or not run.points:
                 out.append(run)  # on the chart already, or no curve to draw yet
-            elif taken < self.most and (not taken or run.points <= room):
+            elif taken < most and (not taken or run.points <= room):
                 out.append(run)
                 room -= run.points
                 taken += 1
