@@ -210,3 +210,32 @@ def test_a_chart_of_many_curves_takes_as_many_new_points_per_frame_as_its_curves
     new = [Run(id=f"n{k}", label="", source="", format="csv", points=1_000) for k in range(100)]
     drawn = pacing.admit(small + new)
     assert len(drawn) == 400 + 40 and pacing.waiting == 60  # 400 curves kept cost 40,000 new points
+
+
+def test_a_panel_of_many_new_blocks_is_made_a_slice_at_a_time_and_ends_whole(tmp_path):
+    from tuiloss.ui.insights import RunTexts
+    from tuiloss.ui.panel import PanelText
+    from tuiloss.ui.selection import Selection
+
+    write_runs(tmp_path, 7)
+    engine, store = Engine([str(tmp_path)], hold=0.0), Store()
+    read(store, engine)
+    runs = list(store)
+    selection = Selection()
+    for run in runs:
+        selection.add(run.id)
+    report = metric_report(store, None, None)
+    args = dict(stalls={}, new=set(), plain=False, ascii=False, width=60)
+    whole = PanelText().render(report, runs, selection, **args).plain
+    panel = PanelText()
+    panel.blocks = RunTexts(budget=0.0, fewest=3)  # past three blocks, no time left in a panel
+    first = panel.render(report, runs, selection, **args)
+    assert panel.behind == 4 and panel.blocks.made == 3
+    titles = [line for line in first.plain.split("\n") if line[:1].isdigit()]
+    assert len(titles) == 7  # every run has its title; four have nothing else yet
+    assert first.plain != whole and first.plain.startswith(whole.split("\n4 ")[0])
+    second = panel.render(report, runs, selection, **args)  # the same inputs: rendered again
+    assert second is not None and panel.behind == 1 and panel.blocks.made == 6
+    last = panel.render(report, runs, selection, **args)
+    assert last.plain == whole and panel.behind == 0 and panel.blocks.made == 7
+    assert panel.render(report, runs, selection, **args) is None  # whole: nothing to render again

@@ -83,6 +83,7 @@ class TuilossApp(DeferredStart, App[None]):
         # UI thread stays mostly free for keys, whose frames do not wait out the interval.
         self.redraws = Throttle(self.set_timer, self._redraw, lambda: max(self.redraw_interval, 2 * self._frame_seconds))
         self._frame_seconds = 0.0  # what the last redraw took on this thread
+        self._panel_rest = Throttle(self.set_timer, self._draw_insights, lambda: 0.05)  # blocks left to make
         self._stopped = False
         self._main_screen = None
         self._narrow = False
@@ -390,6 +391,8 @@ class TuilossApp(DeferredStart, App[None]):
                 text = self.grouping.panel(self.report, list(self.store), self.selection, plain=self.view.plain,
                                            ascii=self.config.ascii, width=width) + Text("\n") + text
             panel.show(text)
+            if self.panel.behind:  # made a slice at a time: keys get in between
+                self._panel_rest.request()
 
     # -- actions ------------------------------------------------------------------------------------
 

@@ -165,19 +165,35 @@ class RunTexts:
     changed (a followed run, a run switched on). What the last panel did not show is dropped.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, budget: float = 0.02, fewest: int = 16) -> None:
         self._kept: dict[str, tuple[tuple, Text]] = {}
         self._used: dict[str, tuple[tuple, Text]] = {}
         self.made = 0  # blocks made (not kept), for tests
+        #: seconds of making blocks one panel takes; past them, a block to make shows its last
+        #: text, or its title alone, until the next panel (the first report of ten thousand runs
+        #: held the UI thread for seconds)
+        self.budget, self.fewest = budget, fewest  # ... and ``fewest`` blocks a panel makes in any case
+        self.behind = 0  # blocks the last panel left to the next one
+        self._began, self._made_now = 0.0, 0
 
-    def block(self, run: RunReport, drawn: tuple, make: Callable[[], Text]) -> Text:
+    def begin(self) -> None:
+        self._began, self.behind, self._made_now = time.perf_counter(), 0, 0
+
+    def block(self, run: RunReport, drawn: tuple, make: Callable[[], Text], title: Callable[[], Text]) -> Text:
         # the entry's metrics are made once per analysis of the run: the same object, the same findings
         key = (run.metrics, run.label, run.notices, run.state.state, run.state.reason, run.segments, run.axis,
                run.skipped, run.deleted, run.primary_metric, drawn)
         seen = self._kept.get(run.id)
         if seen is None or not (seen[0][0] is key[0] and seen[0][1:] == key[1:]):
+            if self._made_now >= self.fewest and time.perf_counter() - self._began > self.budget:
+                self.behind += 1
+                if seen is None:
+                    return title()
+                self._used[run.id] = seen  # made again next time: its key is not this one
+                return seen[1]
             seen = (key, make())
             self.made += 1
+            self._made_now += 1
         self._used[run.id] = seen
         return seen[1]
 
@@ -219,6 +235,8 @@ def render_lines(
     news: dict[str, set] = {}
     for key in new:
         news.setdefault(key[0], set()).add(key)
+    if kept is not None:
+        kept.begin()
     for run in report.runs:
         fresh = frozenset(news.get(run.id, ()))
         drawn = (colors.get(run.id, ""), numbers.get(run.id, "?"), swatches.get(run.id, "■"), fresh, ascii, width, metric)
@@ -228,7 +246,12 @@ def render_lines(
             _run_block(block, run, *drawn)
             return block
 
-        blocks.append(kept.block(run, drawn, make) if kept is not None else make())
+        def title(run=run, drawn=drawn) -> Text:
+            block = Text()
+            _run_title(block, run, *drawn[:3], width)
+            return block
+
+        blocks.append(kept.block(run, drawn, make, title) if kept is not None else make())
     if kept is not None:
         kept.end()
     if report.observations:
@@ -329,14 +352,8 @@ def _item(out: Text, ascii: bool, width: int, mark: str, mark_style: str, body: 
     out.append("\n")
 
 
-def _run_block(out: Text, run: RunReport, color: str, number: str, swatch: str, new: frozenset, ascii: bool,
-               width: int, metric: str | None) -> None:
-    """One run's part of the panel: its title, findings, settling and notes."""
-    glyph = 1 if ascii else 0
-
-    def item(mark: str, mark_style: str, body: str, style: str = "", indent: int = 2) -> None:
-        _item(out, ascii, width, mark, mark_style, body, style, indent)
-
+def _run_title(out: Text, run: RunReport, color: str, number: str, swatch: str, width: int) -> None:
+    """A run's title line(s) in the panel: its number, swatch and label."""
     head = f"{number} {swatch}"
     title = textwrap.wrap(safe_label(run.label, 200), max(10, width - len(head) - 1)) or [""]
     out.append(head[:-1], style="bold")
@@ -345,6 +362,17 @@ def _run_block(out: Text, run: RunReport, color: str, number: str, swatch: str, 
     for line in title[1:]:
         out.append("\n" + " " * (len(head) + 1) + line, style="bold")
     out.append("\n")
+
+
+def _run_block(out: Text, run: RunReport, color: str, number: str, swatch: str, new: frozenset, ascii: bool,
+               width: int, metric: str | None) -> None:
+    """One run's part of the panel: its title, findings, settling and notes."""
+    glyph = 1 if ascii else 0
+
+    def item(mark: str, mark_style: str, body: str, style: str = "", indent: int = 2) -> None:
+        _item(out, ascii, width, mark, mark_style, body, style, indent)
+
+    _run_title(out, run, color, number, swatch, width)
     facts = run.primary
     for notice in run.notices:
         if notice.level in ("error", "warning"):

@@ -51,7 +51,7 @@ class PanelText:
         self.inputs = inputs
         shown_report = replace(report, runs=tuple(with_jobs(self._with_stall(r, stalls.get(r.id)), jobs)
                                                   for r in report.runs if r.id in shown))
-        return render_lines(
+        lines = render_lines(
             shown_report,
             colors={rid: rich_color(c) for rid, c in selection.colors.items()},
             numbers={rid: str(n) if n else "-" for rid, n in numbers.items()},  # 0: a job's other rank
@@ -62,6 +62,14 @@ class PanelText:
             metric=selection.metric,
             kept=self.blocks,
         )
+        if self.blocks.behind:  # blocks left for the next panel (see RunTexts): it is rendered again
+            self.inputs = None
+        return lines
+
+    @property
+    def behind(self) -> int:
+        """Runs whose block the last panel left to the next one (shown by their title until then)."""
+        return self.blocks.behind
 
     def _with_stall(self, run: RunReport, stall: Anomaly | None) -> RunReport:
         """:func:`with_stall`, the same object again while the run's entry and its stall are."""
