@@ -73,7 +73,7 @@ class TuilossApp(DeferredStart, App[None]):
         self.redraw_interval = redraw_interval
         self.report_root = config.paths[0] if len(config.paths) == 1 else None
         self.selection = Selection(config.metric)
-        self.pacing = ChartPacing()  # runs join the chart a slice of points per frame
+        self.pacing = ChartPacing()  # runs join the chart a slice per frame
         self.watch_mode, self.mode_reason = "starting", ""
         self.files = 0
         self.load_progress: float | None = 0.0

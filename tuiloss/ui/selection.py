@@ -198,40 +198,31 @@ class Selection:
 class ChartPacing:
     """Which of the shown runs the next frame draws: runs join the chart a slice at a time.
 
-    A run's first curve costs what its points cost (its column index, its settled range), on
-    the UI thread: thousands of runs read in one batch made frames of seconds, and a key pressed
-    meanwhile waited them out. A frame draws every run already on the chart (a grown one costs
-    its new points) and the runs new to it while their points fit :attr:`budget` (at most
-    :attr:`most` of them, never none): the others join in the next frames, and the chart draws
-    what is loaded as it loads. A run switched off or filtered out leaves the chart.
-
-    A frame costs the curves on the chart anyway (each about what :attr:`kept` new points
-    cost): it takes as many new points as that, when they are more than :attr:`budget`, so a
-    chart of thousands of curves catches up with the load in a few dozen frames, each at most
-    about twice what it costs alone.
-
-    Args:
-        budget: points of runs new to the chart a frame takes at least (~50 ms of the UI thread).
-        most: runs new to the chart a frame takes at least, however few their points.
-        kept: new points that cost what one curve kept on the chart costs in a frame.
+    A run's first curve costs its column index and settled range (a few ms for 10K points),
+    on the UI thread: thousands of runs read in one batch made frames of seconds, and a key
+    pressed meanwhile waited them out. A frame draws every run already on the chart (a grown one
+    costs its new points) and at most :attr:`most` runs new to it, or a tenth as many as it
+    has curves, when that is more (a frame costs its curves anyway: so a chart of thousands
+    catches up with the load in a few dozen frames, each at most about twice what it costs
+    alone). The others join in the next frames: the chart draws what is loaded as it loads. A
+    run switched off or filtered out leaves the chart.
     """
 
-    def __init__(self, budget: int = 200_000, most: int = 128, kept: int = 200) -> None:
-        self.budget, self.most, self.kept = budget, most, kept
+    def __init__(self, most: int = 32) -> None:
+        self.most = most
         self._on: set[str] = set()  # the runs with a curve in the last frame
         self.waiting = 0  # shown runs the last frame left for the next ones
 
     def admit(self, shown: list[Run]) -> list[Run]:
         """The runs of ``shown`` (in order) the frame draws; :attr:`waiting` says how many wait."""
-        on, taken, out, waiting = self._on, 0, [], 0
-        room, most = max(self.budget, self.kept * len(on)), max(self.most, len(on) // 10)
+        on, out, room = self._on, [], max(self.most, len(self._on) // 10)
+        waiting = 0
         for run in shown:
             if run.id in on or not run.points:
                 out.append(run)  # on the chart already, or no curve to draw yet
-            elif taken < most and (not taken or run.points <= room):
+            elif room:
                 out.append(run)
-                room -= run.points
-                taken += 1
+                room -= 1
             else:
                 waiting += 1
         self._on = {run.id for run in out if run.points}
