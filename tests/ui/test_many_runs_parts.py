@@ -193,11 +193,11 @@ def test_a_report_with_the_same_marks_draws_the_same_chart():
     assert not chart_unchanged(None, before) and chart_unchanged(None, None)
 
 
-def test_a_chart_of_many_curves_takes_a_tenth_as_many_new_ones_per_frame():
+def test_a_chart_of_many_curves_takes_more_new_ones_per_frame():
     from tuiloss.core.store import Run
     from tuiloss.ui.selection import ChartPacing
 
-    pacing = ChartPacing(most=2)
+    pacing = ChartPacing(most=2, per=10)
     small = [Run(id=f"s{k}", label="", source="", format="csv", points=10) for k in range(400)]
     frames = 0
     while True:  # two a frame, then more as the chart fills (a tenth of the curves on it)
