@@ -12,7 +12,8 @@ from tuiloss.core.model import Notice
 from tuiloss.core.report import report_json
 from tuiloss.core.store import Store
 from tuiloss.ui.feed import Snapshots
-from tuiloss.ui.insights import PanelLines, metric_report, render_insights, render_lines
+from tuiloss.ui.insights import metric_report, render_insights, render_lines
+from tuiloss.ui.lines import PanelLines
 from tuiloss.ui.snapshot import snapshot_run, snapshot_store
 
 

@@ -21,7 +21,8 @@ from tuiloss.core.ranks import Job
 from tuiloss.core.report import Report, RunReport
 from tuiloss.core.store import Run
 from tuiloss.ui.findings import with_stall
-from tuiloss.ui.insights import PanelLines, RunTexts, render_lines
+from tuiloss.ui.insights import RunTexts, render_lines
+from tuiloss.ui.lines import PanelLines
 from tuiloss.ui.selection import Selection, rich_color
 
 

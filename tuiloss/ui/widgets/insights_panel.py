@@ -9,7 +9,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tuiloss.ui.insights import PanelLines
+from tuiloss.ui.lines import PanelLines
 
 
 class InsightsPanel(ScrollView, can_focus=True):
@@ -17,7 +17,7 @@ class InsightsPanel(ScrollView, can_focus=True):
 
     The text comes wrapped to the panel's width (:func:`~tuiloss.ui.insights.render_lines`),
     so each of its lines is one line on screen: only the lines on screen are rendered (Textual's
-    Line API), read from the runs' blocks as they are kept (:class:`~tuiloss.ui.insights.PanelLines`),
+    Line API), read from the runs' blocks as they are kept (:class:`~tuiloss.ui.lines.PanelLines`),
     and a panel of ten thousand runs costs what a screenful does. Tab focuses it; up/down/page
     keys then scroll.
     """
