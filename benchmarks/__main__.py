@@ -91,11 +91,12 @@ BOUNDS = {
     ),
     "runs-start": (
         "the first curves wait for inotify watches on every run folder (watchdog walks the tree and"
-        " adds one per folder, ~2 s for ten thousand), one discovery walk (~2.5 s: a listing, a stat"
-        " and an open per run), applying ten thousand new runs on the UI thread (~1.6 s: labels, colours,"
-        " the selection) and the first read. Keys during the load share the UI thread with applying"
-        " the reads, and each redraw summarises and rasterises every shown curve, while the analysis"
-        " of every loaded run competes for the GIL: per-run work, not per-point."
+        " adds one per folder, ~2 s for ten thousand), one discovery walk (~2.5 s) and the first read;"
+        " runs join the chart at most 32 a frame, or one per 50 curves on it. A key during the load"
+        " waits for the frame being built, and a frame's cost is per-run Python over every curve on the"
+        " chart (its inputs, its kept points and limits: ~45 us a curve, ~0.45 s at 10,000) plus the"
+        " runs new to it (~2.5 ms each: column index, settled range), sharing the GIL and two loaded"
+        " cores with applying the reads and the first analysis of every loaded run."
     ),
     "idle-cpu-poll": (
         "the once-a-second tick (status line, the list's rows on screen) and, at each poll, the runs"
@@ -113,12 +114,13 @@ BOUNDS = {
         " new run read in full, while the analysis of the runs already in competes for the GIL."
     ),
     "toggle-runs": (
-        "a toggle composites the chart from each curve's kept layer (no curve is rasterised again), the"
-        " panel joins each run's kept block of text after the frame, and the analysis it asks for waits"
-        " until the frame is out; what is left is per-run Python over the 1,000 shown curves' kept"
-        " summaries (the chart's inputs, limits and the list of runs, ~30-50 ms), and the GIL and two"
-        " cores shared with the first analysis of 1,000 runs, still running after the load: the pairs"
-        " spread with the machine's load (p95 71-163 ms at load 2-4, ~300 ms at load 8-13)."
+        "a toggle composites the chart from each curve's kept layer, all layers at once (no curve is"
+        " rasterised again); the panel reads its lines from each run's kept block (never joined) and"
+        " makes new blocks 20 ms at a time, the analysis is handed the unchanged runs' snapshots"
+        " again, and its report redraws the chart only when its marks changed. What is left is"
+        " per-run Python over every shown curve in the chart's inputs and limits (~45 us a curve:"
+        " ~50 ms at 1,000, ~0.2-0.4 s at 5,000), and the GIL and two loaded cores shared with the"
+        " first analysis of the runs, still running after the load."
     ),
     "follow-cpu": (
         "only the followed run is analysed again, once a second; while its reads come faster than the"

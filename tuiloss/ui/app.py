@@ -28,7 +28,7 @@ from tuiloss.core.analysis.display import step_label
 from tuiloss.ui import collection, keys, messages
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.screens import HelpScreen, MetricScreen
-from tuiloss.ui.selection import Selection, common_metric, metric_counts
+from tuiloss.ui.selection import ChartPacing, Selection, common_metric, metric_counts
 from tuiloss.ui.startup import DeferredStart
 from tuiloss.ui.throttle import Throttle
 from tuiloss.ui.widgets import FilterBar, InsightsPanel, KeysFooter, LossChart, RunList, StatusBar
@@ -78,13 +78,18 @@ class TuilossApp(DeferredStart, App[None]):
         self.redraw_interval = redraw_interval
         self.report_root = config.paths[0] if len(config.paths) == 1 else None
         self.selection = Selection(config.metric)
+        self.pacing = ChartPacing()  # runs join the chart a slice per frame
         self.watch_mode, self.mode_reason = "starting", ""
         self.files = 0
         self.load_progress: float | None = 0.0
         self.loaded = self.booted = False
         self.error: str | None = None
-        self.redraws = Throttle(self.set_timer, self._redraw, lambda: self.redraw_interval,
-                                pace=lambda: FOLLOW_PACE * self.redraw_interval)
+        # A slow frame (thousands of curves) makes the redraws that no key asked for rarer: the
+        # UI thread stays mostly free for keys, whose frames do not wait out the interval.
+        self.redraws = Throttle(self.set_timer, self._redraw, lambda: max(self.redraw_interval, 2 * self._frame_seconds),
+                                pace=lambda: max(FOLLOW_PACE * self.redraw_interval, 2 * self._frame_seconds))
+        self._frame_seconds = 0.0  # what the last redraw took on this thread
+        self._panel_rest = Throttle(self.set_timer, self._draw_insights, lambda: 0.05)  # blocks left to make
         self._stopped = False
         self._main_screen = None
         self._narrow = False
@@ -202,10 +207,14 @@ class TuilossApp(DeferredStart, App[None]):
 
     @on(messages.InsightsReady)
     def take_insights(self, message: messages.InsightsReady) -> None:
+        before = self.report
         if self.insights.take(message.ready):
             self._announce(self.findings.take(message.ready.report, message.ready.generation))
             self._draw_insights()
-            self.redraws.request(paced=self.loaded)
+            if self.late.chart_unchanged(before, self.report):  # the same marks: no frame of every curve
+                self._draw_list()
+            else:
+                self.redraws.request(paced=self.loaded)
             if self.loaded and collection.held():
                 self.call_after_refresh(collection.release)  # the findings are drawn first
 
@@ -262,9 +271,11 @@ class TuilossApp(DeferredStart, App[None]):
     def _redraw(self) -> None:
         if self._stopped or not self.booted:
             return
+        began = time.perf_counter()
         self._draw_chart()
         self._draw_list()
         self._draw_status()
+        self._frame_seconds = time.perf_counter() - began
         if self.report is not None:  # after this frame: with thousands of runs the panel's text is the slow part
             self.call_after_refresh(self._draw_insights)
 
@@ -276,7 +287,7 @@ class TuilossApp(DeferredStart, App[None]):
             self._draw_list()
 
     def _draw_chart(self) -> None:
-        chart, shown = self.chart, self.shown_runs()
+        chart, shown = self.chart, self.pacing.admit(self.shown_runs())
         label = self.selection.metric or common_metric(shown) or "loss"
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
         missing = self.xaxis.prepare(shown)
@@ -300,6 +311,9 @@ class TuilossApp(DeferredStart, App[None]):
             spec.empty = self.late.nothing_found(list(self.config.paths), sorted(self.engine.ignored.items()))
         if not self.loaded and self.load_progress is not None:
             spec.title += f"{' - ' if self.config.ascii else ' · '}loading {self.load_progress:.0%}"
+        if self.pacing.waiting:  # the next frames draw them
+            spec.title += f"{' - ' if self.config.ascii else ' · '}{self.pacing.waiting:,} runs to draw"
+            self.schedule_redraw()
         chart.draw(spec)
 
     def _draw_list(self) -> None:
@@ -386,6 +400,8 @@ class TuilossApp(DeferredStart, App[None]):
                 text = self.grouping.panel(self.report, list(self.store), self.selection, plain=self.view.plain,
                                            ascii=self.config.ascii, width=width) + Text("\n") + text
             panel.show(text)
+            if self.panel.behind:  # made a slice at a time: keys get in between
+                self._panel_rest.request()
 
     # -- actions ------------------------------------------------------------------------------------
 

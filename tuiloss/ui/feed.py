@@ -6,6 +6,8 @@ caller's. The worker analyses frozen snapshots, so the store keeps growing meanw
 
 from __future__ import annotations
 
+import dataclasses
+from operator import attrgetter
 from typing import Any, Callable
 
 from tuiloss.core.report import Report
@@ -52,6 +54,7 @@ class InsightsFeed:
         self._by_configuration = by_configuration
         self._due = Throttle(set_timer, self._send, self._interval, shortest=0.01,
                              pace=lambda: max(FOLLOW_INTERVAL, self._interval()))
+        self.snapshots = Snapshots()
 
     def start(self) -> None:
         self.worker.start()
@@ -88,5 +91,57 @@ class InsightsFeed:
 
     def _send(self) -> None:
         self.sent += 1
-        runs = [snapshot_run(run) for run in self._runs()]
+        runs = self.snapshots.take(self._runs())
         self.worker.request(InsightsRequest(self.sent, runs, self._metric(), self._root, self._by_configuration))
+
+
+#: What a snapshot copies of a run besides its series (every field the run is made with).
+_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(Run) if f.init and f.name != "series"))
+
+
+class Snapshots:
+    """The frozen copy of each run handed to the analysis, kept while the run did not change.
+
+    Taken on the UI thread at every request: with thousands of runs, copying each one again
+    (its config, skips, notices and series) held the thread for a fifth of a second per thousand
+    runs. A run whose fields compare equal to its last copy's, and whose series hold the same
+    buffers at the same lengths and segments, is handed over as that copy again (a snapshot is
+    never written to). What the last request did not hold is dropped.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[Run, Run]] = {}  # run id -> (the live run, its snapshot)
+        self.made = 0  # snapshots made (not kept), for tests
+
+    def take(self, runs: list[Run]) -> list[Run]:
+        kept, out, before = {}, [], self._kept
+        for run in runs:
+            seen = before.get(run.id)
+            if seen is not None and seen[0] is run and _unchanged(run, seen[1]):
+                frozen = seen[1]
+            else:
+                frozen = snapshot_run(run)
+                self.made += 1
+            kept[run.id] = (run, frozen)
+            out.append(frozen)
+        self._kept = kept
+        return out
+
+
+def _unchanged(run: Run, frozen: Run) -> bool:
+    """Whether ``frozen`` (a snapshot of ``run``) still holds what ``run`` does."""
+    try:
+        if _FIELDS(run) != _FIELDS(frozen):
+            return False
+    except Exception:  # a config or meta value that does not compare (an array): copy again
+        return False
+    live, held = run.series, frozen.series
+    if live.keys() != held.keys():
+        return False
+    for name, series in live.items():
+        other = held[name]
+        if (series.steps._size != other.steps._size or series.values._size != other.values._size
+                or series.steps._data is not other.steps._data or series.values._data is not other.values._data
+                or series.segments != other.segments):
+            return False
+    return True

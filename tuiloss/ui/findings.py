@@ -86,7 +86,41 @@ def with_stall(run: RunReport, stall: Anomaly | None) -> RunReport:
 
 
 def marks(report: Report | None) -> dict[str, list[Mark]]:
-    """Per run, the anomalies of its primary metric to mark on its curve (resets are drawn as lines)."""
+    """Per run, the anomalies of its primary metric to mark on its curve (resets are drawn as lines).
+
+    Asked at every frame: the marks of the last report asked for are kept (a report is never
+    changed; a frame of thousands of runs walked every entry again)."""
+    if report is not None and _marked[0] is report:
+        return _marked[1]
+    out = _marks(report)
+    if report is not None:
+        _marked[:] = [report, out]
+    return out
+
+
+_marked: list = [None, {}]  # (the report, its marks) last worked out
+
+
+def chart_unchanged(before: Report | None, after: Report | None) -> bool:
+    """Whether the chart drawn with ``before``'s findings is the one ``after``'s would draw: each
+    run's marks and the metric they were found in (what the chart reads of a report) are the same.
+
+    A report that only lost runs (switched off) or came back with the same findings (a toggle's
+    analysis) then needs no frame of every curve again."""
+    if before is None or after is None:
+        return before is after
+    old, new = marks(before), marks(after)
+    old_metric = {run.id: run.primary_metric for run in before.runs}
+    new_ids = set()
+    for run in after.runs:
+        new_ids.add(run.id)
+        drawn = new.get(run.id) or []
+        if drawn != (old.get(run.id) or []) or (drawn and old_metric.get(run.id) != run.primary_metric):
+            return False
+    return all(run_id in new_ids or not drawn for run_id, drawn in old.items())
+
+
+def _marks(report: Report | None) -> dict[str, list[Mark]]:
     out: dict[str, list[Mark]] = {}
     for run in report.runs if report is not None else ():
         metric = run.primary

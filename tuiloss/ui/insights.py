@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable
 
-from rich.text import Span, Text
+from rich.text import Text
 
 from tuiloss import __version__
 from tuiloss.core.analysis import describe
@@ -28,6 +28,7 @@ from tuiloss.core.store import Store, is_eval_metric
 from tuiloss.core.sanitize import to_ascii
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
 from tuiloss.ui.findings import anomaly_key
+from tuiloss.ui.lines import PanelLines
 from tuiloss.ui.markup import safe_label
 
 
@@ -164,19 +165,35 @@ class RunTexts:
     changed (a followed run, a run switched on). What the last panel did not show is dropped.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, budget: float = 0.02, fewest: int = 16) -> None:
         self._kept: dict[str, tuple[tuple, Text]] = {}
         self._used: dict[str, tuple[tuple, Text]] = {}
         self.made = 0  # blocks made (not kept), for tests
+        #: seconds of making blocks one panel takes; past them, a block to make shows its last
+        #: text, or its title alone, until the next panel (the first report of ten thousand runs
+        #: held the UI thread for seconds)
+        self.budget, self.fewest = budget, fewest  # ... and ``fewest`` blocks a panel makes in any case
+        self.behind = 0  # blocks the last panel left to the next one
+        self._began, self._made_now = 0.0, 0
 
-    def block(self, run: RunReport, drawn: tuple, make: Callable[[], Text]) -> Text:
+    def begin(self) -> None:
+        self._began, self.behind, self._made_now = time.perf_counter(), 0, 0
+
+    def block(self, run: RunReport, drawn: tuple, make: Callable[[], Text], title: Callable[[], Text]) -> Text:
         # the entry's metrics are made once per analysis of the run: the same object, the same findings
         key = (run.metrics, run.label, run.notices, run.state.state, run.state.reason, run.segments, run.axis,
                run.skipped, run.deleted, run.primary_metric, drawn)
         seen = self._kept.get(run.id)
         if seen is None or not (seen[0][0] is key[0] and seen[0][1:] == key[1:]):
+            if self._made_now >= self.fewest and time.perf_counter() - self._began > self.budget:
+                self.behind += 1
+                if seen is None:
+                    return title()
+                self._used[run.id] = seen  # made again next time: its key is not this one
+                return seen[1]
             seen = (key, make())
             self.made += 1
+            self._made_now += 1
         self._used[run.id] = seen
         return seen[1]
 
@@ -184,7 +201,12 @@ class RunTexts:
         self._kept, self._used = self._used, {}
 
 
-def render_insights(
+def render_insights(report: Report, **how) -> Text:
+    """:func:`render_lines` of ``report`` as one text (the blocks one after the other)."""
+    return render_lines(report, **how).joined()
+
+
+def render_lines(
     report: Report,
     *,
     colors: dict[str, str],
@@ -195,12 +217,13 @@ def render_insights(
     width: int = 40,
     metric: str | None = None,
     kept: RunTexts | None = None,
-) -> Text:
+) -> PanelLines:
     """The panel text: per run of ``report`` its findings, then the observations across runs.
 
     Lines are wrapped to ``width`` with a hanging indent, so each finding reads as a block.
     ``metric`` is the one picked with ``m`` (``None``: each run's primary metric); a run
     without it says so. ``kept`` (held between panels) keeps each run's block while it is the same.
+    The blocks are not joined: the panel reads the lines it shows from them (:class:`PanelLines`).
     """
     out = Text()
     width = max(20, width)
@@ -212,6 +235,8 @@ def render_insights(
     news: dict[str, set] = {}
     for key in new:
         news.setdefault(key[0], set()).add(key)
+    if kept is not None:
+        kept.begin()
     for run in report.runs:
         fresh = frozenset(news.get(run.id, ()))
         drawn = (colors.get(run.id, ""), numbers.get(run.id, "?"), swatches.get(run.id, "■"), fresh, ascii, width, metric)
@@ -221,7 +246,12 @@ def render_insights(
             _run_block(block, run, *drawn)
             return block
 
-        blocks.append(kept.block(run, drawn, make) if kept is not None else make())
+        def title(run=run, drawn=drawn) -> Text:
+            block = Text()
+            _run_title(block, run, *drawn[:3], width)
+            return block
+
+        blocks.append(kept.block(run, drawn, make, title) if kept is not None else make())
     if kept is not None:
         kept.end()
     if report.observations:
@@ -230,24 +260,7 @@ def render_insights(
         for obs in report.observations:
             _item(out, ascii, width, "•" if not ascii else "-", "bold", safe_label(obs.message, 400))
         blocks.append(out)
-    out = _joined(blocks)
-    out.rstrip()
-    return out
-
-
-def _joined(blocks: list[Text]) -> Text:
-    """``blocks`` one after the other (``Text.append_text`` of each, in one pass: a thousand runs' blocks)."""
-    plains: list[str] = []
-    spans: list[Span] = []
-    at = 0
-    for block in blocks:
-        plain = block.plain
-        plains.append(plain)
-        spans.extend([Span(span.start + at, span.end + at, span.style) for span in block.spans])
-        at += len(plain)
-    out = Text("".join(plains))
-    out.spans = spans
-    return out
+    return PanelLines(blocks)
 
 
 def _item(out: Text, ascii: bool, width: int, mark: str, mark_style: str, body: str, style: str = "",
@@ -265,14 +278,8 @@ def _item(out: Text, ascii: bool, width: int, mark: str, mark_style: str, body: 
     out.append("\n")
 
 
-def _run_block(out: Text, run: RunReport, color: str, number: str, swatch: str, new: frozenset, ascii: bool,
-               width: int, metric: str | None) -> None:
-    """One run's part of the panel: its title, findings, settling and notes."""
-    glyph = 1 if ascii else 0
-
-    def item(mark: str, mark_style: str, body: str, style: str = "", indent: int = 2) -> None:
-        _item(out, ascii, width, mark, mark_style, body, style, indent)
-
+def _run_title(out: Text, run: RunReport, color: str, number: str, swatch: str, width: int) -> None:
+    """A run's title line(s) in the panel: its number, swatch and label."""
     head = f"{number} {swatch}"
     title = textwrap.wrap(safe_label(run.label, 200), max(10, width - len(head) - 1)) or [""]
     out.append(head[:-1], style="bold")
@@ -281,6 +288,17 @@ def _run_block(out: Text, run: RunReport, color: str, number: str, swatch: str, 
     for line in title[1:]:
         out.append("\n" + " " * (len(head) + 1) + line, style="bold")
     out.append("\n")
+
+
+def _run_block(out: Text, run: RunReport, color: str, number: str, swatch: str, new: frozenset, ascii: bool,
+               width: int, metric: str | None) -> None:
+    """One run's part of the panel: its title, findings, settling and notes."""
+    glyph = 1 if ascii else 0
+
+    def item(mark: str, mark_style: str, body: str, style: str = "", indent: int = 2) -> None:
+        _item(out, ascii, width, mark, mark_style, body, style, indent)
+
+    _run_title(out, run, color, number, swatch, width)
     facts = run.primary
     for notice in run.notices:
         if notice.level in ("error", "warning"):

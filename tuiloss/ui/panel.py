@@ -6,7 +6,7 @@ stopped at step 12.0K while 7 ranks went on to 15.0K"); a stopped rank shown on 
 (a filter lists it) says it too.
 
 Headless: :class:`PanelText` decides whether the text must be rendered again and renders it
-with :func:`~tuiloss.ui.insights.render_insights`; the widget only shows it.
+with :func:`~tuiloss.ui.insights.render_lines`; the widget only shows it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-from rich.text import Text
 
 from tuiloss.core.analysis import Anomaly
 from tuiloss.core.model import Notice
@@ -22,7 +21,8 @@ from tuiloss.core.ranks import Job
 from tuiloss.core.report import Report, RunReport
 from tuiloss.core.store import Run
 from tuiloss.ui.findings import with_stall
-from tuiloss.ui.insights import RunTexts, render_insights
+from tuiloss.ui.insights import RunTexts, render_lines
+from tuiloss.ui.lines import PanelLines
 from tuiloss.ui.selection import Selection, rich_color
 
 
@@ -40,7 +40,7 @@ class PanelText:
         self.inputs = None
 
     def render(self, report: Report, runs: list[Run], selection: Selection, *, stalls: Mapping[str, Anomaly],
-               new: set[tuple], plain: bool, ascii: bool, width: int, jobs: Sequence[Job] = ()) -> Text | None:
+               new: set[tuple], plain: bool, ascii: bool, width: int, jobs: Sequence[Job] = ()) -> PanelLines | None:
         """The panel's text, or ``None`` when it would be the one shown already (``jobs``: the
         distributed jobs among ``runs``, as the runs list folds them)."""
         numbers = {run.id: n for n, run in selection.numbered(runs)}
@@ -52,7 +52,7 @@ class PanelText:
         self.inputs = inputs
         shown_report = replace(report, runs=tuple(with_jobs(self._with_stall(r, stalls.get(r.id)), jobs)
                                                   for r in report.runs if r.id in shown))
-        return render_insights(
+        lines = render_lines(
             shown_report,
             colors={rid: rich_color(c) for rid, c in selection.colors.items()},
             numbers={rid: str(n) if n else "-" for rid, n in numbers.items()},  # 0: a job's other rank
@@ -63,6 +63,14 @@ class PanelText:
             metric=selection.metric,
             kept=self.blocks,
         )
+        if self.blocks.behind:  # blocks left for the next panel (see RunTexts): it is rendered again
+            self.inputs = None
+        return lines
+
+    @property
+    def behind(self) -> int:
+        """Runs whose block the last panel left to the next one (shown by their title until then)."""
+        return self.blocks.behind
 
     def _with_stall(self, run: RunReport, stall: Anomaly | None) -> RunReport:
         """:func:`with_stall`, the same object again while the run's entry and its stall are."""

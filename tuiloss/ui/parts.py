@@ -20,7 +20,7 @@ from tuiloss.ui.curves import Curves, legend_text, value_at_cursor, values_at
 from tuiloss.ui.eventmarks import EventMarks, near_text
 from tuiloss.ui.export import export_shown
 from tuiloss.ui.feed import InsightsFeed
-from tuiloss.ui.findings import Findings, marks, notice_title
+from tuiloss.ui.findings import Findings, chart_unchanged, marks, notice_title
 from tuiloss.ui.grouped import Grouping
 from tuiloss.ui.panel import PanelText
 from tuiloss.ui.runstate import Activities, ListedRuns, list_rows, take_read
@@ -28,7 +28,7 @@ from tuiloss.ui.watcher import Watcher
 from tuiloss.ui.xaxis import XAxis
 
 __all__ = [
-    "Ingestor", "InsightsFeed", "ListedRuns", "build", "edge_step", "export_shown", "legend_text",
+    "Ingestor", "InsightsFeed", "ListedRuns", "build", "chart_unchanged", "edge_step", "export_shown", "legend_text",
     "list_rows", "marks", "moved_cursor", "near_text", "next_smoothing", "nothing_found", "notice_title", "take_read",
     "value_at_cursor", "values_at",
 ]

@@ -193,3 +193,38 @@ class Selection:
     def eval_of(self, run: Run) -> str | None:
         """The evaluation series beside the metric :meth:`metric_of` picks (``val_loss`` for ``loss``)."""
         return eval_counterpart(self.metric_of(run) or "", list(run.series))
+
+
+class ChartPacing:
+    """Which of the shown runs the next frame draws: runs join the chart a slice at a time.
+
+    A run's first curve costs its column index and settled range (a few ms for 10K points),
+    on the UI thread: thousands of runs read in one batch made frames of seconds, and a key
+    pressed meanwhile waited them out. A frame draws every run already on the chart (a grown one
+    costs its new points) and at most :attr:`most` runs new to it, or one for every
+    :attr:`per` curves it has, when that is more (a frame costs its curves anyway, each about
+    what a fiftieth of a new one costs: a chart of thousands keeps up with the load, each frame
+    at most about twice what it costs alone; a tenth made frames of seconds at 5,000 runs). The others join in the next frames: the chart draws what is loaded as it loads. A
+    run switched off or filtered out leaves the chart.
+    """
+
+    def __init__(self, most: int = 32, per: int = 50) -> None:
+        self.most, self.per = most, per
+        self._on: set[str] = set()  # the runs with a curve in the last frame
+        self.waiting = 0  # shown runs the last frame left for the next ones
+
+    def admit(self, shown: list[Run]) -> list[Run]:
+        """The runs of ``shown`` (in order) the frame draws; :attr:`waiting` says how many wait."""
+        on, out, room = self._on, [], max(self.most, len(self._on) // self.per)
+        waiting = 0
+        for run in shown:
+            if run.id in on or not run.points:
+                out.append(run)  # on the chart already, or no curve to draw yet
+            elif room:
+                out.append(run)
+                room -= 1
+            else:
+                waiting += 1
+        self._on = {run.id for run in out if run.points}
+        self.waiting = waiting
+        return out

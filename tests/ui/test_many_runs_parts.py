@@ -1,0 +1,212 @@
+"""What keeps a frame of thousands of runs to what changed: the snapshots handed to the analysis,
+kept while a run is the same, and the panel's lines read from the runs' blocks as kept."""
+
+from __future__ import annotations
+
+import json
+
+from rich.text import Span, Text
+
+from tuiloss.core.engine import Engine, apply_result
+from tuiloss.core.model import Notice
+from tuiloss.core.report import report_json
+from tuiloss.core.store import Store
+from tuiloss.ui.feed import Snapshots
+from tuiloss.ui.insights import metric_report, render_insights, render_lines
+from tuiloss.ui.lines import PanelLines
+from tuiloss.ui.snapshot import snapshot_run, snapshot_store
+
+
+def write_runs(root, count: int, points: int = 60) -> list:
+    paths = []
+    for k in range(count):
+        folder = root / f"run{k}"
+        folder.mkdir()
+        body = "".join(f"{s},{0.3 + 2.0 / (1 + s * 0.05 * (k + 1)):.5f}\n" for s in range(points))
+        (folder / "metrics.csv").write_text("step,loss\n" + body)
+        paths.append(folder / "metrics.csv")
+    return paths
+
+
+def read(store: Store, engine: Engine) -> None:
+    apply_result(store, engine.scan())
+    while True:
+        result = engine.read()
+        apply_result(store, result)
+        if not result.more:
+            return
+
+
+def findings(report) -> str:
+    out = report_json(report)
+    for run in out["runs"]:
+        run.pop("state", None)
+    return json.dumps(out, sort_keys=True, default=str)
+
+
+def test_an_unchanged_run_is_handed_over_as_its_last_snapshot_and_a_changed_one_is_copied_again(tmp_path):
+    paths = write_runs(tmp_path, 3)
+    engine, store = Engine([str(tmp_path)], hold=0.0), Store()
+    read(store, engine)
+    snapshots = Snapshots()
+    first = snapshots.take(list(store))
+    assert snapshots.made == 3
+    again = snapshots.take(list(store))
+    assert snapshots.made == 3 and all(a is b for a, b in zip(first, again))
+    # points appended to one run: that one is copied again, and sees them; the copy before does not
+    with open(paths[1], "a") as handle:
+        handle.write("60,0.31\n61,0.30\n")
+    read(store, engine)
+    grown = snapshots.take(list(store))
+    changed = [k for k, (a, b) in enumerate(zip(first, grown)) if a is not b]
+    assert [grown[k].id for k in changed] == [str(paths[1])] and snapshots.made == 4
+    assert len(grown[changed[0]].series["loss"]) == 62 and len(first[changed[0]].series["loss"]) == 60
+    # any field the run is made with: a label, a notice, a config value
+    run = store.runs[str(paths[2])]
+    run.label = "renamed"
+    run.notices.append(Notice("warning", "something"))
+    third = snapshots.take(list(store))
+    assert snapshots.made == 5 and third[2].label == "renamed" and len(third[2].notices) == 1
+    store.runs[str(paths[0])].config["lr"] = 0.1
+    assert snapshots.take(list(store))[0].config == {"lr": 0.1} and snapshots.made == 6
+    # a run left out of a request (switched off) is copied again when it comes back
+    snapshots.take(list(store)[1:])
+    snapshots.take(list(store))
+    assert snapshots.made == 7
+    # the report over the kept snapshots is the one over fresh copies
+    kept = metric_report(snapshot_store(snapshots.take(list(store))), None, None)
+    fresh = metric_report(snapshot_store([snapshot_run(r) for r in store]), None, None)
+    assert findings(kept) == findings(fresh)
+
+
+def test_a_run_whose_config_holds_an_uncomparable_value_is_copied_again(tmp_path):
+    import numpy as np
+
+    write_runs(tmp_path, 1)
+    engine, store = Engine([str(tmp_path)], hold=0.0), Store()
+    read(store, engine)
+    run = next(iter(store.runs.values()))
+    run.config["weights"] = np.arange(3)
+    snapshots = Snapshots()
+    snapshots.take(list(store))
+    snapshots.take(list(store))
+    assert snapshots.made == 1  # the same array object: the same config
+    run.config["weights"] = np.arange(3)  # an equal array: it cannot say so
+    snapshots.take(list(store))
+    assert snapshots.made == 2
+
+
+def blocks() -> list[Text]:
+    one = Text()
+    one.append("1 ", style="bold")
+    one.append("■", style="red")
+    one.append(" run a\n  ▲ spiked\n    to 1.4\n", style="bold")
+    two = Text("2 ■ run b\n")
+    two.stylize("green", 2, 3)
+    last = Text("Across runs\n  • a converged fastest")  # its last line ends with the block
+    last.stylize("bold underline", 0, 11)
+    return [Text(), one, Text(), two, Text("\n"), last]
+
+
+def test_panel_lines_are_the_lines_of_the_joined_text_with_their_styles():
+    lines = PanelLines(blocks())
+    joined = Text()
+    for block in blocks():
+        joined.append_text(block)
+    joined.rstrip()
+    expected = joined.split("\n", allow_blank=True)
+    assert lines.plain == joined.plain and len(lines) == len(expected) == 7
+    for k, want in enumerate(expected):
+        got = lines.line(k)
+        assert got.plain == want.plain, k
+        assert sorted(got.spans, key=repr) == sorted([s for s in want.spans if s.end > s.start], key=repr), k
+    assert lines.line(4).plain == ""  # the block that is one newline
+    assert lines.line(0).spans[0] == Span(0, 2, "bold")  # the empty block has no line: block 1 first
+
+
+def test_text_put_before_panel_lines_comes_first_and_same_compares_what_is_shown():
+    lines = PanelLines(blocks())
+    before = Text("Configurations\n") + Text("\n") + lines
+    assert isinstance(before, PanelLines) and before.plain.startswith("Configurations\n\n1 ■ run a")
+    assert len(before) == len(lines) + 2
+    assert lines.same(PanelLines(blocks())) and not lines.same(PanelLines(blocks()[:-1]))
+    changed = blocks()
+    changed[3].stylize("blue", 0, 1)
+    assert not lines.same(PanelLines(changed))
+
+
+def test_the_panel_text_of_a_report_is_the_same_read_by_line_or_joined(tmp_path):
+    write_runs(tmp_path, 4)
+    engine, store = Engine([str(tmp_path)], hold=0.0), Store()
+    read(store, engine)
+    report = metric_report(store, None, None)
+    how = dict(colors={}, numbers={run.id: str(k + 1) for k, run in enumerate(store)}, swatches={}, width=30)
+    lines, joined = render_lines(report, **how), render_insights(report, **how)
+    assert [lines.line(k).plain for k in range(len(lines))] == joined.plain.split("\n")
+    assert "1 ■" in joined.plain and "4 ■" in joined.plain
+
+
+def test_runs_join_the_chart_a_slice_per_frame_and_those_on_it_stay():
+    from tuiloss.core.store import Run
+    from tuiloss.ui.selection import ChartPacing
+
+    def run(k: int, points: int) -> Run:
+        return Run(id=f"r{k}", label=f"r{k}", source=f"r{k}", format="csv", points=points)
+
+    pacing = ChartPacing(most=2)
+    runs = [run(k, 10_000) for k in range(8)] + [run(8, 0)]  # the last one has no point yet
+    first = pacing.admit(runs)
+    assert [r.id for r in first] == ["r0", "r1", "r8"] and pacing.waiting == 6
+    second = pacing.admit(runs)
+    assert [r.id for r in second] == ["r0", "r1", "r2", "r3", "r8"] and pacing.waiting == 4
+    while pacing.waiting:
+        pacing.admit(runs)
+    assert pacing.admit(runs) == runs and pacing.waiting == 0
+    assert pacing.admit(runs[1:]) == runs[1:]  # r0 switched off ...
+    back = pacing.admit(runs + [run(9, 50)])  # ... and on again: it joins as a new run does
+    assert runs[0] in back and len(back) == 10 and pacing.waiting == 0
+    runs[8].points = 30  # points read for the run that had none: it is new to the chart
+    pacing = ChartPacing(most=1)
+    assert [r.id for r in pacing.admit([runs[8], runs[0]])] == ["r8"] and pacing.waiting == 1
+
+
+def test_a_report_with_the_same_marks_draws_the_same_chart():
+    from types import MappingProxyType
+
+    from tuiloss.core.analysis import Anomaly, SeriesAnalysis
+    from tuiloss.core.report import MetricReport, Report, RunReport, SkipCounts
+    from tuiloss.ui.findings import chart_unchanged
+
+    def entry(run_id: str, anomalies=(), metric: str = "loss") -> RunReport:
+        analysis = SeriesAnalysis(10, None, None, 0.2, 0.19, None, None, tuple(anomalies), ())
+        reported = MetricReport(metric, 10, None, None, None, 0.2, 0.19, None, analysis)
+        return RunReport(run_id, run_id, "", "", {}, metric, False, SkipCounts(0, {}, 0), (), (),
+                         MappingProxyType({metric: reported}))
+
+    spike = Anomaly("spike", 25000, 30000, 1.4, 0.2, "spiked to 1.40 at 25.0K")
+    before = Report("0", None, (entry("a", [spike]), entry("b"), entry("c")))
+    assert chart_unchanged(before, Report("0", None, (entry("a", [spike]), entry("b"), entry("c"))))
+    assert chart_unchanged(before, Report("0", None, (entry("a", [spike]), entry("c"))))  # b switched off
+    assert chart_unchanged(before, Report("0", None, (entry("a", [spike]), entry("c"), entry("d"))))  # d: no mark
+    assert not chart_unchanged(before, Report("0", None, (entry("b"), entry("c"))))  # a's marks would go
+    assert not chart_unchanged(before, Report("0", None, (entry("a", [spike]), entry("b", [spike]), entry("c"))))
+    assert not chart_unchanged(before, Report("0", None, (entry("a", [spike], "val_loss"), entry("b"), entry("c"))))
+    assert not chart_unchanged(None, before) and chart_unchanged(None, None)
+
+
+def test_a_chart_of_many_curves_takes_more_new_ones_per_frame():
+    from tuiloss.core.store import Run
+    from tuiloss.ui.selection import ChartPacing
+
+    pacing = ChartPacing(most=2, per=10)
+    small = [Run(id=f"s{k}", label="", source="", format="csv", points=10) for k in range(400)]
+    frames = 0
+    while True:  # two a frame, then more as the chart fills (a tenth of the curves on it)
+        frames += 1
+        pacing.admit(small)
+        if not pacing.waiting:
+            break
+    assert 20 < frames < 100
+    new = [Run(id=f"n{k}", label="", source="", format="csv", points=1_000) for k in range(100)]
+    drawn = pacing.admit(small + new)
+    assert len(drawn) == 400 + 40 and pacing.waiting == 60
