@@ -73,7 +73,8 @@ def test_atomic_replacement_is_flagged(tmp_path):
     assert chunk.event.reason == "replaced" and data == b"fresh\n"
 
 
-def test_rotation_drains_the_old_file_before_the_new_one(tmp_path):
+def rotated_with_a_line_unread(tmp_path):
+    """A log read once, then one more line, then rotated to ``a.log.1`` and begun again."""
     log = tmp_path / "a.log"
     log.write_bytes(b"one\n")
     tailer = Tailer(log)
@@ -82,6 +83,11 @@ def test_rotation_drains_the_old_file_before_the_new_one(tmp_path):
         f.write(b"two\n")  # written before the rotation, never read yet
     os.rename(log, tmp_path / "a.log.1")
     log.write_bytes(b"three\n")
+    return log, tailer
+
+
+def test_rotation_drains_the_old_file_before_the_new_one(tmp_path):
+    _, tailer = rotated_with_a_line_unread(tmp_path)
     chunk, data = read_all(tailer)
     assert data == b"two\n" and chunk.event is None
     chunk, data = read_all(tailer)
@@ -89,14 +95,7 @@ def test_rotation_drains_the_old_file_before_the_new_one(tmp_path):
 
 
 def test_a_rotations_new_file_replaced_before_any_of_it_was_read_keeps_the_rotation(tmp_path):
-    log = tmp_path / "a.log"
-    log.write_bytes(b"one\n")
-    tailer = Tailer(log)
-    read_all(tailer)
-    with open(log, "ab") as f:
-        f.write(b"two\n")
-    os.rename(log, tmp_path / "a.log.1")
-    log.write_bytes(b"three\n")
+    log, tailer = rotated_with_a_line_unread(tmp_path)
     chunk, data = read_all(tailer)  # the old file drained: its new one is not read yet
     assert data == b"two\n" and chunk.event is None
     temp = tmp_path / ".a.log.Xy12Zq"
