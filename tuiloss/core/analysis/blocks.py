@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tuiloss.core.analysis.arrays import row_argmax
-from tuiloss.core.analysis.stats import row_medians
+from tuiloss.core.analysis.stats import median, row_medians
 
 MAX_BLOCKS = 256
 #: Raw points checked at once when looking for the end of an excursion.
@@ -84,7 +84,7 @@ def partial_block(y: np.ndarray, steps: np.ndarray, size: int) -> tuple[np.ndarr
         return None
     part = y[a:]
     return (
-        np.array([np.median(part)]),
+        np.array([median(part)]),
         np.array([part.min()]),
         np.array([part.max()]),
         np.array([a + int(part.argmax())], dtype=np.int64),

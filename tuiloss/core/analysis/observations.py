@@ -15,6 +15,7 @@ import numpy as np
 from tuiloss.core.analysis import describe
 from tuiloss.core.analysis.anomalies import counts_as_anomaly
 from tuiloss.core.analysis.display import format_setting
+from tuiloss.core.analysis.stats import median
 from tuiloss.core.analysis.summary import SeriesAnalysis
 
 #: Config keys that name or locate a run rather than configure it; never compared.
@@ -454,6 +455,6 @@ def reached(steps: np.ndarray, values: np.ndarray, level: float) -> float | None
     if len(hit):
         return float(s[hit[0] * size])
     rest = v[full * size :]
-    if len(rest) and np.median(rest) <= level:
+    if len(rest) and median(rest) <= level:
         return float(s[full * size])
     return None

@@ -17,7 +17,7 @@ import numpy as np
 
 from tuiloss.core.analysis.arrays import GrowableArray, first_min
 from tuiloss.core.analysis.blocks import block_size, compute_blocks
-from tuiloss.core.analysis.stats import MAD_SCALE, medians_in_place, row_medians, running_median
+from tuiloss.core.analysis.stats import MAD_SCALE, median, medians_in_place, row_medians, running_median
 
 #: Half-width of the local running median (points).
 LOCAL_HALF = 10
@@ -682,8 +682,8 @@ def _mad_rows(block: np.ndarray, centre: bool) -> np.ndarray:
                 out[k] = np.nan
                 continue
             if centre:
-                row = row - np.median(row)
-            out[k] = np.median(np.abs(row))
+                row = row - median(row)
+            out[k] = median(np.abs(row))
     return out
 
 
