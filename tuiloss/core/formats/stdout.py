@@ -376,6 +376,14 @@ _PLANNED = re.compile(r"(?<![\w])['\"]?max_(?:update|updates|steps|iters|iterati
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
 # a tqdm bar's head, ``Loading checkpoint shards:  25%|###   |``: its progress, never a metric
 _BAR_HEAD = re.compile(r"[^|]*?\d{1,3}%\|[^|]*\|")
+# an evaluation's bar, ``valid: 100%|####| 39/39 [...]``, ``Validation DataLoader 0:  40%|``: its
+# count is of evaluation batches, not of training steps
+_EVAL_BAR = re.compile(
+    r"^\W*(?P<phase>val|valid|validation|validating|eval|evaluation|evaluating|test|testing|dev)\b[^|%]*?\d{1,3}%\|", re.I
+)
+_EVAL_PHASE = {"validating": "val", "validation": "val", "valid": "val", "evaluation": "eval", "evaluating": "eval",
+               "testing": "test"}
+_EVAL_NAME = re.compile(r"^(?:val|valid|validation|eval|test|dev)(?:[_/ ]|$)", re.I)
 _KEY = r"[A-Za-z_][\w./\-()]*"
 # A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``.
 _WHOLE = re.compile(
@@ -597,6 +605,9 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             words.add(match[0].split(":")[0].split()[0].lower())
     bar = _BAR_COUNT.search(line) if "|" in line else None
     if bar is not None:
+        phase = _EVAL_BAR.match(line)
+        if phase is not None:
+            return _read_eval_bar(parser, line, bar, phase["phase"].lower())
         counters.append(("batch", float(bar["n"]), bar["m"]))
     if ruled:
         for match in _COUNT_AFTER.finditer(line):
@@ -635,6 +646,27 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         state.step = step
         for key, number in items:
             _emit(state, step, key, number)
+    return True
+
+
+def _read_eval_bar(parser: "TextParser", line: str, bar: re.Match, phase: str) -> bool:
+    """An evaluation's progress bar: ``valid: 100%|####| 39/39 [00:00<00:00, loss=0.469]``.
+
+    Its count is of evaluation batches, so it is no step: the values are the evaluation's
+    (``val_loss``), placed at the latest training step, once the bar is full (the running
+    values of a bar half-way are partial). A bar half-way is progress, not a point.
+    """
+    if bar["n"] != bar["m"]:
+        return False
+    pairs = [(key, value) for key, value in _fields(_BAR_HEAD.sub("", line, count=1)) if _counter_name(key) is None]
+    if not pairs:
+        return False
+    state = parser.state
+    state.derived = True  # placed by the lines before it: no layout reads it
+    prefix = _EVAL_PHASE.get(phase, phase)
+    step = state.step if state.step is not None else 0.0
+    for key, value in pairs:
+        _emit(state, step, key if _EVAL_NAME.match(key) else f"{prefix}_{key}", value)
     return True
 
 
