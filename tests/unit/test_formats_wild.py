@@ -542,3 +542,40 @@ def test_evaluation_bars_of_other_phases_and_names_already_evaluations():
     assert pts(batch, "eval_loss") == [(10, 1.7)]
     assert pts(batch, "eval_acc") == [(10, 0.4)]
     assert pts(batch, "test_loss") == [(10, 1.9)]  # already an evaluation's name: kept
+
+
+# -- fastai's table: a header line, then a row of numbers an epoch ----------------------------
+
+FASTAI = (
+    "epoch     train_loss  valid_loss  error_rate  time    \n"
+    "0         0.958474    0.251364    0.081867    00:21     \n"
+    "epoch     train_loss  valid_loss  error_rate  time    \n"
+    "0         0.324785    0.201208    0.064276    00:27     \n"
+    "1         0.217309    #na#        0.057510    00:27     \n"
+    "2         0.142120    0.178815    0.052097    00:27     \n"
+)
+
+
+def test_a_fastai_table_reads_a_row_an_epoch_under_its_header():
+    for batch in (TextParser().feed(FASTAI.encode(), 1), feed_lines(TextParser(), FASTAI)):
+        # fine_tune's two fits: the second table counts from epoch 0 again (a reset, kept in order)
+        assert pts(batch, "train_loss") == [(0, 0.958474), (0, 0.324785), (1, 0.217309), (2, 0.14212)]
+        assert pts(batch, "valid_loss") == [(0, 0.251364), (0, 0.201208), (2, 0.178815)]  # '#na#': no point
+        assert set(batch.series) == {"train_loss", "valid_loss", "error_rate"}  # a time is no number
+        assert batch.meta["step_key"] == "epoch"
+
+
+def test_a_table_header_read_before_its_first_row_is_kept_for_the_rows_that_follow():
+    parser = TextParser()
+    head = parser.feed(b"epoch     train_loss  valid_loss  accuracy  time    \n", 1)
+    assert not head.series and head.unmatched == 0
+    later = parser.feed(b"0         0.183164    0.049557    0.983807  00:11     \n", 2)
+    assert pts(later, "train_loss") == [(0, 0.183164)]
+    assert pts(later, "accuracy") == [(0, 0.983807)]
+
+
+def test_a_line_like_a_table_header_does_not_keep_the_general_reader_away():
+    parser = TextParser()
+    parser.feed(b"step     loss_scale  loss  notes\n", 1)  # looks like a header, no row follows
+    batch = parser.feed(b"step 10: loss=2.5, lr=0.1\nstep 20: loss=2.25, lr=0.1\n", 2)
+    assert pts(batch, "loss") == [(10, 2.5), (20, 2.25)]

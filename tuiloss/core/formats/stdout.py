@@ -57,6 +57,7 @@ class _State:
     done_epoch: float | None = None  # Keras 3: the epoch whose final (validated) bar was read
     seen_val: bool = False
     epochs_unvalidated: bool = False  # Keras 3: an epoch ended with no validated bar
+    table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class Family:
     generic: bool = False
     hint: str | tuple[str, ...] | None = None  # text every match of the family contains
     layout: bool = False
+    weak: bool = False  # a guess from few lines: any other family found later replaces it
 
 
 def _num(text: str) -> float | None:
@@ -339,6 +341,49 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
                 _emit(state, step, key, value)
     if "planned_epochs" in state.meta and state.counter.size:
         state.meta["planned_steps"] = state.meta["planned_epochs"] * state.counter.size
+
+
+# a table's header: a counter, then one word a column, a loss among them (``epoch train_loss valid_loss time``)
+_TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*loss)(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
+_TABLE_HEAD = re.compile(r"^[ \t]*(?P<head>" + _TABLE_WORDS + r")[ \t]*\r?$", re.M | re.I)
+_TABLE_ROW = re.compile(r"^[ \t]*\d+[ \t].*$", re.M)
+_NOT_AVAILABLE = frozenset({"#na#", "-", "--", "n/a", "na", "none"})
+
+
+def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """A table of one row a step under a header of one word a column, as fastai prints it::
+
+        epoch     train_loss  valid_loss  accuracy  time
+        0         0.183164    0.049557    0.983807  00:11
+
+    A header again starts a new table (``fine_tune``'s second fit counts its epochs from 0:
+    a reset). A row with another number of cells is no row; a cell that says nothing
+    (``#na#``: no validation that epoch) or is no number (a time) gives no point.
+    """
+    state = parser.state
+    heads = {m.start(): m for m in _TABLE_HEAD.finditer(text)}
+    rows = [m for m in _TABLE_ROW.finditer(text)] if state.table is not None or heads else []
+    for match in sorted([*heads.values(), *rows], key=lambda m: m.start()):
+        if match.start() in heads and match.re is _TABLE_HEAD:
+            state.table = tuple(match["head"].split())
+            parser.matched += 1
+            continue
+        if state.table is None:
+            continue
+        cells = match[0].split()
+        if len(cells) != len(state.table):
+            continue  # a progress line, a number that starts other text
+        parser.matched += 1
+        step = float(cells[0])
+        state.step = step
+        state.meta["step_key"] = state.table[0].lower()
+        found = False
+        for name, cell in zip(state.table[1:], cells[1:]):
+            if cell.lower() in _NOT_AVAILABLE or ":" in cell:
+                continue
+            found = _emit(state, step, name, _num(cell)) or found
+        if not found:
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
 # -- the general reader: key: value, key=value, dict and JSON lines ---------------
@@ -740,6 +785,13 @@ FAMILIES: tuple[Family, ...] = (
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
+    # last: only a log in which the general reader finds nothing is looked at for a table
+    Family(
+        "table",
+        re.compile(r"(?i)\n[ \t]*" + _TABLE_WORDS + r"[ \t]*\r?(?:\n|$)"),
+        _parse_table,
+        weak=True,
+    ),
 )
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
 _ALIASES = {"hf_dict": "generic"}  # read by the general reader since dicts are one of its shapes
@@ -829,10 +881,10 @@ class TextParser(LineParser):
 
     def _detect(self, data: bytes) -> str | None:
         """Lock onto the family ``data`` shows, unless one is fixed or specific; the text decoded to see, if any."""
-        if self._fixed or (self.family is not None and not self.family.generic):
+        if self._fixed or (self.family is not None and not self.family.generic and not self.family.weak):
             return None
         found, text = _detect_in(data)
-        if found is not None and (self.family is None or not found.generic):
+        if found is not None and (self.family is None or self.family.weak or not (found.generic or found.weak)):
             self.family = found
         return text
 
