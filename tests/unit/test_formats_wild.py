@@ -579,3 +579,39 @@ def test_a_line_like_a_table_header_does_not_keep_the_general_reader_away():
     parser.feed(b"step     loss_scale  loss  notes\n", 1)  # looks like a header, no row follows
     batch = parser.feed(b"step 10: loss=2.5, lr=0.1\nstep 20: loss=2.25, lr=0.1\n", 2)
     assert pts(batch, "loss") == [(10, 2.5), (20, 2.25)]
+
+
+# -- gradient boosting: a round a line ------------------------------------------------------
+
+LIGHTGBM = (
+    "[LightGBM] [Info] Number of positive: 3000, number of negative: 7000\n"
+    "Training until validation scores don't improve for 2 rounds\n"
+    "[1]\ttraining's binary_logloss: 0.61\tvalid_1's binary_logloss: 0.63\n"
+    "[2]\ttraining's binary_logloss: 0.55\tvalid_1's binary_logloss: 0.58\n"
+    "[3]\ttraining's binary_logloss: 0.5\tvalid_1's binary_logloss: 0.59\n"
+    "[4]\ttraining's binary_logloss: 0.46\tvalid_1's binary_logloss: 0.6\n"
+    "Early stopping, best iteration is:\n"
+    "[2]\ttraining's binary_logloss: 0.55\tvalid_1's binary_logloss: 0.58\n"
+)
+
+
+def test_lightgbm_rounds_and_its_best_round_printed_again_is_no_point():
+    for batch in (TextParser().feed(LIGHTGBM.encode(), 1), feed_lines(TextParser(), LIGHTGBM)):
+        # the copy of round 2 after 'best iteration is:' would read as a step counter going back
+        assert pts(batch, "training/binary_logloss") == [(1, 0.61), (2, 0.55), (3, 0.5), (4, 0.46)]
+        assert pts(batch, "valid_1/binary_logloss") == [(1, 0.63), (2, 0.58), (3, 0.59), (4, 0.6)]
+
+
+def test_xgboost_and_catboost_rounds():
+    xgb = b"[0]\ttrain-logloss:0.61\teval-logloss:0.62\n[1]\ttrain-logloss:0.54\teval-logloss:0.57\n"
+    batch = TextParser().feed(xgb, 1)
+    assert pts(batch, "train-logloss") == [(0, 0.61), (1, 0.54)]
+    assert pts(batch, "eval-logloss") == [(0, 0.62), (1, 0.57)]
+    cat = (
+        b"Learning rate set to 0.05\n"
+        b"0:\tlearn: 0.6703\ttest: 0.6712\tbest: 0.6712 (0)\ttotal: 55ms\tremaining: 54.9s\n"
+        b"1:\tlearn: 0.6490\ttest: 0.6520\tbest: 0.6520 (1)\ttotal: 60ms\tremaining: 30s\n"
+    )
+    batch = TextParser().feed(cat, 1)
+    assert pts(batch, "learn") == [(0, 0.6703), (1, 0.649)]
+    assert set(batch.series) == {"learn", "test"}  # the best so far and the clock are no series

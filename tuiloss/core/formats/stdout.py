@@ -58,6 +58,7 @@ class _State:
     seen_val: bool = False
     epochs_unvalidated: bool = False  # Keras 3: an epoch ended with no validated bar
     table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
+    best_next: bool = False  # LightGBM: the read ended at 'Best iteration is:'; its copy of a round follows
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,36 @@ def _parse_llmc(parser: "TextParser", text: str, first_line: int, batch: Batch) 
             found += _emit(state, step, pair[1], _num(pair[2]))
         if not found:
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+
+
+# Gradient boosting, a line a round: XGBoost ``[12]\ttrain-logloss:0.51\teval-logloss:0.55``,
+# LightGBM ``[10]\tvalid_0's binary_logloss: 0.5``, CatBoost ``12:\tlearn: 0.67\ttest: 0.68\tbest: ...``
+_BOOST = re.compile(r"^(?:\[(\d+)\]|(\d+):)\t(.*)$", re.M)
+_BOOST_PAIR = re.compile(r"^(?P<key>[A-Za-z_][\w.@\-]*(?:'s [\w.@\-]+)?):\s?(?P<value>" + NUM + r")$")
+_BOOST_NOT_METRICS = frozenset({"best", "total", "remaining"})  # CatBoost's best so far and its clock
+
+
+def _parse_boost(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """A round a line. LightGBM's early stopping prints its best round again after
+    ``Best iteration is:``: a copy of a point read before, not a round of its own."""
+    state = parser.state
+    carried, state.best_next = state.best_next, False
+    for match in _BOOST.finditer(text):
+        parser.matched += 1
+        before = text[max(text.rfind("\n", 0, max(match.start() - 1, 0)), 0) : match.start()]
+        if "est iteration is" in before or (match.start() == 0 and carried):
+            continue
+        step = float(match[1] if match[1] is not None else match[2])
+        state.step = step
+        state.meta["step_key"] = "iteration"
+        found = 0
+        for part in match[3].split("\t"):
+            pair = _BOOST_PAIR.match(part.strip())
+            if pair is not None and pair["key"] not in _BOOST_NOT_METRICS:
+                found += _emit(state, step, pair["key"].replace("'s ", "/"), _num(pair["value"]))
+        if not found:
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+    state.best_next = text.rstrip().endswith("est iteration is:")
 
 
 _MEGATRON = re.compile(r"^.*?\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$", re.M)
@@ -784,6 +815,12 @@ FAMILIES: tuple[Family, ...] = (
     Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
+    Family(
+        "boost",
+        re.compile(r"\n(?:\[\d+\]|\d+:)\t[A-Za-z_][\w.@\-]*(?:'s [\w.@\-]+)?:\s?[-+]?(?:\d|\.\d|nan|inf)"),
+        _parse_boost,
+        hint="\t",
+    ),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
     # last: only a log in which the general reader finds nothing is looked at for a table
     Family(
