@@ -615,3 +615,43 @@ def test_xgboost_and_catboost_rounds():
     batch = TextParser().feed(cat, 1)
     assert pts(batch, "learn") == [(0, 0.6703), (1, 0.649)]
     assert set(batch.series) == {"learn", "test"}  # the best so far and the clock are no series
+
+
+# -- Ultralytics: a settings dump, then a table whose rows end in the epoch's bar ------------
+
+YOLO_HEAD = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n"
+
+
+def _yolo_row(epoch: str, box: str, bar: str) -> str:
+    return f"{epoch:>11}{'1.19G':>11}{box:>11}{'3.009':>11}{'1.465':>11}{'2':>11}{'640':>11}: {bar}"
+
+
+YOLO = (
+    "Ultralytics YOLOv8.2.103 Python-3.11.13 torch-2.6.0+cu124 CUDA:0 (Tesla T4, 15095MiB)\n"
+    "engine/trainer: task=detect, mode=train, model=yolov8n.pt, epochs=20, patience=100, batch=8,"
+    " imgsz=640, save=True, device=None, lr0=0.01, momentum=0.937, box=7.5, cls=0.5, dfl=1.5\n"
+    "Starting training for 20 epochs...\n\n"
+    + YOLO_HEAD
+    + _yolo_row("1/20", "1.2", " 25%|##5       | 1/4 [00:00<00:01,  2.66it/s]") + "\r"
+    + _yolo_row("1/20", "1.018", "100%|##########| 4/4 [00:01<00:00,  2.66it/s]") + "\n"
+    + "                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|####| 1/1 [00:00<00:00]\n"
+    + "                   all          7         14    0.00667          1      0.307      0.197\n\n"
+    + YOLO_HEAD
+    + _yolo_row("2/20", "0.8308", "100% 4/4 [00:00<00:00,  7.24it/s]") + "\n"
+)
+
+
+def test_ultralytics_stdout_reads_each_epoch_s_finished_row_and_no_setting():
+    for batch in (TextParser().feed(YOLO.encode(), 1), feed_lines(TextParser(), YOLO)):
+        # the row redrawn half-way through epoch 1 is progress; the settings line gives nothing
+        assert pts(batch, "box_loss") == [(1, 1.018), (2, 0.8308)]
+        assert set(batch.series) == {"box_loss", "cls_loss", "dfl_loss", "Instances", "Size"}  # '1.19G' no number
+        assert batch.meta["planned_steps"] == 20
+
+
+def test_a_settings_dump_with_a_batch_size_is_no_record():
+    line = b"engine/trainer: task=detect, mode=train, model=yolov8n.pt, epochs=20, batch=8, imgsz=640, save=True\n"
+    assert not TextParser().feed(line, 1).series
+    # a record that carries a word or two among its numbers is still read
+    record = b"step=10, split=train, loss=2.5, lr=0.1\n"
+    assert pts(TextParser().feed(record, 1), "loss") == [(10, 2.5)]

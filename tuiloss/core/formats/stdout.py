@@ -377,7 +377,9 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
 # a table's header: a counter, then one word a column, a loss among them (``epoch train_loss valid_loss time``)
 _TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*loss)(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
 _TABLE_HEAD = re.compile(r"^[ \t]*(?P<head>" + _TABLE_WORDS + r")[ \t]*\r?$", re.M | re.I)
-_TABLE_ROW = re.compile(r"^[ \t]*\d+[ \t].*$", re.M)
+_TABLE_ROW = re.compile(r"^[ \t]*\d+(?:/\d+)?[ \t].*$", re.M)
+# where a row's progress bar starts: ``640: 100%|###| 4/4 [...]`` (Ultralytics), its percentage
+_TABLE_BAR = re.compile(r":\s+(\d{1,3})%")
 _NOT_AVAILABLE = frozenset({"#na#", "-", "--", "n/a", "na", "none"})
 
 
@@ -387,34 +389,61 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
         epoch     train_loss  valid_loss  accuracy  time
         0         0.183164    0.049557    0.983807  00:11
 
+    and Ultralytics, whose row ends in the epoch's progress bar, redrawn in place::
+
+          Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
+           1/20      1.19G      1.018      3.009      1.465          2        640: 100%|####| 4/4 [...]
+
     A header again starts a new table (``fine_tune``'s second fit counts its epochs from 0:
-    a reset). A row with another number of cells is no row; a cell that says nothing
-    (``#na#``: no validation that epoch) or is no number (a time) gives no point.
+    a reset). A row with another number of cells is no row; a row whose bar is not full is
+    progress (its values are running means); a cell that says nothing (``#na#``: no
+    validation that epoch) or is no number (a time, ``1.19G``) gives no point.
     """
     state = parser.state
-    heads = {m.start(): m for m in _TABLE_HEAD.finditer(text)}
-    rows = [m for m in _TABLE_ROW.finditer(text)] if state.table is not None or heads else []
-    for match in sorted([*heads.values(), *rows], key=lambda m: m.start()):
-        if match.start() in heads and match.re is _TABLE_HEAD:
+    heads = {m.start() for m in _TABLE_HEAD.finditer(text)}
+    found = [m for m in _TABLE_HEAD.finditer(text)]
+    if state.table is not None or found:
+        found += _TABLE_ROW.finditer(text)
+    for match in sorted(found, key=lambda m: (m.start(), m.re is not _TABLE_HEAD)):
+        if match.re is _TABLE_HEAD:
             state.table = tuple(match["head"].split())
             parser.matched += 1
             continue
-        if state.table is None:
+        if state.table is None or match.start() in heads:
             continue
-        cells = match[0].split()
-        if len(cells) != len(state.table):
+        read = None
+        for redraw in match[0].split("\r"):
+            row = _table_row(state, redraw)
+            read = row if row is not None else read
+        if read is None:
             continue  # a progress line, a number that starts other text
         parser.matched += 1
-        step = float(cells[0])
-        state.step = step
-        state.meta["step_key"] = state.table[0].lower()
-        found = False
-        for name, cell in zip(state.table[1:], cells[1:]):
-            if cell.lower() in _NOT_AVAILABLE or ":" in cell:
-                continue
-            found = _emit(state, step, name, _num(cell)) or found
-        if not found:
+        if not read:
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+
+
+def _table_row(state: _State, text: str) -> bool | None:
+    """Read one row of the table: whether it gave points; None when it is no finished row."""
+    bar = _TABLE_BAR.search(text)
+    if bar is not None:
+        if bar[1] != "100":
+            return None
+        text = text[: bar.start()]
+    cells = text.split()
+    if len(cells) != len(state.table) or not cells[0].split("/")[0].isdigit():
+        return None
+    counter, _, total = cells[0].partition("/")
+    step = float(counter)
+    state.step = step
+    state.meta["step_key"] = state.table[0].lower()
+    if total.isdigit() and int(total) > 0:
+        state.meta["planned_steps"] = float(total)
+    found = False
+    for name, cell in zip(state.table[1:], cells[1:]):
+        if cell.lower() in _NOT_AVAILABLE or ":" in cell:
+            continue
+        found = _emit(state, step, name, _num(cell)) or found
+    return found
 
 
 # -- the general reader: key: value, key=value, dict and JSON lines ---------------
@@ -668,6 +697,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     ruled = line.count("|") >= 3
     if not ruled and _ANY_PAIR.search(line) is None and _SPACED_AFTER_COUNTER.search(line) is None:
         return False  # no key next to a number (a progress bar, a banner): nothing to read
+    if "=" in line and _is_settings(line):
+        return False
     counters = []
     after = 0  # where the last counter ends: "key value" fields may follow it
     for match in _COUNTER.finditer(line):
@@ -723,6 +754,22 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         for key, number in items:
             _emit(state, step, key, number)
     return True
+
+
+# ``task=detect``, ``save=True``, ``device=None``, ``model=yolov8n.pt``: a setting, not a measurement
+_WORD_PAIR = re.compile(r"(?<![\w.\-])[A-Za-z_][\w.\-]*=(?:True|False|None|null|true|false|[A-Za-z_./'\"])")
+
+
+def _is_settings(line: str) -> bool:
+    """Whether a line is a settings dump (``engine/trainer: task=detect, mode=train, epochs=20,
+    batch=8, ...``): three settings or more that are words, not numbers. Its ``batch=8`` is the
+    batch size, not a counter, and its numbers are settings, not points."""
+    found = 0
+    for _ in _WORD_PAIR.finditer(line):
+        found += 1
+        if found >= 3:
+            return True
+    return False
 
 
 def _read_eval_bar(parser: "TextParser", line: str, bar: re.Match, phase: str) -> bool:
@@ -831,6 +878,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
 )
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
+_TABLE = FAMILIES[-1]
 _ALIASES = {"hf_dict": "generic"}  # read by the general reader since dicts are one of its shapes
 _DETECT_PREFIX = 1 << 16  # bytes of a chunk decoded to detect its family first
 
@@ -892,6 +940,7 @@ class TextParser(LineParser):
         self.reached: float | None = None  # the step of the last point read: where an event line happened
         self.events: dict[str, tuple[list[float], list[float]]] = {}  # events read, not yet in a batch
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
+        self.read_any = False  # whether the family read a point yet (a guess may still change before)
 
     def restart(self) -> None:
         self.state = _State()
@@ -901,11 +950,13 @@ class TextParser(LineParser):
         self.reached = None
         self.events = {}
         self.layouts.reset()
+        self.read_any = False
         if not self._fixed:
             self.family = None
 
     def feed(self, data: bytes, first_line: int) -> Batch:
         batch = self._reach(self._feed(data, first_line))
+        self.read_any = self.read_any or bool(batch.series)
         for series, (steps, values) in self.events.items():  # derived from lines that stay other text
             batch.add(series, steps, values)
         self.events = {}
@@ -918,10 +969,20 @@ class TextParser(LineParser):
 
     def _detect(self, data: bytes) -> str | None:
         """Lock onto the family ``data`` shows, unless one is fixed or specific; the text decoded to see, if any."""
-        if self._fixed or (self.family is not None and not self.family.generic and not self.family.weak):
+        family = self.family
+        if self._fixed or (family is not None and not family.generic and not (family.weak and not self.read_any)):
             return None
         found, text = _detect_in(data)
-        if found is not None and (self.family is None or self.family.weak or not (found.generic or found.weak)):
+        if found is not None and found.generic and not self.read_any:
+            # the general reader finds nothing to read so far (a settings dump matched it): a table may
+            text = _decode(data) if text is None else text
+            if _TABLE.detect.search("\n" + text) is not None:
+                found = _TABLE
+        if found is not None and (
+            family is None
+            or (not self.read_any and (family.weak or family.generic))
+            or (family.generic and not (found.generic or found.weak))
+        ):
             self.family = found
         return text
 
