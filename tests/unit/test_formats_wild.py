@@ -655,3 +655,26 @@ def test_a_settings_dump_with_a_batch_size_is_no_record():
     # a record that carries a word or two among its numbers is still read
     record = b"step=10, split=train, loss=2.5, lr=0.1\n"
     assert pts(TextParser().feed(record, 1), "loss") == [(10, 2.5)]
+
+
+# -- TensorFlow's Estimator: 'loss = X, step = N' from its hooks, and its evaluation's dict ---
+
+TF_ESTIMATOR = (
+    "INFO:tensorflow:Calling model_fn.\n"
+    "INFO:tensorflow:loss = 2.4, step = 0\n"
+    "I0301 12:00:00.123456 140123 basic_session_run_hooks.py:262] loss = 1.89, step = 100 (0.512 sec)\n"
+    "INFO:tensorflow:global_step/sec: 195.3\n"
+    "INFO:tensorflow:loss = 1.5, step = 200 (0.498 sec)\n"
+    "INFO:tensorflow:Saving dict for global step 200: accuracy = 0.85, global_step = 200, loss = 1.62\n"
+)
+
+
+def test_tensorflow_estimator_loss_and_step_and_its_evaluation_dict():
+    for batch in (TextParser().feed(TF_ESTIMATOR.encode(), 1), feed_lines(TextParser(), TF_ESTIMATOR)):
+        assert pts(batch, "loss") == [(0, 2.4), (100, 1.89), (200, 1.5)]  # the evaluation's loss is not the training's
+        assert pts(batch, "eval_loss") == [(200, 1.62)]
+        assert pts(batch, "eval_accuracy") == [(200, 0.85)]
+        assert "global_step" not in batch.series
+    # a record that puts other pairs before its step is read whole
+    batch = TextParser().feed(b"epoch = 1, step = 5, loss = 2.5\n", 1)
+    assert pts(batch, "loss") == [(5, 2.5)]

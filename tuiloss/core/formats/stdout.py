@@ -204,6 +204,31 @@ def _parse_boost(parser: "TextParser", text: str, first_line: int, batch: Batch)
     state.best_next = text.rstrip().endswith("est iteration is:")
 
 
+# TensorFlow's Estimator (its hooks, through Python logging or absl): ``INFO:tensorflow:loss = 2.3,
+# step = 100 (0.512 sec)``; its evaluation: ``Saving dict for global step 1000: accuracy = 0.85, ...``
+_TF_TRAIN = re.compile(r"^(?P<pairs>.*?\b[A-Za-z_][\w/.]*\s=\s" + NUM + r",\s(?:global_)?step\s=\s(?P<step>\d+)\b.*)$", re.M)
+_TF_EVAL = re.compile(r"^.*?\bSaving dict for global step (?P<step>\d+):(?P<pairs>.*)$", re.M)
+_TF_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w/.]*)\s=\s(?P<value>" + NUM + r")(?=,|\s|$)")
+
+
+def _parse_tf(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    state = parser.state
+    evals = [(m, "eval_") for m in _TF_EVAL.finditer(text)]
+    at = {m.start() for m, _ in evals}
+    found = [(m, "") for m in _TF_TRAIN.finditer(text) if m.start() not in at] + evals
+    for match, prefix in sorted(found, key=lambda item: item[0].start()):
+        parser.matched += 1
+        step = float(match["step"])
+        state.step = step
+        state.meta["step_key"] = "global_step"
+        read = 0
+        for pair in _TF_PAIR.finditer(match["pairs"]):
+            if _counter_name(pair["key"]) is None:
+                read += _emit(state, step, prefix + pair["key"], _num(pair["value"]))
+        if not read:
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+
+
 _MEGATRON = re.compile(r"^.*?\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$", re.M)
 _MEGATRON_VAL = re.compile(r"^.*?\bvalidation loss at iteration\s+(\d+)\s*\|(.*)$", re.M)
 
@@ -862,6 +887,12 @@ FAMILIES: tuple[Family, ...] = (
     Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
+    Family(
+        "tf_estimator",
+        re.compile(r"(?m)(?:, step = \d+\b|Saving dict for global step \d+:)"),
+        _parse_tf,
+        hint=(", step = ", "Saving dict for global step"),
+    ),
     Family(
         "boost",
         re.compile(r"\n(?:\[\d+\]|\d+:)\t[A-Za-z_][\w.@\-]*(?:'s [\w.@\-]+)?:\s?[-+]?(?:\d|\.\d|nan|inf)"),
