@@ -678,3 +678,22 @@ def test_tensorflow_estimator_loss_and_step_and_its_evaluation_dict():
     # a record that puts other pairs before its step is read whole
     batch = TextParser().feed(b"epoch = 1, step = 5, loss = 2.5\n", 1)
     assert pts(batch, "loss") == [(5, 2.5)]
+
+
+# -- PyTorch's MNIST example: a batch line in the epoch, then the test set's summary ----------
+
+MNIST = (
+    "Train Epoch: 1 [0/60000 (0%)]\tLoss: 2.300039\n"
+    "Train Epoch: 1 [640/60000 (1%)]\tLoss: 2.213470\n"
+    "\nTest set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)\n\n"
+    "Train Epoch: 2 [0/60000 (0%)]\tLoss: 0.0871\n"
+    "Test: [   0/29]  Time: 0.560 (0.560)  Loss:  0.6912 (0.6912)  Acc@1: 87.5000 (87.5000)\n"
+)
+
+
+def test_a_test_set_summary_is_the_evaluation_at_the_step_reached():
+    for batch in (TextParser().feed(MNIST.encode(), 1), feed_lines(TextParser(), MNIST)):
+        assert pts(batch, "Loss") == [(0, 2.300039), (640, 2.21347), (60000, 0.0871)]
+        assert pts(batch, "test_Average loss") == [(640, 0.0474)]
+        # an evaluation's batch line (timm's 'Test: [ 0/29]') is none of these: its values are one batch's
+        assert set(batch.series) == {"Loss", "test_Average loss"}

@@ -842,8 +842,17 @@ def _read_dict_line(parser: "TextParser", body: str) -> bool:
     return True
 
 
+# an evaluation's summary line: ``Test set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)``
+_EVAL_HEAD = re.compile(r"^\W*(?P<phase>test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?\s*[:|\-]\s", re.I)
+_BRACKET_COUNT = re.compile(r"\[\s*\d+\s*/\s*\d+\s*\]")
+
+
 def _read_alone(parser: "TextParser", line: str) -> bool:
-    """A line that is one metric and nothing else, placed at the latest step."""
+    """A line with no counter: one metric and nothing else, or an evaluation's summary
+    (``Test set: Average loss: 0.0474, ...``), placed at the latest step."""
+    head = _EVAL_HEAD.match(line)
+    if head is not None and _BRACKET_COUNT.search(line) is None:  # ``Test: [ 3/29] ...``: one batch of it
+        return _read_eval_summary(parser, line[head.end() :], head["phase"].lower())
     pairs = _fields(line)
     if len(pairs) != 1 or not _METRIC_WORD.search(pairs[0][0]):
         return False
@@ -852,6 +861,19 @@ def _read_alone(parser: "TextParser", line: str) -> bool:
         return False
     state = parser.state
     _emit(state, state.step if state.step is not None else 0.0, pairs[0][0], pairs[0][1])
+    return True
+
+
+def _read_eval_summary(parser: "TextParser", rest: str, phase: str) -> bool:
+    pairs = [(key, value) for key, value in _fields(rest) if _counter_name(key) is None]
+    if not pairs or not any(_METRIC_WORD.search(key) for key, _ in pairs):
+        return False
+    state = parser.state
+    state.derived = True  # placed by the lines before it: no layout reads it
+    prefix = _EVAL_PHASE.get(phase, phase)
+    step = state.step if state.step is not None else 0.0
+    for key, value in pairs:
+        _emit(state, step, key if _EVAL_NAME.match(key) else f"{prefix}_{key}", value)
     return True
 
 
