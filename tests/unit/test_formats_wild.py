@@ -697,3 +697,13 @@ def test_a_test_set_summary_is_the_evaluation_at_the_step_reached():
         assert pts(batch, "test_Average loss") == [(640, 0.0474)]
         # an evaluation's batch line (timm's 'Test: [ 0/29]') is none of these: its values are one batch's
         assert set(batch.series) == {"Loss", "test_Average loss"}
+
+
+def test_a_pandas_index_column_is_the_step_of_a_history_without_a_counter():
+    """``pd.DataFrame(history.history).to_csv(path)`` writes the index first, with no name."""
+    batch = CsvParser().feed(b",loss,val_loss\n0,0.9,1.0\n1,0.5,0.7\n2,0.4,0.6\n", 1)
+    assert pts(batch, "loss") == [(0, 0.9), (1, 0.5), (2, 0.4)]
+    assert set(batch.series) == {"loss", "val_loss"}  # the index is the axis, not a metric
+    dated = CsvParser().feed(b",loss\n2024-01-01,0.9\n2024-01-02,0.5\n", 1)
+    assert pts(dated, "loss") == [(0, 0.9), (1, 0.5)]  # an index of dates: the rows are numbered
+    assert not dated.skipped

@@ -54,6 +54,7 @@ class CsvParser:
         self.metric_columns: set[str] = set()
         self._reading = False  # a big read was made and the file is not read to its end yet
         self._last_header: tuple[bytes, list[str], str | None, str | None, int] | None = None
+        self._index_step = False  # the step is pandas' unnamed index column, while it holds numbers
 
     def restart(self) -> None:
         """The file starts again: its next header is read, or (a truncation that kept the
@@ -222,8 +223,13 @@ class CsvParser:
                 continue
             self.delimiter = delimiter
             self.header = line.lstrip(b"\xef\xbb\xbf")
-            self.columns = _unique(names)
+            self.columns = _unique(["index" if k == 0 and not name else name for k, name in enumerate(names)])
             self.step_column = find_step_key(self.columns)
+            if self.step_column is None and not names[0]:
+                # pandas' ``to_csv`` writes its index first, unnamed: the row's number (a Keras
+                # history's epoch), the step when no counter is written
+                self.step_column = self.columns[0]
+                self._index_step = True
             break
         return start, first_line, skipped
 
@@ -234,6 +240,8 @@ class CsvParser:
         """
         if not columns:
             return
+        if self._index_step and self.step_column in columns and columns[self.step_column].dtype.kind not in "fiub":
+            self.step_column, self._index_step = None, False  # an index of dates or names: rows are numbered
         rows_read = len(next(iter(columns.values())))
         if not rows_read:
             return
