@@ -155,3 +155,20 @@ def test_odd_series_always_get_one_verdict_and_never_raise(higher):
             assert result.verdict is not None and result.verdict.kind in KINDS
             json.dumps(verdict_json(result.verdict), allow_nan=False)
         json.dumps([anomaly_json(a) for a in result.anomalies], allow_nan=False)
+
+
+@pytest.mark.parametrize("sigma", [0.1, 0.2, 0.3, 0.4])
+@pytest.mark.parametrize("n", [60, 200, 1000, 5000])
+def test_a_flat_run_in_loud_noise_made_no_progress_whatever_its_length(sigma, n):
+    """A run that never learned, its loss noisy by sigma in log space: the start (a median of a
+    few points) and the lowest smoothed level stand apart by chance, which is no progress."""
+    rng = np.random.default_rng(int(sigma * 100) * 100_000 + n)
+    assert verdict(2.3 * np.exp(sigma * rng.standard_normal(n))).kind == "no_progress"
+
+
+@pytest.mark.parametrize("sigma", [0.1, 0.3])
+def test_a_run_that_halves_its_loss_in_loud_noise_made_progress(sigma):
+    rng = np.random.default_rng(7)
+    n = 1000
+    clean = 2.3 * (0.5 + 0.5 * np.exp(-np.arange(n) / 150.0))
+    assert verdict(clean * np.exp(sigma * rng.standard_normal(n))).kind in ("converged", "improving")

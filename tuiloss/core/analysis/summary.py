@@ -230,6 +230,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         spikes=[(ex.onset, ex.end) for ex in shown if ex.end >= 0],
         half=_inner_half(blocks),
         near_zero=near_zero,
+        point_noise=_point_noise(scan),
     )
     verdict = _verdict(judged, scan, fs, nf, near_zero, final)
     convergence = verdict.step if verdict.kind == "converged" else None

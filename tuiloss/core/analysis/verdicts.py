@@ -11,7 +11,10 @@ The verdicts, in the order they are decided:
   back, a jump into a dead plateau, or a rise into NaN/Inf), or the series ends in a
   stretch of NaN/Inf (at least 3 points and 1% of them); ``step`` is where it began.
 * ``no_progress``: the smoothed loss never went ``NO_PROGRESS`` (10%) below its starting
-  level (the median of its first 2% of points, at least 3 and at most 51).
+  level (the median of its first 2% of points, at least 3 and at most 51), nor further
+  below it than the noise alone takes it: a flat noisy run's start (a median of a few
+  points) and lowest smoothed level (the least of many noisy medians) stand apart by
+  chance, ``START_Z`` and ``BEST_Z`` of their standard errors at most.
 * ``unsettled``: the log ends inside a spike that has not recovered yet.
 * ``improving``: the loss is still reaching new lows: over the last 20% of the run the
   smoothed level fell at least ``STILL_FALLING`` (3%, and four noise sigmas of the
@@ -43,6 +46,11 @@ START_POINTS = 51
 #: A run that ends in at least this many NaN/Inf points (and 1% of them) ended non-finite.
 NONFINITE_END = 3
 NO_PROGRESS = math.log(1.1)
+#: Standard errors of the start level and of the lowest smoothed level that a flat run's
+#: noise may put between them (measured on flat runs of white noise, 30 to 50,000 points:
+#: under this bound in 99% of them).
+START_Z = 3.5
+BEST_Z = 3.0
 STILL_FALLING = math.log(1.03)
 #: Fewer points than ``TOO_SHORT`` (but at least this many) can still show no progress,
 #: when they barely move: their 5th-95th percentile spread under half of ``NO_PROGRESS``.
@@ -105,6 +113,7 @@ def judge(
     spikes: list[tuple[int, int]],
     half: int,
     near_zero: bool = False,
+    point_noise: float = 0.0,
 ) -> Judged:
     """The verdict of one series (finite values ``y`` in the analysis space).
 
@@ -119,6 +128,7 @@ def judge(
         spikes: ``(onset, end)`` of each reported, recovered spike (finite indices).
         half: half-width of the running median used inside a block.
         near_zero: the series oscillates around zero (see :mod:`severity`).
+        point_noise: the robust noise sigma of single points (analysis space), 0 if unknown.
     """
     nf = len(y)
     if nf < TOO_SHORT:
@@ -136,14 +146,15 @@ def judge(
     if near_zero:
         return Judged("near_zero")
     nb = len(blocks)
-    zc = running_median(blocks.level, max(1, int(round(0.025 * nb)))) if nb >= 5 else blocks.level
+    width = max(1, int(round(0.025 * nb))) if nb >= 5 else 0
+    zc = running_median(blocks.level, width) if width else blocks.level
     k = max(3, min(nf // 50, START_POINTS))
     start = median(y[:k])
     tail = max(1, nb // 20)
     final = median(zc[-tail:])
     scale = 1.0 if log else max(abs(final), abs(start), 1e-12)
     best = float(np.min(zc))
-    if start - best < _rel(NO_PROGRESS, log) * scale:
+    if start - best < max(_rel(NO_PROGRESS, log) * scale, _chance_fall(point_noise, k, (2 * width + 1) * nf / nb)):
         return Judged("no_progress", level=final, start=start)
     if open_spike is not None:
         return Judged("unsettled", open_spike)
@@ -165,6 +176,15 @@ def judge(
         if onset <= at < end:  # never inside a spike: from its recovery
             at = min(end, nf - 1)
     return Judged("converged", at, final, band)
+
+
+def _chance_fall(point_noise: float, start_points: int, level_points: float) -> float:
+    """How far below the start level the lowest smoothed level of a flat run may fall by chance:
+    the start is a median of ``start_points`` points, each smoothed level one of about
+    ``level_points`` (a median's standard error is 1.25 sigma over the root of its points)."""
+    if point_noise <= 0:
+        return 0.0
+    return 1.25 * point_noise * (START_Z / math.sqrt(start_points) + BEST_Z / math.sqrt(max(level_points, 1.0)))
 
 
 def _rel(fraction_log: float, log: bool) -> float:
