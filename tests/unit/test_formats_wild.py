@@ -699,6 +699,20 @@ def test_a_test_set_summary_is_the_evaluation_at_the_step_reached():
         assert set(batch.series) == {"Loss", "test_Average loss"}
 
 
+def test_timm_s_last_evaluation_batch_gives_its_running_means():
+    data = (
+        "Train: 0 [  32/33 (100%)]  Loss: 1.336 (4.00)  Time: 0.934s,    8.57/s  (0.218s,   36.68/s)  LR: 5.000e-04  Data: 0.000 (0.014)\n"
+        "Test: [   0/29]  Time: 0.560 (0.560)  Loss:  0.6912 (0.6912)  Acc@1: 87.5000 (87.5000)  Acc@5: 100.0000 (100.0000)\n"
+        "Test: [  29/29]  Time: 0.041 (0.064)  Loss:  0.5951 (0.5882)  Acc@1: 81.2500 (87.5000)  Acc@5: 100.0000 (99.3750)\n"
+        "Train: 1 [   0/33 (  0%)]  Loss: 0.5741 (0.574)  Time: 0.645s,   24.82/s  (0.645s,   24.82/s)  LR: 5.000e-04  Data: 0.477 (0.477)\n"
+    )
+    for batch in (TextParser().feed(data.encode(), 1), feed_lines(TextParser(), data)):
+        assert pts(batch, "Loss") == [(32, 1.336), (33, 0.5741)]
+        assert pts(batch, "test_Loss") == [(32, 0.5882)]  # the mean over the evaluation, at the step reached
+        assert pts(batch, "test_Acc@1") == [(32, 87.5)]
+        assert "test_Time" not in batch.series
+
+
 def test_a_pandas_index_column_is_the_step_of_a_history_without_a_counter():
     """``pd.DataFrame(history.history).to_csv(path)`` writes the index first, with no name."""
     batch = CsvParser().feed(b",loss,val_loss\n0,0.9,1.0\n1,0.5,0.7\n2,0.4,0.6\n", 1)

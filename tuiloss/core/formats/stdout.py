@@ -844,15 +844,22 @@ def _read_dict_line(parser: "TextParser", body: str) -> bool:
 
 # an evaluation's summary line: ``Test set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)``
 _EVAL_HEAD = re.compile(r"^\W*(?P<phase>test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?\s*[:|\-]\s", re.I)
-_BRACKET_COUNT = re.compile(r"\[\s*\d+\s*/\s*\d+\s*\]")
+_BRACKET_COUNT = re.compile(r"\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]")
+# ``Loss:  0.5951 (0.5882)``: a batch's value and the running mean
+_WITH_MEAN = re.compile(r"(?P<key>[A-Za-z_][\w@/.\-]*):\s*" + NUM + r"\s*\(\s*(?P<mean>" + NUM + r")\s*\)")
 
 
 def _read_alone(parser: "TextParser", line: str) -> bool:
     """A line with no counter: one metric and nothing else, or an evaluation's summary
     (``Test set: Average loss: 0.0474, ...``), placed at the latest step."""
     head = _EVAL_HEAD.match(line)
-    if head is not None and _BRACKET_COUNT.search(line) is None:  # ``Test: [ 3/29] ...``: one batch of it
-        return _read_eval_summary(parser, line[head.end() :], head["phase"].lower())
+    if head is not None:
+        count = _BRACKET_COUNT.search(line)
+        if count is None:
+            return _read_eval_summary(parser, line[head.end() :], head["phase"].lower())
+        if count["n"] == count["m"]:  # timm's last batch: its running means are the evaluation's
+            return _read_eval_means(parser, line[count.end() :], head["phase"].lower())
+        return False  # one batch of an evaluation: its values are that batch's
     pairs = _fields(line)
     if len(pairs) != 1 or not _METRIC_WORD.search(pairs[0][0]):
         return False
@@ -864,8 +871,18 @@ def _read_alone(parser: "TextParser", line: str) -> bool:
     return True
 
 
+def _read_eval_means(parser: "TextParser", rest: str, phase: str) -> bool:
+    """timm's ``Test: [  29/29]  Time: 0.041 (0.064)  Loss:  0.5951 (0.5882)  Acc@1: 81.25 (87.5)``:
+    the running means of the evaluation's last batch are its results (times are no results)."""
+    pairs = [(m["key"], _num(m["mean"])) for m in _WITH_MEAN.finditer(rest) if m["key"].lower() not in ("time", "data")]
+    return _eval_pairs(parser, [(key, value) for key, value in pairs if value is not None], phase)
+
+
 def _read_eval_summary(parser: "TextParser", rest: str, phase: str) -> bool:
-    pairs = [(key, value) for key, value in _fields(rest) if _counter_name(key) is None]
+    return _eval_pairs(parser, [(key, value) for key, value in _fields(rest) if _counter_name(key) is None], phase)
+
+
+def _eval_pairs(parser: "TextParser", pairs: list[tuple[str, float]], phase: str) -> bool:
     if not pairs or not any(_METRIC_WORD.search(key) for key, _ in pairs):
         return False
     state = parser.state
