@@ -721,3 +721,18 @@ def test_a_pandas_index_column_is_the_step_of_a_history_without_a_counter():
     dated = CsvParser().feed(b",loss\n2024-01-01,0.9\n2024-01-02,0.5\n", 1)
     assert pts(dated, "loss") == [(0, 0.9), (1, 0.5)]  # an index of dates: the rows are numbered
     assert not dated.skipped
+
+
+def test_a_counter_written_before_a_dict_of_metrics_is_its_step():
+    """Hugging Face's no-trainer examples log ``epoch {epoch}: {eval_metric}``."""
+    data = (
+        "11/30/2023 10:00:00 - INFO - __main__ - epoch 0: {'accuracy': 0.7622549019607843, 'f1': 0.8445229681978799}\n"
+        "11/30/2023 10:05:00 - INFO - __main__ - epoch 1: {'accuracy': 0.8284313725490197, 'f1': 0.8801369863013698}\n"
+        "11/30/2023 10:06:00 - INFO - __main__ - epoch 1: perplexity: 25.3 eval_loss: 3.23\n"
+    )
+    for batch in (TextParser().feed(data.encode(), 1), feed_lines(TextParser(), data)):
+        assert pts(batch, "accuracy") == [(0, 0.7622549019607843), (1, 0.8284313725490197)]
+        assert pts(batch, "f1") == [(0, 0.8445229681978799), (1, 0.8801369863013698)]
+        assert pts(batch, "eval_loss") == [(1, 3.23)]
+    # a dict of settings after a word that is no counter stays unread
+    assert not TextParser().feed(b"config: {'lr': 0.001, 'batch_size': 32}\n", 1).series

@@ -717,7 +717,7 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         return False
     start = _DICT_START.search(line) if "{" in line else None
     if start is not None and line.rstrip().endswith("}"):
-        if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1]):
+        if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1], line[: start.start()]):
             return True
     ruled = line.count("|") >= 3
     if not ruled and _ANY_PAIR.search(line) is None and _SPACED_AFTER_COUNTER.search(line) is None:
@@ -797,6 +797,12 @@ def _is_settings(line: str) -> bool:
     return False
 
 
+# a counter that ends the text before a dict: ``epoch 0: {...}``, ``step=200 {...}``
+_COUNTER_BEFORE = re.compile(
+    r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*[:=]?\s*(?P<n>\d+)(?:\.0+)?\s*[:=,\-|]?\s*$", re.I
+)
+
+
 def _read_eval_bar(parser: "TextParser", line: str, bar: re.Match, phase: str) -> bool:
     """An evaluation's progress bar: ``valid: 100%|####| 39/39 [00:00<00:00, loss=0.469]``.
 
@@ -818,13 +824,19 @@ def _read_eval_bar(parser: "TextParser", line: str, bar: re.Match, phase: str) -
     return True
 
 
-def _read_dict_line(parser: "TextParser", body: str) -> bool:
+def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
+    """A dict or JSON object printed on a line, its step one of its keys or a counter written
+    just before it (Hugging Face's no-trainer examples: ``epoch 0: {'accuracy': 0.76, 'f1': 0.84}``)."""
     values = _read_dict(body)
     if not values:
         return False
     key = _choose_step(values)
     if key is None:
-        return False  # a settings dict, not a log record
+        counter = _COUNTER_BEFORE.search(before) if before else None
+        if counter is None:
+            return False  # a settings dict, not a log record
+        key = counter["key"].lower()
+        values[key] = float(counter["n"])
     state = parser.state
     step = values.pop(key)
     if not math.isfinite(step):
@@ -899,6 +911,8 @@ _GENERIC = re.compile(
     # characters on: long lines (tqdm redraws joined by \r) stay linear
     r"(?i)(?:(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)\d+(?:\.0+)?(?![\w.])[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
     r"|\{\s*['\"][^\n\r]{0,4000}?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
+    # ``epoch 0: {'accuracy': 0.76}``: a counter, then a dict of metrics
+    r"|(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*[:=]?\s*\d+\s*[:=,\-|]?\s*\{\s*['\"]"
     r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*[-+]?\d"
     r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d"
     # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
