@@ -813,15 +813,7 @@ def _read_eval_bar(parser: "TextParser", line: str, bar: re.Match, phase: str) -
     if bar["n"] != bar["m"]:
         return False
     pairs = [(key, value) for key, value in _fields(_BAR_HEAD.sub("", line, count=1)) if _counter_name(key) is None]
-    if not pairs:
-        return False
-    state = parser.state
-    state.derived = True  # placed by the lines before it: no layout reads it
-    prefix = _EVAL_PHASE.get(phase, phase)
-    step = state.step if state.step is not None else 0.0
-    for key, value in pairs:
-        _emit(state, step, key if _EVAL_NAME.match(key) else f"{prefix}_{key}", value)
-    return True
+    return _eval_pairs(parser, pairs, phase, named=False)
 
 
 def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
@@ -894,8 +886,10 @@ def _read_eval_summary(parser: "TextParser", rest: str, phase: str) -> bool:
     return _eval_pairs(parser, [(key, value) for key, value in _fields(rest) if _counter_name(key) is None], phase)
 
 
-def _eval_pairs(parser: "TextParser", pairs: list[tuple[str, float]], phase: str) -> bool:
-    if not pairs or not any(_METRIC_WORD.search(key) for key, _ in pairs):
+def _eval_pairs(parser: "TextParser", pairs: list[tuple[str, float]], phase: str, named: bool = True) -> bool:
+    """An evaluation's values at the latest training step, named for it (``val_loss``); with
+    ``named``, only when one of them names a metric (``loss``, ``acc``, ...)."""
+    if not pairs or (named and not any(_METRIC_WORD.search(key) for key, _ in pairs)):
         return False
     state = parser.state
     state.derived = True  # placed by the lines before it: no layout reads it
