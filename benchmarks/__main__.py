@@ -60,11 +60,16 @@ BOUNDS = {
     ),
     "report": (
         "the load is the csv row's work (~1.2x pandas); the loss is analysed as it loads, each stored"
-        " batch while the next is parsed (a running median, the noise of each 64 points, the block"
-        " summary: ~0.95 s of CPU for 10M points, a third of it the running median's sorts of 20 values),"
-        " on the same two cores the parser keeps busy, so most of that time still shows: the main thread"
-        " (storing and analysing) is the longer of the two; then the LR's events and drops, ~0.2 s;"
-        " the pairs spread widely with the machine's load (2.5-2.8 s of CPU against pandas' 1.3-1.7)."
+        " batch while the next is parsed (a running median, the noise of each 64 points: 40% of it the"
+        " running median's sorts of 20 values), on the same two cores the parser keeps busy, so most of"
+        " that time still shows: the main thread (storing and analysing) is the longer of the two; then"
+        " the block summary, made once at the size the series ends with (made again at each doubling of"
+        " the size, it summed up the points nearly three times over: the analysis took 1.64-1.73 s of CPU"
+        " for 10M points at load 5, now 1.34-1.52 s), and the LR's events and drops (~0.08 s at load 6). The store's"
+        " room is mapped memory: numpy's own was faulted in huge pages, at twice the kernel time. What is"
+        " left besides: the CRC of every byte read (~0.2 s on the reading thread; it tells a replaced log"
+        " from one that grew), the store's first writes and the imports; the pairs spread widely with the"
+        " machine's load (4.2 s of CPU against pandas' 2.3 at load 4-7; 4.8 s before)."
     ),
     "report-memory": (
         "the store keeps a float64 step (shared by the metrics of a row) and a float64 value per point"

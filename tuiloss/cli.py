@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 an unexpected internal error, 2 usage or unreadable pat
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import signal
@@ -290,10 +291,15 @@ def _report(args) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
+    collecting = gc.isenabled()
+    gc.disable()  # numpy, pandas and the engine make ~50K objects that live as long as the process
     from tuiloss.core.engine import Options, load
     from tuiloss.core.report import (KeptAnalyzers, build_report, nothing_found, printable, render_markdown,
                                      render_text, report_json)
 
+    if collecting:  # moved where collections do not walk them again and again (one every 700 objects made)
+        gc.freeze()
+        gc.enable()
     options = Options(format=args.format, pattern=args.pattern, metric=args.metric, step=args.step,
                       poll=getattr(args, "poll", None))
     if args.plot and (args.json or args.follow):

@@ -52,6 +52,24 @@ def test_text_report_lists_labels_and_counts(capsys, sample_logs):
     assert "1,000" in out
 
 
+def test_report_leaves_the_collector_as_it_found_it(capsys, tmp_path):
+    """The collector is held off while report imports the engine, then runs again (a one-shot
+    report of thousands of runs still frees its cycles); one held off by the caller stays off."""
+    import gc
+
+    (tmp_path / "metrics.csv").write_text("step,loss\n1,2.0\n2,1.5\n")
+    assert gc.isenabled()
+    assert main(["report", str(tmp_path)]) == 0
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert main(["report", str(tmp_path)]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert "2 points of the primary metric" in capsys.readouterr().out
+
+
 def test_json_has_no_nan_tokens(capsys, tmp_path):
     (tmp_path / "a.jsonl").write_text('{"step": 1, "loss": NaN}\n{"step": 2, "loss": Infinity}\n')
     report = run_json(capsys, str(tmp_path))

@@ -170,3 +170,33 @@ def test_the_buffer_holds_the_last_values_only():
         live.update(steps[:end], values[:end])
     assert 0 < live._scan.y.hole and live._scan.y.nbytes <= 8 * 2 * (held + 2500)
     assert live.update(steps, values) == analyze_series(steps, values)
+
+
+def test_blocks_are_worked_out_when_asked_for_from_what_was_let_go(monkeypatch):
+    """A scan caught up in pieces (a report's load) leaves its block summary until it is asked
+    for: then each point is summed up once, at the size the series ends with, the values let go
+    worked out again, and the blocks are those of the whole series in one go."""
+    from tuiloss.core.analysis import blocks as blocks_module
+
+    steps, values = with_gaps_and_a_restart(300_000, 11)
+    let_go_early(monkeypatch)
+    summed = []
+    real = scan_module.compute_blocks
+    monkeypatch.setattr(scan_module, "compute_blocks",
+                        lambda y, s, size, a, b: summed.append((b - a) * size) or real(y, s, size, a, b))
+    scan = Scan()
+    for end in range(20_000, len(steps) + 1, 20_000):
+        scan.update(steps[:end], values[:end])
+    assert not summed and scan.y.hole > len(steps) // 2
+    size, got = scan.complete_blocks()
+    assert size == blocks_module.block_size(scan.nf) and sum(summed) <= scan.nf
+    y = np.log(scan.f_value.view)
+    expected = blocks_module.compute_blocks(y, scan.f_step.view, size, 0, scan.nf // size)
+    for ours, theirs in zip(got, expected, strict=True):
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+    asked = Scan()  # asked after every piece, as the live analysis does: the same blocks
+    for end in range(20_000, len(steps) + 1, 20_000):
+        asked.update(steps[:end], values[:end])
+        asked.complete_blocks()
+    for ours, theirs in zip(asked.complete_blocks()[1], got, strict=True):
+        assert np.array_equal(ours, theirs)

@@ -602,3 +602,30 @@ def test_the_store_the_analysis_and_the_chart_index_read_one_copy_of_the_points(
         for reader in (scan.f_value.view, index._values):
             assert np.shares_memory(reader, series.values.view)
         assert run.series["lr"].steps is series.steps  # and the metrics of a row share their steps
+
+
+def test_big_room_made_at_once_is_an_anonymous_mapping_and_keeps_every_value(monkeypatch):
+    """Room made for a long log's backlog is mapped memory, not numpy's (which numpy would
+    advise the kernel to back with huge pages, slow to fault in on a busy machine)."""
+    import mmap
+
+    from tuiloss.core.analysis import arrays
+
+    monkeypatch.setattr(arrays, "AHEAD_BYTES", 64 * 1024)
+    grown = GrowableArray()
+    grown.extend(np.arange(100.0))
+    grown.reserve(20_000)  # 160 KB: past the threshold
+    assert grown.capacity == 20_000 and _memory_of(grown.view) is mmap.mmap
+    grown.extend(np.arange(100.0, 20_000.0))
+    assert np.array_equal(grown.view, np.arange(20_000.0))
+    small = GrowableArray()
+    small.reserve(1000)  # 8 KB: numpy's own
+    assert small.capacity == 1000 and _memory_of(small.view) is not mmap.mmap
+
+
+def _memory_of(array: np.ndarray) -> type:
+    """The type of what finally holds an array's memory."""
+    base = array
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    return type(getattr(base, "obj", base))

@@ -223,7 +223,6 @@ class Scan:
             first_new = 0
         self._track_min(first_new)
         self._scan_local()
-        self._scan_blocks()
 
     def _track_nans(self, offset: int, bad: np.ndarray) -> None:
         if not len(bad):
@@ -282,6 +281,16 @@ class Scan:
             return floor
         return np.maximum(0.05 * np.abs(base), QUANTA * q)
 
+    def complete_blocks(self) -> tuple[int, list[np.ndarray]]:
+        """The block summary of the finite values so far: ``(block_size, blocks)``.
+
+        Worked out when asked for, not as points come: the size doubles as a series grows and
+        each doubling works out every block again, so a long series read in one go (a report)
+        summed up its points nearly three times over, each time at a size it did not keep.
+        """
+        self._scan_blocks()
+        return self.block_size, self.blocks
+
     def _scan_blocks(self) -> None:
         nf = self.nf
         size = block_size(nf)
@@ -313,13 +322,13 @@ class Scan:
         return tuple(np.concatenate(column) for column in zip(*parts))
 
     def first_read(self) -> int:
-        """The first transformed value a later update may read: the local tracks' and the
-        blocks' unfinished parts (a change of block size reads the finite values instead)."""
-        if len(self.tracks) < 2 or not self.blocks:
+        """The first transformed value a later update may read: the local tracks' unfinished
+        parts. The blocks, worked out when asked for, read the finite values where these are gone."""
+        if len(self.tracks) < 2:
             return 0  # the next scale, once made, reads from the start
         track = self.tracks[0]
         return max(0, min(track.med_stable - LOCAL_HALF, track.chunk_stable * NOISE_CHUNK - 1, track.cand_stable,
-                          len(self.tracks[1].own) * SCALE_FACTOR, len(self.blocks[0]) * self.block_size))
+                          len(self.tracks[1].own) * SCALE_FACTOR))
 
     def _let_go(self) -> None:
         """Let go of the transformed values no later update reads."""

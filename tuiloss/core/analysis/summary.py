@@ -436,7 +436,8 @@ def final_value(values: np.ndarray) -> float | None:
 
 
 def _blocks(scan: Scan) -> Blocks:
-    return assemble(scan.block_size, tuple(scan.blocks), partial_block(scan.y.view, scan.f_step.view, scan.block_size))
+    size, blocks = scan.complete_blocks()
+    return assemble(size, tuple(blocks), partial_block(scan.y.view, scan.f_step.view, size))
 
 
 def _nan_anomalies(scan: Scan) -> list[Anomaly]:
