@@ -25,10 +25,18 @@ class Follower:
         self.notices: list = []
 
     def step(self) -> None:
+        self.look()
+        self.read()
+
+    def look(self) -> None:
+        """A poll of the roots (one listing each) and a scan, nothing read."""
         self.engine.remote.poll(every=True)
         result = self.engine.scan()
         apply_result(self.store, result)
         self.notices += result.notices
+
+    def read(self) -> None:
+        """Everything new read, as the last listing shows it (no poll)."""
         while True:
             result = self.engine.read()
             apply_result(self.store, result)
@@ -159,3 +167,21 @@ def test_rotated_copies_found_beside_a_log_are_its_earlier_segments(tree):
     assert follow.reasons(url) == ["start", "rotated"]
     assert tree.url("metrics.csv.1") not in follow.store.runs
     assert follow.run(url).skipped_lines == 0  # no row taken for a header, none before one
+
+
+def test_a_copy_made_after_the_listing_and_before_the_first_read_is_read_first(tree):
+    """logrotate's copytruncate between the poll that found the log and its first read: the bytes read
+    are the emptied log's, and the copy, which that listing does not show, holds its start and header."""
+    tree.write("metrics.csv", b"step,loss\n1,3.0\n2,2.9\n")
+    follow = Follower(tree.root)
+    follow.look()  # listed and found, not read yet
+    tree.write("metrics.csv.1", b"step,loss\n1,3.0\n2,2.9\n3,2.8\n")
+    tree.write("metrics.csv", b"4,2.7\n5,2.6\n6,2.5\n7,2.4\n")  # emptied, written on past the listed size
+    follow.read()
+    follow.step()
+    url = tree.url("metrics.csv")
+    assert follow.values(url) == [3.0, 2.9, 2.8, 2.7, 2.6, 2.5, 2.4]
+    assert follow.reasons(url) == ["start", "rotated"]
+    assert follow.run(url).skipped_lines == 0  # no row taken for one before the header
+    assert tree.url("metrics.csv.1") not in follow.store.runs
+

@@ -109,10 +109,18 @@ class RemoteTailer:
     # -- rotated copies, read before the log as its earlier segments (see LineSource) ----------
 
     def copies(self) -> list[str]:
-        """The rotated copies of this file beside it in the listing (``train.log.1``), oldest first."""
+        """The rotated copies of this file beside it (``train.log.1``), oldest first, from a listing of its
+        folder made now.
+
+        The line source asks right after the file's first read, so that a copy made before the bytes
+        read were written is found (logrotate's copytruncate between the scan that found the log and its
+        first read). The root's last listing is older than that read: its folder is listed again (one
+        request per log, once).
+        """
         from tuiloss.core.discover import _age_rank, rotated_base
 
         folder, name = posixpath.split(self.fs_path)
+        self.tree.relist(folder)
         found = []
         for path, entry in self.tree.entries.items():
             other = posixpath.basename(path)
