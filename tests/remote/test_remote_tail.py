@@ -185,3 +185,19 @@ def test_a_copy_made_after_the_listing_and_before_the_first_read_is_read_first(t
     assert follow.run(url).skipped_lines == 0  # no row taken for one before the header
     assert tree.url("metrics.csv.1") not in follow.store.runs
 
+
+def test_a_log_listed_older_than_the_longer_copy_it_starts_is_read_once(tree):
+    """An uploader that PUTs a rotated copy before the log it emptied: a listing between the two shows
+    the log's older version beside a copy that starts with it. That copy is the log's own bytes: they
+    are read from the log, and the rest from the copy once the log is listed emptied, each once."""
+    tree.write("metrics.csv", b"step,loss\n1,3.0\n2,2.9\n")
+    tree.write("metrics.csv.1", b"step,loss\n1,3.0\n2,2.9\n3,2.8\n4,2.7\n")  # copied after two more rows
+    follow = Follower(tree.root)
+    follow.step()
+    tree.write("metrics.csv", b"5,2.6\n")  # the emptied log, written on, uploaded at last
+    follow.step()
+    url = tree.url("metrics.csv")
+    assert follow.values(url) == [3.0, 2.9, 2.8, 2.7, 2.6]
+    assert follow.reasons(url) == ["start", "rotated"]
+    assert follow.run(url).skipped_lines == 0
+

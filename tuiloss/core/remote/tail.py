@@ -129,11 +129,21 @@ class RemoteTailer:
         return [path for _, _, path in sorted(found)]
 
     def starts_with_copy(self, chunk: TailRead, path: str) -> bool:
-        """Whether this file, whose first bytes are ``chunk``, starts with every byte of the copy at
-        ``path`` (one ranged read of the copy, as long as the chunk)."""
+        """Whether the copy at ``path`` holds this file's own bytes, whose first ones are ``chunk``
+        (one ranged read of the copy, as long as the chunk): the file starts with every byte of it (a
+        copy made and the file not emptied yet), or the file is the start of a longer copy listed no
+        earlier than it. An uploader PUTs a rotated copy before the log it emptied, so a listing between
+        the two shows the log's older version beside a copy that goes on from it: the rest is drained
+        from the copy once the log is listed emptied (see :meth:`_rotated`), and nothing is read twice.
+        """
         entry = self.tree.entries.get(path)
-        if entry is None or path.endswith((".gz", ".zst")) or entry.size > len(chunk.data) + chunk.unread:
+        if entry is None or path.endswith((".gz", ".zst")):
             return False
+        if entry.size > len(chunk.data) + chunk.unread:
+            log = self.tree.entries.get(self.fs_path)
+            if (chunk.unread or b"\n" not in chunk.data or log is None
+                    or (log.mtime or 0.0) > (entry.mtime or 0.0)):
+                return False  # an empty log, or one written after the copy: the copy is an earlier part
         size = min(entry.size, len(chunk.data))
         try:
             return self.tree.remote.read(path, 0, size) == chunk.data[:size] if size else True
