@@ -201,3 +201,22 @@ def test_a_log_listed_older_than_the_longer_copy_it_starts_is_read_once(tree):
     assert follow.reasons(url) == ["start", "rotated"]
     assert follow.run(url).skipped_lines == 0
 
+
+def test_a_last_line_without_a_newline_waits_for_a_listing_that_shows_it_unchanged(tree):
+    """The viewer reads a last line without a newline once the file has not changed for the hold; of a
+    remote file only a listing tells that, and a poll may come late (a slow server, a failed listing)."""
+    tree.write("train.log", lines(1, 11) + b"iter 11: lo")
+    follow = Follower(tree.root, hold=2.0)
+    now = [1000.0]
+    follow.engine.remote.trees[0].clock = lambda: now[0]
+    follow.look()
+    url = tree.url("train.log")
+    follow.engine.sources[url].clock = lambda: now[0]
+    follow.read()
+    assert len(follow.values(url)) == 10  # the partial line waits
+    tree.append("train.log", b"ss 4.9890\n")  # finished, but no listing has shown it yet
+    now[0] += 5.0
+    follow.read()
+    follow.step()
+    assert follow.values(url) == pytest.approx([5 - i * 0.001 for i in range(1, 11)] + [4.989], abs=1e-4)
+    assert follow.run(url).skipped_lines == 0

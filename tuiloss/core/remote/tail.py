@@ -90,6 +90,11 @@ class RemoteTailer:
         return (entry.token.startswith("|") and entry.mtime is not None and self._looked is not None
                 and entry.mtime >= self._looked - UNSURE_SECONDS and entry.size == self.offset and self.offset > 0)
 
+    def listed_at(self) -> float | None:
+        """When (the root's clock) the listing this file's size comes from was asked for: a last line
+        without a newline is known unchanged only by a listing made once its hold is over."""
+        return self.tree.listed_at
+
     read_noting = Tailer.read_noting  # a failure said once as an error notice, and its end
 
     def consume(self, n: int) -> None:

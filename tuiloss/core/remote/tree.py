@@ -53,6 +53,7 @@ class RemoteTree:
         self.listed = False
         self.error: str | None = None
         self.polls = 0
+        self.listed_at: float | None = None  # clock time the last listing that answered was asked for
         self._next = 0.0  # when the next poll is due (clock time)
         self._relisted: set[str] = set()
         #: Counts the listings that changed something: a run folder's files are looked up again when it moves.
@@ -96,6 +97,7 @@ class RemoteTree:
         """
         with self._lock:
             self.polls += 1
+            asked = self.clock()
             try:
                 found = self.remote.listing()
             except RemoteError as exc:
@@ -103,6 +105,7 @@ class RemoteTree:
                 self._schedule(changed=False)
                 return set()
             self.error = None
+            self.listed_at = asked
             old, self.entries = self.entries, found
             self.listed = True
             changed = {path for path, entry in found.items() if old.get(path) != entry}
