@@ -220,3 +220,25 @@ def test_a_last_line_without_a_newline_waits_for_a_listing_that_shows_it_unchang
     follow.step()
     assert follow.values(url) == pytest.approx([5 - i * 0.001 for i in range(1, 11)] + [4.989], abs=1e-4)
     assert follow.run(url).skipped_lines == 0
+
+
+def test_a_copy_listed_before_its_log_is_no_run_of_its_own(tree):
+    """An uploader PUTs a log's rotated copy before the log itself (logrotate's copytruncate on a log
+    not uploaded yet): one listing shows the copy alone. It is judged alone only if a later listing
+    still shows it so; one that is there from the first listing on is a run at once."""
+    tree.write("old/train.log.1", lines(1, 5))  # alone from the start: a run
+    follow = Follower(tree.root)
+    follow.step()
+    assert len(follow.values(tree.url("old/train.log.1"))) == 4
+    tree.write("late/metrics.csv.1", b"step,loss\n1,3.0\n2,2.9\n")
+    follow.step()
+    assert tree.url("late/metrics.csv.1") not in follow.store.runs
+    tree.write("late/metrics.csv", b"3,2.8\n")
+    follow.step()
+    url = tree.url("late/metrics.csv")
+    assert follow.values(url) == [3.0, 2.9, 2.8]
+    assert tree.url("late/metrics.csv.1") not in follow.store.runs
+    tree.write("gone/train.log.1", lines(1, 3))  # a copy whose log never comes
+    follow.step()
+    follow.step()
+    assert len(follow.values(tree.url("gone/train.log.1"))) == 2
