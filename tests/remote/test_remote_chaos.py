@@ -5,8 +5,9 @@ logs with partial lines, garbage, NaN and step resets while truncating, rotating
 deleting and re-creating them, and the viewer's own driver follows them through a remote
 root. Over SFTP they write the very files the sshd serves. Over S3 they write a local folder
 that a mirror uploads as it changes: every change is a new object (an append rewrites the
-object larger; a rename is a new object and a deletion), new names first, so a rotated copy
-is listed before the log that replaced it, as a rename would show it. The invariant is the
+object larger; a rename is a new object and a deletion), in the order the files were written,
+so a rotated copy is listed before the log that replaced it, as a rename would show it (see
+:class:`Mirror`). The invariant is the
 local chaos test's: exactly the points written, nothing invented (see test_chaos.py).
 """
 
