@@ -69,8 +69,8 @@ class Mirror(threading.Thread):
       S3 first (a rotated copy before its emptied log, an event file's last records before the
       next file).
     * A rotated copy of a line log (made in one go, never changed after) is PUT once it holds still
-      over two looks, and its log waits for it, a deletion of the log too: a copy is made before its log is
-      emptied, and a rename shows its new name before the old one goes.
+      over two looks, the oldest first, and its log waits for it, a deletion of the log too: a copy
+      is made before its log is emptied, and a rename shows its new name before the old one goes.
     * S3 lists times in whole seconds, and the copies of a log are ordered by them (by name when
       they tie, where logrotate's ``.1`` is the newest; the writers count up). No reader can order
       two copies made in one second, so each copy of a log is PUT in a later second than the one
@@ -124,11 +124,12 @@ class Mirror(threading.Thread):
                     continue
                 copies = {rel: os.path.join(os.path.dirname(rel), base) for rel in now
                           if (base := _copy_of(rel)) and uploaded.get(rel) != now[rel][1]}
-                ready: dict[str, str] = {}  # a log -> its copy to PUT now: still since the last look, the oldest
+                ready: dict[str, str | None] = {}  # a log -> its oldest copy not PUT, if it can be now
                 for rel in sorted(copies, key=lambda rel: now[rel][0]):
                     log = copies[rel]
-                    if seen.get(rel) == now[rel][1] and log not in ready and int(time.time()) > self.copied.get(log, -1):
-                        ready[log] = rel
+                    if log not in ready:
+                        still = seen.get(rel) == now[rel][1]
+                        ready[log] = rel if still and int(time.time()) > self.copied.get(log, -1) else None
                 held = {log for rel, log in copies.items() if ready.get(log) != rel}
                 changed = [rel for rel in now if uploaded.get(rel) != now[rel][1] and rel not in held
                            and (rel not in copies or ready.get(copies[rel]) == rel)]
