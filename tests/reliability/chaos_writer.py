@@ -402,7 +402,8 @@ class CsvLog(Log):
         return self.header, "repeated header"
 
     def filler(self, n: int) -> tuple[bytes, list]:
-        return self.letters(n - 1) + b"\n", ["r", "non-numeric value"]
+        # "x" first: random letters alone may spell a missing value or a number ("null", "nan", "inf")
+        return b"x" + self.letters(n - 2) + b"\n", ["r", "non-numeric value"]
 
 
 def _csv_number(value: float) -> str:
