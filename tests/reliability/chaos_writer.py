@@ -108,6 +108,7 @@ class Log:
         self.events = 0
         self.rotated: dict[str, dict] = {}
         self.unknown = False  # a change that did not wait happened: never sync again
+        self.copied = -1  # the whole second the time of this log's last rotated copy is in
 
     # -- what the journal says ------------------------------------------------------------
 
@@ -190,6 +191,18 @@ class Log:
             if choices:
                 getattr(self, rng.choice(choices))()
 
+    def spaced(self, path: str) -> None:
+        """Wait until the next rotated copy of this log, at ``path`` once made, can have a time in a later
+        whole second than the last one. SFTP and S3 list times in whole seconds, by which a reader orders
+        a log's copies: these copies count up (``.1`` the oldest), logrotate's count down, and two of them
+        made in one second cannot be told apart (tuiloss takes logrotate's order then). Real rotations
+        are hours apart; these are only a second apart. A file renamed keeps its time: it is touched."""
+        wait = self.copied + 1.05 - time.time()  # the file system's clock may lag time.time() by a tick
+        if wait > 0:
+            time.sleep(wait)
+        if os.path.exists(path) and int(os.stat(path).st_mtime) <= self.copied:
+            os.utime(path)
+
     def truncate(self) -> None:
         self.caught_up()
         os.truncate(self.path, 0)
@@ -206,7 +219,9 @@ class Log:
         self.close()
         self.rotations += 1
         target = f"{self.path}.{self.rotations}"
+        self.spaced(self.path)
         os.rename(self.path, target)  # a rotated copy: an earlier part of this run, not a run of its own
+        self.copied = int(os.stat(target).st_mtime)
         self.open(create=True)
         self.note(["e", "rotate"])
         self.start_generation()
@@ -293,8 +308,10 @@ class Log:
         self.flush()
         self.rotations += 1
         target = f"{self.path}.{self.rotations}"
+        self.spaced(target)
         with open(target, "wb") as handle:  # an earlier part of this run, not a run of its own
             handle.write(self.file_bytes())
+        self.copied = int(os.stat(target).st_mtime)
         os.truncate(self.path, 0)
         self.note(["u", "copytruncate"])
         self.unknown = True
@@ -402,7 +419,8 @@ class CsvLog(Log):
         return self.header, "repeated header"
 
     def filler(self, n: int) -> tuple[bytes, list]:
-        return self.letters(n - 1) + b"\n", ["r", "non-numeric value"]
+        # "x" first: random letters alone may spell a missing value or a number ("null", "nan", "inf")
+        return b"x" + self.letters(n - 2) + b"\n", ["r", "non-numeric value"]
 
 
 def _csv_number(value: float) -> str:

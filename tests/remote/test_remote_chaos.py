@@ -5,8 +5,9 @@ logs with partial lines, garbage, NaN and step resets while truncating, rotating
 deleting and re-creating them, and the viewer's own driver follows them through a remote
 root. Over SFTP they write the very files the sshd serves. Over S3 they write a local folder
 that a mirror uploads as it changes: every change is a new object (an append rewrites the
-object larger; a rename is a new object and a deletion), new names first, so a rotated copy
-is listed before the log that replaced it, as a rename would show it. The invariant is the
+object larger; a rename is a new object and a deletion), in the order the files were written,
+so a rotated copy is listed before the log that replaced it, as a rename would show it (see
+:class:`Mirror`). The invariant is the
 local chaos test's: exactly the points written, nothing invented (see test_chaos.py).
 """
 
@@ -56,46 +57,101 @@ def remote_plan(seed: int, root: Path, stage: Path, seconds: float, run_of) -> l
 
 
 class Mirror(threading.Thread):
-    """Uploads a local folder to S3 as it changes: rotated copies first (once whole), new files before
-    changed ones, then deletions."""
+    """Uploads a local folder to S3 as it changes, as an uploader that watches it would: every PUT
+    whole, and S3 showing only states the folder had, in the order it had them.
+
+    * Each look is one instant of the folder: the files are read, then listed and stat-ed again,
+      and those that changed meanwhile read again, until none did. Read one by one while the
+      writers go on, a look would pair a file read before a change with one read after it: a
+      TensorBoard run's next event file beside the one before without its last records, which
+      were written first (a reader then holds them after the next file's).
+    * Changed files are PUT in the order they were last written, so what was written first is in
+      S3 first (a rotated copy before its emptied log, an event file's last records before the
+      next file).
+    * A rotated copy of a line log (made in one go, never changed after) is PUT once it holds still
+      over two looks, the oldest first, and its log waits for it, a deletion of the log too: a copy
+      is made before its log is emptied, and a rename shows its new name before the old one goes.
+    * S3 lists times in whole seconds, and the copies of a log are ordered by them (by name when
+      they tie, where logrotate's ``.1`` is the newest; the writers count up). No reader can order
+      two copies made in one second, so each copy of a log is PUT in a later second than the one
+      before it, as rotations are.
+    """
 
     def __init__(self, folder: Path, client, bucket: str, prefix: str) -> None:
         super().__init__(daemon=True, name="s3-mirror")
         self.folder, self.client, self.bucket, self.prefix = folder, client, bucket, prefix
         self.stopped = threading.Event()
         self.error: BaseException | None = None
+        self.copied: dict[str, int] = {}  # a log -> the second (wall clock) its last copy was PUT in
+
+    def _stats(self) -> dict[str, tuple[int, int, int]]:
+        found = {}
+        for folder, _, files in os.walk(self.folder):
+            for name in files:
+                path = os.path.join(folder, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                found[os.path.relpath(path, self.folder)] = (st.st_ino, st.st_size, st.st_mtime_ns)
+        return found
+
+    def look(self) -> dict[str, tuple[int, bytes]] | None:
+        """Every file's (mtime, bytes) at one instant; None if the folder never held still long enough."""
+        read: dict[str, tuple[tuple[int, int, int], bytes]] = {}
+        for _ in range(100):
+            stats = self._stats()
+            if stats.keys() == read.keys() and all(read[rel][0] == stat for rel, stat in stats.items()):
+                return {rel: (stat[2], data) for rel, (stat, data) in read.items()}
+            read = {rel: read[rel] for rel, stat in stats.items() if rel in read and read[rel][0] == stat}
+            for rel, stat in stats.items():
+                if rel not in read:
+                    try:
+                        with open(os.path.join(self.folder, rel), "rb") as handle:
+                            read[rel] = (stat, handle.read())  # stat-ed before: checked by the next round
+                    except OSError:
+                        continue
+        return None
 
     def run(self) -> None:
         uploaded: dict[str, bytes] = {}
         seen: dict[str, bytes] = {}  # what each file held at the last look
         try:
             while not self.stopped.is_set():
-                now: dict[str, bytes] = {}
-                for folder, _, files in os.walk(self.folder):
-                    for name in files:
-                        path = os.path.join(folder, name)
-                        try:
-                            with open(path, "rb") as handle:
-                                now[os.path.relpath(path, self.folder)] = handle.read()
-                        except OSError:
-                            continue
-                # A PUT is whole: a rotated copy (made in one go, never changed after) is uploaded once
-                # it holds still, and its log waits for it, as a copy is made before the log is emptied.
-                waiting = {rel for rel in now if rotated_base(os.path.basename(rel)) and uploaded.get(rel) != now[rel]
-                           and seen.get(rel) != now[rel]}
-                held = {os.path.join(os.path.dirname(rel), rotated_base(os.path.basename(rel))) for rel in waiting}
-                order = sorted(now, key=lambda rel: (rotated_base(os.path.basename(rel)) is None, rel in uploaded, rel))
-                for rel in order:
-                    if uploaded.get(rel) != now[rel] and rel not in waiting and rel not in held:
-                        self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}", Body=now[rel])
-                        uploaded[rel] = now[rel]
-                for rel in sorted(set(uploaded) - set(now)):
+                now = self.look()
+                if now is None:
+                    self.stopped.wait(0.01)
+                    continue
+                copies = {rel: os.path.join(os.path.dirname(rel), base) for rel in now
+                          if (base := _copy_of(rel)) and uploaded.get(rel) != now[rel][1]}
+                ready: dict[str, str | None] = {}  # a log -> its oldest copy not PUT, if it can be now
+                for rel in sorted(copies, key=lambda rel: now[rel][0]):
+                    log = copies[rel]
+                    if log not in ready:
+                        still = seen.get(rel) == now[rel][1]
+                        ready[log] = rel if still and int(time.time()) > self.copied.get(log, -1) else None
+                held = {log for rel, log in copies.items() if ready.get(log) != rel}
+                changed = [rel for rel in now if uploaded.get(rel) != now[rel][1] and rel not in held
+                           and (rel not in copies or ready.get(copies[rel]) == rel)]
+                for rel in sorted(changed, key=lambda rel: (now[rel][0], rel not in copies, rel)):
+                    self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}", Body=now[rel][1])
+                    uploaded[rel] = now[rel][1]
+                    if rel in copies:
+                        self.copied[copies[rel]] = int(time.time())  # S3 dated it in this second or before
+                for rel in sorted(set(uploaded) - set(now) - held):
                     self.client.delete_object(Bucket=self.bucket, Key=f"{self.prefix}/{rel}")
                     del uploaded[rel]
-                seen = now
+                seen = {rel: data for rel, (_, data) in now.items()}
                 self.stopped.wait(0.01)
         except BaseException as exc:  # said by the test
             self.error = exc
+
+
+def _copy_of(rel: str) -> str | None:
+    """The line log that ``rel`` is a rotated copy of (``train.log.1``), or None: an event file's name
+    ends in a number too (``events.out.tfevents.1700000002.host.5.2``), and it is no copy."""
+    base = rotated_base(os.path.basename(rel))
+    return base if base in NAMES.values() else None
 
 
 def run_remote_trial(seed: int, base: Path, seconds: float, url_root: str, run_of, tree: Path,

@@ -25,10 +25,18 @@ class Follower:
         self.notices: list = []
 
     def step(self) -> None:
+        self.look()
+        self.read()
+
+    def look(self) -> None:
+        """A poll of the roots (one listing each) and a scan, nothing read."""
         self.engine.remote.poll(every=True)
         result = self.engine.scan()
         apply_result(self.store, result)
         self.notices += result.notices
+
+    def read(self) -> None:
+        """Everything new read, as the last listing shows it (no poll)."""
         while True:
             result = self.engine.read()
             apply_result(self.store, result)
@@ -159,3 +167,78 @@ def test_rotated_copies_found_beside_a_log_are_its_earlier_segments(tree):
     assert follow.reasons(url) == ["start", "rotated"]
     assert tree.url("metrics.csv.1") not in follow.store.runs
     assert follow.run(url).skipped_lines == 0  # no row taken for a header, none before one
+
+
+def test_a_copy_made_after_the_listing_and_before_the_first_read_is_read_first(tree):
+    """logrotate's copytruncate between the poll that found the log and its first read: the bytes read
+    are the emptied log's, and the copy, which that listing does not show, holds its start and header."""
+    tree.write("metrics.csv", b"step,loss\n1,3.0\n2,2.9\n")
+    follow = Follower(tree.root)
+    follow.look()  # listed and found, not read yet
+    tree.write("metrics.csv.1", b"step,loss\n1,3.0\n2,2.9\n3,2.8\n")
+    tree.write("metrics.csv", b"4,2.7\n5,2.6\n6,2.5\n7,2.4\n")  # emptied, written on past the listed size
+    follow.read()
+    follow.step()
+    url = tree.url("metrics.csv")
+    assert follow.values(url) == [3.0, 2.9, 2.8, 2.7, 2.6, 2.5, 2.4]
+    assert follow.reasons(url) == ["start", "rotated"]
+    assert follow.run(url).skipped_lines == 0  # no row taken for one before the header
+    assert tree.url("metrics.csv.1") not in follow.store.runs
+
+
+def test_a_log_listed_older_than_the_longer_copy_it_starts_is_read_once(tree):
+    """An uploader that PUTs a rotated copy before the log it emptied: a listing between the two shows
+    the log's older version beside a copy that starts with it. That copy is the log's own bytes: they
+    are read from the log, and the rest from the copy once the log is listed emptied, each once."""
+    tree.write("metrics.csv", b"step,loss\n1,3.0\n2,2.9\n")
+    tree.write("metrics.csv.1", b"step,loss\n1,3.0\n2,2.9\n3,2.8\n4,2.7\n")  # copied after two more rows
+    follow = Follower(tree.root)
+    follow.step()
+    tree.write("metrics.csv", b"5,2.6\n")  # the emptied log, written on, uploaded at last
+    follow.step()
+    url = tree.url("metrics.csv")
+    assert follow.values(url) == [3.0, 2.9, 2.8, 2.7, 2.6]
+    assert follow.reasons(url) == ["start", "rotated"]
+    assert follow.run(url).skipped_lines == 0
+
+
+def test_a_last_line_without_a_newline_waits_for_a_listing_that_shows_it_unchanged(tree):
+    """The viewer reads a last line without a newline once the file has not changed for the hold; of a
+    remote file only a listing tells that, and a poll may come late (a slow server, a failed listing)."""
+    tree.write("train.log", lines(1, 11) + b"iter 11: lo")
+    follow = Follower(tree.root, hold=2.0)
+    now = [1000.0]
+    follow.engine.remote.trees[0].clock = lambda: now[0]
+    follow.look()
+    url = tree.url("train.log")
+    follow.engine.sources[url].clock = lambda: now[0]
+    follow.read()
+    assert len(follow.values(url)) == 10  # the partial line waits
+    tree.append("train.log", b"ss 4.9890\n")  # finished, but no listing has shown it yet
+    now[0] += 5.0
+    follow.read()
+    follow.step()
+    assert follow.values(url) == pytest.approx([5 - i * 0.001 for i in range(1, 11)] + [4.989], abs=1e-4)
+    assert follow.run(url).skipped_lines == 0
+
+
+def test_a_copy_listed_before_its_log_is_no_run_of_its_own(tree):
+    """An uploader PUTs a log's rotated copy before the log itself (logrotate's copytruncate on a log
+    not uploaded yet): one listing shows the copy alone. It is judged alone only if a later listing
+    still shows it so; one that is there from the first listing on is a run at once."""
+    tree.write("old/train.log.1", lines(1, 5))  # alone from the start: a run
+    follow = Follower(tree.root)
+    follow.step()
+    assert len(follow.values(tree.url("old/train.log.1"))) == 4
+    tree.write("late/metrics.csv.1", b"step,loss\n1,3.0\n2,2.9\n")
+    follow.step()
+    assert tree.url("late/metrics.csv.1") not in follow.store.runs
+    tree.write("late/metrics.csv", b"3,2.8\n")
+    follow.step()
+    url = tree.url("late/metrics.csv")
+    assert follow.values(url) == [3.0, 2.9, 2.8]
+    assert tree.url("late/metrics.csv.1") not in follow.store.runs
+    tree.write("gone/train.log.1", lines(1, 3))  # a copy whose log never comes
+    follow.step()
+    follow.step()
+    assert len(follow.values(tree.url("gone/train.log.1"))) == 2

@@ -175,6 +175,10 @@ def _consider(tree: RemoteTree, path: str, found: Discovery, format: str | None,
     base = rotated_base(name)
     if base is not None and (posixpath.join(folder, base) in tree.entries or url.url_of(posixpath.join(folder, base)) in known):
         return  # a rotated copy: drained into its log's run when the log is rotated
+    if base is not None and path in tree.appeared:
+        # New in this listing, without its log: an uploader PUTs a copy before the log it emptied (or
+        # renamed), so the log may be listed next. Judged alone if a later listing still shows it so.
+        return
     if lower == "trainer_state.json" and format in (None, "hf_trainer"):
         kinds[path] = "hf_trainer"
         return

@@ -90,6 +90,11 @@ class RemoteTailer:
         return (entry.token.startswith("|") and entry.mtime is not None and self._looked is not None
                 and entry.mtime >= self._looked - UNSURE_SECONDS and entry.size == self.offset and self.offset > 0)
 
+    def listed_at(self) -> float | None:
+        """When (the root's clock) the listing this file's size comes from was asked for: a last line
+        without a newline is known unchanged only by a listing made once its hold is over."""
+        return self.tree.listed_at
+
     read_noting = Tailer.read_noting  # a failure said once as an error notice, and its end
 
     def consume(self, n: int) -> None:
@@ -109,10 +114,18 @@ class RemoteTailer:
     # -- rotated copies, read before the log as its earlier segments (see LineSource) ----------
 
     def copies(self) -> list[str]:
-        """The rotated copies of this file beside it in the listing (``train.log.1``), oldest first."""
+        """The rotated copies of this file beside it (``train.log.1``), oldest first, from a listing of its
+        folder made now.
+
+        The line source asks right after the file's first read, so that a copy made before the bytes
+        read were written is found (logrotate's copytruncate between the scan that found the log and its
+        first read). The root's last listing is older than that read: its folder is listed again (one
+        request per log, once).
+        """
         from tuiloss.core.discover import _age_rank, rotated_base
 
         folder, name = posixpath.split(self.fs_path)
+        self.tree.relist(folder)
         found = []
         for path, entry in self.tree.entries.items():
             other = posixpath.basename(path)
@@ -121,11 +134,21 @@ class RemoteTailer:
         return [path for _, _, path in sorted(found)]
 
     def starts_with_copy(self, chunk: TailRead, path: str) -> bool:
-        """Whether this file, whose first bytes are ``chunk``, starts with every byte of the copy at
-        ``path`` (one ranged read of the copy, as long as the chunk)."""
+        """Whether the copy at ``path`` holds this file's own bytes, whose first ones are ``chunk``
+        (one ranged read of the copy, as long as the chunk): the file starts with every byte of it (a
+        copy made and the file not emptied yet), or the file is the start of a longer copy listed no
+        earlier than it. An uploader PUTs a rotated copy before the log it emptied, so a listing between
+        the two shows the log's older version beside a copy that goes on from it: the rest is drained
+        from the copy once the log is listed emptied (see :meth:`_rotated`), and nothing is read twice.
+        """
         entry = self.tree.entries.get(path)
-        if entry is None or path.endswith((".gz", ".zst")) or entry.size > len(chunk.data) + chunk.unread:
+        if entry is None or path.endswith((".gz", ".zst")):
             return False
+        if entry.size > len(chunk.data) + chunk.unread:
+            log = self.tree.entries.get(self.fs_path)
+            if (chunk.unread or b"\n" not in chunk.data or log is None
+                    or (log.mtime or 0.0) > (entry.mtime or 0.0)):
+                return False  # an empty log, or one written after the copy: the copy is an earlier part
         size = min(entry.size, len(chunk.data))
         try:
             return self.tree.remote.read(path, 0, size) == chunk.data[:size] if size else True

@@ -53,6 +53,9 @@ class RemoteTree:
         self.listed = False
         self.error: str | None = None
         self.polls = 0
+        self.listed_at: float | None = None  # clock time the last listing that answered was asked for
+        #: Files the last listing showed for the first time (none at the first listing): see discover_remote.
+        self.appeared: set[str] = set()
         self._next = 0.0  # when the next poll is due (clock time)
         self._relisted: set[str] = set()
         #: Counts the listings that changed something: a run folder's files are looked up again when it moves.
@@ -96,6 +99,7 @@ class RemoteTree:
         """
         with self._lock:
             self.polls += 1
+            asked = self.clock()
             try:
                 found = self.remote.listing()
             except RemoteError as exc:
@@ -103,7 +107,9 @@ class RemoteTree:
                 self._schedule(changed=False)
                 return set()
             self.error = None
+            self.listed_at = asked
             old, self.entries = self.entries, found
+            self.appeared = set(found) - set(old) if self.listed else set()
             self.listed = True
             changed = {path for path, entry in found.items() if old.get(path) != entry}
             changed |= set(old) - set(found)
@@ -127,6 +133,7 @@ class RemoteTree:
                 if path not in found:
                     del self.entries[path]
             self.entries.update(found)
+            self.appeared |= set(found) - set(old)
             news = {path for path in set(old) | set(found) if old.get(path) != found.get(path)}
             self._relisted |= news
             if news:

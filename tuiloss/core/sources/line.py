@@ -202,7 +202,19 @@ class LineSource(Source):
     def _held_due(self) -> bool:
         if self._check is not None:
             return self.clock() - self._check_since >= self.hold
-        return self._held is not None and self.clock() - self._held[1] >= self.hold
+        return self._held is not None and self._held_long_enough(self._held[1])
+
+    def _held_long_enough(self, since: float) -> bool:
+        """Whether the file has been seen unchanged for the hold since ``since``. A remote file is seen
+        only through its root's listings (``listed_at``, on the same monotonic clock): a listing asked
+        for once the hold is over must show it, as a poll may come late (a slow server, a failed one)."""
+        if self.clock() - since < self.hold:
+            return False
+        listed_at = getattr(self.tailer, "listed_at", None)
+        if listed_at is None:
+            return True  # a local file, stat-ed at each read
+        listed = listed_at()
+        return listed is not None and listed - since >= self.hold
 
     def read(self) -> tuple[list[Item], bool]:
         if self._too_slow:
@@ -438,7 +450,7 @@ class LineSource(Source):
                 items.append(Notice("info", f"{self.path}: the last line has no newline yet; it is shown "
                                             f"once it has not changed for {self.hold:g} s"))
             return False
-        if now - self._held[1] < self.hold:
+        if not self._held_long_enough(self._held[1]):
             return False
         self._held = None
         return True
