@@ -163,8 +163,11 @@ def test_runs_join_the_chart_a_slice_per_frame_and_those_on_it_stay():
         pacing.admit(runs)
     assert pacing.admit(runs) == runs and pacing.waiting == 0
     assert pacing.admit(runs[1:]) == runs[1:]  # r0 switched off ...
-    back = pacing.admit(runs + [run(9, 50)])  # ... and on again: it joins as a new run does
+    back = pacing.admit(runs + [run(9, 50)])  # ... and on again, beside a new run
     assert runs[0] in back and len(back) == 10 and pacing.waiting == 0
+    pacing.admit(runs[1:])  # r0 off again, and two more new runs
+    keyed = pacing.admit(runs + [run(9, 50), run(10, 50), run(11, 50)], fresh=False)
+    assert runs[0] in keyed and len(keyed) == 10 and pacing.waiting == 2  # a key's frame: r0 had a curve
     runs[8].points = 30  # points read for the run that had none: it is new to the chart
     pacing = ChartPacing(most=1)
     assert [r.id for r in pacing.admit([runs[8], runs[0]])] == ["r8"] and pacing.waiting == 1

@@ -79,6 +79,7 @@ class TuilossApp(DeferredStart, App[None]):
         self.report_root = config.paths[0] if len(config.paths) == 1 else None
         self.selection = Selection(config.metric)
         self.pacing = ChartPacing()  # runs join the chart a slice per frame
+        self._keyed = False  # the next frame is a key's: no run new to the chart joins in it
         self.watch_mode, self.mode_reason = "starting", ""
         self.files = 0
         self.load_progress: float | None = 0.0
@@ -287,7 +288,8 @@ class TuilossApp(DeferredStart, App[None]):
             self._draw_list()
 
     def _draw_chart(self) -> None:
-        chart, shown = self.chart, self.pacing.admit(self.shown_runs())
+        chart, shown = self.chart, self.pacing.admit(self.shown_runs(), fresh=not self._keyed)
+        self._keyed = False
         label = self.selection.metric or common_metric(shown) or "loss"
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
         missing = self.xaxis.prepare(shown)
@@ -486,6 +488,7 @@ class TuilossApp(DeferredStart, App[None]):
     def _toggle(self, run_ids: list[str], value: bool | None = None) -> None:
         self.selection.toggle(run_ids, value)
         self.insights.defer()  # an analysis on its way lets this frame go first
+        self._keyed = True
         self.redraws.request(now=True)  # a key's frame does not wait out the redraw interval
         # The analysis is asked for once that frame is out: its snapshot of every shown run is
         # taken on this thread, and with thousands of runs it would hold the frame back.
