@@ -496,7 +496,7 @@ class TuilossApp(DeferredStart, App[None]):
         self._draw_list()
 
     def action_toggle_run(self, index: int) -> None:
-        run = self.selection.numbered_run(self.store, index + 1)
+        run = next((run for number, run in self._listed()[0] if number == index + 1), None)  # the list's own numbers
         if run is not None:
             self._toggle([run.id])
 
