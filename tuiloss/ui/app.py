@@ -272,11 +272,13 @@ class TuilossApp(DeferredStart, App[None]):
     def _redraw(self) -> None:
         if self._stopped or not self.booted:
             return
-        began = time.perf_counter()
+        began, keyed = time.perf_counter(), self._keyed
         self._draw_chart()
         self._draw_list()
         self._draw_status()
         self._frame_seconds = time.perf_counter() - began
+        if keyed:  # a toggle's analysis, asked for once its frame is out (see _toggle)
+            self.call_after_refresh(self.request_insights, True)
         if self.report is not None:  # after this frame: with thousands of runs the panel's text is the slow part
             self.call_after_refresh(self._draw_insights)
 
@@ -490,9 +492,9 @@ class TuilossApp(DeferredStart, App[None]):
         self.insights.defer()  # an analysis on its way lets this frame go first
         self._keyed = True
         self.redraws.request(now=True)  # a key's frame does not wait out the redraw interval
-        # The analysis is asked for once that frame is out: its snapshot of every shown run is
-        # taken on this thread, and with thousands of runs it would hold the frame back.
-        self.call_after_refresh(self.request_insights, True)
+        # The analysis is asked for once that frame is out (_redraw): its snapshot of every shown
+        # run is taken on this thread, and with thousands of runs it would hold the frame back
+        # (asked for after the next refresh, it came with the runs list's repaint, before the frame).
         self._draw_list()
 
     def action_toggle_run(self, index: int) -> None:
