@@ -148,3 +148,17 @@ def test_a_run_keeps_its_curve_until_its_points_segments_marks_or_the_view_chang
     assert all(c.smoothed is not None for c in smoothed)
     selection.metric = "missing"
     assert curves.prepare(runs, selection, ChartView(smoothing=0.6), spikes, {"b": "loss"}) == []
+
+
+def test_the_metrics_prepare_read_name_the_chart_as_the_shown_runs_common_metric_does():
+    from tuiloss.ui.selection import common_metric, metrics_label
+
+    a = make_run("a", loss=(STEPS, [4.0, 3.0, 2.0, 1.0]))
+    b = make_run("b", loss=(STEPS, [5.0, 4.0, 3.0, 2.0]))
+    c = make_run("c", accuracy=(STEPS, [0.1, 0.2, 0.3, 0.4]))
+    selection = selection_of([a, b, c])
+    curves = Curves()
+    for runs in ([a, b], [a, b, c], [a, b], [c], []):
+        for _ in range(2):  # made, then kept
+            curves.prepare(runs, selection, ChartView(), {}, {})
+            assert metrics_label(curves.metrics) == common_metric(runs), runs

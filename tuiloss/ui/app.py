@@ -28,7 +28,7 @@ from tuiloss.core.analysis.display import step_label
 from tuiloss.ui import collection, keys, messages
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.screens import HelpScreen, MetricScreen
-from tuiloss.ui.selection import ChartPacing, Selection, common_metric, metric_counts
+from tuiloss.ui.selection import ChartPacing, Selection, metric_counts, metrics_label
 from tuiloss.ui.startup import DeferredStart
 from tuiloss.ui.throttle import Throttle
 from tuiloss.ui.widgets import FilterBar, InsightsPanel, KeysFooter, LossChart, RunList, StatusBar
@@ -292,11 +292,12 @@ class TuilossApp(DeferredStart, App[None]):
     def _draw_chart(self) -> None:
         chart, shown = self.chart, self.pacing.admit(self.shown_runs(), fresh=not self._keyed)
         self._keyed = False
-        label = self.selection.metric or common_metric(shown) or "loss"
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
         missing = self.xaxis.prepare(shown)
         curves = self.curves.prepare(shown, self.selection, self.view, self.late.marks(self.report), reported,
                                      xaxis=self.xaxis)
+        # the shown runs' metric (common_metric), from what prepare read of each run
+        label = self.selection.metric or metrics_label(self.curves.metrics) or "loss"
         if self.grouping.on:
             curves = self.grouping.curves(curves, list(self.store), self.selection)
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,

@@ -34,6 +34,8 @@ class Curves:
         self._inputs: dict[str, tuple[tuple, CurveInput]] = {}  # each run's last curve, and what it was made of
         self._quick: dict[str, tuple] = {}  # each run's last curve, by what a frame checks of the run alone
         self._frame: tuple | None = None  # what the last frame's curves depended on besides their runs
+        #: the metric of each run the last :meth:`prepare` was given (its primary one, or the one chosen)
+        self.metrics: set[str] = set()
 
     def prepare(
         self,
@@ -69,6 +71,7 @@ class Curves:
         self._frame = (frame, marks, dict(marked_metric)) if not other_axis else None
         quick, seen_quick = ({}, self._quick) if not other_axis else ({}, {})
         colors = selection.colors
+        metrics: set[str] = set()
         for run in runs:
             was = seen_quick.get(run.id) if same else None
             if was is not None:
@@ -79,8 +82,11 @@ class Curves:
                     made[run.id] = last[run.id]
                     quick[run.id] = was
                     curves.append(was[0])
+                    metrics.add(was[1])
                     continue
             name = selection.metric_of(run)
+            if name is not None:
+                metrics.add(name)
             if name is None or name not in run.series:
                 continue
             series = run.series[name]
@@ -149,6 +155,7 @@ class Curves:
                                  colors.get(run.id), run.points, run.metric_override, run.log_primary)
         self._inputs = made
         self._quick = quick
+        self.metrics = metrics
         return curves
 
     def chart(self, curves: list[CurveInput], view: ChartView, width: int, *, height: int, metric: str,

@@ -56,7 +56,12 @@ def parse_filter(text: str) -> re.Pattern | None:
 
 def common_metric(runs: list[Run]) -> str | None:
     """The primary metric of ``runs`` if they share one, else up to three of them joined."""
-    names = {run.primary_metric for run in runs if run.primary_metric}
+    return metrics_label({run.primary_metric for run in runs if run.primary_metric})
+
+
+def metrics_label(names: set[str]) -> str | None:
+    """The one metric of ``names``, or up to three of them joined (``None`` for none)."""
+    names = {name for name in names if name}
     if len(names) == 1:
         return names.pop()
     return " / ".join(sorted(names)[:3]) if names else None
@@ -211,7 +216,7 @@ class ChartPacing:
     the chart.
     """
 
-    def __init__(self, most: int = 16, per: int = 500) -> None:
+    def __init__(self, most: int = 8, per: int = 1000) -> None:
         self.most, self.per = most, per
         self._on: set[str] = set()  # the runs with a curve in the last frame
         self._drawn: set[str] = set()  # the runs that ever had one
