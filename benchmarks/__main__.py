@@ -97,12 +97,17 @@ BOUNDS = {
     ),
     "runs-start": (
         "the first curves wait for inotify watches on every run folder (watchdog walks the tree and"
-        " adds one per folder, ~2 s for ten thousand), one discovery walk (~2.5 s) and the first read;"
-        " runs join the chart at most 32 a frame, or one per 50 curves on it. A key during the load"
-        " waits for the frame being built, and a frame's cost is per-run Python over every curve on the"
-        " chart (its inputs, its kept points and limits: ~45 us a curve, ~0.45 s at 10,000) plus the"
-        " runs new to it (~2.5 ms each: column index, settled range), sharing the GIL and two loaded"
-        " cores with applying the reads and the first analysis of every loaded run."
+        " adds one per folder, ~2 s for ten thousand), one discovery walk (~2.5 s) and the first read."
+        " A frame keeps each unchanged curve (its columns, traces and layer; the auto log y from pools"
+        " kept sorted), so a curve already on the chart costs a frame a few look-ups; runs join the"
+        " chart 8 a frame (a new one costs 2-5 ms on a loaded machine: its column index, first query,"
+        " points and settled range), and a key's frame takes none. What is left (at 10,000 runs a key"
+        " still waits seconds during the load; which work it waits for was not profiled at that size):"
+        " the per-run passes on the UI thread after each applied read (the store's runs listed again,"
+        " the runs list's numbers, the panel's inputs, the analysis' snapshots) and in each frame (which"
+        " runs are shown, whether each changed); the UI thread shares the GIL and two loaded cores with"
+        " the reads and the first analysis of every loaded run, so the load and the first curves"
+        " stretch with the machine's load."
     ),
     "idle-cpu-poll": (
         "the once-a-second tick (status line, the list's rows on screen) and, at each poll, the runs"
@@ -120,13 +125,14 @@ BOUNDS = {
         " new run read in full, while the analysis of the runs already in competes for the GIL."
     ),
     "toggle-runs": (
-        "a toggle composites the chart from each curve's kept layer, all layers at once (no curve is"
-        " rasterised again); the panel reads its lines from each run's kept block (never joined) and"
-        " makes new blocks 20 ms at a time, the analysis is handed the unchanged runs' snapshots"
-        " again, and its report redraws the chart only when its marks changed. What is left is"
-        " per-run Python over every shown curve in the chart's inputs and limits (~45 us a curve:"
-        " ~50 ms at 1,000, ~0.2-0.4 s at 5,000), and the GIL and two loaded cores shared with the"
-        " first analysis of the runs, still running after the load."
+        "a toggle costs what changed: an unchanged curve is the same object, with its columns, traces"
+        " and layer kept; the layers are composited from the last frame's, end to end, in a few slices;"
+        " the auto log y reads pools of the column extremes kept sorted; no run new to the chart joins"
+        " a key's frame, and the analysis is asked for once the frame is out. What is left at 5,000"
+        " runs: a few look-ups per shown run in a frame (~35-60 ms at load 5), the frames"
+        " still adding runs to the chart 8 at a time after the load, and, after each toggle, the"
+        " analysis' snapshot of every shown run and the panel on the UI thread, while the first"
+        " analysis of the runs holds the GIL and two loaded cores."
     ),
     "follow-cpu": (
         "only the followed run is analysed again, once a second; while its reads come faster than the"

@@ -162,6 +162,29 @@ def test_a_frame_rasterises_only_the_curves_not_kept_and_draws_what_a_fresh_one_
         assert layers.rasterised == 2 * len(traces), trial
 
 
+def test_runs_switched_off_and_on_are_composited_from_the_last_frames_layers_as_a_fresh_frame_draws_them():
+    from tuiloss.ui.canvas import Layers
+
+    rng = np.random.default_rng(5)
+    traces = []
+    for k in range(60):
+        xs, ys = random_points(rng, 2, sorted_x=True)
+        traces.append(Trace(xs, ys, (k, 0, 0), "braille" if k % 5 else "o"))
+    again = Trace(traces[7].xs, traces[7].ys, traces[7].color, traces[7].marker)  # a new trace of the same points
+    frames = [traces, traces[:7] + traces[8:], traces, traces[1:], traces[:30] + traces[31:59], traces[::-1],
+              traces[:7] + [again] + traces[8:], traces[:20] + traces[40:], traces]
+    layers, before = Layers(), []
+    for k, frame in enumerate(frames):
+        made = layers.rasterised
+        codes, owner = rasterise(spec_of(*frame), 40, 12, layers)
+        fresh_codes, fresh_owner = rasterise(spec_of(*frame), 40, 12)
+        assert (codes == fresh_codes).all() and (owner == fresh_owner).all(), k
+        # only the traces the last frame did not draw (by their points) are rasterised
+        drew = {(id(t.xs), id(t.ys)) for t in before}
+        assert layers.rasterised - made == sum((id(t.xs), id(t.ys)) not in drew for t in frame), k
+        before = frame
+
+
 def test_a_thousand_runs_render_in_one_pass():
     # speed is measured by `python -m benchmarks` (many-runs); here, that it renders whole
     rng = np.random.default_rng(0)

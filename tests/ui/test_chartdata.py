@@ -293,3 +293,74 @@ def test_the_cursor_ends_at_the_latest_step_not_the_axis_grid():
     assert moved_cursor(spec, 99.0, 5, 50) == 100.0  # never past it
     log = ChartSpec(x_lim=(1.0, 3.001), x_log=True, newest_step=1000.0)
     assert edge_step(log, end=True) == pytest.approx(1000.0)
+
+
+def _drawing(spec: ChartSpec) -> tuple:
+    """Everything a spec draws, arrays as lists: two specs that draw the same compare equal."""
+    traces = [(list(map(float, t.xs)), list(map(float, t.ys)), t.color, t.marker, t.kind) for t in spec.traces]
+    return (traces, spec.labels, spec.vlines, spec.x_lim, spec.y_lim, spec.x_ticks, spec.y_ticks, spec.title,
+            spec.empty, spec.x_log, spec.y_log, spec.notes, spec.newest_step)
+
+
+def _many_curves(count: int) -> list:
+    from dataclasses import replace
+
+    rng = np.random.default_rng(7)
+    curves = []
+    for k in range(count):
+        steps = np.arange(1, 2001 + 37 * k, dtype=float)
+        values = 0.3 + (1.0 + k % 5) / np.sqrt(steps) + 0.01 * rng.random(len(steps))
+        if k % 9 == 4:
+            values[len(values) // 3] = np.nan
+        if k % 7 == 3:
+            values = values * 1e3 ** (-steps / steps[-1])  # spans decades: pulls the y axis toward log
+        extra = {}
+        if k % 11 == 2:
+            extra = dict(marks=[Mark("spike", 500.0, float(values[499]))], segment_starts=[(900.0, "reset")])
+        curve = curve_from_arrays(f"run{k}", steps, values, color=(k, 100, 200), marker="*o#"[k % 3], **extra)
+        curves.append(replace(curve, smoothed=curve_from_arrays("s", steps, values, smoothing=0.9).smoothed))
+    return curves
+
+
+@pytest.mark.parametrize("view", [ChartView(), ChartView(log_y=False), ChartView(smoothing=0.9),
+                                  ChartView(ascii=True), ChartView(zoom=1, log_x=False)])
+def test_a_frame_that_keeps_its_unchanged_curves_draws_what_a_frame_made_afresh_draws(view):
+    from dataclasses import replace
+
+    curves = _many_curves(40)
+    grown = replace(curves[3], last_step=curves[3].last_step + 500.0,
+                    raw=curve_from_arrays("g", np.arange(1, 2541, dtype=float), np.linspace(3, 0.5, 2540)).raw)
+    decades = [c for k, c in enumerate(curves) if k % 7 == 3]
+    frames = [
+        curves,
+        curves[:5] + curves[6:],  # one switched off
+        curves,  # and on again
+        curves[:10] + curves[20:],  # ten at once
+        [c for c in curves if c not in decades],  # the curves that span decades leave: the y scale may change
+        curves,
+        curves[:3] + [grown] + curves[4:],  # one grew: a new curve object
+        curves[:3] + [grown] + curves[4:] + [curves[0]] * 0,
+        curves[-1:] + curves[:-1],  # the same curves in another order
+        [],
+        curves[:1],
+    ]
+    memo: dict = {}
+    for frame in frames:
+        kept = build_chart(frame, view, 90, height=24, memo=memo)
+        fresh = build_chart(frame, view, 90, height=24)
+        assert _drawing(kept) == _drawing(fresh)
+
+
+def test_the_auto_log_y_reads_kept_pools_as_the_whole_quantiles_do():
+    from tuiloss.ui.chartdata import _merged, sorted_quantile
+
+    rng = np.random.default_rng(3)
+    for size in (1, 2, 3, 50, 1001, 40_000):
+        values = np.sort(np.round(rng.lognormal(size=size), 2))  # rounded: many equal values
+        for q in (0.0, 0.02, 0.5, 0.98, 1.0):
+            assert sorted_quantile(values, q) == float(np.quantile(values, q))
+    pool = np.sort(np.round(rng.random(5000), 3))
+    out, into = pool[::7].copy(), np.round(rng.random(300), 3)
+    rng.shuffle(out)
+    kept = _merged(pool, [out], [into])
+    assert np.array_equal(kept, np.sort(np.concatenate([np.delete(pool, np.arange(0, 5000, 7)), into])))

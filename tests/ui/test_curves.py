@@ -121,3 +121,44 @@ def test_the_legend_lists_shown_runs_with_their_list_numbers_and_last_values():
     assert lines == [f" 1 {ASCII_MARKERS[0]} run a  last {fmt_value(1.5)} at {fmt_step(30.0)}",
                      f" 3 {ASCII_MARKERS[2]} run c  last - at -"]
     assert legend_text([a], selection, plain=False).startswith(" 1 ■ run a")
+
+
+def test_a_run_keeps_its_curve_until_its_points_segments_marks_or_the_view_change():
+    a = make_run("a", loss=(STEPS, [4.0, 3.0, 2.0, 1.0]))
+    b = make_run("b", loss=(STEPS, [5.0, 4.0, 3.0, 2.0]))
+    runs = [a, b]
+    selection = selection_of(runs)
+    curves, view, marks = Curves(), ChartView(), {}
+    first = curves.prepare(runs, selection, view, marks, {})
+    again = curves.prepare(runs, selection, view, {}, {})  # another empty marks dict: nothing to mark either way
+    assert [c is d for c, d in zip(first, again)] == [True, True]
+    b.series["loss"].extend(np.array([40.0]), np.array([1.5]))  # b grew
+    b.points += 1
+    grown = curves.prepare(runs, selection, view, {}, {})
+    assert grown[0] is first[0] and grown[1] is not first[1] and grown[1].last_step == 40.0
+    a.series["loss"].mark("replaced")  # the next point starts a new segment: nothing to draw yet
+    assert curves.prepare(runs, selection, view, {}, {})[0] is first[0]
+    a.series["loss"].extend(np.array([0.0]), np.array([4.0]))
+    marked = curves.prepare(runs, selection, view, {}, {})
+    assert marked[0] is not first[0] and marked[0].segment_starts == [(0.0, "replaced")] and marked[1] is grown[1]
+    spikes = {"b": [Mark("spike", 40.0, 1.5)]}
+    with_marks = curves.prepare(runs, selection, view, spikes, {"b": "loss"})
+    assert with_marks[0] is marked[0] and with_marks[1].marks == spikes["b"]
+    smoothed = curves.prepare(runs, selection, ChartView(smoothing=0.6), spikes, {"b": "loss"})
+    assert all(c.smoothed is not None for c in smoothed)
+    selection.metric = "missing"
+    assert curves.prepare(runs, selection, ChartView(smoothing=0.6), spikes, {"b": "loss"}) == []
+
+
+def test_the_metrics_prepare_read_name_the_chart_as_the_shown_runs_common_metric_does():
+    from tuiloss.ui.selection import common_metric, metrics_label
+
+    a = make_run("a", loss=(STEPS, [4.0, 3.0, 2.0, 1.0]))
+    b = make_run("b", loss=(STEPS, [5.0, 4.0, 3.0, 2.0]))
+    c = make_run("c", accuracy=(STEPS, [0.1, 0.2, 0.3, 0.4]))
+    selection = selection_of([a, b, c])
+    curves = Curves()
+    for runs in ([a, b], [a, b, c], [a, b], [c], []):
+        for _ in range(2):  # made, then kept
+            curves.prepare(runs, selection, ChartView(), {}, {})
+            assert metrics_label(curves.metrics) == common_metric(runs), runs

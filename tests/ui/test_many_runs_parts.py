@@ -163,8 +163,11 @@ def test_runs_join_the_chart_a_slice_per_frame_and_those_on_it_stay():
         pacing.admit(runs)
     assert pacing.admit(runs) == runs and pacing.waiting == 0
     assert pacing.admit(runs[1:]) == runs[1:]  # r0 switched off ...
-    back = pacing.admit(runs + [run(9, 50)])  # ... and on again: it joins as a new run does
+    back = pacing.admit(runs + [run(9, 50)])  # ... and on again, beside a new run
     assert runs[0] in back and len(back) == 10 and pacing.waiting == 0
+    pacing.admit(runs[1:])  # r0 off again, and two more new runs
+    keyed = pacing.admit(runs + [run(9, 50), run(10, 50), run(11, 50)], fresh=False)
+    assert runs[0] in keyed and len(keyed) == 10 and pacing.waiting == 2  # a key's frame: r0 had a curve
     runs[8].points = 30  # points read for the run that had none: it is new to the chart
     pacing = ChartPacing(most=1)
     assert [r.id for r in pacing.admit([runs[8], runs[0]])] == ["r8"] and pacing.waiting == 1
@@ -210,3 +213,31 @@ def test_a_chart_of_many_curves_takes_more_new_ones_per_frame():
     new = [Run(id=f"n{k}", label="", source="", format="csv", points=1_000) for k in range(100)]
     drawn = pacing.admit(small + new)
     assert len(drawn) == 400 + 40 and pacing.waiting == 60
+
+
+def test_the_titles_of_blocks_left_for_later_panels_are_kept_until_the_run_or_its_look_changes():
+    from types import MappingProxyType
+
+    from tuiloss.core.analysis import SeriesAnalysis
+    from tuiloss.core.report import MetricReport, Report, RunReport, SkipCounts
+    from dataclasses import replace
+
+    from tuiloss.ui.insights import RunTexts, render_lines
+
+    def entry(run_id: str, label: str) -> RunReport:
+        analysis = SeriesAnalysis(10, None, None, 0.2, 0.19, None, None, (), ())
+        reported = MetricReport("loss", 10, None, None, None, 0.2, 0.19, None, analysis)
+        return RunReport(run_id, label, "", "", {}, "loss", False, SkipCounts(0, {}, 0), (), (),
+                         MappingProxyType({"loss": reported}))
+
+    runs = [entry(f"r{k}", f"run {k}") for k in range(5)]
+    blocks = RunTexts(budget=-1.0, fewest=1)  # one block a panel, titles for the others
+    how = dict(colors={}, numbers={f"r{k}": str(k + 1) for k in range(5)}, swatches={}, width=40, kept=blocks)
+    first = render_lines(Report("0", None, tuple(runs)), **how)
+    assert blocks.made == 1 and blocks.behind == 4
+    assert first.blocks[2].plain == "2 ■ run 1\n"  # a waiting run shows its title alone
+    renamed = replace(runs[4], label="run four")
+    second = render_lines(Report("0", None, tuple(runs[:4]) + (renamed,)), **how)
+    assert blocks.made == 2 and blocks.behind == 3
+    assert second.blocks[4] is first.blocks[4]  # r3's title: the same text, not made again
+    assert second.blocks[5].plain == "5 ■ run four\n"  # r4 was relabelled: its title is new

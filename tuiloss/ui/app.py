@@ -28,7 +28,7 @@ from tuiloss.core.analysis.display import step_label
 from tuiloss.ui import collection, keys, messages
 from tuiloss.ui.markup import safe_label
 from tuiloss.ui.screens import HelpScreen, MetricScreen
-from tuiloss.ui.selection import ChartPacing, Selection, common_metric, metric_counts
+from tuiloss.ui.selection import ChartPacing, Selection, metric_counts, metrics_label
 from tuiloss.ui.startup import DeferredStart
 from tuiloss.ui.throttle import Throttle
 from tuiloss.ui.widgets import FilterBar, InsightsPanel, KeysFooter, LossChart, RunList, StatusBar
@@ -79,6 +79,7 @@ class TuilossApp(DeferredStart, App[None]):
         self.report_root = config.paths[0] if len(config.paths) == 1 else None
         self.selection = Selection(config.metric)
         self.pacing = ChartPacing()  # runs join the chart a slice per frame
+        self._keyed = False  # the next frame is a key's: no run new to the chart joins in it
         self.watch_mode, self.mode_reason = "starting", ""
         self.files = 0
         self.load_progress: float | None = 0.0
@@ -271,11 +272,13 @@ class TuilossApp(DeferredStart, App[None]):
     def _redraw(self) -> None:
         if self._stopped or not self.booted:
             return
-        began = time.perf_counter()
+        began, keyed = time.perf_counter(), self._keyed
         self._draw_chart()
         self._draw_list()
         self._draw_status()
         self._frame_seconds = time.perf_counter() - began
+        if keyed:  # a toggle's analysis, asked for once its frame is out (see _toggle)
+            self.call_after_refresh(self.request_insights, True)
         if self.report is not None:  # after this frame: with thousands of runs the panel's text is the slow part
             self.call_after_refresh(self._draw_insights)
 
@@ -287,12 +290,14 @@ class TuilossApp(DeferredStart, App[None]):
             self._draw_list()
 
     def _draw_chart(self) -> None:
-        chart, shown = self.chart, self.pacing.admit(self.shown_runs())
-        label = self.selection.metric or common_metric(shown) or "loss"
+        chart, shown = self.chart, self.pacing.admit(self.shown_runs(), fresh=not self._keyed)
+        self._keyed = False
         reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
         missing = self.xaxis.prepare(shown)
         curves = self.curves.prepare(shown, self.selection, self.view, self.late.marks(self.report), reported,
                                      xaxis=self.xaxis)
+        # the shown runs' metric (common_metric), from what prepare read of each run
+        label = self.selection.metric or metrics_label(self.curves.metrics) or "loss"
         if self.grouping.on:
             curves = self.grouping.curves(curves, list(self.store), self.selection)
         spec = self.curves.chart(curves, self.view, chart.plot_width, height=chart.plot_height,
@@ -486,14 +491,15 @@ class TuilossApp(DeferredStart, App[None]):
     def _toggle(self, run_ids: list[str], value: bool | None = None) -> None:
         self.selection.toggle(run_ids, value)
         self.insights.defer()  # an analysis on its way lets this frame go first
+        self._keyed = True
         self.redraws.request(now=True)  # a key's frame does not wait out the redraw interval
-        # The analysis is asked for once that frame is out: its snapshot of every shown run is
-        # taken on this thread, and with thousands of runs it would hold the frame back.
-        self.call_after_refresh(self.request_insights, True)
+        # The analysis is asked for once that frame is out (_redraw): its snapshot of every shown
+        # run is taken on this thread, and with thousands of runs it would hold the frame back
+        # (asked for after the next refresh, it came with the runs list's repaint, before the frame).
         self._draw_list()
 
     def action_toggle_run(self, index: int) -> None:
-        run = self.selection.numbered_run(self.store, index + 1)
+        run = next((run for number, run in self._listed()[0] if number == index + 1), None)  # the list's own numbers
         if run is not None:
             self._toggle([run.id])
 

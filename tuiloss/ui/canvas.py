@@ -158,14 +158,17 @@ class Layers:
         self._grid: tuple | None = None
         self._kept: dict[tuple, Layer] = {}
         self._used: dict[tuple, Layer] = {}
+        #: per group of traces (curves, bands), the last frame's layers end to end (see :func:`_joined`)
+        self.joined: dict[str, _Joined] = {}
         self.rasterised = 0  # traces rasterised (not found here), for tests
         #: the last frame's plot rows, (what they were made from, the line): an unchanged row is not made again
         self.rows: dict[int, tuple[tuple, Text]] = {}
 
     def begin(self, grid: tuple) -> None:
         if grid != self._grid:
-            self._grid, self._kept = grid, {}
+            self._grid, self._kept, self.joined = grid, {}, {}
         self._used = {}
+        self._also: dict[tuple, Layer] | None = None  # the layers of the last frame's joined ones, by points
 
     def end(self) -> None:
         self._kept, self._used = self._used, {}
@@ -173,6 +176,11 @@ class Layers:
     def get(self, trace: Trace) -> Layer | None:
         key = (id(trace.xs), id(trace.ys), trace.kind != "scatter")
         layer = self._kept.get(key)
+        if layer is None:  # a layer the last frame took from a joined composite, never looked up by points
+            if self._also is None:
+                self._also = {(id(one.xs), id(one.ys), one.joined): one
+                              for joined in self.joined.values() for one in joined.layers}
+            layer = self._also.get(key)
         if layer is not None and layer.xs is trace.xs and layer.ys is trace.ys:
             self._used[key] = layer
             return layer
@@ -209,6 +217,78 @@ def _layers_of(traces: list[tuple[int, Trace]], spec: ChartSpec, columns: int, r
             found[int(part[0])] = (part_cells.astype(np.int32), part_bits)
     empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint8))
     return [Layer(t.xs, t.ys, t.kind != "scatter", *found.get(k, empty)) for k, t in traces]
+
+
+@dataclass(frozen=True, slots=True)
+class _Joined:
+    """The layers of a frame's traces, end to end in drawing order (see :func:`_joined`)."""
+
+    traces: list[Trace]  # held, so that no other trace takes one of their ids while kept
+    index: dict[int, int]  # id of each trace -> its place
+    layers: list[Layer]
+    cells: np.ndarray
+    bits: np.ndarray
+    lengths: np.ndarray
+    starts: np.ndarray
+
+
+def _joined(layers: Layers, group: str, traces: list[Trace], spec: ChartSpec, columns: int,
+            rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells and dots of ``traces``' layers end to end, in order, and how many cells each has.
+
+    Made from the last frame's: a trace given again as the very same object keeps its place in
+    them, so a run switched on or off costs a copy of the runs of traces kept on either side of
+    it (a few slices), not a look-up and a copy per trace; only the traces not seen before are
+    looked up in ``layers`` or rasterised.
+    """
+    last = layers.joined.get(group)
+    count = len(traces)
+    at = np.array([last.index.get(id(t), -1) for t in traces] if last is not None else [-1] * count,
+                  dtype=np.int64)
+    new = np.flatnonzero(at < 0)
+    fresh = [traces[i] for i in new]
+    found = [layers.get(t) for t in fresh]
+    missing = [(i, t) for i, (t, layer) in enumerate(zip(fresh, found)) if layer is None]
+    if missing:
+        for (i, t), layer in zip(missing, _layers_of(missing, spec, columns, rows)):
+            found[i] = layer
+            layers.put(t, layer)
+    lengths = np.zeros(count, dtype=np.int64)
+    kept = at >= 0
+    if last is not None:
+        lengths[kept] = last.lengths[at[kept]]
+    lengths[new] = [len(layer.cells) for layer in found]
+    starts = np.cumsum(lengths) - lengths
+    # runs of traces that follow each other as they did in the last frame: one slice each
+    follows = np.zeros(count, dtype=bool)
+    if count > 1:
+        follows[1:] = kept[1:] & kept[:-1] & (at[1:] == at[:-1] + 1)
+    firsts = np.flatnonzero(~follows)
+    placed = dict(zip(new.tolist(), found))
+    if last is None or len(firsts) > 64 + count // 8:  # most of them moved: every layer joined again
+        every = [placed[i] if j < 0 else last.layers[j] for i, j in enumerate(at.tolist())]
+        cells = np.concatenate([layer.cells for layer in every]) if every else np.zeros(0, dtype=np.int32)
+        bits = np.concatenate([layer.bits for layer in every]) if every else np.zeros(0, dtype=np.uint8)
+    else:
+        ends = np.append(firsts[1:], count)
+        cell_parts, bit_parts = [], []
+        for first, end in zip(firsts.tolist(), ends.tolist()):
+            if at[first] < 0:
+                layer = placed[first]
+                cell_parts.append(layer.cells)
+                bit_parts.append(layer.bits)
+            else:
+                a = int(last.starts[at[first]])
+                b = int(last.starts[at[end - 1]] + last.lengths[at[end - 1]])
+                cell_parts.append(last.cells[a:b])
+                bit_parts.append(last.bits[a:b])
+        cells = np.concatenate(cell_parts) if cell_parts else np.zeros(0, dtype=np.int32)
+        bits = np.concatenate(bit_parts) if bit_parts else np.zeros(0, dtype=np.uint8)
+        every = [placed[i] if j < 0 else last.layers[j] for i, j in enumerate(at.tolist())] if len(new) else [
+            last.layers[j] for j in at.tolist()]
+    layers.joined[group] = _Joined(list(traces), {id(t): i for i, t in enumerate(traces)}, every, cells, bits,
+                                   lengths, starts)
+    return cells, bits, lengths
 
 
 def rasterise(spec: ChartSpec, columns: int, rows: int, layers: Layers | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -249,29 +329,24 @@ def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
     drawn = [(k, spec.traces[k]) for k in which if len(spec.traces[k].xs)]
     if not drawn:
         return codes.reshape(rows, columns), owner.reshape(rows, columns)
-    found = {k: layers.get(t) for k, t in drawn}
-    missing = [(k, t) for k, t in drawn if found[k] is None]
-    if missing:
-        for (k, t), layer in zip(missing, _layers_of(missing, spec, columns, rows)):
-            found[k] = layer
-            layers.put(t, layer)
+    cells, bits, lengths = _joined(layers, "bands" if spec.traces[drawn[0][0]].kind == "band" else "curves",
+                                   [t for _, t in drawn], spec, columns, rows)
     is_braille = np.array([t.marker == "braille" for t in spec.traces])
     mask = np.zeros(rows * columns, dtype=np.uint8)
     # Every layer at once (a loop over thousands of layers was a tenth of a second): later traces
     # over earlier ones, so a cell's owner is the highest trace number in it; a cell's dots are
     # those of every braille trace in it.
-    kept = [found[k] for k, _ in drawn]
-    cells = np.concatenate([layer.cells for layer in kept])
-    whose = np.repeat(np.array([k for k, _ in drawn], dtype=np.int64), [len(layer.cells) for layer in kept])
+    whose = np.repeat(np.array([k for k, _ in drawn], dtype=np.int64), lengths)
     np.maximum.at(owner, cells, whose)
     dotted = is_braille[whose]
-    np.bitwise_or.at(mask, cells[dotted], np.concatenate([layer.bits for layer in kept])[dotted])
-    marker_of = np.array([ord(t.marker[:1] or "*") if t.marker != "braille" else 0 for t in spec.traces],
-                         dtype=np.uint32)
+    np.bitwise_or.at(mask, cells[dotted], bits[dotted])
     by_braille = (owner >= 0) & is_braille[np.maximum(owner, 0)]
     codes[by_braille] = _BRAILLE + mask[by_braille].astype(np.uint32)
     by_marker = (owner >= 0) & ~by_braille
-    codes[by_marker] = marker_of[owner[by_marker]]
+    if by_marker.any():
+        marker_of = np.array([ord(t.marker[:1] or "*") if t.marker != "braille" else 0 for t in spec.traces],
+                             dtype=np.uint32)
+        codes[by_marker] = marker_of[owner[by_marker]]
     return codes.reshape(rows, columns), owner.reshape(rows, columns)
 
 

@@ -540,6 +540,231 @@ def _band_traces(curves: list[CurveInput], window: Window, columns: int, log_y: 
     return traces
 
 
+@dataclass(slots=True)
+class _Parts:
+    """What the curves give a frame: the y scale, their traces in drawing order, and what the
+    y range is worked out from (each drawn curve's finite extent and settled bounds, the first
+    values drawn, the NaN/Inf columns)."""
+
+    log_y: bool
+    traces: list[Trace]
+    extents: list[tuple[float, float] | None]
+    bounds: list[tuple[float, float] | None]
+    starts: list[float]
+    nan_marks: list[tuple[float, tuple[int, int, int]]]
+
+
+def _parts(curves: list[CurveInput], view: ChartView, window: Window, columns: int,
+           background: tuple[int, int, int], memo: dict | None) -> _Parts:
+    """:class:`_Parts` of ``curves``, each curve read again (its points from ``memo`` while unchanged)."""
+    lo, hi = window.lo, window.hi
+    fine = not view.ascii and not view.no_color
+    raw_columns = [curve.raw(window.step_lo, window.step_hi, columns, window.log) for curve in curves]
+    log_y = view.log_y if view.log_y is not None else _spans_decades(
+        [_extremes(memo, (curve.key, "raw"), cols) for curve, cols in zip(curves, raw_columns)])
+    y_seen: list[np.ndarray] = []
+    bounds: list[tuple[float, float] | None] = []  # the settled_bounds of each curve's later half and last point
+    nan_marks: list[tuple[float, tuple[int, int, int]]] = []
+    raw_traces: list[Trace] = []
+    eval_traces: list[Trace] = []
+    main_traces: list[Trace] = []
+    band_traces = _band_traces(curves, window, columns, log_y, view, background, y_seen)
+    extents: list[tuple[float, float] | None] = [(float(t.ys.min()), float(t.ys.max())) for t in band_traces]
+    for curve, raw_cols in zip(curves, raw_columns):
+        marker = "braille" if fine else curve.marker
+        drawn = _drawn(memo, (curve.key, "raw"), raw_cols, window, log_y)
+        rx, ry = drawn.xs, drawn.ys
+        if len(ry):
+            y_seen.append(ry)
+            extents.append(drawn.extent)
+            bounds.append(drawn.bounds)
+        if drawn.nonfinite:
+            nan_marks.extend((x, curve.color) for x in drawn.nonfinite)
+        if curve.smoothed is not None and view.smoothing > 0:
+            if len(rx):
+                raw_traces.append(Trace(rx, ry, fade(curve.color, background) if fine else curve.color,
+                                        "braille" if fine else "."))
+            smooth_cols = curve.smoothed(window.step_lo, window.step_hi, columns, window.log)
+            sx, sy = _points(memo, (curve.key, "smoothed"), smooth_cols, window, log_y)
+            if len(sx):
+                main_traces.append(Trace(sx, sy, curve.color, marker))
+        elif len(rx):
+            main_traces.append(Trace(rx, ry, curve.color, marker))
+        if view.show_eval and curve.eval_steps is not None and len(curve.eval_steps):
+            ex = np.asarray([window.to_x(float(s)) for s in curve.eval_steps])
+            ey = value_axis(curve.eval_values, log_y)
+            keep = (ex >= lo) & (ex <= hi) & np.isfinite(ey)
+            if keep.any():
+                y_seen.append(ey[keep])
+                extents.append((float(ey[keep].min()), float(ey[keep].max())))
+                bounds.append(settled_bounds(_later_half(ex[keep], ey[keep], window)))
+                eval_traces.append(Trace(ex[keep].tolist(), ey[keep].tolist(), curve.color,
+                                         "●" if fine else "E", kind="scatter"))
+    # bands first, under every curve; eval points last: never hidden by a curve
+    return _Parts(log_y, band_traces + raw_traces + main_traces + eval_traces, extents, bounds,
+                  [float(ry[0]) for ry in y_seen if len(ry)], nan_marks)
+
+
+def _keyed_apart(curves: list[CurveInput]) -> bool:
+    """Whether ``curves`` can be kept by key between frames: each its own key, no configuration's band."""
+    return len({curve.key for curve in curves}) == len(curves) and all(curve.band is None for curve in curves)
+
+
+@dataclass(slots=True)
+class _Kept:
+    """One curve as the last frame drew it (see :func:`_kept_parts`)."""
+
+    curve: CurveInput
+    cols: ColumnData
+    drawn: _Drawn
+    behind: Trace | None  # the raw curve behind a smoothed one
+    main: Trace | None
+    start: float | None  # the first value drawn
+    nan_marks: list[tuple[float, tuple[int, int, int]]]
+
+
+@dataclass(slots=True)
+class _KeptFrame:
+    context: tuple  # what every curve's drawing depends on besides the curve: window, columns, log y, look
+    curves: dict[str, _Kept]
+
+
+def _kept_parts(curves: list[CurveInput], view: ChartView, window: Window, columns: int,
+                background: tuple[int, int, int], memo: dict) -> _Parts:
+    """:func:`_parts` for a frame that costs what changed: a curve given again as the very object of
+    the last frame (on the same axis and look) is not asked its columns again and keeps its traces,
+    and the auto log y reads pools of every curve's column extremes kept sorted, so a run switched
+    on or off costs its own columns, not a pass over every curve's.
+
+    The same :class:`_Parts` as :func:`_parts` (a unit test holds them equal); a curve object stands
+    for its points: :class:`~tuiloss.ui.curves.Curves` makes a new one whenever they changed.
+    """
+    before: _KeptFrame | None = memo.get("kept")
+    grid = (window, columns)
+    last = before.curves if before is not None and before.context[0] == grid else {}
+    cols_of = []
+    for curve in curves:
+        seen = last.get(curve.key)
+        cols_of.append(seen.cols if seen is not None and seen.curve is curve
+                       else curve.raw(window.step_lo, window.step_hi, columns, window.log))
+    if view.log_y is not None:
+        log_y = view.log_y
+        memo.pop("pools", None)
+    else:
+        pools = memo.get("pools")
+        if pools is None:
+            pools = memo["pools"] = _Pools()
+        log_y = pools.update(curves, cols_of)
+    fine = not view.ascii and not view.no_color
+    context = (grid, log_y, fine, view.ascii, view.smoothing > 0, background)
+    if before is None or before.context != context:
+        last = {}
+    kept: dict[str, _Kept] = {}
+    for curve, cols in zip(curves, cols_of):
+        seen = last.get(curve.key)
+        if seen is None or seen.curve is not curve or seen.cols is not cols:
+            seen = _kept_curve(curve, cols, view, window, columns, log_y, fine, background, memo)
+        kept[curve.key] = seen
+    memo["kept"] = _KeptFrame(context, kept)
+    entries = list(kept.values())
+    drawn = [entry for entry in entries if entry.start is not None]
+    return _Parts(log_y,
+                  [entry.behind for entry in entries if entry.behind is not None]
+                  + [entry.main for entry in entries if entry.main is not None],
+                  [entry.drawn.extent for entry in drawn], [entry.drawn.bounds for entry in drawn],
+                  [entry.start for entry in drawn],
+                  [mark for entry in entries if entry.nan_marks for mark in entry.nan_marks])
+
+
+def _kept_curve(curve: CurveInput, cols: ColumnData, view: ChartView, window: Window, columns: int, log_y: bool,
+                fine: bool, background: tuple[int, int, int], memo: dict) -> _Kept:
+    """One curve's :class:`_Kept`, as :func:`_parts` draws it."""
+    drawn = _drawn(memo, (curve.key, "raw"), cols, window, log_y)
+    rx, ry = drawn.xs, drawn.ys
+    behind = main = None
+    marker = "braille" if fine else curve.marker
+    if curve.smoothed is not None and view.smoothing > 0:
+        if len(rx):
+            behind = Trace(rx, ry, fade(curve.color, background) if fine else curve.color, "braille" if fine else ".")
+        smooth_cols = curve.smoothed(window.step_lo, window.step_hi, columns, window.log)
+        sx, sy = _points(memo, (curve.key, "smoothed"), smooth_cols, window, log_y)
+        if len(sx):
+            main = Trace(sx, sy, curve.color, marker)
+    elif len(rx):
+        main = Trace(rx, ry, curve.color, marker)
+    return _Kept(curve, cols, drawn, behind, main, float(ry[0]) if len(ry) else None,
+                 [(x, curve.color) for x in drawn.nonfinite])
+
+
+class _Pools:
+    """Every curve's finite column minima and maxima, each pool kept sorted, for the auto log y
+    (:func:`_spans_decades`): a frame moves the values of the curves that changed in or out of
+    them instead of joining and partitioning every curve's (a few hundred thousand values a
+    thousand runs)."""
+
+    def __init__(self) -> None:
+        self.members: dict[str, tuple[ColumnData, np.ndarray, np.ndarray]] = {}
+        self.lows = np.zeros(0)
+        self.highs = np.zeros(0)
+
+    def update(self, curves: list[CurveInput], cols_of: list[ColumnData]) -> bool:
+        """Hold the pools to the curves' columns ``cols_of``; :func:`_spans_decades` of them."""
+        now = {curve.key: cols for curve, cols in zip(curves, cols_of)}
+        members = self.members
+        gone = [key for key, (cols, _, _) in members.items() if now.get(key) is not cols]
+        came = [key for key, cols in now.items() if key not in members or members[key][0] is not cols]
+        if gone or came:
+            if len(gone) + len(came) > max(64, len(now) // 4):  # most changed: sorted again, whole
+                fresh = {key: (cols, *_finite_extremes(cols)) for key, cols in now.items()}
+                self.members = fresh
+                self.lows = np.sort(np.concatenate([low for _, low, _ in fresh.values()] or [np.zeros(0)]))
+                self.highs = np.sort(np.concatenate([high for _, _, high in fresh.values()] or [np.zeros(0)]))
+            else:
+                out = [members.pop(key) for key in gone]
+                for key in came:
+                    members[key] = (now[key], *_finite_extremes(now[key]))
+                into = [members[key] for key in came]
+                self.lows = _merged(self.lows, [low for _, low, _ in out], [low for _, low, _ in into])
+                self.highs = _merged(self.highs, [high for _, _, high in out], [high for _, _, high in into])
+        lows, highs = self.lows, self.highs
+        if not len(lows) or not len(highs) or lows[0] <= 0:
+            return False
+        return sorted_quantile(highs, 0.98) > LOG_Y_RATIO * sorted_quantile(lows, 0.02)
+
+
+def _merged(pool: np.ndarray, out: list[np.ndarray], into: list[np.ndarray]) -> np.ndarray:
+    """The sorted ``pool`` without one of each value of ``out`` (all in it) and with those of ``into``."""
+    if out:
+        values = np.sort(np.concatenate(out))
+        if len(values):
+            at = np.searchsorted(pool, values, "left")
+            at += np.arange(len(values)) - np.searchsorted(values, values, "left")  # equal values: the next ones
+            keep = np.ones(len(pool), dtype=bool)
+            keep[at] = False
+            pool = pool[keep]
+    if into:
+        values = np.sort(np.concatenate(into))
+        if len(values):
+            pool = np.insert(pool, np.searchsorted(pool, values), values)
+    return pool
+
+
+def sorted_quantile(values: np.ndarray, q: float) -> float:
+    """``np.quantile(values, q)`` (its default, linear method) of ``values`` already sorted, read off
+    its two neighbours with numpy's own arithmetic: the same float, without a partition of them all."""
+    n = len(values)
+    at = (n - 1) * q
+    below = math.floor(at)
+    if below >= n - 1:
+        return float(values[-1])
+    if at < 0:
+        return float(values[0])
+    gamma = at - below
+    a, b = float(values[below]), float(values[below + 1])
+    diff = b - a
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+
+
 def build_chart(
     curves: list[CurveInput],
     view: ChartView,
@@ -577,63 +802,24 @@ def build_chart(
     columns = max(8, 2 * width)  # braille has two dots per cell
     fine = not view.ascii and not view.no_color
     glyph_index = 0 if fine else 1
-    raw_columns = [curve.raw(window.step_lo, window.step_hi, columns, window.log) for curve in curves]
-    log_y = view.log_y if view.log_y is not None else _spans_decades(
-        [_extremes(memo, (curve.key, "raw"), cols) for curve, cols in zip(curves, raw_columns)])
-    y_seen: list[np.ndarray] = []
-    settled: list[np.ndarray] = []  # the values that must get rows: each curve's later half and last point
-    bounds: list[tuple[float, float] | None] = []  # their settled_bounds
-    nan_marks: list[tuple[float, tuple[int, int, int]]] = []
-    raw_traces: list[Trace] = []
-    eval_traces: list[Trace] = []
-    main_traces: list[Trace] = []
-    band_traces = _band_traces(curves, window, columns, log_y, view, background, y_seen)
-    extents: list[tuple[float, float] | None] = [(float(t.ys.min()), float(t.ys.max())) for t in band_traces]
-    for curve, raw_cols in zip(curves, raw_columns):
-        marker = "braille" if fine else curve.marker
-        drawn = _drawn(memo, (curve.key, "raw"), raw_cols, window, log_y)
-        rx, ry = drawn.xs, drawn.ys
-        if len(ry):
-            y_seen.append(ry)
-            extents.append(drawn.extent)
-            settled.append(drawn.settled)
-            bounds.append(drawn.bounds)
-        if drawn.nonfinite:
-            nan_marks.extend((x, curve.color) for x in drawn.nonfinite)
-        if curve.smoothed is not None and view.smoothing > 0:
-            if len(rx):
-                raw_traces.append(Trace(rx, ry, fade(curve.color, background) if fine else curve.color,
-                                        "braille" if fine else "."))
-            smooth_cols = curve.smoothed(window.step_lo, window.step_hi, columns, window.log)
-            sx, sy = _points(memo, (curve.key, "smoothed"), smooth_cols, window, log_y)
-            if len(sx):
-                main_traces.append(Trace(sx, sy, curve.color, marker))
-        elif len(rx):
-            main_traces.append(Trace(rx, ry, curve.color, marker))
-        if view.show_eval and curve.eval_steps is not None and len(curve.eval_steps):
-            ex = np.asarray([window.to_x(float(s)) for s in curve.eval_steps])
-            ey = value_axis(curve.eval_values, log_y)
-            keep = (ex >= lo) & (ex <= hi) & np.isfinite(ey)
-            if keep.any():
-                y_seen.append(ey[keep])
-                extents.append((float(ey[keep].min()), float(ey[keep].max())))
-                settled.append(_later_half(ex[keep], ey[keep], window))
-                bounds.append(settled_bounds(settled[-1]))
-                eval_traces.append(Trace(ex[keep].tolist(), ey[keep].tolist(), curve.color,
-                                         "●" if fine else "E", kind="scatter"))
-    y_lo, y_hi, above, below = y_range(y_seen, settled, log_y, bounds, extents)
+    if memo is not None and not view.show_eval and _keyed_apart(curves):
+        parts = _kept_parts(curves, view, window, columns, background, memo)
+    else:
+        parts = _parts(curves, view, window, columns, background, memo)
+    log_y = parts.log_y
+    y_lo, y_hi, above, below = y_range([], [], log_y, parts.bounds, parts.extents)
     spec.y_lim = (y_lo, y_hi)
     spec.y_log = log_y
     # Where the range was cut, the curves' early values beyond it: an arrow and the farthest start
     # (a spike cut off later in the run is marked at its own step, with its peak).
-    starts = [float(ry[0]) for ry in y_seen if len(ry)]
+    starts = parts.starts
     cut_starts = ((above is not None and [v for v in starts if v > y_hi], "↑" if fine else "^", y_hi, max),
                   (below is not None and [v for v in starts if v < y_lo], "↓" if fine else "v", y_lo, min))
     for values, arrow, y, pick in cut_starts:
         if values:
             spec.labels.append(Label(f"{arrow}{fmt_value(pick(values))}", lo, y, "default", "left"))
     # bands first, under every curve; eval points last: never hidden by a curve
-    spec.traces = band_traces + raw_traces + main_traces + eval_traces
+    spec.traces = parts.traces
 
     # Findings marked on the curves.
     for curve in curves:
@@ -665,10 +851,10 @@ def build_chart(
             if lo <= x <= hi:
                 spec.vlines.append((x, curve.color))
                 spec.labels.append(Label(ANOMALY_GLYPHS["reset"][glyph_index], x, y_hi, curve.color))
-    for x, color in nan_marks:
+    for x, color in parts.nan_marks:
         if lo <= x <= hi:
             spec.labels.append(Label(ANOMALY_GLYPHS["nan"][glyph_index], x, y_hi, color))
-    if nan_marks:
+    if parts.nan_marks:
         spec.notes.append(f"{ANOMALY_GLYPHS['nan'][glyph_index]} NaN/Inf (top)")
     if window.log and view.zoom == 0 and any(c.has_nonpositive_steps for c in curves):
         spec.notes.append(f"{'step ' if x_name == 'step' else ''}0 at left edge")

@@ -32,6 +32,10 @@ class Curves:
         self._smooth_cache: dict[tuple, tuple[int, np.ndarray]] = {}
         self._points_memo: dict = {}  # build_chart's per-curve points, reused while a curve is unchanged
         self._inputs: dict[str, tuple[tuple, CurveInput]] = {}  # each run's last curve, and what it was made of
+        self._quick: dict[str, tuple] = {}  # each run's last curve, by what a frame checks of the run alone
+        self._frame: tuple | None = None  # what the last frame's curves depended on besides their runs
+        #: the metric of each run the last :meth:`prepare` was given (its primary one, or the one chosen)
+        self.metrics: set[str] = set()
 
     def prepare(
         self,
@@ -56,8 +60,33 @@ class Curves:
         other_axis = xaxis is not None and not xaxis.is_step
         curves = []
         last, made = self._inputs, {}
+        # A run's curve is made again only when what it is made of changed. What does not depend on
+        # the run (the view, the marks) is checked once a frame; then a run whose points, metrics,
+        # segments and colour are as they were keeps its curve after a few look-ups: a frame of
+        # thousands of runs does not build and compare every run's full key.
+        frame = (view.smoothing, view.log_y is True, view.show_eval, selection.metric)
+        before = self._frame
+        same = (not other_axis and before is not None and before[0] == frame
+                and (before[1] is marks or not (before[1] or marks)) and before[2] == marked_metric)
+        self._frame = (frame, marks, dict(marked_metric)) if not other_axis else None
+        quick, seen_quick = ({}, self._quick) if not other_axis else ({}, {})
+        colors = selection.colors
+        metrics: set[str] = set()
         for run in runs:
+            was = seen_quick.get(run.id) if same else None
+            if was is not None:
+                series = run.series.get(was[1])
+                if (series is not None and was[2] == len(series) and was[3] == len(series.segments)
+                        and was[4] == len(run.series) and was[5] is colors.get(run.id) and was[6] == run.points
+                        and was[7] == run.metric_override and was[8] == run.log_primary):
+                    made[run.id] = last[run.id]
+                    quick[run.id] = was
+                    curves.append(was[0])
+                    metrics.add(was[1])
+                    continue
             name = selection.metric_of(run)
+            if name is not None:
+                metrics.add(name)
             if name is None or name not in run.series:
                 continue
             series = run.series[name]
@@ -72,6 +101,8 @@ class Curves:
             if seen is not None and key is not None and seen[0] == key:
                 made[run.id] = seen
                 curves.append(seen[1])
+                quick[run.id] = (seen[1], name, len(series), len(series.segments), len(run.series),
+                                 colors.get(run.id), run.points, run.metric_override, run.log_primary)
                 continue
             steps, values = series.visible()
             if not len(steps):
@@ -120,7 +151,11 @@ class Curves:
             )
             if key is not None:
                 made[run.id] = (key, curves[-1])
+                quick[run.id] = (curves[-1], name, len(series), len(series.segments), len(run.series),
+                                 colors.get(run.id), run.points, run.metric_override, run.log_primary)
         self._inputs = made
+        self._quick = quick
+        self.metrics = metrics
         return curves
 
     def chart(self, curves: list[CurveInput], view: ChartView, width: int, *, height: int, metric: str,

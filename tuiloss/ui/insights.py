@@ -168,6 +168,10 @@ class RunTexts:
     def __init__(self, budget: float = 0.02, fewest: int = 16) -> None:
         self._kept: dict[str, tuple[tuple, Text]] = {}
         self._used: dict[str, tuple[tuple, Text]] = {}
+        # the title alone of each run whose block waits: kept too (ten thousand titles made again
+        # at every panel of the first report held the UI thread for most of a second)
+        self._titles: dict[str, tuple[tuple, Text]] = {}
+        self._titles_used: dict[str, tuple[tuple, Text]] = {}
         self.made = 0  # blocks made (not kept), for tests
         #: seconds of making blocks one panel takes; past them, a block to make shows its last
         #: text, or its title alone, until the next panel (the first report of ten thousand runs
@@ -188,7 +192,11 @@ class RunTexts:
             if self._made_now >= self.fewest and time.perf_counter() - self._began > self.budget:
                 self.behind += 1
                 if seen is None:
-                    return title()
+                    said = self._titles.get(run.id)
+                    if said is None or said[0] != (run.label, drawn):
+                        said = ((run.label, drawn), title())
+                    self._titles_used[run.id] = said
+                    return said[1]
                 self._used[run.id] = seen  # made again next time: its key is not this one
                 return seen[1]
             seen = (key, make())
@@ -199,6 +207,7 @@ class RunTexts:
 
     def end(self) -> None:
         self._kept, self._used = self._used, {}
+        self._titles, self._titles_used = self._titles_used, {}
 
 
 def render_insights(report: Report, **how) -> Text:

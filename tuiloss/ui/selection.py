@@ -56,7 +56,12 @@ def parse_filter(text: str) -> re.Pattern | None:
 
 def common_metric(runs: list[Run]) -> str | None:
     """The primary metric of ``runs`` if they share one, else up to three of them joined."""
-    names = {run.primary_metric for run in runs if run.primary_metric}
+    return metrics_label({run.primary_metric for run in runs if run.primary_metric})
+
+
+def metrics_label(names: set[str]) -> str | None:
+    """The one metric of ``names``, or up to three of them joined (``None`` for none)."""
+    names = {name for name in names if name}
     if len(names) == 1:
         return names.pop()
     return " / ".join(sorted(names)[:3]) if names else None
@@ -201,30 +206,37 @@ class ChartPacing:
     A run's first curve costs its column index and settled range (a few ms for 10K points),
     on the UI thread: thousands of runs read in one batch made frames of seconds, and a key
     pressed meanwhile waited them out. A frame draws every run already on the chart (a grown one
-    costs its new points) and at most :attr:`most` runs new to it, or one for every
-    :attr:`per` curves it has, when that is more (a frame costs its curves anyway, each about
-    what a fiftieth of a new one costs: a chart of thousands keeps up with the load, each frame
-    at most about twice what it costs alone; a tenth made frames of seconds at 5,000 runs). The others join in the next frames: the chart draws what is loaded as it loads. A
-    run switched off or filtered out leaves the chart.
+    costs its new points) and at most :attr:`most` runs new to it, or one for every :attr:`per`
+    curves it has, when that is more (a curve already on the chart costs a frame a few
+    microseconds, a new one a few milliseconds: the slice keeps a frame of a load to a few tens
+    of milliseconds, so a key pressed meanwhile is served soon). A frame a key asked for
+    (``fresh=False``) takes no run new to the chart. A run that had a curve before (switched off
+    and on again) is no new run: what its curve is made from is kept. The others join in the next
+    frames: the chart draws what is loaded as it loads. A run switched off or filtered out leaves
+    the chart.
     """
 
-    def __init__(self, most: int = 32, per: int = 50) -> None:
+    def __init__(self, most: int = 8, per: int = 1000) -> None:
         self.most, self.per = most, per
         self._on: set[str] = set()  # the runs with a curve in the last frame
+        self._drawn: set[str] = set()  # the runs that ever had one
         self.waiting = 0  # shown runs the last frame left for the next ones
 
-    def admit(self, shown: list[Run]) -> list[Run]:
-        """The runs of ``shown`` (in order) the frame draws; :attr:`waiting` says how many wait."""
-        on, out, room = self._on, [], max(self.most, len(self._on) // self.per)
+    def admit(self, shown: list[Run], fresh: bool = True) -> list[Run]:
+        """The runs of ``shown`` (in order) the frame draws; :attr:`waiting` says how many wait.
+        Without ``fresh``, only the runs that had a curve before are drawn."""
+        on, drawn, out = self._on, self._drawn, []
+        room = max(self.most, len(on) // self.per) if fresh else 0
         waiting = 0
         for run in shown:
-            if run.id in on or not run.points:
-                out.append(run)  # on the chart already, or no curve to draw yet
+            if run.id in on or not run.points or run.id in drawn:
+                out.append(run)  # on the chart already (or before), or no curve to draw yet
             elif room:
                 out.append(run)
                 room -= 1
             else:
                 waiting += 1
         self._on = {run.id for run in out if run.points}
+        drawn.update(self._on)
         self.waiting = waiting
         return out
