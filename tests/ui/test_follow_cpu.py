@@ -254,3 +254,39 @@ def test_a_watched_root_that_is_a_link_to_a_folder_is_watched_through_it(tmp_pat
         assert structure
     finally:
         watcher.stop()
+
+
+# -- reads of a busy log --------------------------------------------------------------------------
+
+def _reads(write_times: list[float]) -> tuple[list[float], list[float]]:
+    """The driver's reads of a log written at ``write_times``: each wake (the first write not yet
+    read) is read when :class:`ReadPace` says, and takes every write made before. Returns the
+    times of the reads and how long each write waited for its read."""
+    from tuiloss.core.driver import ReadPace
+
+    pace, reads, waits, k = ReadPace(), [], [], 0
+    while k < len(write_times):
+        woken = write_times[k]
+        at = max(woken, pace.due(woken))
+        pace.read(at)
+        reads.append(at)
+        while k < len(write_times) and write_times[k] <= at:
+            waits.append(at - write_times[k])
+            k += 1
+    return reads, waits
+
+
+def test_a_log_written_a_hundred_lines_a_second_is_read_a_few_times_a_second_each_point_soon():
+    from tuiloss.core.driver import FOLLOW_GAP, READ_GAP
+
+    busy = [k * 0.01 for k in range(1_000)]  # ten seconds at a hundred lines a second
+    reads, waits = _reads(busy)
+    assert len(reads) <= 10 / FOLLOW_GAP + 3  # not one read per write, nor twenty a second
+    assert max(waits) <= FOLLOW_GAP + 1e-9  # no point waits longer than the follow gap for its read
+    assert len(reads) < 10 / READ_GAP / 2
+    # ten lines a second: each line read as it comes, as before
+    reads, waits = _reads([k * 0.1 for k in range(100)])
+    assert len(reads) == 100 and max(waits) == 0.0
+    # a busy log that falls quiet: its next lone line is read at once
+    reads, waits = _reads(busy + [busy[-1] + 1.0])
+    assert waits[-1] == 0.0 and reads[-1] == busy[-1] + 1.0
