@@ -159,13 +159,32 @@ class Layers:
         self._kept: dict[tuple, Layer] = {}
         self._used: dict[tuple, Layer] = {}
         self.rasterised = 0  # traces rasterised (not found here), for tests
+        self.composited = 0  # layers composited (not found in a kept background), for tests
         #: the last frame's plot rows, (what they were made from, the line): an unchanged row is not made again
         self.rows: dict[int, tuple[tuple, Text]] = {}
+        #: composites of the layers kept from frame to frame (see :meth:`background`), newest last
+        self._backgrounds: list[tuple[list[tuple[int, Layer, bool]], np.ndarray, np.ndarray]] = []
 
     def begin(self, grid: tuple) -> None:
         if grid != self._grid:
-            self._grid, self._kept = grid, {}
+            self._grid, self._kept, self._backgrounds = grid, {}, []
         self._used = {}
+
+    def background(self, kept: list[tuple[int, Layer, bool]], cells: int) -> tuple[np.ndarray, np.ndarray]:
+        """The owner and braille dots of each cell with ``kept`` (trace number, layer, braille)
+        composited: worked out once while the same layers stay under the same numbers (a followed
+        run changes one curve a frame; the others are composited from here). Read-only arrays."""
+        for seen, owner, mask in reversed(self._backgrounds):
+            if len(seen) == len(kept) and all(a[0] == b[0] and a[1] is b[1] and a[2] == b[2]
+                                              for a, b in zip(seen, kept)):
+                return owner, mask
+        owner = np.full(cells, -1, dtype=np.int64)
+        mask = np.zeros(cells, dtype=np.uint8)
+        _composite(kept, owner, mask)
+        self.composited += len(kept)
+        owner.flags.writeable = mask.flags.writeable = False
+        self._backgrounds = [*self._backgrounds[-1:], (kept, owner, mask)]  # this one and the one before
+        return owner, mask
 
     def end(self) -> None:
         self._kept, self._used = self._used, {}
@@ -256,16 +275,14 @@ def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
             found[k] = layer
             layers.put(t, layer)
     is_braille = np.array([t.marker == "braille" for t in spec.traces])
-    mask = np.zeros(rows * columns, dtype=np.uint8)
-    # Every layer at once (a loop over thousands of layers was a tenth of a second): later traces
-    # over earlier ones, so a cell's owner is the highest trace number in it; a cell's dots are
-    # those of every braille trace in it.
-    kept = [found[k] for k, _ in drawn]
-    cells = np.concatenate([layer.cells for layer in kept])
-    whose = np.repeat(np.array([k for k, _ in drawn], dtype=np.int64), [len(layer.cells) for layer in kept])
-    np.maximum.at(owner, cells, whose)
-    dotted = is_braille[whose]
-    np.bitwise_or.at(mask, cells[dotted], np.concatenate([layer.bits for layer in kept])[dotted])
+    # The layers found kept are composited as a background, itself kept while they stay the same
+    # (a followed run: every curve but its own); those rasterised now go over a copy of it.
+    fresh = {k for k, _ in missing}
+    owner, mask = layers.background([(k, found[k], bool(is_braille[k])) for k, _ in drawn if k not in fresh],
+                                    rows * columns)
+    owner, mask = owner.copy(), mask.copy()
+    _composite([(k, found[k], bool(is_braille[k])) for k, _ in missing], owner, mask)
+    layers.composited += len(missing)
     marker_of = np.array([ord(t.marker[:1] or "*") if t.marker != "braille" else 0 for t in spec.traces],
                          dtype=np.uint32)
     by_braille = (owner >= 0) & is_braille[np.maximum(owner, 0)]
@@ -273,6 +290,24 @@ def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
     by_marker = (owner >= 0) & ~by_braille
     codes[by_marker] = marker_of[owner[by_marker]]
     return codes.reshape(rows, columns), owner.reshape(rows, columns)
+
+
+def _composite(drawn: list[tuple[int, Layer, bool]], owner: np.ndarray, mask: np.ndarray) -> None:
+    """Composite the layers of ``drawn`` (trace number, layer, braille) into ``owner`` and ``mask``.
+
+    Every layer at once (a loop over thousands of layers was a tenth of a second): later traces
+    over earlier ones, so a cell's owner is the highest trace number in it; a cell's dots are
+    those of every braille trace in it. Both are independent of the order layers come in, so
+    layers composited over a composite of others give what all of them at once would.
+    """
+    if not drawn:
+        return
+    cells = np.concatenate([layer.cells for _, layer, _ in drawn])
+    sizes = [len(layer.cells) for _, layer, _ in drawn]
+    whose = np.repeat(np.array([k for k, _, _ in drawn], dtype=np.int64), sizes)
+    np.maximum.at(owner, cells, whose)
+    dotted = np.repeat(np.array([braille for _, _, braille in drawn], dtype=bool), sizes)
+    np.bitwise_or.at(mask, cells[dotted], np.concatenate([layer.bits for _, layer, _ in drawn])[dotted])
 
 
 def _cell(value: float, lo: float, hi: float, cells: int, flip: bool) -> int:
