@@ -11,6 +11,7 @@ in numpy and one short Python loop per row to cut the row into styled runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
@@ -53,7 +54,9 @@ def layout(spec: ChartSpec, width: int, height: int) -> Layout:
     return Layout(width, height, label_columns, max(0, width - label_columns - 2), max(0, height - FRAME_ROWS))
 
 
+@lru_cache(maxsize=4096)
 def _style(color: tuple[int, int, int] | str) -> Style:
+    """The style of a trace's colour: made once per colour (a frame asks it of every curve)."""
     if isinstance(color, tuple):
         return Style(color=f"rgb({color[0]},{color[1]},{color[2]})")
     return Style(color=color)
