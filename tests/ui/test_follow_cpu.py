@@ -290,3 +290,44 @@ def test_a_log_written_a_hundred_lines_a_second_is_read_a_few_times_a_second_eac
     # a busy log that falls quiet: its next lone line is read at once
     reads, waits = _reads(busy + [busy[-1] + 1.0])
     assert waits[-1] == 0.0 and reads[-1] == busy[-1] + 1.0
+
+
+# -- the panel, once a second -----------------------------------------------------------------------
+
+async def test_the_panel_paints_again_only_its_lines_that_changed_and_shows_the_new_text():
+    from rich.text import Text
+    from textual.app import App
+
+    from tuiloss.ui.widgets import InsightsPanel
+
+    class Host(App[None]):
+        def compose(self):
+            yield InsightsPanel(id="insights")
+
+    def text(last: float) -> Text:
+        out = Text()
+        for k in range(30):
+            out.append(f"run {k}", style="bold")
+            out.append(f"  last {last if k == 3 else 0.5:.3f}\n")
+        return out
+
+    app = Host()
+    async with app.run_test(size=(40, 12)) as pilot:
+        panel = app.query_one(InsightsPanel)
+        panel.show(text(0.25))
+        await pilot.pause()
+        painted: list[int] = []
+        render_line = panel.render_line
+
+        def noting(y):
+            painted.append(y)
+            return render_line(y)
+
+        panel.render_line = noting
+        panel.show(text(0.125))  # a followed run's block changed: its line, no other
+        await pilot.pause()
+        assert painted and set(painted) == {3}
+        shown = [panel.render_line(y).text for y in range(panel.size.height)]
+        panel._strips.clear()  # every line made again from the text shown
+        assert shown == [panel.render_line(y).text for y in range(panel.size.height)]
+        assert "last 0.125" in shown[3] and "last 0.500" in shown[4]
