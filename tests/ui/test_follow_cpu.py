@@ -331,3 +331,36 @@ async def test_the_panel_paints_again_only_its_lines_that_changed_and_shows_the_
         panel._strips.clear()  # every line made again from the text shown
         assert shown == [panel.render_line(y).text for y in range(panel.size.height)]
         assert "last 0.125" in shown[3] and "last 0.500" in shown[4]
+
+
+def test_the_automatic_log_y_decides_as_the_quantiles_of_every_curve_do():
+    from tuiloss.ui.chartdata import LOG_Y_RATIO, _spans_decades
+
+    def reference(extremes) -> bool:
+        lows = np.concatenate([low for low, _ in extremes])
+        highs = np.concatenate([high for _, high in extremes])
+        if not len(lows) or not len(highs) or lows.min() <= 0:
+            return False
+        return float(np.quantile(highs, 0.98)) > LOG_Y_RATIO * float(np.quantile(lows, 0.02))
+
+    rng = np.random.default_rng(11)
+    answers = set()
+    for trial in range(400):
+        curves = int(rng.integers(1, 40))
+        scale = 10.0 ** rng.uniform(-1.5, 1.5)  # some spans under a decade, some over, some near it
+        extremes = []
+        for _ in range(curves):
+            size = int(rng.integers(1, 300))
+            low = np.exp(rng.normal(0.0, 1.0, size)) * (0.2 if trial % 7 else 1.0)
+            extremes.append((low, low * scale * np.exp(rng.normal(0.0, 0.1, size))))
+        if trial % 5 == 0:  # a near tie: the 98th percentile of the maxima ten times the 2nd of the minima
+            lows = np.concatenate([low for low, _ in extremes])
+            highs = np.concatenate([high for _, high in extremes])
+            extremes.append((np.zeros(0), np.full(3, 0.0)))
+            ratio = LOG_Y_RATIO * float(np.quantile(lows, 0.02)) / float(np.quantile(highs, 0.98))
+            extremes = [(low, high * ratio * (1 + k * 1e-16)) for k, (low, high) in enumerate(extremes[:-1])]
+        if trial % 11 == 0:
+            extremes[0][0][:1] = -1.0  # a value not above zero: never log
+        answers.add(reference(extremes))
+        assert _spans_decades(extremes) == reference(extremes), trial
+    assert answers == {True, False}
