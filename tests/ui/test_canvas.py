@@ -185,6 +185,36 @@ def test_runs_switched_off_and_on_are_composited_from_the_last_frames_layers_as_
         before = frame
 
 
+def test_a_followed_curve_is_composited_alone_over_the_others_kept_and_draws_what_a_fresh_frame_draws():
+    from tuiloss.ui.canvas import Layers
+
+    rng = np.random.default_rng(5)
+    for trial in range(8):
+        traces = []
+        for k in range(int(rng.integers(3, 9))):
+            xs, ys = random_points(rng, 2, sorted_x=True)
+            traces.append(Trace(xs, ys, (k, 0, 0), "braille" if k % 3 else "*", kind="scatter" if k == 4 else "line"))
+        columns, rows = int(rng.integers(3, 30)), int(rng.integers(2, 12))
+        followed = int(rng.integers(0, len(traces)))  # under some curves, over others
+        layers = Layers()
+        rasterise(spec_of(*traces), columns, rows, layers)
+        for frame in range(4):  # the followed curve grows a point a frame
+            old = traces[followed]
+            traces[followed] = Trace(np.append(old.xs, 1.0 + 0.01 * frame), np.append(old.ys, rng.random()),
+                                     old.color, old.marker, old.kind)
+            before = layers.composited
+            codes, owner = rasterise(spec_of(*traces), columns, rows, layers)
+            if frame:  # the others' composite is kept from the frame before: only the grown layer is composited
+                assert layers.composited - before == 1, (trial, frame)
+            fresh_codes, fresh_owner = rasterise(spec_of(*traces), columns, rows)
+            assert (codes == fresh_codes).all() and (owner == fresh_owner).all(), (trial, frame)
+        # a curve switched off: composited again from the layers kept, still the same picture
+        rest = traces[:followed] + traces[followed + 1:]
+        codes, owner = rasterise(spec_of(*rest), columns, rows, layers)
+        fresh_codes, fresh_owner = rasterise(spec_of(*rest), columns, rows)
+        assert (codes == fresh_codes).all() and (owner == fresh_owner).all(), trial
+
+
 def test_a_thousand_runs_render_in_one_pass():
     # speed is measured by `python -m benchmarks` (many-runs); here, that it renders whole
     rng = np.random.default_rng(0)

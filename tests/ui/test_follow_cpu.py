@@ -254,3 +254,113 @@ def test_a_watched_root_that_is_a_link_to_a_folder_is_watched_through_it(tmp_pat
         assert structure
     finally:
         watcher.stop()
+
+
+# -- reads of a busy log --------------------------------------------------------------------------
+
+def _reads(write_times: list[float]) -> tuple[list[float], list[float]]:
+    """The driver's reads of a log written at ``write_times``: each wake (the first write not yet
+    read) is read when :class:`ReadPace` says, and takes every write made before. Returns the
+    times of the reads and how long each write waited for its read."""
+    from tuiloss.core.driver import ReadPace
+
+    pace, reads, waits, k = ReadPace(), [], [], 0
+    while k < len(write_times):
+        woken = write_times[k]
+        at = max(woken, pace.due(woken))
+        pace.read(at)
+        reads.append(at)
+        while k < len(write_times) and write_times[k] <= at:
+            waits.append(at - write_times[k])
+            k += 1
+    return reads, waits
+
+
+def test_a_log_written_a_hundred_lines_a_second_is_read_a_few_times_a_second_each_point_soon():
+    from tuiloss.core.driver import FOLLOW_GAP, READ_GAP
+
+    busy = [k * 0.01 for k in range(1_000)]  # ten seconds at a hundred lines a second
+    reads, waits = _reads(busy)
+    assert len(reads) <= 10 / FOLLOW_GAP + 3  # not one read per write, nor twenty a second
+    assert max(waits) <= FOLLOW_GAP + 1e-9  # no point waits longer than the follow gap for its read
+    assert len(reads) < 10 / READ_GAP / 2
+    # ten lines a second: each line read as it comes, as before
+    reads, waits = _reads([k * 0.1 for k in range(100)])
+    assert len(reads) == 100 and max(waits) == 0.0
+    # a busy log that falls quiet: its next lone line is read at once
+    reads, waits = _reads(busy + [busy[-1] + 1.0])
+    assert waits[-1] == 0.0 and reads[-1] == busy[-1] + 1.0
+
+
+# -- the panel, once a second -----------------------------------------------------------------------
+
+async def test_the_panel_paints_again_only_its_lines_that_changed_and_shows_the_new_text():
+    from rich.text import Text
+    from textual.app import App
+
+    from tuiloss.ui.widgets import InsightsPanel
+
+    class Host(App[None]):
+        def compose(self):
+            yield InsightsPanel(id="insights")
+
+    def text(last: float) -> Text:
+        out = Text()
+        for k in range(30):
+            out.append(f"run {k}", style="bold")
+            out.append(f"  last {last if k == 3 else 0.5:.3f}\n")
+        return out
+
+    app = Host()
+    async with app.run_test(size=(40, 12)) as pilot:
+        panel = app.query_one(InsightsPanel)
+        panel.show(text(0.25))
+        await pilot.pause()
+        painted: list[int] = []
+        render_line = panel.render_line
+
+        def noting(y):
+            painted.append(y)
+            return render_line(y)
+
+        panel.render_line = noting
+        panel.show(text(0.125))  # a followed run's block changed: its line, no other
+        await pilot.pause()
+        assert painted and set(painted) == {3}
+        shown = [panel.render_line(y).text for y in range(panel.size.height)]
+        panel._strips.clear()  # every line made again from the text shown
+        assert shown == [panel.render_line(y).text for y in range(panel.size.height)]
+        assert "last 0.125" in shown[3] and "last 0.500" in shown[4]
+
+
+def test_the_automatic_log_y_decides_as_the_quantiles_of_every_curve_do():
+    from tuiloss.ui.chartdata import LOG_Y_RATIO, _spans_decades
+
+    def reference(extremes) -> bool:
+        lows = np.concatenate([low for low, _ in extremes])
+        highs = np.concatenate([high for _, high in extremes])
+        if not len(lows) or not len(highs) or lows.min() <= 0:
+            return False
+        return float(np.quantile(highs, 0.98)) > LOG_Y_RATIO * float(np.quantile(lows, 0.02))
+
+    rng = np.random.default_rng(11)
+    answers = set()
+    for trial in range(400):
+        curves = int(rng.integers(1, 40))
+        scale = 10.0 ** rng.uniform(-1.5, 1.5)  # some spans under a decade, some over, some near it
+        extremes = []
+        for _ in range(curves):
+            size = int(rng.integers(1, 300))
+            low = np.exp(rng.normal(0.0, 1.0, size)) * (0.2 if trial % 7 else 1.0)
+            extremes.append((low, low * scale * np.exp(rng.normal(0.0, 0.1, size))))
+        if trial % 5 == 0:  # a near tie: the 98th percentile of the maxima ten times the 2nd of the minima
+            lows = np.concatenate([low for low, _ in extremes])
+            highs = np.concatenate([high for _, high in extremes])
+            extremes.append((np.zeros(0), np.full(3, 0.0)))
+            ratio = LOG_Y_RATIO * float(np.quantile(lows, 0.02)) / float(np.quantile(highs, 0.98))
+            extremes = [(low, high * ratio * (1 + k * 1e-16)) for k, (low, high) in enumerate(extremes[:-1])]
+        if trial % 11 == 0:
+            extremes[0][0][:1] = -1.0  # a value not above zero: never log
+        answers.add(reference(extremes))
+        assert _spans_decades(extremes) == reference(extremes), trial
+    assert answers == {True, False}

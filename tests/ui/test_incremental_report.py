@@ -141,3 +141,26 @@ def test_a_truncated_log_is_analysed_again_from_its_new_segment(tmp_path):
     # what a batch analysis of the same store (which saw the truncation) says
     batch = build_report(snapshot_store([snapshot_run(r) for r in viewer.store]))
     assert findings(live) == findings(batch)
+
+
+def test_an_unchanged_run_keeps_its_entry_from_report_to_report_until_its_state_moves(tmp_path):
+    import time
+
+    paths = make_runs(tmp_path, count=3)
+    viewer = Viewer(tmp_path)
+    viewer.read()
+    first, again = viewer.report(), viewer.report()
+    assert any(entry.same_series for entry in first.runs)  # the twins' entries, copied once
+    assert [a is b for a, b in zip(first.runs, again.runs)] == [True] * len(first.runs)
+    write(paths[1], 1, 120, 127)
+    viewer.read()
+    grown = viewer.report()
+    assert [b.id for a, b in zip(again.runs, grown.runs) if a is not b] == [str(paths[1])]
+    # days later, with nothing written: each state moves with the clock, as a fresh report's does
+    store = snapshot_store([snapshot_run(run) for run in viewer.store])
+    later = time.time() + 5 * 86400
+    aged = build_report(store, now=later, analyzer_for=viewer.analyzers, kept=viewer.kept)
+    fresh = build_report(load([str(tmp_path)])[0], now=later)
+    assert [entry.state for entry in aged.runs] == [entry.state for entry in fresh.runs]
+    assert [entry.state for entry in aged.runs] != [entry.state for entry in grown.runs]
+    assert all(a is not b for a, b in zip(grown.runs, aged.runs))

@@ -48,6 +48,14 @@ HOT_SECONDS = 30.0
 #: line (a hundred writes a second) is read in a few batches a second, each holding what came
 #: meanwhile, not once per write; a lone write is read at once.
 READ_GAP = 0.05
+#: A log whose writes keep coming before the last read is :data:`READ_GAP` old (more than twenty
+#: lines a second) is read at most this often, each read holding what came meanwhile: a viewer
+#: draws each read at once, a point waits at most this long for its read, and a hundred lines a
+#: second cost a few reads (and frames) a second instead of twenty. Writes further apart are read
+#: at once again.
+FOLLOW_GAP = 0.15
+#: Wakes within :data:`READ_GAP` of the last read, one after another, that make a log busy.
+BUSY_WAKES = 2
 #: Polling rescans the tree at least this often (seconds), its folders' times or not (see :meth:`Ingestor._scan`).
 POLL_RESCAN = 5.0
 
@@ -195,6 +203,25 @@ class IngestFailed:
 Event = WatchStarted | Ingested | LoadFinished | IngestFailed
 
 
+class ReadPace:
+    """When the read of a file event happens: :data:`READ_GAP` after the last read at the soonest,
+    :data:`FOLLOW_GAP` while the log is busy (:data:`BUSY_WAKES` wakes in a row came within
+    :data:`READ_GAP` of the read before them); a wake that finds the last read older is read at once."""
+
+    def __init__(self) -> None:
+        self.last = float("-inf")  # when the last read began
+        self._early = 0  # wakes in a row that came within READ_GAP of the read before them
+
+    def due(self, woken_at: float) -> float:
+        """When the read of a wake at ``woken_at`` may begin."""
+        self._early = self._early + 1 if woken_at - self.last < READ_GAP else 0
+        return self.last + (FOLLOW_GAP if self._early >= BUSY_WAKES else READ_GAP)
+
+    def read(self, at: float) -> None:
+        """A read began at ``at``."""
+        self.last = at
+
+
 class Ingestor:
     """Reads new data for whoever applies it. Run :meth:`run` on a thread; :meth:`stop` ends it.
 
@@ -221,7 +248,7 @@ class Ingestor:
         self.scan_interval = 30.0
         self.scan_gap = SCAN_GAP
         self._total_bytes = 0
-        self._last_read = 0.0  # when the last read for file events began
+        self._pace = ReadPace()  # when the reads of file events happen
         self._grew: dict[str, float] = {}  # polling: run id -> when a read last found something in it
 
     # -- control (any thread) ------------------------------------------------------------
@@ -303,7 +330,7 @@ class Ingestor:
             self._waiting = True
             woken = self.watcher.wait(timeout)
             if woken and events:  # writes close together: let the next ones join this read
-                self._stopped.wait(max(0.0, self._last_read + READ_GAP - time.monotonic()))
+                self._stopped.wait(max(0.0, self._pace.due(time.monotonic()) - time.monotonic()))
             if self.stopping():
                 return
             if not self._running.is_set():
@@ -341,7 +368,7 @@ class Ingestor:
                     scan_pending = False
                 if (woken and events) or (polled and events and now - last_poll < SAFETY_POLL):
                     if targets:
-                        self._last_read = time.monotonic()
+                        self._pace.read(time.monotonic())
                         self._read(sorted(targets))
                 elif events:  # the safety poll: the next runs in turn, within a budget
                     targets |= set(self.engine.sweep(SWEEP_BUDGET))

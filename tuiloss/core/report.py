@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 import time
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -260,11 +261,35 @@ class KeptEntries:
         self._pairs: dict[tuple[str, str], tuple[RunFacts, RunFacts, bool]] = {}
         self._pairs_seen: dict[tuple[str, str], tuple[RunFacts, RunFacts, bool]] = {}
         self._labels: dict[tuple, dict[str, tuple[str, ...]]] = {}
+        #: (run id, what changed) -> (the entry it was changed from, the change, the changed entry)
+        self._changed: dict[tuple[str, str], tuple[RunReport, object, RunReport]] = {}
+        self._changed_seen: dict[tuple[str, str], tuple[RunReport, object, RunReport]] = {}
+        self._openings: dict[int, tuple[RunFacts, float]] = {}
+        self._openings_seen: dict[int, tuple[RunFacts, float]] = {}
         self.analysed = 0  # entries worked out (not kept), for tests
 
     def begin(self) -> None:
         """A report starts: what it does not ask for is dropped when it ends."""
-        self._seen, self._pairs_seen = {}, {}
+        self._seen, self._pairs_seen, self._changed_seen, self._openings_seen = {}, {}, {}, {}
+
+    def changed(self, entry: RunReport, field: str, value: object) -> RunReport:
+        """``entry`` with ``field`` set to ``value``: the entry made last time while ``entry`` is the
+        one it was made from and ``value`` is equal (a run that did not change keeps its state from
+        one report to the next: no copy of each entry twice a second)."""
+        key = (entry.id, field)
+        seen = self._changed.get(key)
+        if seen is None or seen[0] is not entry or not _same_key(seen[1], value):
+            seen = (entry, value, entry if getattr(entry, field) == value else replace(entry, **{field: value}))
+        self._changed_seen[key] = seen
+        return seen[2]
+
+    def opening(self, fact: RunFacts) -> float:
+        """:func:`_opening` of ``fact``, worked out once per fact (kept while its run does not change)."""
+        seen = self._openings.get(id(fact))
+        if seen is None or seen[0] is not fact:
+            seen = (fact, _opening(fact))
+        self._openings_seen[id(fact)] = seen
+        return seen[1]
 
     def end(self) -> None:
         """The report is built: the entries of runs it did not hold (switched off, filtered out) stay
@@ -279,6 +304,8 @@ class KeptEntries:
         pairs.update(self._pairs_seen)
         self._entries, self._pairs = entries, pairs
         self._seen, self._pairs_seen = {}, {}
+        self._changed, self._openings = self._changed_seen, self._openings_seen
+        self._changed_seen, self._openings_seen = {}, {}
 
     def entry(self, run: Run, metric: str | None, analyzer_for: AnalyzerFor | None) -> tuple[RunReport, RunFacts | None]:
         key = entry_key(run, metric)
@@ -353,7 +380,8 @@ def build_report(store: Store, root: str | None = None, metric: str | None = Non
             entry, fact = kept.entry(run, metric, analyzer_for)
         else:
             entry, fact = _run_entry(run, run.id, run.label, run.series, metric, analyzer_for)
-        entries.append(replace(entry, state=state_of(run, silence=_silence(run, now), now=now)))
+        state = state_of(run, silence=_silence(run, now), now=now)
+        entries.append(kept.changed(entry, "state", state) if kept is not None else replace(entry, state=state))
         if fact is not None:
             facts.append((fact, run.series))
     entries, compared = _same_series(entries, facts, kept)
@@ -468,10 +496,11 @@ def _silence(run: Run, now: float) -> float | None:
         written = modified(path)  # a remote log: as its root's listing says
         return now - written if written is not None else None
     try:
-        if os.path.isdir(path):
+        found = os.stat(path)  # one call for a log (a report asks each run's, twice a second)
+        if stat.S_ISDIR(found.st_mode):
             times = [entry.stat().st_mtime for entry in os.scandir(path) if entry.is_file()]
             return now - max(times) if times else None
-        return now - os.stat(path).st_mtime
+        return now - found.st_mtime
     except OSError:
         return None
 
@@ -496,7 +525,7 @@ def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str,
     for same_span in spans.values():
         if len(same_span) < 2:
             continue
-        opening = {fact.id: _opening(fact) for fact in same_span}
+        opening = {fact.id: memo.opening(fact) if memo is not None else _opening(fact) for fact in same_span}
         same_span.sort(key=lambda fact: opening[fact.id])
         for i, fact in enumerate(same_span):
             if fact.id in twin_of:
@@ -516,7 +545,8 @@ def _same_series(entries: list[RunReport], facts: list[tuple[RunFacts, dict[str,
     for members in groups.values():
         labels = tuple(by_id[member].label for member in members)
         same.update(memo.others(tuple(members), labels) if memo is not None else _others(tuple(members), labels))
-    out = [replace(entry, same_series=same[entry.id]) if entry.id in same else entry for entry in entries]
+    out = [(memo.changed(entry, "same_series", same[entry.id]) if memo is not None
+            else replace(entry, same_series=same[entry.id])) if entry.id in same else entry for entry in entries]
     return out, kept
 
 

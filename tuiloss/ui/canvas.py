@@ -11,7 +11,9 @@ in numpy and one short Python loop per row to cut the row into styled runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
+from typing import Callable
 
 import numpy as np
 from rich.style import Style
@@ -53,7 +55,9 @@ def layout(spec: ChartSpec, width: int, height: int) -> Layout:
     return Layout(width, height, label_columns, max(0, width - label_columns - 2), max(0, height - FRAME_ROWS))
 
 
+@lru_cache(maxsize=4096)
 def _style(color: tuple[int, int, int] | str) -> Style:
+    """The style of a trace's colour: made once per colour (a frame asks it of every curve)."""
     if isinstance(color, tuple):
         return Style(color=f"rgb({color[0]},{color[1]},{color[2]})")
     return Style(color=color)
@@ -161,14 +165,35 @@ class Layers:
         #: per group of traces (curves, bands), the last frame's layers end to end (see :func:`_joined`)
         self.joined: dict[str, _Joined] = {}
         self.rasterised = 0  # traces rasterised (not found here), for tests
+        self.composited = 0  # layers composited (not found in a kept background), for tests
         #: the last frame's plot rows, (what they were made from, the line): an unchanged row is not made again
         self.rows: dict[int, tuple[tuple, Text]] = {}
+        #: composites of the layers kept from frame to frame (see :meth:`background`), newest last
+        self._backgrounds: list[tuple[list[tuple[int, Layer, bool]], np.ndarray, np.ndarray]] = []
 
     def begin(self, grid: tuple) -> None:
         if grid != self._grid:
-            self._grid, self._kept, self.joined = grid, {}, {}
+            self._grid, self._kept, self.joined, self._backgrounds = grid, {}, {}, []
         self._used = {}
         self._also: dict[tuple, Layer] | None = None  # the layers of the last frame's joined ones, by points
+
+    def background(self, kept: list[tuple[int, Layer, bool]], cells: int,
+                   composite: Callable[[np.ndarray, np.ndarray], None]) -> tuple[np.ndarray, np.ndarray]:
+        """The owner and braille dots of each cell with ``kept`` (trace number, layer, braille)
+        composited (by ``composite(owner, mask)``): worked out once while the same layers stay under
+        the same numbers (a followed run changes one curve a frame; the others are composited from
+        here). Read-only arrays."""
+        for seen, owner, mask in reversed(self._backgrounds):
+            if len(seen) == len(kept) and all(a[0] == b[0] and a[1] is b[1] and a[2] == b[2]
+                                              for a, b in zip(seen, kept)):
+                return owner, mask
+        owner = np.full(cells, -1, dtype=np.int64)
+        mask = np.zeros(cells, dtype=np.uint8)
+        composite(owner, mask)
+        self.composited += len(kept)
+        owner.flags.writeable = mask.flags.writeable = False
+        self._backgrounds = [*self._backgrounds[-1:], (kept, owner, mask)]  # this one and the one before
+        return owner, mask
 
     def end(self) -> None:
         self._kept, self._used = self._used, {}
@@ -288,7 +313,7 @@ def _joined(layers: Layers, group: str, traces: list[Trace], spec: ChartSpec, co
             last.layers[j] for j in at.tolist()]
     layers.joined[group] = _Joined(list(traces), {id(t): i for i, t in enumerate(traces)}, every, cells, bits,
                                    lengths, starts)
-    return cells, bits, lengths
+    return cells, bits, lengths, every, ~kept
 
 
 def rasterise(spec: ChartSpec, columns: int, rows: int, layers: Layers | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -329,17 +354,24 @@ def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
     drawn = [(k, spec.traces[k]) for k in which if len(spec.traces[k].xs)]
     if not drawn:
         return codes.reshape(rows, columns), owner.reshape(rows, columns)
-    cells, bits, lengths = _joined(layers, "bands" if spec.traces[drawn[0][0]].kind == "band" else "curves",
-                                   [t for _, t in drawn], spec, columns, rows)
+    cells, bits, lengths, every, fresh = _joined(
+        layers, "bands" if spec.traces[drawn[0][0]].kind == "band" else "curves", [t for _, t in drawn], spec,
+        columns, rows)
     is_braille = np.array([t.marker == "braille" for t in spec.traces])
-    mask = np.zeros(rows * columns, dtype=np.uint8)
-    # Every layer at once (a loop over thousands of layers was a tenth of a second): later traces
-    # over earlier ones, so a cell's owner is the highest trace number in it; a cell's dots are
-    # those of every braille trace in it.
-    whose = np.repeat(np.array([k for k, _ in drawn], dtype=np.int64), lengths)
-    np.maximum.at(owner, cells, whose)
-    dotted = is_braille[whose]
-    np.bitwise_or.at(mask, cells[dotted], bits[dotted])
+    numbers = np.array([k for k, _ in drawn], dtype=np.int64)
+
+    def composite(which: np.ndarray):
+        return lambda into_owner, into_mask: _composite(into_owner, into_mask, cells, bits, lengths, numbers,
+                                                        is_braille, which)
+
+    # The layers kept from the last frame are composited as a background, itself kept while they
+    # stay the same (a followed run: every curve but its own); the others go over a copy of it.
+    kept = [(k, every[i], bool(is_braille[k])) for i, k in enumerate(numbers.tolist()) if not fresh[i]]
+    owner, mask = layers.background(kept, rows * columns, composite(~fresh))
+    owner, mask = owner.copy(), mask.copy()
+    if fresh.any():
+        composite(fresh)(owner, mask)
+        layers.composited += int(fresh.sum())
     by_braille = (owner >= 0) & is_braille[np.maximum(owner, 0)]
     codes[by_braille] = _BRAILLE + mask[by_braille].astype(np.uint32)
     by_marker = (owner >= 0) & ~by_braille
@@ -348,6 +380,27 @@ def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
                              dtype=np.uint32)
         codes[by_marker] = marker_of[owner[by_marker]]
     return codes.reshape(rows, columns), owner.reshape(rows, columns)
+
+
+def _composite(owner: np.ndarray, mask: np.ndarray, cells: np.ndarray, bits: np.ndarray, lengths: np.ndarray,
+               numbers: np.ndarray, is_braille: np.ndarray, which: np.ndarray) -> None:
+    """Composite into ``owner`` and ``mask`` the layers at the places ``which`` of the layers joined
+    end to end (``cells``, ``bits``, ``lengths`` cells each, trace ``numbers``).
+
+    Every layer at once (a loop over thousands of layers was a tenth of a second): later traces
+    over earlier ones, so a cell's owner is the highest trace number in it; a cell's dots are
+    those of every braille trace in it. Both are independent of the order layers come in, so
+    layers composited over a composite of others give what all of them at once would.
+    """
+    if not which.any():
+        return
+    whose = np.repeat(numbers, lengths)
+    if not which.all():
+        take = np.repeat(which, lengths)
+        cells, bits, whose = cells[take], bits[take], whose[take]
+    np.maximum.at(owner, cells, whose)
+    dotted = is_braille[whose]
+    np.bitwise_or.at(mask, cells[dotted], bits[dotted])
 
 
 def _cell(value: float, lo: float, hi: float, cells: int, flip: bool) -> int:

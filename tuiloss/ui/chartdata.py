@@ -461,7 +461,29 @@ def _spans_decades(extremes: list[tuple[np.ndarray, np.ndarray]]) -> bool:
     highs = np.concatenate([high for _, high in extremes]) if extremes else np.zeros(0)
     if not len(lows) or not len(highs) or lows.min() <= 0:
         return False
+    # np.quantile interpolates between two neighbouring order statistics: those found by one
+    # partition around them (a third of its cost) settle the answer unless it is a near tie.
+    high_lo, high_hi = _around_quantile(highs, 0.98)
+    low_lo, low_hi = _around_quantile(lows, 0.02)
+    if _clearly_above(high_lo, LOG_Y_RATIO * low_hi):
+        return True
+    if _clearly_above(LOG_Y_RATIO * low_lo, high_hi):
+        return False
     return float(np.quantile(highs, 0.98)) > LOG_Y_RATIO * float(np.quantile(lows, 0.02))
+
+
+def _around_quantile(values: np.ndarray, q: float) -> tuple[float, float]:
+    """Order statistics of ``values`` below and above ``np.quantile(values, q)`` (a neighbour more
+    on each side than the two it interpolates between)."""
+    at = math.floor(q * (len(values) - 1))
+    lo, hi = max(0, at - 1), min(len(values) - 1, at + 2)
+    part = np.partition(values, (lo, hi))
+    return float(part[lo]), float(part[hi])
+
+
+def _clearly_above(a: float, b: float) -> bool:
+    """``a > b`` by more than any rounding of the quantiles' interpolation could move either."""
+    return a > b + 1e-9 * (abs(a) + abs(b))
 
 
 def _later_half(xs: np.ndarray, ys: np.ndarray, window: Window) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.text import Text
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -41,13 +41,26 @@ class InsightsPanel(ScrollView, can_focus=True):
         return self.lines.joined()
 
     def show(self, text: Text | PanelLines) -> None:
+        """Show ``text``; only the lines on screen that changed are painted again (a followed run
+        changes its own block: the other runs' lines keep their strips)."""
         lines = text if isinstance(text, PanelLines) else PanelLines([text])
         if lines.same(self.lines):
             return
-        self.lines = lines
-        self._strips.clear()
+        before, kept = self.lines, self._strips
+        self.lines, self._strips = lines, {}
         self._fit()
-        self.refresh()
+        first, (width, height) = int(self.scroll_offset.y), self.size
+        for y in range(height):
+            index = first + y
+            old = before.line(index) if index < len(before) else None
+            new = lines.line(index) if index < len(lines) else None
+            if old is None and new is None:
+                continue  # blank in both
+            if (old is not None and new is not None and index in kept and old.plain == new.plain
+                    and old.spans == new.spans and old.style == new.style):
+                self._strips[index] = kept[index]
+            else:
+                self.refresh(Region(0, y, width, 1))
 
     def on_resize(self, _: events.Resize) -> None:
         self._fit()
