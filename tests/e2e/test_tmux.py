@@ -37,7 +37,8 @@ def tuiloss_command(tmp_path_factory) -> Path:
     source = build / "tuiloss"
     # Copy the sources (not the checkout's build artefacts) so the install is from a clean tree.
     shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".ci-venv", "venv", "build", "*.egg-info", "__pycache__", ".pytest_cache", "__snapshots__"))
+        ".git", ".venv", ".ci-venv", "venv", "build", "*.egg-info", "__pycache__", ".pytest_cache", "__snapshots__",
+        ".ci-npm", "node_modules", ".data", ".hypothesis"))  # CI's Azurite, the benchmarks' generated logs
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(source)],
                    check=True, timeout=600)
     command = venv / "bin" / "tuiloss"
