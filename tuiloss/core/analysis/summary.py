@@ -180,7 +180,8 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         drifts = [d for d in drifts if d.end < stop - max(2, len(blocks) // 50)]
 
     found = resets + nans
-    near_zero = severity.is_near_zero(scan.log, blocks.level, _point_noise(scan))
+    point_noise = _point_noise(scan)
+    near_zero = severity.is_near_zero(scan.log, blocks.level, point_noise)
     if near_zero:
         # no level to be relative to: a rise is measured against the noise of the points before
         # it (an RL loss is loud early and quiet near 0 later; one noise for both reads every
@@ -230,7 +231,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         spikes=[(ex.onset, ex.end) for ex in shown if ex.end >= 0],
         half=_inner_half(blocks),
         near_zero=near_zero,
-        point_noise=_point_noise(scan),
+        point_noise=point_noise,
     )
     verdict = _verdict(judged, scan, fs, nf, near_zero, final)
     convergence = verdict.step if verdict.kind == "converged" else None

@@ -425,8 +425,8 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
     validation that epoch) or is no number (a time, ``1.19G``) gives no point.
     """
     state = parser.state
-    heads = {m.start() for m in _TABLE_HEAD.finditer(text)}
-    found = [m for m in _TABLE_HEAD.finditer(text)]
+    found = list(_TABLE_HEAD.finditer(text))
+    heads = {m.start() for m in found}
     if state.table is not None or found:
         found += _TABLE_ROW.finditer(text)
     for match in sorted(found, key=lambda m: (m.start(), m.re is not _TABLE_HEAD)):
@@ -956,7 +956,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
 )
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
-_TABLE = FAMILIES[-1]
+_TABLE = next(f for f in FAMILIES if f.name == "table")
 _ALIASES = {"hf_dict": "generic"}  # read by the general reader since dicts are one of its shapes
 _DETECT_PREFIX = 1 << 16  # bytes of a chunk decoded to detect its family first
 
