@@ -505,6 +505,7 @@ class LocalTrack:
         "med_start",
         "med_stable",
         "chunk_noise",
+        "chunk_dips",
         "chunk_stable",
         "noise",
         "noise_stable",
@@ -525,6 +526,9 @@ class LocalTrack:
         self.med_start = 0
         self.med_stable = 0
         self.chunk_noise = (GrowableArray(), GrowableArray())  # per chunk: centred and trailing residual noise
+        #: per chunk (scale 1 only): its deepest dip below the centred median, in its own noise
+        #: sigmas; the noise's tail over the whole series (see spikes.series_reach)
+        self.chunk_dips = GrowableArray()
         self.chunk_stable = 0
         self.noise = (GrowableArray(), GrowableArray())  # the same, smoothed over neighbouring chunks
         self.noise_stable = 0
@@ -560,6 +564,9 @@ class LocalTrack:
         for track, resid in zip(self.chunk_noise, (centred, trailing)):
             track.truncate(c0)
             track.extend(np.fmax(_chunk_mad(resid), floor))
+        if self.scale == 1:
+            self.chunk_dips.truncate(c0)
+            self.chunk_dips.extend(_chunk_dips(centred, self.chunk_noise[0].view[c0:]))
         self.chunk_stable = max(c0, self.med_stable // NOISE_CHUNK)
         # smoothed noise: median of a chunk and NOISE_SPREAD neighbours each side
         s0 = self.noise_stable
@@ -647,6 +654,22 @@ def _residuals(y: np.ndarray, med: np.ndarray, m0: int, lo: int, hi: int) -> tup
     trailing[: first - lo] = np.nan
     np.subtract(y[first:hi], med[first - BACK - m0 : hi - BACK - m0], out=trailing[first - lo :])
     return centred, trailing
+
+
+def _chunk_dips(resid: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """The deepest dip of each ``NOISE_CHUNK`` of residuals (the last may be partial), in the
+    chunk's ``noise`` sigmas; 0 where a chunk has no residual below 0 or no noise."""
+    n = len(resid)
+    full = n // NOISE_CHUNK
+    low = np.zeros(full + (1 if n % NOISE_CHUNK else 0))
+    with np.errstate(all="ignore"):
+        if full:  # fmin passes NaN over, without a copy of the rows
+            np.fmin.reduce(resid[: full * NOISE_CHUNK].reshape(full, NOISE_CHUNK), axis=1, out=low[:full])
+        if len(low) > full:
+            low[full] = np.fmin.reduce(resid[full * NOISE_CHUNK :])
+        scale = noise[: len(low)]
+        dips = np.fmax(-low, 0.0) / np.where(scale > 0, scale, np.inf)
+    return np.nan_to_num(dips)
 
 
 def _chunk_mad(resid: np.ndarray, centre: bool = True) -> np.ndarray:

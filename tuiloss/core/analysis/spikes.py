@@ -238,6 +238,57 @@ def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.
     return min(max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), deepest), TAIL_CAP * deepest)
 
 
+#: The noise's tail over the whole series, from each ``NOISE_CHUNK``'s deepest dip (chunk
+#: maxima: their upper tail is the points' tail). A test near each candidate alone is made
+#: once per window, and over a long run of heavy-tailed noise its misses add up to dozens.
+#: A log-log line through two order statistics of the maxima, the ``far``-th and ``near``-th
+#: largest (``far`` at least ``REACH_FROM``, so a few odd chunks do not bend it), gives the
+#: tail's index and the height that ``REACH_EXPECTED`` of the chunks would reach, at most
+#: ``TAIL_CAP`` times the deepest dip (a light tail bends down where the line goes on).
+#: Series with fewer than ``REACH_CHUNKS`` chunks keep the local reach.
+REACH_CHUNKS = 16
+REACH_FROM = 4
+REACH_EXPECTED = 0.05
+REACH_MIN_INDEX = 1.0
+
+
+def series_reach(track, spans: tuple[np.ndarray, np.ndarray], nf: int) -> float:
+    """How far the noise's own tail reaches over the whole series, in noise sigmas; 0 when the
+    series is too short to say (see ``REACH_CHUNKS``).
+
+    From the chunks' deepest dips, mirrored: spikes only go up, so the dips are the noise's
+    alone. They leave out the chunks an excursion (``spans``: onsets and ends, -1 for open)
+    or the ``LOCAL_HALF`` points each side of it touch: its medians push neighbours below
+    them. Bounded: one value per chunk.
+    """
+    dips = track.chunk_dips.view
+    chunks = len(dips)
+    if chunks < REACH_CHUNKS:
+        return 0.0
+    onsets, ends = spans
+    clear = np.ones(chunks, dtype=bool)
+    for onset, end in zip(onsets, ends):
+        stop = (int(end) if end >= 0 else nf) + LOCAL_HALF
+        clear[max(0, (int(onset) - LOCAL_HALF) // NOISE_CHUNK) : stop // NOISE_CHUNK + 1] = False
+    return _reach(dips[clear])
+
+
+def _reach(maxima: np.ndarray) -> float:
+    """Where a power-law tail through two order statistics of ``maxima`` expects
+    ``REACH_EXPECTED`` of them (see ``REACH_FROM``); 0 with too few."""
+    count = len(maxima)
+    if count < REACH_CHUNKS:
+        return 0.0
+    far = max(REACH_FROM, count // 16)
+    near = max(4 * far, count // 4)
+    ordered = -np.sort(-np.partition(maxima, count - near)[count - near :])
+    high, low = float(ordered[far - 1]), float(ordered[near - 1])
+    if low <= 0 or high <= low:
+        return high
+    index = max(REACH_MIN_INDEX, math.log(near / far) / math.log(high / low))
+    return min(high * (far / REACH_EXPECTED) ** (1.0 / index), TAIL_CAP * float(ordered[0]))
+
+
 def _excursion(v, assist, scan, i, base, cursor, sigma, cap):
     """Onset, end, pre-spike level and band top of the excursion around candidate ``i`` of ``v``.
 
