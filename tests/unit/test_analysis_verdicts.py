@@ -172,3 +172,34 @@ def test_a_run_that_halves_its_loss_in_loud_noise_made_progress(sigma):
     n = 1000
     clean = 2.3 * (0.5 + 0.5 * np.exp(-np.arange(n) / 150.0))
     assert verdict(clean * np.exp(sigma * rng.standard_normal(n))).kind in ("converged", "improving")
+
+
+def correlated(n, phi, rng):
+    """AR(1) noise of unit variance: each point keeps ``phi`` of the last one's deviation."""
+    white = rng.standard_normal(n) * math.sqrt(1 - phi * phi)
+    out, acc = np.empty(n), 0.0
+    for i in range(n):
+        acc = phi * acc + white[i]
+        out[i] = acc
+    return out
+
+
+@pytest.mark.parametrize("phi, least", [(0.8, 11), (0.95, 7)])
+def test_a_flat_run_whose_noise_wanders_made_no_progress(phi, least):
+    """Correlated noise moves the level itself: its points' noise over the root of their count
+    understates how far the start and the lowest level stand apart by chance."""
+    rng = np.random.default_rng(int(phi * 100))
+    kinds = [verdict(1.5 * np.exp(sigma * correlated(n, phi, rng))).kind
+             for n in (1000, 5000) for sigma in (0.1, 0.2, 0.3) for _ in range(2)]
+    # the points' noise alone called 2 (0.8) and 10 (0.95) of these 12 converged; at 0.95 the
+    # level wanders as far as some real progress goes, and a few still pass for it
+    assert kinds.count("no_progress") >= least, kinds
+
+
+@pytest.mark.parametrize("phi", [0.8, 0.95])
+def test_a_run_that_halves_its_loss_in_wandering_noise_made_progress(phi):
+    rng = np.random.default_rng(3 + int(phi * 100))
+    n = 5000
+    clean = 1.5 * (0.5 + 0.5 * np.exp(-np.arange(n) / 500.0))
+    kinds = [verdict(clean * np.exp(sigma * correlated(n, phi, rng))).kind for sigma in (0.1, 0.2, 0.3) for _ in range(2)]
+    assert all(kind in ("converged", "improving") for kind in kinds), kinds

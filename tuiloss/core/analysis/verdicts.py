@@ -14,7 +14,10 @@ The verdicts, in the order they are decided:
   level (the median of its first 2% of points, at least 3 and at most 51), nor further
   below it than the noise alone takes it: a flat noisy run's start (a median of a few
   points) and lowest smoothed level (the least of many noisy medians) stand apart by
-  chance, ``START_Z`` and ``BEST_Z`` of their standard errors at most.
+  chance, ``START_Z`` and ``BEST_Z`` of their standard errors at most. Noise correlated
+  from point to point moves the level itself, further than those errors say: nor a fall
+  within ``WANDER_Z`` times how far the block levels of the run's second half wander
+  by themselves (the spread of their differences over 1, 2, 4, ... blocks).
 * ``unsettled``: the log ends inside a spike that has not recovered yet.
 * ``improving``: the loss is still reaching new lows: over the last 20% of the run the
   smoothed level fell at least ``STILL_FALLING`` (3%, and four noise sigmas of the
@@ -51,6 +54,7 @@ NO_PROGRESS = math.log(1.1)
 #: under this bound in 99% of them).
 START_Z = 3.5
 BEST_Z = 3.0
+WANDER_Z = 2.0
 STILL_FALLING = math.log(1.03)
 #: Fewer points than ``TOO_SHORT`` (but at least this many) can still show no progress,
 #: when they barely move: their 5th-95th percentile spread under half of ``NO_PROGRESS``.
@@ -154,7 +158,8 @@ def judge(
     final = median(zc[-tail:])
     scale = 1.0 if log else max(abs(final), abs(start), 1e-12)
     best = float(np.min(zc))
-    if start - best < max(_rel(NO_PROGRESS, log) * scale, _chance_fall(point_noise, k, (2 * width + 1) * nf / nb)):
+    chance = max(_chance_fall(point_noise, k, (2 * width + 1) * nf / nb), WANDER_Z * _wander(blocks.level[nb // 2 :]))
+    if start - best < max(_rel(NO_PROGRESS, log) * scale, chance):
         return Judged("no_progress", level=final, start=start)
     if open_spike is not None:
         return Judged("unsettled", open_spike)
@@ -185,6 +190,18 @@ def _chance_fall(point_noise: float, start_points: int, level_points: float) -> 
     if point_noise <= 0:
         return 0.0
     return 1.25 * point_noise * (START_Z / math.sqrt(start_points) + BEST_Z / math.sqrt(max(level_points, 1.0)))
+
+
+def _wander(level: np.ndarray) -> float:
+    """How far block levels wander by themselves: the robust sigma of their differences over
+    1, 2, 4, ... blocks (up to an eighth of them), the largest. Noise that is correlated from
+    point to point (AR-like) moves a level further than its points' noise over the root of
+    their count says, and the spread at a lag as long as that correlation shows it."""
+    wander, lag = 0.0, 1
+    while lag <= max(1, len(level) // 8) and len(level) - lag >= 4:
+        wander = max(wander, float(mad_sigma(level[lag:] - level[:-lag])) / math.sqrt(2))
+        lag *= 2
+    return wander
 
 
 def _rel(fraction_log: float, log: bool) -> float:
