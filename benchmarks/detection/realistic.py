@@ -192,6 +192,10 @@ def make_realistic(k: int, rng: np.random.Generator, kind: str, lengths: list[in
             eval_labels.append(Label("spike", float(eval_steps[at])))
         eval_values = np.exp(ez)
         control = kind == "eval_clean"
+    elif kind == "heavy_batch":  # long runs, batch noise far heavier than t3 and not clipped
+        return _heavy_batch(k, rng, lengths)
+    elif kind == "flat_wander":  # never learns; its noise is correlated, so its level wanders
+        return _flat_wander(k, rng, lengths)
     else:
         raise ValueError(kind)
     z = clean + _noise(n, sigma, noise_kind, rng, clean)
@@ -221,8 +225,59 @@ def _make(k, kind, n, steps, z, labels, sigma, noise_kind, verdict, *, control=F
     return case
 
 
+def _heavy_batch(k: int, rng: np.random.Generator, lengths: list[int]) -> Case:
+    """A decaying loss over 5,000-50,000 points with Student-t noise of 1.5-3 degrees of freedom
+    (below 2 it has no variance), unclipped: dozens of its points stand 10-30 of its sigmas out.
+    About half carry one real spike, labelled, twice as high (in log space) as the noise ever
+    reaches by itself in that run, and at least 3x."""
+    n = max(5000, min(50_000, 10 * int(rng.choice(lengths))))
+    interval = int(rng.choice((1, 10)))
+    t = np.arange(n) / n
+    steps = (np.arange(n) + 1) * float(interval)
+    df = rng.uniform(1.5, 3.0)
+    scale = float(rng.choice((0.01, 0.02, 0.05)))
+    start = rng.uniform(2.0, 8.0)
+    clean = _decay(t, rng, start, start * rng.uniform(0.1, 0.3))
+    noise = scale * rng.standard_t(df, n)
+    z = clean + noise
+    labels: list[Label] = []
+    control = rng.random() < 0.5
+    if not control:
+        at = int(rng.uniform(0.3, 0.9) * n)
+        width = int(rng.choice((1, 1, 3, 20)))
+        height = max(math.log(3.0), 2.0 * float(np.max(noise)), 2.0 * float(-np.min(noise)))
+        z[at : at + width] = clean[at : at + width] + height
+        labels.append(Label("spike", steps[at], steps[min(n - 1, at + width)]))
+    case = Case(f"{k:04d}_heavy_batch_t{df:.1f}_{n}", "heavy_batch", steps, np.exp(z), labels, [], control=control,
+                sigma=scale)
+    case.noise = "heavy"
+    case.verdict, case.convergence_step = verdict_of(clean, steps, scale)
+    return case
+
+
+def _flat_wander(k: int, rng: np.random.Generator, lengths: list[int]) -> Case:
+    """A loss that stays at its first level, with AR(1) noise (phi 0.8-0.95, sigma 0.05-0.3): no progress."""
+    n = max(500, int(rng.choice(lengths)))
+    steps = (np.arange(n) + 1) * float(rng.choice((1, 10, 100)))
+    phi = rng.uniform(0.8, 0.95)
+    sigma = rng.uniform(0.05, 0.3)
+    white = rng.standard_normal(n) * math.sqrt(1 - phi * phi)
+    eps = np.empty(n)
+    acc = 0.0
+    for i in range(n):
+        acc = phi * acc + white[i]
+        eps[i] = acc
+    z = math.log(rng.uniform(1.0, 8.0)) + sigma * eps
+    case = Case(f"{k:04d}_flat_wander_{n}", "flat_wander", steps, np.exp(z), [], [], control=True, sigma=sigma)
+    case.noise = "ar"
+    case.verdict = "no_progress"
+    return case
+
+
 #: Cases added later, generated after all others so the earlier cases keep their draws.
 LATER_PLAN = ("rl_loud_start", "overfit_late")
+#: ...and after those: heavier batch noise over long runs, flat runs whose level wanders.
+HARDER_PLAN = ("heavy_batch", "heavy_batch", "flat_wander")
 
 REALISTIC_PLAN = (
     SCHEDULES

@@ -244,12 +244,17 @@ def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.
 #: A log-log line through two order statistics of the maxima, the ``far``-th and ``near``-th
 #: largest (``far`` at least ``REACH_FROM``, so a few odd chunks do not bend it), gives the
 #: tail's index and the height that ``REACH_EXPECTED`` of the chunks would reach, at most
-#: ``TAIL_CAP`` times the deepest dip (a light tail bends down where the line goes on).
-#: Series with fewer than ``REACH_CHUNKS`` chunks keep the local reach.
+#: the deepest dip times ``1 / REACH_BEYOND`` to the power 1 / index, the factor the rises of
+#: such a tail exceed that many times by ``REACH_BEYOND`` times in a run, between
+#: ``TAIL_CAP`` (a light tail bends down where the line goes on) and ``REACH_CAP_MAX`` (a
+#: rise twice the deepest dip stays a spike, however heavy the tail). Series with fewer
+#: than ``REACH_CHUNKS`` chunks keep the local reach.
 REACH_CHUNKS = 16
 REACH_FROM = 4
 REACH_EXPECTED = 0.05
 REACH_MIN_INDEX = 1.0
+REACH_BEYOND = 0.2
+REACH_CAP_MAX = 2.0
 
 
 def series_reach(track, spans: tuple[np.ndarray, np.ndarray], nf: int) -> float:
@@ -273,6 +278,16 @@ def series_reach(track, spans: tuple[np.ndarray, np.ndarray], nf: int) -> float:
     return _reach(dips[clear])
 
 
+def chunk_sigma(track, ex: Excursion) -> float:
+    """The noise sigma :func:`series_reach` is in, at an excursion's peak: its chunk's own (a
+    dip was measured against its chunk's), or the excursion's, if smaller."""
+    noise = track.chunk_noise[0].view
+    if not len(noise):
+        return ex.sigma
+    own = float(noise[min(len(noise) - 1, ex.peak // NOISE_CHUNK)])
+    return min(own, ex.sigma) if own > 0 else ex.sigma
+
+
 def _reach(maxima: np.ndarray) -> float:
     """Where a power-law tail through two order statistics of ``maxima`` expects
     ``REACH_EXPECTED`` of them (see ``REACH_FROM``); 0 with too few."""
@@ -286,7 +301,8 @@ def _reach(maxima: np.ndarray) -> float:
     if low <= 0 or high <= low:
         return high
     index = max(REACH_MIN_INDEX, math.log(near / far) / math.log(high / low))
-    return min(high * (far / REACH_EXPECTED) ** (1.0 / index), TAIL_CAP * float(ordered[0]))
+    cap = min(REACH_CAP_MAX, max(TAIL_CAP, (1.0 / REACH_BEYOND) ** (1.0 / index)))
+    return min(high * (far / REACH_EXPECTED) ** (1.0 / index), cap * float(ordered[0]))
 
 
 def _excursion(v, assist, scan, i, base, cursor, sigma, cap):

@@ -40,6 +40,7 @@ from tuiloss.core.analysis.spikes import (
     block_trend,
     find_excursions,
     short_excursions,
+    chunk_sigma,
     series_reach,
     tail_reach,
     wide_candidates,
@@ -195,8 +196,9 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
     if excursions and scan.tracks:
         # heavy-tailed noise reaches far by itself: a rise must stand above its tail too
         spans = (np.array([ex.onset for ex in excursions]), np.array([ex.end for ex in excursions]))
-        reach = series_reach(scan.tracks[0], spans, nf)  # the whole run's: a local test per window adds up
-        keep = [k and y[ex.peak] - ex.baseline > ex.sigma * max(reach, tail_reach(y, scan.tracks[0], ex, spans))
+        track = scan.tracks[0]
+        reach = series_reach(track, spans, nf)  # the whole run's: a local test per window adds up
+        keep = [k and y[ex.peak] - ex.baseline > max(reach * chunk_sigma(track, ex), ex.sigma * tail_reach(y, track, ex, spans))
                 for k, ex in zip(keep, excursions)]
     tolerance = tolerance_of(fs)
     support = np.asarray(support_steps(signals), dtype=np.float64)
