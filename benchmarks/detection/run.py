@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -52,7 +53,10 @@ def analyze_files(cases: list[Case], folder: str | None = None) -> dict[str, obj
         root = folder or tmp
         for k, case in enumerate(cases):
             write_case(case, root, FORMATS[k % len(FORMATS)])
-        store = load([root])[0]
+        store, _, notices = load([root])
+        errors = [n.message for n in notices if n.level == "error"]
+        if errors:  # what kept runs out, said beside the "not loaded" count
+            print(f"{len(errors)} read errors, the first: " + "; ".join(errors[:3]), file=sys.stderr)
         out = {}
         for run in store:
             name = _case_name(run.source, cases)
