@@ -496,7 +496,7 @@ _INNER = frozenset({"iter", "batch", "micro_step"})
 _SPLITS = ("train_", "valid_", "val_", "eval_", "test_")
 _COUNTER_WORDS = "|".join(sorted(COUNTERS, key=len, reverse=True))
 _COUNTER = re.compile(
-    r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.])",
+    r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.%])",
     re.I,
 )
 # timm's ``Train: 1 [ 100/1251 (  8%)]`` and ``Epoch 1 [100/500]``: an epoch, then the batch in it
