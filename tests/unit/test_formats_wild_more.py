@@ -16,3 +16,46 @@ def test_a_percentage_after_a_counter_word_is_progress_not_the_step():
                    for k in (6, 12, 18))
     batch = TextParser().feed(text.encode(), 1)
     assert pts(batch, "avr_loss") == [(6, 0.1667), (12, 0.0833), (18, 0.0556)]
+
+
+ESPNET = (
+    "[host] 2020-04-05 16:34:54,278 (trainer:192) INFO: 1/40epoch started. Estimated time to finish: 7 minutes\n"
+    "[host] 2020-04-05 16:34:56,315 (trainer:453) INFO: 1epoch:train:1-10batch: iter_time=0.006, forward_time=0.076, "
+    "loss=50.873, loss_att=35.801, acc=0.471, optim0_lr0=1.000e-03, train_time=0.203\n"
+    "[host] 2020-04-05 16:34:58,046 (trainer:453) INFO: 1epoch:train:11-20batch: iter_time=4.280e-05, loss=40.5, acc=0.5\n"
+    "[host] 2020-04-05 16:35:00,000 (trainer:243) INFO: 1epoch results: [train] iter_time=0.164, loss=45.386, acc=0.49, "
+    "time=1 minute and 43.19 seconds, total_count=20, [valid] loss=47.955, acc=0.52, cer=1.010, time=50.5 seconds, "
+    "total_count=4, [att_plot] time=3.2 seconds, total_count=0\n"
+    "[host] 2020-04-05 16:35:02,000 (trainer:453) INFO: 2epoch:train:1-10batch: iter_time=0.006, loss=30.25, acc=0.6\n"
+    "[host] 2020-04-05 16:35:04,000 (trainer:453) INFO: 2epoch:train:11-20batch: iter_time=0.006, loss=20.125, acc=0.7\n"
+    "[host] 2020-04-05 16:35:06,000 (trainer:243) INFO: 2epoch results: [train] loss=25.386, [valid] loss=40.0, cer=0.9, "
+    "time=50.5 seconds, total_count=4\n"
+)
+
+
+def test_espnet_batch_stretches_step_on_the_global_batch_and_epoch_results_at_each_epoch_end():
+    batch = TextParser().feed(ESPNET.encode(), 1)
+    assert pts(batch, "loss") == [(10, 50.873), (20, 40.5), (30, 30.25), (40, 20.125)]
+    assert pts(batch, "train_loss") == [(20, 45.386), (40, 25.386)]
+    assert pts(batch, "valid_loss") == [(20, 47.955), (40, 40.0)]
+    assert pts(batch, "valid_cer") == [(20, 1.01), (40, 0.9)]
+    # an epoch's times and counts are no metrics, nor is the attention plot's time
+    assert not {"time", "total_count", "train_time_total", "valid_total_count", "att_plot_time"} & set(batch.series)
+    assert batch.meta["step_key"] == "batch"
+
+
+def test_funasr_batch_stretches_step_on_their_updates():
+    text = "".join(f"[h] 2023-04-23 18:59:48,924 (trainer:777) INFO: 2epoch:train:{k * 50 + 1}-{k * 50 + 50}batch:"
+                   f"{(k + 1) * 50 + 1000}num_updates: iter_time=0.008, loss_att=0.186, acc=0.942, loss={0.5 - k / 10:.3f}\n"
+                   for k in range(3))
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "loss") == [(1050, 0.5), (1100, 0.4), (1150, 0.3)]
+    assert batch.meta["step_key"] == "num_updates"
+
+
+def test_espnet_epoch_results_alone_step_by_epoch():
+    text = "".join(f"[h] 2021-07-06 14:20:17,332 (trainer:398) INFO: {e}epoch results: [train] loss={50 - e}.5, "
+                   f"total_count=130000, [valid] loss={40 - e}.25, acc=0.8, time=34.18 seconds\n" for e in (1, 2, 3))
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "train_loss") == [(1, 49.5), (2, 48.5), (3, 47.5)]
+    assert pts(batch, "valid_loss") == [(1, 39.25), (2, 38.25), (3, 37.25)]

@@ -355,6 +355,72 @@ def _flush_keras(state: _State) -> None:
                 _emit(state, step, key, value)
 
 
+# -- ESPnet (and FunASR) trainer logs ---------------------------------------------
+
+_ESPNET_BATCH = re.compile(
+    r"^.*?(?<!\d)(?P<epoch>\d+)epoch:(?P<phase>[a-z]+):(?P<first>\d+)-(?P<last>\d+)batch:"
+    r"(?:(?P<updates>\d+)num_updates:)?\s*(?P<rest>.*)$",
+    re.M,
+)
+_ESPNET_EPOCH = re.compile(r"^.*?(?<!\d)(?P<epoch>\d+)epoch results:\s*(?P<rest>.*)$", re.M)
+_ESPNET_PART = re.compile(r"\[(?P<part>\w+)\]\s*(?P<pairs>[^\[]*)")
+_ESPNET_PAIR = re.compile(r"(?:^|,)\s*(?P<key>[A-Za-z_][\w/.\-]*)=(?P<value>" + NUM + r")\s*(?=,|$)")
+_ESPNET_NOT_METRICS = frozenset({"total_count"})
+
+
+def _parse_espnet(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """ESPnet's ``2epoch:train:11-20batch: iter_time=..., loss=50.873, acc=0.471, ...``, the
+    means of a stretch of batches, and ``2epoch results: [train] loss=..., [valid] loss=...,
+    acc=..., cer=..., [att_plot] time=...``, an epoch's means.
+
+    The batch count restarts every epoch: the step is the global batch (see
+    :mod:`~tuiloss.core.formats.counters`), or the updates FunASR writes
+    (``1-50batch:50num_updates:``). An epoch's ``[train]`` means are ``train_...``, its
+    ``[valid]`` ones ``valid_...``, at the epoch's end; its times and counts are no metrics.
+    A log of epoch results alone is stepped by epoch.
+    """
+    state = parser.state
+    found = sorted([*_ESPNET_BATCH.finditer(text), *_ESPNET_EPOCH.finditer(text)], key=lambda m: m.start())
+    for match in found:
+        parser.matched += 1
+        epoch = float(match["epoch"])
+        if match.re is _ESPNET_BATCH:
+            pairs = [(m["key"], _num(m["value"])) for m in _ESPNET_PAIR.finditer(match["rest"])]
+            if match["phase"] != "train":
+                pairs = [(f"{match['phase']}_{key}", value) for key, value in pairs]
+            if not pairs:
+                batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+                continue
+            if match["updates"] is not None:
+                state.meta["step_key"] = "num_updates"
+                placed = [(float(match["updates"]), pairs)]
+            else:
+                if state.counter is None:
+                    state.counter = EpochCounter()
+                state.derived = True
+                state.meta["step_key"] = "batch"  # made global: (epoch - 1) * batches per epoch + batch
+                placed = state.counter.add(epoch, float(match["last"]), pairs)
+        else:
+            pairs = []
+            for part in _ESPNET_PART.finditer(match["rest"]):
+                if part["part"] in ("train", "valid"):
+                    pairs += [(f"{part['part']}_{m['key']}", _num(m["value"])) for m in _ESPNET_PAIR.finditer(part["pairs"])
+                              if m["key"] not in _ESPNET_NOT_METRICS]
+            if not pairs:
+                continue
+            if state.counter is not None:
+                placed = state.counter.add(epoch, None, pairs)
+            elif state.meta.get("step_key") == "num_updates" and state.step is not None:
+                placed = [(state.step, pairs)]  # the updates reached by the epoch's end
+            else:
+                state.meta.setdefault("step_key", "epoch")
+                placed = [(epoch, pairs)]
+        for step, items in placed:
+            state.step = step
+            for key, value in items:
+                _emit(state, step, key, value)
+
+
 # -- mmdetection / mmengine text logs ---------------------------------------------
 
 _MMDET = re.compile(
@@ -934,6 +1000,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
+    Family("espnet", re.compile(r"\depoch(?::[a-z]+:\d+-\d+batch:| results: \[)"), _parse_espnet, hint="epoch"),
     Family(
         "tf_estimator",
         re.compile(r"(?m)(?:, step = \d+\b|Saving dict for global step \d+:)"),
