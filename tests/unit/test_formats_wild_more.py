@@ -5,6 +5,15 @@ from __future__ import annotations
 from tuiloss.core.formats.stdout import TextParser
 
 
+def feed_lines(parser, text: str):
+    """Feed ``text`` a line at a time, as a tailer of a live file would."""
+    lines = text.splitlines(keepends=True)
+    out = parser.feed(lines[0].encode(), 1)
+    for k, line in enumerate(lines[1:], start=2):
+        out.merge(parser.feed(line.encode(), k))
+    return out
+
+
 def pts(batch, name):
     steps, values = batch.series[name]
     return [(float(s), float(v)) for s, v in zip(steps, values)]
@@ -59,3 +68,31 @@ def test_espnet_epoch_results_alone_step_by_epoch():
     batch = TextParser().feed(text.encode(), 1)
     assert pts(batch, "train_loss") == [(1, 49.5), (2, 48.5), (3, 47.5)]
     assert pts(batch, "valid_loss") == [(1, 39.25), (2, 38.25), (3, 37.25)]
+
+
+MODEL_CARD = (
+    "***** Running training *****\n"
+    "| Training Loss | Epoch | Step | Validation Loss | Accuracy |\n"
+    "|:-------------:|:-----:|:----:|:---------------:|:--------:|\n"
+    "| No log        | 1.0   | 500  | 0.1987          | 0.9200   |\n"
+    "| 0.2345        | 2.0   | 1000 | 0.1800          | 0.9300   |\n"
+    "| 0.1345        | 3.0   | 1500 | 0.1700          | 0.9400   |\n"
+    "\n"
+    "a sentence | with | pipes\n"
+)
+
+
+def test_a_markdown_table_steps_on_its_step_column_and_skips_cells_not_logged():
+    for batch in (TextParser().feed(MODEL_CARD.encode(), 1), feed_lines(TextParser(), MODEL_CARD)):
+        assert pts(batch, "Training Loss") == [(1000, 0.2345), (1500, 0.1345)]  # "No log": no point
+        assert pts(batch, "Validation Loss") == [(500, 0.1987), (1000, 0.18), (1500, 0.17)]
+        assert pts(batch, "Accuracy") == [(500, 0.92), (1000, 0.93), (1500, 0.94)]
+        assert not {"Epoch", "Step"} & set(batch.series)
+        assert batch.meta["step_key"] == "step"
+
+
+def test_a_markdown_table_of_epochs_steps_by_epoch():
+    text = "| epoch | train_loss | val_loss |\n|---|---|---|\n| 1 | 0.9 | 1.0 |\n| 2 | 0.7 | 0.8 |\n"
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "train_loss") == [(1, 0.9), (2, 0.7)]
+    assert batch.meta["step_key"] == "epoch"

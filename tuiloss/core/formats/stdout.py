@@ -59,6 +59,8 @@ class _State:
     epochs_unvalidated: bool = False  # Keras 3: an epoch ended with no validated bar
     table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
     best_next: bool = False  # LightGBM: the read ended at 'Best iteration is:'; its copy of a round follows
+    pipe_step: int | None = None  # a Markdown table: the column of its step
+    pipe_above: list[str] | None = None  # ... the last row read, a header if a rule follows
 
 
 @dataclass(frozen=True)
@@ -353,6 +355,60 @@ def _flush_keras(state: _State) -> None:
             state.done_epoch = step
             for key, value in pairs:
                 _emit(state, step, key, value)
+
+
+# -- Markdown tables ----------------------------------------------------------------
+
+_PIPE_ROW = re.compile(r"^[ \t]*\|(?P<cells>(?:[^|\n]*\|){2,})[ \t]*\r?$", re.M)
+_PIPE_RULE = re.compile(r"^(?:\s*:?-{3,}:?\s*\|)+$")
+_PIPE_COUNTERS = {"step": 0, "global step": 0, "iteration": 1, "iter": 1, "epoch": 2}
+# a header row: a counter's cell and a loss's (the rule of dashes below it may come in the next read)
+_PIPE_DETECT = re.compile(
+    r"(?im)^[ \t]*\|(?=(?:[^\n]*\|)?[ \t]*(?:step|global step|iteration|iter|epoch)[ \t]*\|)(?=[^\n]*loss)"
+    r"(?:[^|\n]*\|){2,}[ \t]*\r?$"
+)
+
+
+def _parse_markdown(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """A Markdown table of one row a step, as a notebook's or a model card's training results::
+
+        | Training Loss | Epoch | Step | Validation Loss | Accuracy |
+        |:-------------:|:-----:|:----:|:---------------:|:--------:|
+        | 0.2345        | 1.0   | 500  | 0.1987          | 0.9200   |
+        | No log        | 2.0   | 1000 | 0.1800          | 0.9300   |
+
+    A header is the row above a rule of dashes (read in another chunk, too); its step is
+    the finest counter column (a step before an iteration before an epoch), and the
+    counters are no metrics. A cell that is no number (``No log``: not logged at that step)
+    gives no point. A row with another number of cells, or without a number in its step
+    column, is no row.
+    """
+    state = parser.state
+    for match in _PIPE_ROW.finditer(text):
+        cells = [cell.strip() for cell in match["cells"].split("|")[:-1]]
+        above, state.pipe_above = state.pipe_above, cells
+        if _PIPE_RULE.match(match["cells"].strip()):
+            if above is not None:
+                ranked = sorted((_PIPE_COUNTERS[c.lower()], i) for i, c in enumerate(above) if c.lower() in _PIPE_COUNTERS)
+                state.table = tuple(above) if ranked else None
+                state.pipe_step = ranked[0][1] if ranked else None
+                parser.matched += 2
+            continue
+        if state.table is None or state.pipe_step is None:
+            continue
+        at = state.pipe_step
+        step = _num(cells[at]) if len(cells) == len(state.table) else None
+        if step is None:
+            continue  # a header to come, a row of another shape
+        parser.matched += 1
+        state.step = step
+        state.meta["step_key"] = state.table[at].lower()
+        found = False
+        for name, cell in zip(state.table, cells):
+            if name.lower() not in _PIPE_COUNTERS:
+                found = _emit(state, step, name, _num(cell)) or found
+        if not found:
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
 # -- ESPnet (and FunASR) trainer logs ---------------------------------------------
@@ -1013,6 +1069,7 @@ FAMILIES: tuple[Family, ...] = (
         _parse_boost,
         hint="\t",
     ),
+    Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
     # last: only a log in which the general reader finds nothing is looked at for a table
     Family(
