@@ -96,3 +96,12 @@ def test_a_markdown_table_of_epochs_steps_by_epoch():
     batch = TextParser().feed(text.encode(), 1)
     assert pts(batch, "train_loss") == [(1, 0.9), (2, 0.7)]
     assert batch.meta["step_key"] == "epoch"
+
+
+def test_key_value_fields_after_the_counter_are_read_beside_the_pairs_that_follow():
+    # lit-gpt: ``iter 10 step 1: loss 2.5000, iter time: 123.45ms (optimizer.step)``: the step is the
+    # optimizer's, and the loss (written without a colon) is read with the timing after it
+    text = "".join(f"iter {k * 10} step {k}: loss {3 - k / 10:.4f}, iter time: 12{k}.45ms (optimizer.step)\n" for k in (1, 2, 3))
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "loss") == [(1, 2.9), (2, 2.8), (3, 2.7)]
+    assert batch.meta["step_key"] == "step"

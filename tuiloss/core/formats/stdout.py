@@ -873,8 +873,9 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if ruled:
         known = {key for key, _ in pairs}
         pairs += [(key, value) for key, value in _spaced_fields(line) if key not in known]
-    elif not pairs and after:
-        pairs = _spaced_after(line[after:])
+    elif after:  # ``step 1: loss 2.5, iter time: 123.4ms``: "key value" first, then pairs
+        known = {key for key, _ in pairs}
+        pairs = [(key, value) for key, value in _spaced_after(line[after:]) if key not in known] + pairs
     if not pairs:
         return False
     counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
