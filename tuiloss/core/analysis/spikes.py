@@ -235,7 +235,7 @@ def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.
     hill = float(np.mean(np.log(top / last)))
     index = max(TAIL_MIN_INDEX, 1.0 / hill) if hill > 0 else math.inf
     deepest = float(top[0])
-    return min(max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), deepest), TAIL_CAP * deepest)
+    return min(max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), deepest), tail_cap(1.0 / hill if hill > 0 else math.inf) * deepest)
 
 
 #: The noise's tail over the whole series, from each ``NOISE_CHUNK``'s deepest dip (chunk
@@ -275,7 +275,10 @@ def series_reach(track, spans: tuple[np.ndarray, np.ndarray], nf: int) -> float:
     for onset, end in zip(onsets, ends):
         stop = (int(end) if end >= 0 else nf) + LOCAL_HALF
         clear[max(0, (int(onset) - LOCAL_HALF) // NOISE_CHUNK) : stop // NOISE_CHUNK + 1] = False
-    return _reach(dips[clear])
+    deepest = float(np.max(dips))
+    if int(clear.sum()) < REACH_CHUNKS:  # outliers everywhere (a heavy tail): every chunk, excursions and all
+        return _reach(dips, chunks, deepest)
+    return _reach(dips[clear], chunks, deepest)
 
 
 def chunk_sigma(track, ex: Excursion) -> float:
@@ -288,9 +291,13 @@ def chunk_sigma(track, ex: Excursion) -> float:
     return min(own, ex.sigma) if own > 0 else ex.sigma
 
 
-def _reach(maxima: np.ndarray) -> float:
+def _reach(maxima: np.ndarray, chunks: int, deepest: float) -> float:
     """Where a power-law tail through two order statistics of ``maxima`` expects
-    ``REACH_EXPECTED`` of them (see ``REACH_FROM``); 0 with too few."""
+    ``REACH_EXPECTED`` of the series' ``chunks`` (see ``REACH_FROM``), at most
+    :func:`tail_cap` times the ``deepest`` dip of them all; 0 with too few.
+
+    ``maxima`` may be of fewer chunks than the series has (those clear of excursions): the
+    tail, fitted on them, is carried to all of them (its reach grows with their count)."""
     count = len(maxima)
     if count < REACH_CHUNKS:
         return 0.0
@@ -301,8 +308,13 @@ def _reach(maxima: np.ndarray) -> float:
     if low <= 0 or high <= low:
         return high
     index = max(REACH_MIN_INDEX, math.log(near / far) / math.log(high / low))
-    cap = min(REACH_CAP_MAX, max(TAIL_CAP, (1.0 / REACH_BEYOND) ** (1.0 / index)))
-    return min(high * (far / REACH_EXPECTED) ** (1.0 / index), cap * float(ordered[0]))
+    return min(high * (far * chunks / count / REACH_EXPECTED) ** (1.0 / index), tail_cap(index) * deepest)
+
+
+def tail_cap(index: float) -> float:
+    """How far above the deepest dip a tail of this index may reach: the factor its rises
+    exceed ``REACH_BEYOND`` times in a run, between ``TAIL_CAP`` and ``REACH_CAP_MAX``."""
+    return min(REACH_CAP_MAX, max(TAIL_CAP, (1.0 / REACH_BEYOND) ** (1.0 / index))) if index > 0 else TAIL_CAP
 
 
 def _excursion(v, assist, scan, i, base, cursor, sigma, cap):
