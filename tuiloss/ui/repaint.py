@@ -1,0 +1,79 @@
+"""The viewer's main screen, whose partial updates render only each widget's rows that changed.
+
+Textual (8.2, pinned exactly) sends a partial update as the spans of the regions that changed,
+but renders it by cropping to the box around all of them: every widget overlapping that box
+renders every one of its visible lines (from its line cache) and the lines outside the spans
+are then dropped. A followed run changes a row of the chart, a row of the runs list and the
+status bar at the bottom, so that box is the whole screen and every widget of it was rendered
+again, a few times a second. :class:`RowsCompositor` renders each widget only over the rows of
+the changed regions that overlap it, and widgets no changed region touches not at all; what is
+sent to the terminal is the same (a test compares both with Textual's own).
+
+This leans on :class:`~textual._compositor.Compositor`'s private ``_get_renders``; a Textual
+whose compositor lacks it is left to its own renders (:func:`rows_only_supported`).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from textual._compositor import Compositor
+from textual.geometry import Region
+from textual.screen import Screen
+from textual.strip import Strip
+
+
+def rows_only_supported() -> bool:
+    """Whether this Textual's compositor renders through the methods :class:`RowsCompositor` refines."""
+    return callable(getattr(Compositor, "_get_renders", None)) and callable(
+        getattr(Compositor, "render_partial_update", None))
+
+
+class RowsCompositor(Compositor):
+    """A compositor whose partial updates render only the rows that changed of each widget."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._changed: list[Region] | None = None  # the regions of the partial update being rendered
+
+    def render_partial_update(self):  # noqa: ANN201 - Textual's ChopsUpdate | None
+        """Textual's partial update, with :meth:`_get_renders` restricted to the changed regions."""
+        self._changed = [region for region in self._dirty_regions if region]
+        try:
+            return super().render_partial_update()
+        finally:
+            self._changed = None
+
+    def _get_renders(self, crop: Region | None = None) -> Iterable[tuple[Region, Region, list[Strip]]]:
+        changed = self._changed
+        if changed is None or crop is None:
+            yield from super()._get_renders(crop)
+            return
+        intersection = Region.intersection
+        for widget, (region, clip) in self.visible_widgets.items():
+            visible = intersection(region, clip)
+            if not visible:
+                continue
+            top = bottom = None
+            for update in changed:
+                part = intersection(update, visible)
+                if part:
+                    top = part.y if top is None else min(top, part.y)
+                    bottom = part.bottom if bottom is None else max(bottom, part.bottom)
+            if top is None:
+                continue  # no changed region touches it: nothing of it is sent
+            # Its full visible width (cut as Textual cuts it), over the changed rows alone: the
+            # render region is ``region`` and this clip's intersection, which is this clip.
+            rows = Region(visible.x, top, visible.width, bottom - top)
+            yield region, rows, widget.render_lines(
+                Region(rows.x - region.x, rows.y - region.y, rows.width, rows.height))
+
+
+class MainScreen(Screen):
+    """The viewer's own screen: Textual's, with a :class:`RowsCompositor`."""
+
+    def __init__(self, name: str | None = None, id: str | None = None,  # noqa: A002 - Textual's name
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        if rows_only_supported():
+            self._compositor = RowsCompositor()
