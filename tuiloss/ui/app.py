@@ -246,7 +246,7 @@ class TuilossApp(DeferredStart, App[None]):
         """Every run of the store (each log's runs), worked out again only when a read was applied."""
         memo = self._runs_memo
         if memo is None or memo[0] != self._store_version:
-            memo = self._runs_memo = (self._store_version, list(self.store))
+            memo = self._runs_memo = (self._store_version, [*iter(self.store)])  # one pass: no len() first
         return memo[1]
 
     def listed_runs(self) -> list[Run]:

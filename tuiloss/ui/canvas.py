@@ -166,8 +166,9 @@ class Layers:
         self.joined: dict[str, _Joined] = {}
         self.rasterised = 0  # traces rasterised (not found here), for tests
         self.composited = 0  # layers composited (not found in a kept background), for tests
-        #: the last frame's plot rows, (what they were made from, the line): an unchanged row is not made again
-        self.rows: dict[int, tuple[tuple, Text]] = {}
+        #: the last frame's plot: (palette, cells, styles, row prefixes, row lines); a row whose cells,
+        #: styles and prefix are as they were keeps its line
+        self.plot: tuple | None = None
         #: composites of the layers kept from frame to frame (see :meth:`background`), newest last
         self._backgrounds: list[tuple[list[tuple[int, Layer, bool]], np.ndarray, np.ndarray]] = []
 
@@ -522,29 +523,33 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
     lines = [Text(title)]
     lines.append(Text(" " * lw + frame["tl"] + frame["h"] * pw + frame["tr"]))
     strings = codes.view(f"<U{pw}").reshape(ph)
-    kept, made = (layers.rows if layers is not None else {}), {}
     palette = (tuple(style_ids), frame["v"])
+    # The rows of the last frame's plot whose cells and styles are as they were: found for all
+    # rows at once, and their lines kept (a followed run changes a few rows, often none).
+    before = layers.plot if layers is not None else None
+    same = [False] * ph
+    if before is not None and before[0] == palette and before[1].shape == codes.shape:
+        same = (~((codes != before[1]).any(axis=1) | (styles != before[2]).any(axis=1))).tolist()
+    prefixes: list[str] = []
+    made: list[Text] = []
     for row in range(ph):
         tick = y_ticks.get(row)
         prefix = (tick.rjust(lw)[-lw:] + frame["ytick"]) if tick is not None else " " * lw + frame["v"]
-        style_row = styles[row]
-        key = (prefix, str(strings[row]), style_row.tobytes(), palette)
-        seen = kept.get(row)
-        if seen is not None and seen[0] == key:  # the row of the last frame, unchanged
-            made[row] = seen
-            lines.append(seen[1])
-            continue
-        line = Text(prefix + key[1] + frame["v"], no_wrap=True, overflow="crop")
-        edges = np.flatnonzero(np.diff(style_row)) + 1
-        bounds = np.concatenate(([0], edges, [pw]))
-        offset = lw + 1
-        spans = [Span(offset + int(a), offset + int(b), styles_in_use[int(style_row[a])])
-                 for a, b in pairwise(bounds) if style_row[a]]
-        line.spans = spans
-        made[row] = (key, line)
+        prefixes.append(prefix)
+        if same[row] and before[3][row] == prefix:  # the row of the last frame, unchanged
+            line = before[4][row]
+        else:
+            style_row = styles[row]
+            line = Text(prefix + str(strings[row]) + frame["v"], no_wrap=True, overflow="crop")
+            edges = np.flatnonzero(np.diff(style_row)) + 1
+            bounds = np.concatenate(([0], edges, [pw]))
+            offset = lw + 1
+            line.spans = [Span(offset + int(a), offset + int(b), styles_in_use[int(style_row[a])])
+                          for a, b in pairwise(bounds) if style_row[a]]
+        made.append(line)
         lines.append(line)
     if layers is not None:
-        layers.rows = made
+        layers.plot = (palette, codes, styles, prefixes, made)
     bottom = np.array(list(frame["h"] * pw))
     labels = [" "] * (width + 8)
     for col, text in x_ticks:
