@@ -269,6 +269,9 @@ def _joined(layers: Layers, group: str, traces: list[Trace], spec: ChartSpec, co
     """
     last = layers.joined.get(group)
     count = len(traces)
+    if last is not None and len(last.traces) == count and all(a is b for a, b in zip(traces, last.traces)):
+        # the very traces of the last frame, in its order (a followed run that drew the same)
+        return last.cells, last.bits, last.lengths, last.layers, np.zeros(count, dtype=bool)
     at = np.array([last.index.get(id(t), -1) for t in traces] if last is not None else [-1] * count,
                   dtype=np.int64)
     new = np.flatnonzero(at < 0)
