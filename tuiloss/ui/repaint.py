@@ -6,8 +6,9 @@ renders every one of its visible lines (from its line cache) and the lines outsi
 are then dropped. A followed run changes a row of the chart, a row of the runs list and the
 status bar at the bottom, so that box is the whole screen and every widget of it was rendered
 again, a few times a second. :class:`RowsCompositor` renders each widget only over the rows of
-the changed regions that overlap it, and widgets no changed region touches not at all; what is
-sent to the terminal is the same (a test compares both with Textual's own).
+the changed regions that overlap it, and widgets no changed region touches, or that lie behind
+the widgets rendered in front of them wherever they changed (the containers), not at all; what
+is sent to the terminal is the same (a test compares both with Textual's own).
 
 This leans on :class:`~textual._compositor.Compositor`'s private ``_get_renders``; a Textual
 whose compositor lacks it is left to its own renders (:func:`rows_only_supported`).
@@ -50,21 +51,22 @@ class RowsCompositor(Compositor):
             yield from super()._get_renders(crop)
             return
         intersection = Region.intersection
-        for widget, (region, clip) in self.visible_widgets.items():
+        drawn: list[Region] = []  # what the widgets in front rendered, in full
+        for widget, (region, clip) in self.visible_widgets.items():  # front to back
             visible = intersection(region, clip)
             if not visible:
                 continue
-            top = bottom = None
-            for update in changed:
-                part = intersection(update, visible)
-                if part:
-                    top = part.y if top is None else min(top, part.y)
-                    bottom = part.bottom if bottom is None else max(bottom, part.bottom)
-            if top is None:
+            parts = [part for update in changed if (part := intersection(update, visible))]
+            if not parts:
                 continue  # no changed region touches it: nothing of it is sent
+            if all(any(front.contains_region(part) for front in drawn) for part in parts):
+                continue  # under widgets in front of it wherever it changed (a container): theirs win
+            top = min(part.y for part in parts)
+            bottom = max(part.bottom for part in parts)
             # Its full visible width (cut as Textual cuts it), over the changed rows alone: the
             # render region is ``region`` and this clip's intersection, which is this clip.
             rows = Region(visible.x, top, visible.width, bottom - top)
+            drawn.append(rows)
             yield region, rows, widget.render_lines(
                 Region(rows.x - region.x, rows.y - region.y, rows.width, rows.height))
 
