@@ -423,3 +423,18 @@ def test_a_curve_whose_extremes_changed_in_place_moves_only_those_in_and_out_of_
     longer = [old.copy()]
     _only_what_changed(longer, shorter)  # not lined up: left whole
     assert len(longer[0]) == 200 and len(shorter[0]) == 199
+
+
+def test_settled_bounds_are_the_quantiles_numpy_gives():
+    from tuiloss.ui.chartdata import settled_bounds
+
+    rng = np.random.default_rng(13)
+    for size in (1, 2, 3, 7, 50, 333, 4000):
+        for values in (rng.normal(size=size), np.round(rng.lognormal(size=size), 2), np.full(size, 0.386)):
+            values = values.copy()
+            if size > 3:
+                values[size // 2] = np.nan
+            kept = values[np.isfinite(values)]
+            low, high = np.quantile(kept, (0.02, 0.98))
+            assert settled_bounds(values) == (min(float(low), float(kept[-1])), max(float(high), float(kept[-1])))
+    assert settled_bounds(np.array([np.nan, np.inf])) is None

@@ -361,8 +361,10 @@ def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
     cells, bits, lengths, every, fresh = _joined(
         layers, "bands" if spec.traces[drawn[0][0]].kind == "band" else "curves", [t for _, t in drawn], spec,
         columns, rows)
-    is_braille = np.array([t.marker == "braille" for t in spec.traces])
-    numbers = np.array([k for k, _ in drawn], dtype=np.int64)
+    braille = [t.marker == "braille" for t in spec.traces]
+    is_braille = np.array(braille)
+    number_list = [k for k, _ in drawn]
+    numbers = np.array(number_list, dtype=np.int64)
 
     def composite(which: np.ndarray):
         return lambda into_owner, into_mask: _composite(into_owner, into_mask, cells, bits, lengths, numbers,
@@ -370,7 +372,7 @@ def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
 
     # The layers kept from the last frame are composited as a background, itself kept while they
     # stay the same (a followed run: every curve but its own); the others go over a copy of it.
-    kept = [(k, every[i], bool(is_braille[k])) for i, k in enumerate(numbers.tolist()) if not fresh[i]]
+    kept = [(k, layer, braille[k]) for k, layer, new in zip(number_list, every, fresh.tolist()) if not new]
     owner, mask = layers.background(kept, rows * columns, composite(~fresh))
     owner, mask = owner.copy(), mask.copy()
     if fresh.any():

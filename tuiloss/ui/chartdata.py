@@ -511,8 +511,9 @@ def settled_bounds(values: np.ndarray) -> tuple[float, float] | None:
     kept = values[np.isfinite(values)]
     if not len(kept):
         return None
-    low, high = np.quantile(kept, (0.02, 0.98))
-    return min(float(low), float(kept[-1])), max(float(high), float(kept[-1]))
+    ordered = np.sort(kept)  # np.quantile's own values, read off the sorted values (see sorted_quantile)
+    low, high = sorted_quantile(ordered, 0.02), sorted_quantile(ordered, 0.98)
+    return min(low, float(kept[-1])), max(high, float(kept[-1]))
 
 
 def y_range(seen: list[np.ndarray], settled: list[np.ndarray], log: bool,
