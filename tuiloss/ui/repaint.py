@@ -10,13 +10,15 @@ the changed regions that overlap it, and widgets no changed region touches, or t
 the widgets rendered in front of them wherever they changed (the containers), not at all; what
 is sent to the terminal is the same (a test compares both with Textual's own).
 
-This leans on :class:`~textual._compositor.Compositor`'s private ``_get_renders``; a Textual
-whose compositor lacks it is left to its own renders (:func:`rows_only_supported`).
+This leans on :class:`~textual._compositor.Compositor`'s private ``_get_renders`` and
+``_render_chops`` (the latter restated here, as Textual 8.2 has it, with the cuts of the lines
+not sent left out); a Textual whose compositor lacks them is left to its own renders
+(:func:`rows_only_supported`).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable, Mapping, Sequence
 
 from textual._compositor import Compositor
 from textual.geometry import Region
@@ -26,8 +28,9 @@ from textual.strip import Strip
 
 def rows_only_supported() -> bool:
     """Whether this Textual's compositor renders through the methods :class:`RowsCompositor` refines."""
-    return callable(getattr(Compositor, "_get_renders", None)) and callable(
-        getattr(Compositor, "render_partial_update", None))
+    return all(callable(getattr(Compositor, name, None))
+               for name in ("_get_renders", "_render_chops", "render_partial_update")) and isinstance(
+        getattr(Compositor, "cuts", None), property)
 
 
 class RowsCompositor(Compositor):
@@ -44,6 +47,32 @@ class RowsCompositor(Compositor):
             return super().render_partial_update()
         finally:
             self._changed = None
+
+    def _render_chops(self, crop: Region, is_rendered_line: Callable[[int], bool]) -> Sequence[Mapping[int, Strip]]:
+        """Textual's chops, with a line's cuts set out only for the lines the update sends (the
+        others, never read, share one empty mapping)."""
+        if self._changed is None:
+            return super()._render_chops(crop, is_rendered_line)
+        cuts = self.cuts
+        unsent: dict[int, Strip | None] = {}
+        chops = [dict.fromkeys(cut_set[:-1]) if is_rendered_line(y) else unsent for y, cut_set in enumerate(cuts)]
+        intersection = Region.intersection
+        for region, clip, strips in self._get_renders(crop):
+            render_region = intersection(region, clip)
+            render_x = render_region.x
+            first_cut, last_cut = render_region.column_span
+            for y, strip in zip(render_region.line_range, strips):
+                if not is_rendered_line(y):
+                    continue
+                chops_line = chops[y]
+                final_cuts = [cut for cut in cuts[y] if (last_cut >= cut >= first_cut)]
+                cut_strips = strip.divide([cut - render_x for cut in final_cuts[1:]])
+                # front to back: the first strip for a cut wins
+                get_chops_line = chops_line.get
+                for cut, piece in zip(final_cuts, cut_strips):
+                    if get_chops_line(cut) is None:
+                        chops_line[cut] = piece
+        return chops
 
     def _get_renders(self, crop: Region | None = None) -> Iterable[tuple[Region, Region, list[Strip]]]:
         changed = self._changed
