@@ -315,3 +315,43 @@ def test_chart_rows_are_cut_into_the_segments_rich_would_render():
             assert ours == rich, trial
     dim = Text("loading…", style="dim")  # a line with its own style goes through Rich
     assert _segments(dim, base, console) == list(Segment.apply_style(dim.render(console, end=""), base))
+
+
+def test_a_frame_keeps_the_lines_of_its_unchanged_plot_rows_and_renders_what_a_fresh_frame_renders():
+    from tuiloss.ui.canvas import Layers
+
+    rng = np.random.default_rng(8)
+    traces = []
+    for k in range(6):
+        xs, ys = random_points(rng, 20, sorted_x=True)
+        traces.append(Trace(0.9 * xs, ys, (40 * k, 90, 200), "braille"))  # room for a new point at the end
+    layers = Layers()
+    frames = [spec_of(*traces)]
+    grown = Trace(np.append(traces[2].xs, 1.0), np.append(traces[2].ys, 0.999), traces[2].color, "braille")
+    frames.append(spec_of(*traces[:2], grown, *traces[3:]))  # one curve grew: its rows change
+    frames.append(spec_of(*traces[:2], grown, *traces[3:]))  # nothing changed
+    frames.append(spec_of(*traces[:2], grown, *traces[3:], y_lim=(0.0, 2.0)))  # a new range: every row
+    frames.append(spec_of(*traces[:2], grown, *traces[3:], y_lim=(0.0, 2.0)))
+    recolored = spec_of(*traces[:2], grown, *traces[3:], y_lim=(0.0, 2.0))
+    recolored.traces[0] = Trace(traces[0].xs, traces[0].ys, (1, 2, 3), "braille")  # a new palette
+    frames.append(recolored)
+    ticked = spec_of(*traces[:2], grown, *traces[3:], y_lim=(0.0, 2.0))
+    ticked.y_ticks = ([0.0, 0.5, 1.0], ["0", "0.5", "1"])  # a tick label moved onto a row
+    frames.append(ticked)
+    last = None
+    for k, spec in enumerate(frames):
+        joined = layers.joined.get("curves")
+        lines = render_chart(spec, 60, 20, layers=layers)
+        if k in (2, 4):  # the very traces of the last frame: its layers joined are taken as they were
+            assert layers.joined["curves"] is joined
+        fresh = render_chart(spec, 60, 20)
+        assert [(line.plain, line.spans) for line in lines] == [(line.plain, line.spans) for line in fresh], k
+        if last is not None:
+            kept = {y for y, (a, b) in enumerate(zip(last, lines)) if a is b}
+            if k in (2, 4):  # nothing changed: every plot row kept
+                assert len(kept) == layout(spec, 60, 20).plot_rows, k
+            if k == 1:  # the grown curve's rows made again, the others kept
+                assert 0 < len(kept) < layout(spec, 60, 20).plot_rows
+            if k == 5:  # another palette: every row made again
+                assert not kept
+        last = lines

@@ -364,3 +364,77 @@ def test_the_auto_log_y_reads_kept_pools_as_the_whole_quantiles_do():
     rng.shuffle(out)
     kept = _merged(pool, [out], [into])
     assert np.array_equal(kept, np.sort(np.concatenate([np.delete(pool, np.arange(0, 5000, 7)), into])))
+
+
+@pytest.mark.parametrize("view", [ChartView(), ChartView(log_y=False), ChartView(smoothing=0.9)])
+def test_a_followed_curve_whose_new_points_draw_the_same_keeps_its_traces_and_draws_what_a_fresh_frame_does(view):
+    from dataclasses import replace
+
+    from tuiloss.core.analysis import ColumnIndex
+    from tuiloss.ui.canvas import Layers, render_chart
+
+    curves = _many_curves(12)
+    rng = np.random.default_rng(11)
+    steps = np.arange(1, 3001, dtype=float)
+    values = 0.4 + 0.001 * rng.integers(0, 7, len(steps))  # a settled run's level and noise
+    values[:50] = 2.0  # its transient: the spike kept in view is the first column's
+    index = ColumnIndex()
+    memo: dict = {}
+    layers, fresh_layers = Layers(), None
+    kept_traces = changed_traces = 0
+    before = None
+    for frame in range(40):
+        grown = np.arange(1, len(steps) + 1 + 15 * frame, dtype=float)
+        more = 0.4 + 0.001 * rng.integers(0, 7, len(grown) - len(steps))
+        if frame == 25:
+            more[-1] = 0.2  # a new low: its column draws anew, and the pools change
+        values = np.concatenate([values, more[len(values) - len(steps):]]) if len(grown) > len(values) else values
+        index.sync(grown, values)
+        followed = replace(curve_from_arrays("followed", grown, values, color=(9, 9, 9)), raw=index.query,
+                           last_step=float(grown[-1]))
+        frame_curves = curves[:4] + [followed] + curves[4:]
+        kept = build_chart(frame_curves, view, 90, height=24, memo=memo)
+        fresh = build_chart(frame_curves, view, 90, height=24)
+        assert _drawing(kept) == _drawing(fresh)
+        assert [line.plain for line in render_chart(kept, 100, 30, layers=layers)] == [
+            line.plain for line in render_chart(fresh, 100, 30, layers=fresh_layers)]
+        if before is not None and view.smoothing == 0:
+            same = [a is b for a, b in zip(before.traces, kept.traces)]
+            kept_traces += all(same)
+            changed_traces += not all(same)
+        before = kept
+    if view.smoothing == 0:
+        assert kept_traces > 0 and changed_traces > 0  # some frames drew the followed curve the same, some not
+
+
+def test_a_curve_whose_extremes_changed_in_place_moves_only_those_in_and_out_of_the_pools():
+    from tuiloss.ui.chartdata import _merged, _only_what_changed
+
+    rng = np.random.default_rng(5)
+    pool = np.sort(np.round(rng.random(3000), 2))
+    old = pool[rng.choice(3000, 200, replace=False)]
+    new = old.copy()
+    new[[3, 50, 199]] = [0.5, 2.0, -1.0]
+    out, into = [old.copy()], [new.copy()]
+    _only_what_changed(out, into)
+    assert len(out[0]) == len(into[0]) == 3
+    assert np.array_equal(_merged(pool, out, into), _merged(pool, [old], [new]))
+    shorter = [new[:-1].copy()]
+    longer = [old.copy()]
+    _only_what_changed(longer, shorter)  # not lined up: left whole
+    assert len(longer[0]) == 200 and len(shorter[0]) == 199
+
+
+def test_settled_bounds_are_the_quantiles_numpy_gives():
+    from tuiloss.ui.chartdata import settled_bounds
+
+    rng = np.random.default_rng(13)
+    for size in (1, 2, 3, 7, 50, 333, 4000):
+        for values in (rng.normal(size=size), np.round(rng.lognormal(size=size), 2), np.full(size, 0.386)):
+            values = values.copy()
+            if size > 3:
+                values[size // 2] = np.nan
+            kept = values[np.isfinite(values)]
+            low, high = np.quantile(kept, (0.02, 0.98))
+            assert settled_bounds(values) == (min(float(low), float(kept[-1])), max(float(high), float(kept[-1])))
+    assert settled_bounds(np.array([np.nan, np.inf])) is None

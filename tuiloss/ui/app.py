@@ -27,6 +27,7 @@ from tuiloss.config import Config
 from tuiloss.core.analysis.display import step_label
 from tuiloss.ui import collection, keys, messages
 from tuiloss.ui.markup import safe_label
+from tuiloss.ui.repaint import MainScreen
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.selection import ChartPacing, Selection, metric_counts, metrics_label
 from tuiloss.ui.startup import DeferredStart
@@ -100,6 +101,10 @@ class TuilossApp(DeferredStart, App[None]):
         self._runs_memo: tuple | None = None  # (store version, every run), see all_runs
 
     # -- layout -------------------------------------------------------------------------------
+
+    def get_default_screen(self) -> MainScreen:
+        """Textual's screen, whose partial updates render only the rows that changed (see :mod:`tuiloss.ui.repaint`)."""
+        return MainScreen(id="_default")
 
     def compose(self) -> ComposeResult:
         self.chart, self.run_list, self.insights_panel = LossChart(id="chart"), RunList(id="runs"), InsightsPanel(id="insights")
@@ -241,7 +246,7 @@ class TuilossApp(DeferredStart, App[None]):
         """Every run of the store (each log's runs), worked out again only when a read was applied."""
         memo = self._runs_memo
         if memo is None or memo[0] != self._store_version:
-            memo = self._runs_memo = (self._store_version, list(self.store))
+            memo = self._runs_memo = (self._store_version, [*iter(self.store)])  # one pass: no len() first
         return memo[1]
 
     def listed_runs(self) -> list[Run]:

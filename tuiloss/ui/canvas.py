@@ -166,8 +166,9 @@ class Layers:
         self.joined: dict[str, _Joined] = {}
         self.rasterised = 0  # traces rasterised (not found here), for tests
         self.composited = 0  # layers composited (not found in a kept background), for tests
-        #: the last frame's plot rows, (what they were made from, the line): an unchanged row is not made again
-        self.rows: dict[int, tuple[tuple, Text]] = {}
+        #: the last frame's plot: (palette, cells, styles, row prefixes, row lines); a row whose cells,
+        #: styles and prefix are as they were keeps its line
+        self.plot: tuple | None = None
         #: composites of the layers kept from frame to frame (see :meth:`background`), newest last
         self._backgrounds: list[tuple[list[tuple[int, Layer, bool]], np.ndarray, np.ndarray]] = []
 
@@ -268,6 +269,9 @@ def _joined(layers: Layers, group: str, traces: list[Trace], spec: ChartSpec, co
     """
     last = layers.joined.get(group)
     count = len(traces)
+    if last is not None and len(last.traces) == count and all(a is b for a, b in zip(traces, last.traces)):
+        # the very traces of the last frame, in its order (a followed run that drew the same)
+        return last.cells, last.bits, last.lengths, last.layers, np.zeros(count, dtype=bool)
     at = np.array([last.index.get(id(t), -1) for t in traces] if last is not None else [-1] * count,
                   dtype=np.int64)
     new = np.flatnonzero(at < 0)
@@ -357,8 +361,10 @@ def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
     cells, bits, lengths, every, fresh = _joined(
         layers, "bands" if spec.traces[drawn[0][0]].kind == "band" else "curves", [t for _, t in drawn], spec,
         columns, rows)
-    is_braille = np.array([t.marker == "braille" for t in spec.traces])
-    numbers = np.array([k for k, _ in drawn], dtype=np.int64)
+    braille = [t.marker == "braille" for t in spec.traces]
+    is_braille = np.array(braille)
+    number_list = [k for k, _ in drawn]
+    numbers = np.array(number_list, dtype=np.int64)
 
     def composite(which: np.ndarray):
         return lambda into_owner, into_mask: _composite(into_owner, into_mask, cells, bits, lengths, numbers,
@@ -366,7 +372,7 @@ def _rasterise(spec: ChartSpec, which: list[int], columns: int, rows: int,
 
     # The layers kept from the last frame are composited as a background, itself kept while they
     # stay the same (a followed run: every curve but its own); the others go over a copy of it.
-    kept = [(k, every[i], bool(is_braille[k])) for i, k in enumerate(numbers.tolist()) if not fresh[i]]
+    kept = [(k, layer, braille[k]) for k, layer, new in zip(number_list, every, fresh.tolist()) if not new]
     owner, mask = layers.background(kept, rows * columns, composite(~fresh))
     owner, mask = owner.copy(), mask.copy()
     if fresh.any():
@@ -522,29 +528,33 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
     lines = [Text(title)]
     lines.append(Text(" " * lw + frame["tl"] + frame["h"] * pw + frame["tr"]))
     strings = codes.view(f"<U{pw}").reshape(ph)
-    kept, made = (layers.rows if layers is not None else {}), {}
     palette = (tuple(style_ids), frame["v"])
+    # The rows of the last frame's plot whose cells and styles are as they were: found for all
+    # rows at once, and their lines kept (a followed run changes a few rows, often none).
+    before = layers.plot if layers is not None else None
+    same = [False] * ph
+    if before is not None and before[0] == palette and before[1].shape == codes.shape:
+        same = (~((codes != before[1]).any(axis=1) | (styles != before[2]).any(axis=1))).tolist()
+    prefixes: list[str] = []
+    made: list[Text] = []
     for row in range(ph):
         tick = y_ticks.get(row)
         prefix = (tick.rjust(lw)[-lw:] + frame["ytick"]) if tick is not None else " " * lw + frame["v"]
-        style_row = styles[row]
-        key = (prefix, str(strings[row]), style_row.tobytes(), palette)
-        seen = kept.get(row)
-        if seen is not None and seen[0] == key:  # the row of the last frame, unchanged
-            made[row] = seen
-            lines.append(seen[1])
-            continue
-        line = Text(prefix + key[1] + frame["v"], no_wrap=True, overflow="crop")
-        edges = np.flatnonzero(np.diff(style_row)) + 1
-        bounds = np.concatenate(([0], edges, [pw]))
-        offset = lw + 1
-        spans = [Span(offset + int(a), offset + int(b), styles_in_use[int(style_row[a])])
-                 for a, b in pairwise(bounds) if style_row[a]]
-        line.spans = spans
-        made[row] = (key, line)
+        prefixes.append(prefix)
+        if same[row] and before[3][row] == prefix:  # the row of the last frame, unchanged
+            line = before[4][row]
+        else:
+            style_row = styles[row]
+            line = Text(prefix + str(strings[row]) + frame["v"], no_wrap=True, overflow="crop")
+            edges = np.flatnonzero(np.diff(style_row)) + 1
+            bounds = np.concatenate(([0], edges, [pw]))
+            offset = lw + 1
+            line.spans = [Span(offset + int(a), offset + int(b), styles_in_use[int(style_row[a])])
+                          for a, b in pairwise(bounds) if style_row[a]]
+        made.append(line)
         lines.append(line)
     if layers is not None:
-        layers.rows = made
+        layers.plot = (palette, codes, styles, prefixes, made)
     bottom = np.array(list(frame["h"] * pw))
     labels = [" "] * (width + 8)
     for col, text in x_ticks:

@@ -403,14 +403,25 @@ def _drawn(memo: dict | None, key: tuple, cols: ColumnData, window: Window, log_
     if seen is not None and seen[0] is cols and seen[1] == (window, log_y):
         return seen[2]
     xs, ys = _column_points(cols, window, log_y)
-    settled = _later_half(xs, ys, window) if len(ys) else None
-    finite = ys[np.isfinite(ys)]
-    drawn = _Drawn(xs, ys, settled, settled_bounds(settled) if settled is not None else None,
-                   (float(finite.min()), float(finite.max())) if len(finite) else None,
-                   [window.to_x(float(cols.x[k])) for k in np.flatnonzero(cols.nonfinite)[:200]])
+    nonfinite = [window.to_x(float(cols.x[k])) for k in np.flatnonzero(cols.nonfinite)[:200]]
+    if seen is not None and seen[1] == (window, log_y) and _same_points(seen[2], xs, ys, nonfinite):
+        # New points that drew the same (a followed run's last column kept its extremes and
+        # side): the same object again, so the traces and their raster made of it are kept.
+        drawn = seen[2]
+    else:
+        settled = _later_half(xs, ys, window) if len(ys) else None
+        finite = ys[np.isfinite(ys)]
+        drawn = _Drawn(xs, ys, settled, settled_bounds(settled) if settled is not None else None,
+                       (float(finite.min()), float(finite.max())) if len(finite) else None, nonfinite)
     if memo is not None:
         memo[key] = (cols, (window, log_y), drawn)
     return drawn
+
+
+def _same_points(drawn: _Drawn, xs: np.ndarray, ys: np.ndarray, nonfinite: list[float]) -> bool:
+    """Whether ``drawn`` is what these points and NaN/Inf columns make (the rest of it is made of them)."""
+    return (len(xs) == len(drawn.xs) and drawn.nonfinite == nonfinite and np.array_equal(xs, drawn.xs)
+            and np.array_equal(ys, drawn.ys))
 
 
 def _extremes(memo: dict | None, key: tuple, cols: ColumnData) -> tuple[np.ndarray, np.ndarray]:
@@ -500,8 +511,9 @@ def settled_bounds(values: np.ndarray) -> tuple[float, float] | None:
     kept = values[np.isfinite(values)]
     if not len(kept):
         return None
-    low, high = np.quantile(kept, (0.02, 0.98))
-    return min(float(low), float(kept[-1])), max(float(high), float(kept[-1]))
+    ordered = np.sort(kept)  # np.quantile's own values, read off the sorted values (see sorted_quantile)
+    low, high = sorted_quantile(ordered, 0.02), sorted_quantile(ordered, 0.98)
+    return min(low, float(kept[-1])), max(high, float(kept[-1]))
 
 
 def y_range(seen: list[np.ndarray], settled: list[np.ndarray], log: bool,
@@ -685,7 +697,7 @@ def _kept_parts(curves: list[CurveInput], view: ChartView, window: Window, colum
     for curve, cols in zip(curves, cols_of):
         seen = last.get(curve.key)
         if seen is None or seen.curve is not curve or seen.cols is not cols:
-            seen = _kept_curve(curve, cols, view, window, columns, log_y, fine, background, memo)
+            seen = _kept_curve(curve, cols, view, window, columns, log_y, fine, background, memo, seen)
         kept[curve.key] = seen
     memo["kept"] = _KeptFrame(context, kept)
     entries = list(kept.values())
@@ -699,9 +711,15 @@ def _kept_parts(curves: list[CurveInput], view: ChartView, window: Window, colum
 
 
 def _kept_curve(curve: CurveInput, cols: ColumnData, view: ChartView, window: Window, columns: int, log_y: bool,
-                fine: bool, background: tuple[int, int, int], memo: dict) -> _Kept:
-    """One curve's :class:`_Kept`, as :func:`_parts` draws it."""
+                fine: bool, background: tuple[int, int, int], memo: dict, before: _Kept | None = None) -> _Kept:
+    """One curve's :class:`_Kept`, as :func:`_parts` draws it. ``before``, the curve's entry of the
+    last frame (in the same context): when its new points draw as its old ones did, in the same
+    look and without smoothing, its traces are kept (the very objects, whose raster is kept)."""
     drawn = _drawn(memo, (curve.key, "raw"), cols, window, log_y)
+    if (before is not None and before.drawn is drawn and before.behind is None and before.main is not None
+            and not (curve.smoothed is not None and view.smoothing > 0)
+            and before.curve.color == curve.color and before.curve.marker == curve.marker):
+        return _Kept(curve, cols, drawn, None, before.main, before.start, before.nan_marks)
     rx, ry = drawn.xs, drawn.ys
     behind = main = None
     marker = "braille" if fine else curve.marker
@@ -742,16 +760,36 @@ class _Pools:
                 self.lows = np.sort(np.concatenate([low for _, low, _ in fresh.values()] or [np.zeros(0)]))
                 self.highs = np.sort(np.concatenate([high for _, _, high in fresh.values()] or [np.zeros(0)]))
             else:
-                out = [members.pop(key) for key in gone]
+                out_lows, out_highs, into_lows, into_highs = [], [], [], []
+                for key in gone:
+                    _, low, high = members.pop(key)
+                    out_lows.append(low)
+                    out_highs.append(high)
                 for key in came:
-                    members[key] = (now[key], *_finite_extremes(now[key]))
-                into = [members[key] for key in came]
-                self.lows = _merged(self.lows, [low for _, low, _ in out], [low for _, low, _ in into])
-                self.highs = _merged(self.highs, [high for _, _, high in out], [high for _, _, high in into])
+                    low, high = _finite_extremes(now[key])
+                    members[key] = (now[key], low, high)
+                    into_lows.append(low)
+                    into_highs.append(high)
+                _only_what_changed(out_lows, into_lows)
+                _only_what_changed(out_highs, into_highs)
+                self.lows = _merged(self.lows, out_lows, into_lows)
+                self.highs = _merged(self.highs, out_highs, into_highs)
         lows, highs = self.lows, self.highs
         if not len(lows) or not len(highs) or lows[0] <= 0:
             return False
         return sorted_quantile(highs, 0.98) > LOG_Y_RATIO * sorted_quantile(lows, 0.02)
+
+
+def _only_what_changed(out: list[np.ndarray], into: list[np.ndarray]) -> None:
+    """Cut the values ``out`` of the pool and ``into`` it to those that differ, where a curve's
+    values before and after line up (a followed run: the same columns, its last one changed).
+
+    The pool comes out the same: the values equal at the same place leave and come back.
+    """
+    if len(out) != 1 or len(into) != 1 or len(out[0]) != len(into[0]):
+        return
+    differ = out[0] != into[0]
+    out[0], into[0] = out[0][differ], into[0][differ]
 
 
 def _merged(pool: np.ndarray, out: list[np.ndarray], into: list[np.ndarray]) -> np.ndarray:

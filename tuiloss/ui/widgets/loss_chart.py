@@ -99,7 +99,7 @@ class LossChart(Widget):
             return
         width = self.size.width
         for y, (old, new) in enumerate(zip(before[1], lines)):
-            if old != new:
+            if old is not new and old != new:  # a plot row kept from the last frame is the same line
                 self.refresh(Region(0, y, width, 1))
 
     def _key(self) -> tuple:
@@ -126,7 +126,7 @@ class LossChart(Widget):
         if before is not None and before[0][2:] == key[2:] and "style" in kept:  # the strips of unchanged lines stay
             self._strips = {"style": kept["style"]}
             for y, (old, new) in enumerate(zip(before[1], lines)):
-                if y in kept and old == new:
+                if y in kept and (old is new or old == new):
                     self._strips[y] = kept[y]
         return lines
 
