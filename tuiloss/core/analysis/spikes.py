@@ -238,17 +238,14 @@ def tail_reach(y: np.ndarray, track, ex: Excursion, spans: tuple[np.ndarray, np.
     return min(max(last * (TAIL_DIPS / TAIL_EXPECTED) ** (1.0 / index), deepest), tail_cap(1.0 / hill if hill > 0 else math.inf) * deepest)
 
 
-#: The noise's tail over the whole series, from each ``NOISE_CHUNK``'s deepest dip (chunk
-#: maxima: their upper tail is the points' tail). A test near each candidate alone is made
-#: once per window, and over a long run of heavy-tailed noise its misses add up to dozens.
-#: A log-log line through two order statistics of the maxima, the ``far``-th and ``near``-th
-#: largest (``far`` at least ``REACH_FROM``, so a few odd chunks do not bend it), gives the
-#: tail's index and the height that ``REACH_EXPECTED`` of the chunks would reach, at most
-#: the deepest dip times ``1 / REACH_BEYOND`` to the power 1 / index, the factor the rises of
-#: such a tail exceed that many times by ``REACH_BEYOND`` times in a run, between
-#: ``TAIL_CAP`` (a light tail bends down where the line goes on) and ``REACH_CAP_MAX`` (a
-#: rise twice the deepest dip stays a spike, however heavy the tail). Series with fewer
-#: than ``REACH_CHUNKS`` chunks keep the local reach.
+#: The noise's tail over the whole series. A test near each candidate alone is made once
+#: per window, and over a long run of heavy-tailed noise its misses add up to dozens. Each
+#: ``NOISE_CHUNK``'s deepest dip is a chunk maximum (their upper tail is the points' tail); a
+#: log-log line through two of their order statistics, the ``far``-th and ``near``-th largest
+#: (``far`` at least ``REACH_FROM``, so a few odd chunks do not bend it), gives the tail's
+#: index and the height that ``REACH_EXPECTED`` chunks of the run would reach by chance. That
+#: is capped at :func:`tail_cap` times the deepest dip: a light tail bends down where the
+#: line goes on. Series of fewer than ``REACH_CHUNKS`` chunks keep the local reach alone.
 REACH_CHUNKS = 16
 REACH_FROM = 4
 REACH_EXPECTED = 0.05
@@ -312,8 +309,10 @@ def _reach(maxima: np.ndarray, chunks: int, deepest: float) -> float:
 
 
 def tail_cap(index: float) -> float:
-    """How far above the deepest dip a tail of this index may reach: the factor its rises
-    exceed ``REACH_BEYOND`` times in a run, between ``TAIL_CAP`` and ``REACH_CAP_MAX``."""
+    """How far above its deepest dip a tail of this index reaches: the factor by which a run's
+    highest rise exceeds its deepest dip ``REACH_BEYOND`` of the time, kept between
+    ``TAIL_CAP`` (light tails) and ``REACH_CAP_MAX`` (a rise twice the deepest dip stays a
+    spike, however heavy the tail)."""
     return min(REACH_CAP_MAX, max(TAIL_CAP, (1.0 / REACH_BEYOND) ** (1.0 / index))) if index > 0 else TAIL_CAP
 
 
