@@ -98,6 +98,7 @@ class TuilossApp(DeferredStart, App[None]):
         self._store_version = 0  # goes up with every read applied (the key of what _listed keeps)
         self._listed_memo: tuple | None = None
         self._runs_memo: tuple | None = None  # (store version, every run), see all_runs
+        self._shown_memo: tuple | None = None  # (store and selection versions, listed, shown), see shown_runs
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -246,11 +247,22 @@ class TuilossApp(DeferredStart, App[None]):
 
     def listed_runs(self) -> list[Run]:
         """Runs in the list: all of them, or those matching the filter."""
-        return self.selection.listed(self.all_runs())
+        return list(self._which()[0])
 
     def shown_runs(self) -> list[Run]:
         """Runs on the chart and in the insights: listed and switched on."""
-        return self.selection.shown(self.all_runs())
+        return list(self._which()[1])
+
+    def _which(self) -> tuple[list[Run], list[Run]]:
+        """(the listed runs, the shown ones), worked out again only when a read was applied or the
+        selection changed: every frame and analysis asks, and ten thousand runs cost milliseconds."""
+        key = (self._store_version, self.selection.version)
+        memo = self._shown_memo
+        if memo is None or memo[0] != key:
+            runs = self.all_runs()
+            listed = self.selection.listed(runs)
+            memo = self._shown_memo = (key, listed, [run for run in listed if self.selection.is_on(run.id)])
+        return memo[1], memo[2]
 
     # -- drawing ----------------------------------------------------------------------------------
 
