@@ -217,7 +217,9 @@ class TuilossApp(DeferredStart, App[None]):
             else:
                 self.redraws.request(paced=self.loaded)
             if self.loaded and collection.held():
-                self.call_after_refresh(collection.release)  # the findings are drawn first
+                self.call_after_refresh(collection.release, True)  # the findings are drawn first
+            elif self.loaded and collection.unsettled():
+                self.call_after_refresh(collection.settle)  # the load outlasted the hold
 
     def _check_stalls(self) -> None:
         """A run that grew while watched and then fell silent for many usual intervals is stalled."""
