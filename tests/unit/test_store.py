@@ -682,3 +682,5 @@ def test_the_listing_kept_up_to_date_is_the_listing_made_from_scratch():
     assert renamed is not restarted and [run.label for run in renamed] == ["renamed", "renamed #2", "b"]
     store.add(Run(id="c", label="c", source="c", format="csv"))
     assert [run.id for run in store.listing()] == ["a", "a#2", "b", "c"] == [run.id for run in _from_scratch(store)]
+    del store.runs["b"]  # a log gone: the listing starts again
+    assert [run.id for run in store.listing()] == ["a", "a#2", "c"] == [run.id for run in _from_scratch(store)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -618,8 +619,12 @@ class Store:
 
     def __init__(self) -> None:
         self.runs: dict[str, Run] = {}
-        self._listing: list[Run] = []  # see listing
-        self._listed: dict[str, tuple[int, list[Run], tuple]] = {}  # log id -> (its version, its runs, their names)
+        # what the last listing found, per log in order: the log, its version, its runs, their names
+        self._listing: list[Run] = []
+        self._logs: list[Run] = []
+        self._versions: list[int] = []
+        self._split: list[list[Run]] = []
+        self._names: list[tuple] = []
         self._listed_at = -1  # the number of the last change of a run (see Run.version) when listed
 
     def __iter__(self) -> Iterator[Run]:
@@ -647,8 +652,31 @@ class Store:
         caller may keep what it worked out of it by its identity; it is never written to.
         Points added to a series directly (not through :meth:`Run.apply`) are not seen.
         """
-        if self._listed_at == _last_change and len(self._listed) == len(self.runs):
+        if self._listed_at == _last_change and len(self._logs) == len(self.runs):
             return self._listing
+        logs = list(self.runs.values())
+        known = len(self._logs)
+        if known > len(logs) or not all(map(operator.is_, self._logs, logs)):  # a log went: from scratch
+            self._logs, self._versions, self._split, self._names, known = [], [], [], [], 0
+        same = known == len(logs)
+        versions = [log.version for log in logs]
+        changed = [k for k, now, then in zip(range(known), versions, self._versions) if now != then]
+        for k in itertools.chain(changed, range(known, len(logs))):
+            runs = logs[k].split()
+            names = tuple((run.label, run.source, run.config) for run in runs)
+            if k == len(self._split):
+                self._split.append(runs)
+                self._names.append(names)
+                continue
+            before = self._split[k]
+            if len(before) != len(runs) or not all(map(operator.is_, before, runs)) or self._names[k] != names:
+                same = False
+            self._split[k], self._names[k] = runs, names
+        if not same:
+            self._listing = [run for runs in self._split for run in runs]
+        # read after the splits: those change the runs split out of a log (labels, ...), never a log
+        self._logs, self._versions, self._listed_at = logs, versions, _last_change
+        return self._listing
         listed, out, same = self._listed, {}, len(self._listed) == len(self.runs)
         for log_id, log in self.runs.items():
             seen = listed.get(log_id)
