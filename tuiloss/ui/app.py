@@ -95,6 +95,7 @@ class TuilossApp(DeferredStart, App[None]):
         self._main_screen = None
         self._narrow = False
         self._counts_memo: tuple | None = None
+        self._reported_memo: tuple | None = None  # (report, its runs' metrics), see _reported_metrics
         self._store_version = 0  # goes up with every read applied (the key of the counts _listed keeps)
         self._listed_memo: tuple | None = None
         self._shown_memo: tuple | None = None  # ((every run, selection version), listed, shown), see _which
@@ -304,7 +305,7 @@ class TuilossApp(DeferredStart, App[None]):
     def _draw_chart(self) -> None:
         chart, shown = self.chart, self.pacing.admit(self.shown_runs(), fresh=not self._keyed)
         self._keyed = False
-        reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
+        reported = self._reported_metrics()
         missing = self.xaxis.prepare(shown)
         curves = self.curves.prepare(shown, self.selection, self.view, self.late.marks(self.report), reported,
                                      xaxis=self.xaxis)
@@ -332,6 +333,14 @@ class TuilossApp(DeferredStart, App[None]):
             spec.title += f"{' - ' if self.config.ascii else ' · '}{self.pacing.waiting:,} runs to draw"
             self.schedule_redraw()
         chart.draw(spec)
+
+    def _reported_metrics(self) -> dict[str, str | None]:
+        """Each reported run's metric (its findings are marked on that curve), by run id, kept
+        while the report is the same: a frame of thousands of curves asks for it every time."""
+        report, memo = self.report, self._reported_memo
+        if memo is None or memo[0] is not report:
+            memo = self._reported_memo = (report, {entry.id: entry.primary_metric for entry in (report.runs if report else ())})
+        return memo[1]
 
     def _draw_list(self) -> None:
         cursor, run_list, selection = self.view.cursor, self.run_list, self.selection
