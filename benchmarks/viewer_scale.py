@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import re
 import shutil
@@ -313,7 +314,19 @@ async def _key_times(pilot, app, frames: Frames, presses: int) -> list[float]:
 
 
 async def _start_and_keys(folder: str, presses: int, after_load: bool) -> tuple[float, list[float], float]:
-    """(seconds to the first frame with curves, key -> frame times, seconds to loaded)."""
+    """(seconds to the first frame with curves, key -> frame times, seconds to loaded), with the
+    cyclic collector held at the start as ``tuiloss watch`` holds it (see :mod:`tuiloss.ui.collection`)."""
+    from tuiloss.ui import collection
+
+    collection.hold()
+    try:
+        return await _timed_start(folder, presses, after_load)
+    finally:
+        collection.release()  # if the app did not
+        gc.unfreeze()  # as the rows after this one expect the collector
+
+
+async def _timed_start(folder: str, presses: int, after_load: bool) -> tuple[float, list[float], float]:
     app = make((folder,))
     began = time.perf_counter()
     async with app.run_test(size=SIZE) as pilot:

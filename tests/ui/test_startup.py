@@ -121,6 +121,12 @@ def probed(config, **options):
             seen["findings"] = app.report is not None and len(app.report.runs)
             seen["enabled"] = gc.isenabled()
             seen["frozen"] = gc.get_freeze_count()
+            for _ in range(3000):
+                if not collection.unsettled():
+                    break
+                await pilot.pause(0.01)
+            seen["settled"] = not collection.unsettled()
+            seen["frozen after the load"] = gc.get_freeze_count()
 
     def run():
         seen["held at run"] = not gc.isenabled()
@@ -148,6 +154,12 @@ def test_watch_holds_the_garbage_collector_off_until_the_first_findings_are_draw
     seen = collector_probe(sample_logs, 60.0, tmp_path / "probe.py")
     assert seen["held at run"] and seen["held until the findings"]
     assert seen["findings"] == 7 and seen["enabled"] and seen["frozen"] > 10_000
+    assert seen["settled"] and seen["frozen after the load"] == seen["frozen"]  # the load was in: nothing to settle
+
+
+def test_a_load_that_outlasts_the_hold_is_frozen_once_its_findings_are_drawn(sample_logs, tmp_path):
+    seen = collector_probe(sample_logs, 0.0, tmp_path / "probe.py")  # run again before the load is in
+    assert seen["enabled"] and seen["settled"] and seen["frozen after the load"] >= seen["frozen"]
 
 
 def test_the_collector_runs_again_when_no_findings_come(tmp_path):
@@ -165,4 +177,5 @@ def test_an_app_that_found_the_collector_running_leaves_it_alone():
     assert gc.isenabled()
     frozen = gc.get_freeze_count()
     collection.release()
-    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    collection.settle()
+    assert gc.isenabled() and gc.get_freeze_count() == frozen and not collection.unsettled()

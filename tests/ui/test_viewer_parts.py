@@ -198,3 +198,28 @@ def test_every_key_of_the_help_is_bound():
                 assert key in bound
             elif names.get(key, key) is not None:
                 assert names.get(key, key) in bound, key
+
+
+def test_a_panel_made_in_slices_ends_as_the_panel_made_at_once():
+    from tuiloss.ui.insights import RunTexts
+
+    runs = [_run(f"r{k}", [(k + 1.0) / j for j in range(1, 60)]) for k in range(6)]
+    store = Store()
+    for run in runs:
+        store.runs[run.id] = run
+    report = build_report(store)
+    selection = Selection()
+    for run in runs:
+        selection.add(run.id)
+    args = dict(stalls={}, new=set(), plain=False, ascii=False, width=60)
+    whole = PanelText().render(report, runs, selection, **args)
+    panel = PanelText()
+    panel.blocks = RunTexts(budget=-1.0, fewest=2)  # two blocks a panel, titles for the others
+    sliced = [panel.render(report, runs, selection, **args)]
+    while panel.behind:
+        made = panel.blocks.made
+        sliced.append(panel.render(report, runs, selection, **args))
+        assert panel.blocks.made == made + min(2, len(runs) - made)  # only the blocks left are made
+    assert len(sliced) == 3 and sliced[0].joined().plain != whole.joined().plain  # titles stood in first
+    assert sliced[-1].joined().plain == whole.joined().plain and sliced[-1].joined().spans == whole.joined().spans
+    assert panel.render(report, runs, selection, **args) is None  # all made: nothing changed

@@ -6,7 +6,7 @@ import pytest
 from tuiloss.core.analysis.arrays import GrowableArray
 from tuiloss.core.model import Batch, RowGroup, SegmentEvent
 from tuiloss.core import store as store_module
-from tuiloss.core.store import Run, Series, choose_primary, eval_counterpart, step_drops
+from tuiloss.core.store import Run, Series, Store, choose_primary, eval_counterpart, step_drops
 
 
 def test_growable_array_appends_in_amortised_chunks():
@@ -629,3 +629,58 @@ def _memory_of(array: np.ndarray) -> type:
     while isinstance(base, np.ndarray) and base.base is not None:
         base = base.base
     return type(getattr(base, "obj", base))
+
+
+def _points(steps, values) -> Batch:
+    batch = Batch()
+    batch.add("loss", np.asarray(steps, dtype=float), np.asarray(values, dtype=float))
+    return batch
+
+
+def test_a_runs_version_moves_when_a_batch_a_mark_or_a_listed_field_changes_it():
+    run = Run(id="a", label="a", source="a", format="csv")
+    seen = [run.version]
+
+    def moved() -> bool:
+        seen.append(run.version)
+        return seen[-1] != seen[-2]
+
+    run.apply(_points([1, 2], [1.0, 0.9]))
+    assert moved()
+    run.mark(SegmentEvent("truncated"))
+    assert moved()
+    run.label = "b"
+    assert moved()
+    run.deleted = True
+    assert moved()
+    assert run.primary_metric == "loss" and run.split() == [run]
+    assert not moved()  # looking is no change
+
+
+def _from_scratch(store: Store) -> list[Run]:
+    return list(store)
+
+
+def test_the_listing_kept_up_to_date_is_the_listing_made_from_scratch():
+    store = Store()
+    first = store.add(Run(id="a", label="a", source="a", format="csv"))
+    store.add(Run(id="b", label="b", source="b", format="csv"))
+    first.apply(_points(*_curve(1, 80)))
+    store.runs["b"].apply(_points(*_curve(1, 30)))
+    listing = store.listing()
+    assert listing == _from_scratch(store) and [run.id for run in listing] == ["a", "b"]
+    assert store.listing() is listing  # nothing changed: the same list
+    store.runs["b"].apply(_points(*_curve(31, 10)))
+    assert store.listing() is listing  # points grew: the same runs, the same list
+    first.apply(_points(*_curve(1, 50, first=2.1, last=0.9)))  # training restarted in a's log
+    restarted = store.listing()
+    assert restarted is not listing
+    assert [run.id for run in restarted] == ["a", "a#2", "b"] == [run.id for run in _from_scratch(store)]
+    assert all(a is b for a, b in zip(restarted, _from_scratch(store)))
+    first.label = "renamed"
+    renamed = store.listing()
+    assert renamed is not restarted and [run.label for run in renamed] == ["renamed", "renamed #2", "b"]
+    store.add(Run(id="c", label="c", source="c", format="csv"))
+    assert [run.id for run in store.listing()] == ["a", "a#2", "b", "c"] == [run.id for run in _from_scratch(store)]
+    del store.runs["b"]  # a log gone: the listing starts again
+    assert [run.id for run in store.listing()] == ["a", "a#2", "c"] == [run.id for run in _from_scratch(store)]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
+import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -377,6 +379,19 @@ def eval_counterpart(primary: str, names: list[str]) -> str | None:
     return metrics.eval_counterpart(primary, names)
 
 
+#: Numbers each change of a run (see :attr:`Run.version`); a number is never given twice.
+_tick = itertools.count(1)
+#: The number of the last change of any run. Runs change on other threads too (the analysis splits
+#: its snapshots), and one may store its number late; but a listing that finds here the number it
+#: saw last knows that no run changed on its thread since.
+_last_change = 0
+
+#: The fields of a run whose change :attr:`Run.version` counts (what a split copies, names or sorts).
+_COUNTED = frozenset({"id", "label", "source", "format", "config", "deleted", "metric_override", "path",
+                      "last_point_time", "points", "status", "step_override", "unmatched", "series",
+                      "part_of", "log_primary", "restarted_after", "notices", "skipped", "meta"})
+
+
 @dataclass
 class Run:
     """One log source: its series, where it came from, and what was skipped.
@@ -413,9 +428,25 @@ class Run:
     log_primary: str | None = None  # ... and the log's primary metric when it was split
     #: for a run split out of a log: training restarted after it in the same log (it is over)
     restarted_after: bool = False
+    #: a new number whenever the run changes: a batch or a segment mark stored, or one of the fields
+    #: a split copies or the list shows set (its label after a move, ``deleted``, ...); see
+    #: :meth:`Store.listing`. Points added to a series directly, not through :meth:`apply`, are
+    #: not counted.
+    version: int = field(default=0, init=False, repr=False, compare=False)
     _primary: tuple[int, str | None] | None = field(default=None, init=False, repr=False, compare=False)
     _split: tuple | None = field(default=None, init=False, repr=False, compare=False)
     _parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value) -> None:
+        object.__setattr__(self, name, value)
+        if name in _COUNTED:
+            self.changed()
+
+    def changed(self) -> None:
+        """Count a change of the run (see :attr:`version`)."""
+        global _last_change
+        _last_change = number = next(_tick)
+        object.__setattr__(self, "version", number)
 
     @property
     def skipped_lines(self) -> int:
@@ -450,6 +481,7 @@ class Run:
         Metrics of one of the batch's row groups share one stored copy of the
         steps, for as long as their rows agree.
         """
+        self.changed()
         for metric in batch.series:
             if metric not in self.series:
                 self.series[metric] = Series()
@@ -495,6 +527,7 @@ class Run:
         return added
 
     def mark(self, event: SegmentEvent) -> None:
+        self.changed()
         self.meta.pop("end", None)  # the file changed: how it ends is read again
         for series in self.series.values():
             series.mark(event.reason)
@@ -586,6 +619,13 @@ class Store:
 
     def __init__(self) -> None:
         self.runs: dict[str, Run] = {}
+        # what the last listing found, per log in order: the log, its version, its runs, their names
+        self._listing: list[Run] = []
+        self._logs: list[Run] = []
+        self._versions: list[int] = []
+        self._split: list[list[Run]] = []
+        self._names: list[tuple] = []
+        self._listed_at = -1  # the number of the last change of a run (see Run.version) when listed
 
     def __iter__(self) -> Iterator[Run]:
         """Every run, in discovery order: each log's runs (see :meth:`Run.split`) in turn.
@@ -601,6 +641,58 @@ class Store:
 
     def __bool__(self) -> bool:
         return bool(self.runs)  # every log holds one run at least
+
+    def listing(self) -> list[Run]:
+        """Every run, as ``list(self)`` gives them, kept up to date at the cost of what changed.
+
+        Only the logs whose :attr:`Run.version` moved since the last listing are split again
+        (a log that did not change holds the same runs), and when no run changed at all this is
+        a comparison. The list is the same object while it holds the same runs in the same order
+        and none of them changed how it is named or found (its label, source or config), so a
+        caller may keep what it worked out of it by its identity; it is never written to.
+        Points added to a series directly (not through :meth:`Run.apply`) are not seen.
+        """
+        if self._listed_at == _last_change and len(self._logs) == len(self.runs):
+            return self._listing
+        logs = list(self.runs.values())
+        known = len(self._logs)
+        if known > len(logs) or not all(map(operator.is_, self._logs, logs)):  # a log went: from scratch
+            self._logs, self._versions, self._split, self._names, known = [], [], [], [], 0
+        same = known == len(logs)
+        versions = [log.version for log in logs]
+        changed = [k for k, now, then in zip(range(known), versions, self._versions) if now != then]
+        for k in itertools.chain(changed, range(known, len(logs))):
+            runs = logs[k].split()
+            names = tuple((run.label, run.source, run.config) for run in runs)
+            if k == len(self._split):
+                self._split.append(runs)
+                self._names.append(names)
+                continue
+            before = self._split[k]
+            if len(before) != len(runs) or not all(map(operator.is_, before, runs)) or self._names[k] != names:
+                same = False
+            self._split[k], self._names[k] = runs, names
+        if not same:
+            self._listing = [run for runs in self._split for run in runs]
+        # read after the splits: those change the runs split out of a log (labels, ...), never a log
+        self._logs, self._versions, self._listed_at = logs, versions, _last_change
+        return self._listing
+        listed, out, same = self._listed, {}, len(self._listed) == len(self.runs)
+        for log_id, log in self.runs.items():
+            seen = listed.get(log_id)
+            if seen is not None and seen[0] == log.version:
+                out[log_id] = seen
+                continue
+            runs = log.split()
+            names = tuple((run.label, run.source, run.config) for run in runs)
+            if seen is None or len(seen[1]) != len(runs) or any(a is not b for a, b in zip(seen[1], runs)) or seen[2] != names:
+                same = False
+            out[log_id] = (log.version, runs, names)
+        if not same or list(out) != list(listed):
+            self._listing = [run for _, runs, _ in out.values() for run in runs]
+        # read after the splits: those change the runs split out of a log (labels, ...), never a log
+        self._listed, self._listed_at = out, _last_change
+        return self._listing
 
     def find(self, run_id: str) -> Run | None:
         """The run ``run_id`` names (a log's, or one split out of it as ``id#k``)."""

@@ -96,9 +96,10 @@ class TuilossApp(DeferredStart, App[None]):
         self._main_screen = None
         self._narrow = False
         self._counts_memo: tuple | None = None
-        self._store_version = 0  # goes up with every read applied (the key of what _listed keeps)
+        self._reported_memo: tuple | None = None  # (report, its runs' metrics), see _reported_metrics
+        self._store_version = 0  # goes up with every read applied (the key of the counts _listed keeps)
         self._listed_memo: tuple | None = None
-        self._runs_memo: tuple | None = None  # (store version, every run), see all_runs
+        self._shown_memo: tuple | None = None  # ((every run, selection version), listed, shown), see _which
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -222,7 +223,9 @@ class TuilossApp(DeferredStart, App[None]):
             else:
                 self.redraws.request(paced=self.loaded)
             if self.loaded and collection.held():
-                self.call_after_refresh(collection.release)  # the findings are drawn first
+                self.call_after_refresh(collection.release, True)  # the findings are drawn first
+            elif self.loaded and collection.unsettled():
+                self.call_after_refresh(collection.settle)  # the load outlasted the hold
 
     def _check_stalls(self) -> None:
         """A run that grew while watched and then fell silent for many usual intervals is stalled."""
@@ -243,19 +246,29 @@ class TuilossApp(DeferredStart, App[None]):
     # -- which runs -------------------------------------------------------------------------------
 
     def all_runs(self) -> list[Run]:
-        """Every run of the store (each log's runs), worked out again only when a read was applied."""
-        memo = self._runs_memo
-        if memo is None or memo[0] != self._store_version:
-            memo = self._runs_memo = (self._store_version, [*iter(self.store)])  # one pass: no len() first
-        return memo[1]
+        """Every run of the store (each log's runs), the same list while the runs listed are the
+        same (see :meth:`~tuiloss.core.store.Store.listing`): only the logs a read changed are
+        looked at again."""
+        return self.store.listing()
 
     def listed_runs(self) -> list[Run]:
         """Runs in the list: all of them, or those matching the filter."""
-        return self.selection.listed(self.all_runs())
+        return list(self._which()[0])
 
     def shown_runs(self) -> list[Run]:
         """Runs on the chart and in the insights: listed and switched on."""
-        return self.selection.shown(self.all_runs())
+        return list(self._which()[1])
+
+    def _which(self) -> tuple[list[Run], list[Run]]:
+        """(the listed runs, the shown ones), worked out again only when the runs listed or the
+        selection changed: every frame and analysis asks, and ten thousand runs cost milliseconds."""
+        runs = self.all_runs()
+        key = (runs, self.selection.version)
+        memo = self._shown_memo
+        if memo is None or memo[0][0] is not runs or memo[0][1] != key[1]:
+            listed = self.selection.listed(runs)
+            memo = self._shown_memo = (key, listed, [run for run in listed if self.selection.is_on(run.id)])
+        return memo[1], memo[2]
 
     # -- drawing ----------------------------------------------------------------------------------
 
@@ -297,7 +310,7 @@ class TuilossApp(DeferredStart, App[None]):
     def _draw_chart(self) -> None:
         chart, shown = self.chart, self.pacing.admit(self.shown_runs(), fresh=not self._keyed)
         self._keyed = False
-        reported = {entry.id: entry.primary_metric for entry in (self.report.runs if self.report else ())}
+        reported = self._reported_metrics()
         missing = self.xaxis.prepare(shown)
         curves = self.curves.prepare(shown, self.selection, self.view, self.late.marks(self.report), reported,
                                      xaxis=self.xaxis)
@@ -326,6 +339,14 @@ class TuilossApp(DeferredStart, App[None]):
             self.schedule_redraw()
         chart.draw(spec)
 
+    def _reported_metrics(self) -> dict[str, str | None]:
+        """Each reported run's metric (its findings are marked on that curve), by run id, kept
+        while the report is the same: a frame of thousands of curves asks for it every time."""
+        report, memo = self.report, self._reported_memo
+        if memo is None or memo[0] is not report:
+            memo = self._reported_memo = (report, {entry.id: entry.primary_metric for entry in (report.runs if report else ())})
+        return memo[1]
+
     def _draw_list(self) -> None:
         cursor, run_list, selection = self.view.cursor, self.run_list, self.selection
         axis = None if self.xaxis.is_step else self.xaxis
@@ -349,15 +370,21 @@ class TuilossApp(DeferredStart, App[None]):
 
     def _listed(self) -> tuple[list, int, int, int, int]:
         """(the listed runs numbered, how many runs, how many shown, how many points, how many
-        lines skipped), kept while no read was applied and the selection did not change: the
-        once-a-second tick of ten thousand idle runs costs what one does."""
-        key = (self._store_version, self.selection.version)
-        if self._listed_memo is None or self._listed_memo[0] != key:
-            runs = self.all_runs()  # its jobs are worked out as each read is applied (take_read)
-            numbered = self.selection.numbered(runs)
-            shown = sum(1 for _, run in numbered if self.selection.is_on(run.id))
-            self._listed_memo = (key, (numbered, len(runs), shown, self.store.points, self.store.skipped_lines))
-        return self._listed_memo[1]
+        lines skipped): the numbers kept while the runs listed and the selection are the same,
+        the counts while no read was applied: the once-a-second tick of ten thousand idle runs
+        costs what one does, and a read of a few runs does not number them all again."""
+        runs = self.all_runs()  # its jobs are worked out as each read is applied (take_read)
+        memo = self._listed_memo
+        selection = self.selection
+        if memo is None or memo[0] is not runs or memo[1] != (selection.version, selection.unnumbered):
+            numbered = selection.numbered(runs)
+            shown = sum(1 for _, run in numbered if selection.is_on(run.id))
+            memo = self._listed_memo = (runs, (selection.version, selection.unnumbered), numbered, shown, None)
+        counts = memo[4]
+        if counts is None or counts[0] != self._store_version:
+            counts = (self._store_version, self.store.points, self.store.skipped_lines)
+            self._listed_memo = memo = memo[:4] + (counts,)
+        return memo[2], len(runs), memo[3], counts[1], counts[2]
 
     def _finding_counts(self) -> dict[str, int]:
         """The list's ``!`` counts, worked out again only when the report or the stalls changed."""

@@ -7,6 +7,10 @@ start-up's CPU. ``tuiloss watch`` holds it off before it imports the app; once t
 are drawn (or after :data:`LONGEST_HOLD` seconds, whichever comes first) one full collection frees
 the start-up's own garbage, what is left is frozen (moved where later collections do not walk it,
 so they cost what changed since, not the whole app) and the collector runs again as usual.
+A load longer than that (thousands of runs) makes most of what lives as long as the app after
+the release: once it is in and its findings are drawn, :func:`settle` freezes it too, so that a
+full collection (every few seconds while analyses come and go) does not walk ten thousand runs'
+objects again each time, holding the UI thread for half a second.
 
 An app that did not find the collector held (tests, ``tuiloss serve``'s children started some
 other way) leaves it alone.
@@ -20,26 +24,47 @@ import gc
 LONGEST_HOLD = 10.0
 
 _held = False
+_settled = True  # nothing to settle unless the collector was held
 
 
 def hold() -> None:
     """Hold the collector off until :func:`release` (a no-op if it is off already)."""
-    global _held
+    global _held, _settled
     if gc.isenabled():
         gc.disable()
-        _held = True
+        _held, _settled = True, False
 
 
 def held() -> bool:
     return _held
 
 
-def release() -> None:
-    """Collect the start-up's garbage once, freeze what survives, and run the collector again."""
-    global _held
+def release(loaded: bool = False) -> None:
+    """Collect the start-up's garbage once, freeze what survives, and run the collector again.
+
+    ``loaded``: the load is in, and what it made is frozen now: nothing is left to :func:`settle`.
+    """
+    global _held, _settled
     if not _held:
         return
     _held = False
+    _settled = _settled or loaded
     gc.collect()
     gc.freeze()
     gc.enable()
+
+
+def unsettled() -> bool:
+    """Whether the collector was held and what the load made is not frozen yet (see :func:`settle`)."""
+    return not _settled and not _held
+
+
+def settle() -> None:
+    """Freeze what lives after the load (once, after :func:`release`), without a full collection:
+    that would hold the UI thread as long as one of those it spares. The young garbage goes first."""
+    global _settled
+    if _settled or _held:
+        return
+    _settled = True
+    gc.collect(1)
+    gc.freeze()

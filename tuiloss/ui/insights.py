@@ -179,9 +179,21 @@ class RunTexts:
         self.budget, self.fewest = budget, fewest  # ... and ``fewest`` blocks a panel makes in any case
         self.behind = 0  # blocks the last panel left to the next one
         self._began, self._made_now = 0.0, 0
+        #: the last panel's blocks, and where in them each block it left waits, with what makes
+        #: it: :func:`render_rest` makes those without going over every run again
+        self.rest: tuple[list[Text], list[tuple]] | None = None
 
     def begin(self) -> None:
         self._began, self.behind, self._made_now = time.perf_counter(), 0, 0
+        self.rest = None
+
+    def resume(self) -> None:
+        """Begin a panel that makes the blocks the last one left (see :func:`render_rest`): the
+        blocks kept stay kept."""
+        rest = self.rest
+        self.begin()
+        self.rest = rest
+        self._used, self._titles_used = dict(self._kept), dict(self._titles)
 
     def block(self, run: RunReport, drawn: tuple, make: Callable[[], Text], title: Callable[[], Text]) -> Text:
         # the entry's metrics are made once per analysis of the run: the same object, the same findings
@@ -244,6 +256,7 @@ def render_lines(
     news: dict[str, set] = {}
     for key in new:
         news.setdefault(key[0], set()).add(key)
+    waiting: list[tuple] = []  # the blocks left to the next panel, where they are in ``blocks``
     if kept is not None:
         kept.begin()
     for run in report.runs:
@@ -260,15 +273,43 @@ def render_lines(
             _run_title(block, run, *drawn[:3], width)
             return block
 
-        blocks.append(kept.block(run, drawn, make, title) if kept is not None else make())
+        if kept is None:
+            blocks.append(make())
+            continue
+        behind = kept.behind
+        blocks.append(kept.block(run, drawn, make, title))
+        if kept.behind > behind:
+            waiting.append((len(blocks) - 1, run, drawn, make, title))
     if kept is not None:
         kept.end()
+        kept.rest = (blocks, waiting)
     if report.observations:
         out = Text()
         out.append("Across runs" + (f", in {safe_label(metric, 40)}" if metric else "") + "\n", style="bold underline")
         for obs in report.observations:
             _item(out, ascii, width, "•" if not ascii else "-", "bold", safe_label(obs.message, 400))
         blocks.append(out)
+    return PanelLines(blocks)
+
+
+def render_rest(kept: RunTexts) -> PanelLines:
+    """The last panel of :func:`render_lines` again, with the blocks it left (``kept.behind``)
+    made as far as the budget allows: what :func:`render_lines` with the same arguments would
+    give, at the cost of the blocks left instead of every run's (ten thousand runs' first report
+    is made in slices: each went over every run again to make a few hundred blocks)."""
+    assert kept.rest is not None
+    blocks, waiting = kept.rest
+    blocks = list(blocks)
+    kept.resume()
+    left = []
+    for entry in waiting:
+        at, run, drawn, make, title = entry
+        behind = kept.behind
+        blocks[at] = kept.block(run, drawn, make, title)
+        if kept.behind > behind:
+            left.append(entry)
+    kept.end()
+    kept.rest = (blocks, left)
     return PanelLines(blocks)
 
 

@@ -21,7 +21,7 @@ from tuiloss.core.ranks import Job
 from tuiloss.core.report import Report, RunReport
 from tuiloss.core.store import Run
 from tuiloss.ui.findings import with_stall
-from tuiloss.ui.insights import RunTexts, render_lines
+from tuiloss.ui.insights import RunTexts, render_lines, render_rest
 from tuiloss.ui.lines import PanelLines
 from tuiloss.ui.selection import Selection, rich_color
 
@@ -32,17 +32,40 @@ class PanelText:
 
     def __init__(self) -> None:
         self.inputs: tuple | None = None
+        #: what the inputs were worked out from, compared before them: with thousands of runs,
+        #: numbering the runs and listing the shown ones to find nothing changed cost more than
+        #: the frame that asked for the panel
+        self._quick: tuple | None = None
+        self._rest: tuple | None = None  # the inputs of a panel that left blocks (see render_rest)
         self.blocks = RunTexts()  # each run's block, made again only when it changed
         self._stalled: dict[str, tuple] = {}  # each stalled run's entry with its stall, kept while both are the same
 
     def forget(self) -> None:
         """Render again next time, whatever changed."""
         self.inputs = None
+        self._quick = self._rest = None
 
     def render(self, report: Report, runs: list[Run], selection: Selection, *, stalls: Mapping[str, Anomaly],
                new: set[tuple], plain: bool, ascii: bool, width: int, jobs: Sequence[Job] = ()) -> PanelLines | None:
         """The panel's text, or ``None`` when it would be the one shown already (``jobs``: the
-        distributed jobs among ``runs``, as the runs list folds them)."""
+        distributed jobs among ``runs``, as the runs list folds them).
+
+        ``runs`` that is the same list object as the last call's (the app keeps one while no
+        read is applied) holds the same runs: with the selection's version, the report and the
+        other inputs the same too, nothing is worked out again."""
+        quick = (report, runs, len(runs), selection.version, len(selection.colors), selection.metric,
+                 selection.filter, selection.unnumbered, tuple(stalls.items()), frozenset(new), plain, ascii, width,
+                 tuple(jobs))
+        last = self._quick
+        if last is not None and last[0] is report and last[1] is runs and last[2:] == quick[2:]:
+            if self.inputs is not None:
+                return None
+            if self._rest is not None and self.blocks.rest is not None:  # the last panel left blocks
+                lines = render_rest(self.blocks)
+                if not self.blocks.behind:
+                    self.inputs, self._rest = self._rest, None
+                return lines
+        self._quick, self._rest = quick, None
         numbers = {run.id: n for n, run in selection.numbered(runs)}
         shown = {run.id for run in selection.shown(runs)}
         inputs = (report, tuple(numbers.items()), frozenset(shown), dict(stalls), frozenset(new),
@@ -64,7 +87,7 @@ class PanelText:
             kept=self.blocks,
         )
         if self.blocks.behind:  # blocks left for the next panel (see RunTexts): it is rendered again
-            self.inputs = None
+            self.inputs, self._rest = None, inputs
         return lines
 
     @property
