@@ -736,3 +736,27 @@ def test_a_counter_written_before_a_dict_of_metrics_is_its_step():
         assert pts(batch, "eval_loss") == [(1, 3.23)]
     # a dict of settings after a word that is no counter stays unread
     assert not TextParser().feed(b"config: {'lr': 0.001, 'batch_size': 32}\n", 1).series
+
+
+# -- a spreadsheet's export: semicolons between cells, decimal commas ------------
+
+def test_a_semicolon_csv_with_decimal_commas_reads_each_column(tmp_path):
+    path = tmp_path / "metrics.csv"
+    path.write_text("step;loss;lr\n0;2,5118;0,001\n10;2,3687;0,001\n20;2,2185;0,0005\n")
+    assert sniff(str(path))[0] == "csv"
+    parser = CsvParser()
+    batch = parser.feed(path.read_bytes(), 1)
+    assert pts(batch, "loss") == [(0, 2.5118), (10, 2.3687), (20, 2.2185)]
+    assert pts(batch, "lr") == [(0, 0.001), (10, 0.001), (20, 0.0005)]
+    assert "step;loss;lr" not in batch.series and not batch.skipped
+    # appended rows keep the decimal comma; the same bytes read line by line give the same points
+    more = parser.feed(b"30;2,1004;0,0005\n", 5)
+    assert pts(more, "loss") == [(30, 2.1004)]
+    split = feed_lines(CsvParser(), path.read_text())
+    assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
+
+
+def test_rows_with_more_fields_than_the_header_are_skipped_not_shifted_onto_its_names():
+    batch = CsvParser().feed(b"loss\n1,2\n3,4\n", 1)
+    assert not batch.series
+    assert batch.skipped["more fields than the header names"] == 2
