@@ -11,6 +11,7 @@ import math
 from tuiloss.core.discover import sniff
 from tuiloss.core.formats.counters import EpochCounter
 from tuiloss.core.formats.csv import CsvParser
+from tuiloss.core.formats.history import HistoryParser
 from tuiloss.core.formats.jsonl import JsonlParser
 from tuiloss.core.formats.stdout import TextParser
 
@@ -760,3 +761,32 @@ def test_rows_with_more_fields_than_the_header_are_skipped_not_shifted_onto_its_
     batch = CsvParser().feed(b"loss\n1,2\n3,4\n", 1)
     assert not batch.series
     assert batch.skipped["more fields than the header names"] == 2
+
+
+# -- Keras: json.dump(history.history) ----------------------------------------------
+
+def test_a_keras_history_document_gives_a_point_an_epoch_from_epoch_0(tmp_path):
+    path = tmp_path / "history.json"
+    path.write_text('{"loss": [2.5, 2.25, 2.0], "accuracy": [0.5, 0.6, 0.7], "val_loss": [2.6, 2.4, "x"]}')
+    assert sniff(str(path))[0] == "history"
+    parser = HistoryParser()
+    batch, rewritten = parser.parse(path.read_bytes())
+    assert not rewritten
+    # epochs counted from 0, as Keras' CSVLogger writes its epoch column
+    assert pts(batch, "loss") == [(0, 2.5), (1, 2.25), (2, 2.0)]
+    assert pts(batch, "val_loss") == [(0, 2.6), (1, 2.4)]
+    assert batch.skipped["non-numeric value"] == 1 and batch.meta["step_key"] == "epoch"
+    # dumped again after another epoch: only the new entries
+    batch, rewritten = parser.parse(
+        b'{"loss": [2.5, 2.25, 2.0, 1.9], "accuracy": [0.5, 0.6, 0.7, 0.8], "val_loss": [2.6, 2.4, "x", 2.3]}')
+    assert not rewritten and pts(batch, "loss") == [(3, 1.9)] and pts(batch, "accuracy") == [(3, 0.8)]
+    # a new fit dumped over it: read again from the first entry that differs
+    batch, rewritten = parser.parse(b'{"loss": [2.5, 3.0], "accuracy": [0.5, 0.4], "val_loss": [2.6, 2.9]}')
+    assert rewritten and pts(batch, "loss") == [(1, 3.0)]
+    assert parser.parse(b'{"loss": [2.5, ')[0] is None  # half-written
+
+
+def test_other_json_documents_are_still_passed_over(tmp_path):
+    config = tmp_path / "params.json"
+    config.write_text('{"lr": 0.001, "layers": [64, 64]}')
+    assert sniff(str(config))[0] is None

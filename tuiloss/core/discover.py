@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuiloss.core.formats.hf_trainer import is_trainer_output_dir
+from tuiloss.core.formats.history import looks_like_history
 from tuiloss.core.formats import sqlitedb
 from tuiloss.core.formats import wandb as wandb_format
 from tuiloss.core.formats.mlflow import is_mlflow_run_dir, mlflow_config
@@ -41,7 +42,7 @@ NOT_LOG_SUFFIXES = frozenset(
 TEXT_LOG_SUFFIXES = frozenset(".log .out .err .stdout .stderr".split())
 SKIP_DIRS = frozenset({".git", "__pycache__", ".ipynb_checkpoints", ".hg", ".svn", "node_modules", ".venv", "venv", ".tuiloss"})
 RUN_NAME_KEYS = ("run_name", "mlflow.runName", "name", "label", "experiment_name")
-FORMATS = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents", "wandb", "trackio")
+FORMATS = ("csv", "jsonl", "text", "hf_trainer", "history", "mlflow", "tfevents", "wandb", "trackio")
 #: Formats read from stores and run folders only: forcing one never reads other files as it.
 STORE_FORMATS = ("mlflow", "tfevents", "wandb", "trackio")
 _FOLDER_PAIR = re.compile(r"([A-Za-z][\w.\-]*?)=([^_=/]+)")
@@ -320,6 +321,8 @@ def sniff_head(name: str, head: bytes) -> tuple[str | None, str]:
         return _NAMED_FORMATS[suffix], ""
     if _looks_binary(head) and suffix not in TEXT_LOG_SUFFIXES:
         return None, "binary file"
+    if suffix == ".json" and looks_like_history(head):
+        return "history", ""  # a Keras history: one object of metric lists
     first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
     if first.startswith(b"{") and _is_json_object(first):
         if suffix == ".json" and head.count(b"\n") < 2 and len(head) < SNIFF_BYTES:

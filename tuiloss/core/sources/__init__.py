@@ -10,6 +10,7 @@ from typing import Callable
 
 from tuiloss.core.formats.csv import CsvParser
 from tuiloss.core.formats.hf_trainer import TrainerStateParser
+from tuiloss.core.formats.history import HistoryParser
 from tuiloss.core.formats.jsonl import JsonlParser
 from tuiloss.core.formats.stdout import PatternParser, TextParser
 from tuiloss.core.formats.tfevents import split_event_folders
@@ -44,6 +45,8 @@ def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str |
         return LineSource(spec.path, JsonlParser(), **lines)
     if spec.format == "text":
         return LineSource(spec.path, TextParser(text_family), **lines)
+    if spec.format == "history":
+        return DocumentSource(spec.path, HistoryParser())
     if spec.format == "hf_trainer":
         if os.path.isdir(spec.path):
             return TrainerOutputSource(spec.path)

@@ -1,0 +1,103 @@
+"""A JSON document of metric columns: Keras' ``json.dump(history.history)``.
+
+The document is one object whose values are lists, one entry per epoch::
+
+    {"loss": [2.50, 2.36, ...], "val_loss": [2.61, 2.45, ...], "accuracy": [...]}
+
+Entry ``k`` of every list is epoch ``k`` counted from 0, as Keras' ``CSVLogger``
+writes its ``epoch`` column (read by :mod:`~tuiloss.core.formats.csv`), so a
+history and a CSVLogger log of the same fit give the same steps. A list that is
+shorter than the others (a metric added later) still starts at epoch 0. An entry
+that is no number is skipped with its reason; a value that is no list (a note,
+a setting) is no metric and is left out.
+
+A callback may dump the history again after every epoch: each re-read takes only
+the entries past those read before; if an entry read before changed, the history
+was rewritten (a new fit), and it is read again from the first entry that differs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tuiloss.core.formats.base import DocumentParser
+from tuiloss.core.formats.jsonl import as_number
+from tuiloss.core.model import Batch
+
+try:
+    import orjson
+
+    _loads = orjson.loads
+except ImportError:  # pragma: no cover
+    _loads = json.loads
+
+#: The start of such a document: an object whose first value is a list that starts with a number.
+HISTORY_HEAD = re.compile(
+    rb'^(?:\xef\xbb\xbf)?\s*\{\s*"[^"\n]{1,200}"\s*:\s*\[\s*(?:[-+]?(?:\d|\.\d)|NaN|-?Infinity|null|\])'
+)
+
+
+def looks_like_history(head: bytes) -> bool:
+    """Whether a ``.json`` file's first bytes start a document of metric columns."""
+    return HISTORY_HEAD.match(head) is not None
+
+
+class HistoryParser(DocumentParser):
+    """Parser of a JSON document of equal-length metric lists (a Keras history)."""
+
+    format = "history"
+
+    def __init__(self) -> None:
+        self._taken: dict[str, list] = {}  # each column's entries already read
+
+    def parse(self, data: bytes) -> tuple[Batch | None, bool]:
+        """The entries not read before, and whether the history was rewritten.
+
+        None when ``data`` is no whole JSON document yet (half-written).
+        """
+        try:
+            document = _loads(data)
+        except ValueError:
+            try:
+                document = json.loads(data.decode("utf-8", "replace"))
+            except ValueError:
+                return None, False
+        batch = Batch()
+        if not isinstance(document, dict):
+            batch.skip("not a JSON object of metric lists")
+            return batch, False
+        columns = {str(name): values for name, values in document.items() if isinstance(values, list)}
+        if not columns:
+            batch.skip("no list of values in the JSON document")
+            return batch, False
+        shared = {name: _common(taken, columns.get(name, [])) for name, taken in self._taken.items()}
+        rewritten = any(count < len(self._taken[name]) for name, count in shared.items())
+        restart = min(shared.values(), default=0)  # where a rewritten history is read again from
+        for name, values in columns.items():
+            start = restart if rewritten else len(self._taken.get(name, []))
+            steps: list[float] = []
+            points: list[float] = []
+            for epoch in range(start, len(values)):
+                value = as_number(values[epoch])
+                if value is None:
+                    if values[epoch] is not None:
+                        batch.skip("non-numeric value", epoch + 1, f"{name}: {values[epoch]!r}"[:200])
+                    continue
+                steps.append(float(epoch))
+                points.append(value)
+            if steps:
+                batch.add(name, steps, points)
+        batch.meta["step_key"] = "epoch"
+        self._taken = {name: list(values) for name, values in columns.items()}
+        return batch, rewritten
+
+
+def _common(old: list, new: list) -> int:
+    """How many first entries ``old`` and ``new`` share."""
+    count = 0
+    for a, b in zip(old, new):
+        if a != b and not (a != a and b != b):  # NaN equals NaN here
+            break
+        count += 1
+    return count
