@@ -790,3 +790,37 @@ def test_other_json_documents_are_still_passed_over(tmp_path):
     config = tmp_path / "params.json"
     config.write_text('{"lr": 0.001, "layers": [64, 64]}')
     assert sniff(str(config))[0] is None
+
+
+# -- Caffe: glog lines of the solver ----------------------------------------------
+
+CAFFE = (
+    "I0717 21:06:05.262374  9965 solver.cpp:296] Learning Rate Policy: step\n"
+    "I0717 21:06:05.400000  9965 solver.cpp:337] Iteration 0, Testing net (#0)\n"
+    "I0717 21:06:05.472965  9965 solver.cpp:404]     Test net output #0: accuracy = 0.1296\n"
+    "I0717 21:06:05.473023  9965 solver.cpp:404]     Test net output #1: loss = 2.49735 (* 1 = 2.49735 loss)\n"
+    "I0717 21:06:08.612304  9965 solver.cpp:228] Iteration 0, loss = 2.42257\n"
+    "I0717 21:06:08.612390  9965 solver.cpp:244]     Train net output #0: accuracy = 0.34375\n"
+    "I0717 21:06:08.612391  9965 solver.cpp:244]     Train net output #1: loss = 2.42257 (* 1 = 2.42257 loss)\n"
+    "I0717 21:06:08.612417  9965 sgd_solver.cpp:106] Iteration 0, lr = 0.01\n"
+    "I0717 21:06:10.612304  9965 solver.cpp:218] Iteration 100 (10.5 iter/s, 9.5s/100 iters), loss = 0.509834\n"
+    "I0717 21:06:10.612390  9965 solver.cpp:237]     Train net output #0: mbox_loss = 0.52 (* 1 = 0.52 loss)\n"
+    "I0717 21:06:10.612417  9965 sgd_solver.cpp:105] Iteration 100, lr = 0.01\n"
+    "I0717 21:06:58.502228  9965 solver.cpp:337] Iteration 200, Testing net (#0)\n"
+    "I0717 21:06:58.701591  9965 solver.cpp:404]     Test net output #0: accuracy = 0.91\n"
+)
+
+
+def test_caffe_solver_lines_and_the_net_outputs_of_each_iteration(tmp_path):
+    path = tmp_path / "caffe.INFO"
+    path.write_text(CAFFE)
+    assert sniff(str(path))[0] == "text"
+    batch = TextParser().feed(CAFFE.encode(), 1)
+    assert pts(batch, "loss") == [(0, 2.42257), (100, 0.509834)]  # with and without the speed
+    assert pts(batch, "lr") == [(0, 0.01), (100, 0.01)]
+    assert pts(batch, "train/loss") == [(0, 2.42257)] and pts(batch, "train/mbox_loss") == [(100, 0.52)]
+    assert pts(batch, "test/accuracy") == [(0, 0.1296), (200, 0.91)]
+    assert pts(batch, "test/loss") == [(0, 2.49735)]
+    assert batch.unmatched == 1 and not batch.skipped
+    split = feed_lines(TextParser(), CAFFE)
+    assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}

@@ -58,6 +58,7 @@ class _State:
     seen_val: bool = False
     epochs_unvalidated: bool = False  # Keras 3: an epoch ended with no validated bar
     table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
+    test_net: int = 0  # Caffe: the test net whose outputs are being printed
     best_next: bool = False  # LightGBM: the read ended at 'Best iteration is:'; its copy of a round follows
 
 
@@ -353,6 +354,53 @@ def _flush_keras(state: _State) -> None:
             state.done_epoch = step
             for key, value in pairs:
                 _emit(state, step, key, value)
+
+
+# -- Caffe (glog) ------------------------------------------------------------------
+
+_CAFFE_ITER = re.compile(
+    r"^[^\n]*?\] Iteration (?P<step>\d+)(?: \([^)\n]*\))?, (?:(?P<key>loss|lr) = (?P<value>" + NUM + r")|(?P<test>Testing net) \(#(?P<net>\d+)\))[ \t]*\r?$",
+    re.M,
+)
+_CAFFE_OUTPUT = re.compile(
+    r"^[^\n]*?\][ \t]+(?P<phase>Train|Test) net output #\d+: (?P<key>[^\s=]+) = (?P<value>" + NUM + r")(?: \([^)\n]*\))?[ \t]*\r?$",
+    re.M,
+)
+
+
+def _parse_caffe(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Caffe's solver log (glog lines)::
+
+        I0717 21:06:08.612304  9965 solver.cpp:218] Iteration 100 (10.5 iter/s, 9.5s/100 iters), loss = 0.52
+        I0717 21:06:08.612390  9965 solver.cpp:237]     Train net output #0: loss = 0.51 (* 1 = 0.51 loss)
+        I0717 21:06:08.612417  9965 sgd_solver.cpp:105] Iteration 100, lr = 0.01
+        I0717 21:06:58.502228  9965 solver.cpp:337] Iteration 500, Testing net (#0)
+        I0717 21:06:58.701591  9965 solver.cpp:404]     Test net output #0: accuracy = 0.98
+
+    (older Caffe prints ``Iteration 100, loss = 0.52``, without the speed). ``loss`` is the
+    solver's loss (smoothed over ``average_loss`` iterations); a net output line belongs to the
+    iteration before it and is named by its phase: ``train/loss``, ``test/accuracy``
+    (``test1/...`` for a second test net).
+    """
+    state = parser.state
+    state.meta["step_key"] = "iteration"
+    events = [(m.start(), m) for m in _CAFFE_ITER.finditer(text)]
+    events += [(m.start(), m) for m in _CAFFE_OUTPUT.finditer(text)]
+    events.sort(key=lambda e: e[0])
+    for pos, match in events:
+        parser.matched += 1
+        if match.re is _CAFFE_ITER:
+            state.step = float(match["step"])
+            if match["test"]:
+                state.test_net = int(match["net"])  # the test net whose outputs follow
+            else:
+                _emit(state, state.step, match["key"], _num(match["value"]))
+            continue
+        if state.step is None:
+            batch.skip("metric before any step", _line_no(text, pos, first_line), match[0])
+            continue
+        phase = "train" if match["phase"] == "Train" else "test" + (str(state.test_net) if state.test_net else "")
+        _emit(state, state.step, f"{phase}/{match['key']}", _num(match["value"]))
 
 
 # -- mmdetection / mmengine text logs ---------------------------------------------
@@ -945,6 +993,12 @@ FAMILIES: tuple[Family, ...] = (
         re.compile(r"\n(?:\[\d+\]|\d+:)\t[A-Za-z_][\w.@\-]*(?:'s [\w.@\-]+)?:\s?[-+]?(?:\d|\.\d|nan|inf)"),
         _parse_boost,
         hint="\t",
+    ),
+    Family(
+        "caffe",
+        re.compile(r"\] Iteration \d+(?: \([^)\n]*\))?, (?:loss|lr) = |\] Iteration \d+, Testing net \(#|\][ \t]+T(?:rain|est) net output #"),
+        _parse_caffe,
+        hint=("] Iteration ", " net output #"),
     ),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
     # last: only a log in which the general reader finds nothing is looked at for a table
