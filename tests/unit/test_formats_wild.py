@@ -824,3 +824,36 @@ def test_caffe_solver_lines_and_the_net_outputs_of_each_iteration(tmp_path):
     assert batch.unmatched == 1 and not batch.skipped
     split = feed_lines(TextParser(), CAFFE)
     assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
+
+
+# -- Darknet: a line per iteration among the region lines ------------------------------
+
+DARKNET = (
+    "Region Avg IOU: 0.326577, Class: 0.742537, Obj: 0.033966, No Obj: 0.000793, Avg Recall: 0.125000,  count: 8\n"
+    " 1: 2219.531006, 2219.531006 avg loss, 0.000000 rate, 22.141197 seconds, 64 images, -1.000000 hours left\n"
+    "Loaded: 0.000039 seconds\n"
+    " 402: 27.874079, 27.874079 avg loss, 0.000068 rate, 9.233807 seconds, 25728 images, 1282.733183 hours left\n"
+    "Saving weights to backup//yolov3-tiny-obj_last.weights\n"
+    "9798: 0.370096, 0.451929 avg, 0.001000 rate, 3.300000 seconds, 627072 images\n"
+)
+
+
+def test_darknet_iteration_lines_with_and_without_hours_left(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text(DARKNET)
+    assert sniff(str(path))[0] == "text"
+    batch = TextParser().feed(DARKNET.encode(), 1)
+    assert pts(batch, "loss") == [(1, 2219.531006), (402, 27.874079), (9798, 0.370096)]
+    assert pts(batch, "avg loss") == [(1, 2219.531006), (402, 27.874079), (9798, 0.451929)]
+    assert pts(batch, "rate")[-1] == (9798, 0.001) and pts(batch, "images")[1] == (402, 25728)
+    assert "hours left" not in batch.series and batch.unmatched == 3
+    # a long log goes through the layout reader: the same points
+    lines = "".join(
+        f" {k}: {2.0 / k:.6f}, {2.5 / k:.6f} avg loss, 0.001000 rate, 3.5 seconds, {64 * k} images, 1.0 hours left\n"
+        "Loaded: 0.000035 seconds\n"
+        for k in range(1, 3001)
+    )
+    whole = TextParser().feed(lines.encode(), 1)
+    assert len(whole.series["avg loss"][0]) == 3000 and pts(whole, "avg loss")[9] == (10, 0.25)
+    split = feed_lines(TextParser(), lines, per_call=7)
+    assert {k: pts(split, k) for k in split.series} == {k: pts(whole, k) for k in whole.series}

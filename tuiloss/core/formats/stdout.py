@@ -403,6 +403,34 @@ def _parse_caffe(parser: "TextParser", text: str, first_line: int, batch: Batch)
         _emit(state, state.step, f"{phase}/{match['key']}", _num(match["value"]))
 
 
+# -- Darknet (YOLO v2-v4) ------------------------------------------------------------
+
+_DARKNET = re.compile(
+    r"^[ \t]*(?P<step>\d+): (?P<loss>" + NUM + r"), (?P<avg>" + NUM + r") avg(?: loss)?, (?P<rate>" + NUM
+    + r") rate, (?P<seconds>" + NUM + r") seconds, (?P<images>\d+) images(?:, " + NUM + r" hours left)?[ \t]*\r?$",
+    re.M,
+)
+
+
+def _parse_darknet(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Darknet's line per iteration (``detector train``)::
+
+         402: 27.874079, 27.874079 avg loss, 0.000068 rate, 9.233807 seconds, 25728 images, -1.000000 hours left
+
+    the iteration, its loss, the running average Darknet plots, the learning rate, the
+    iteration's time and the images seen (YOLOv2 prints ``avg`` for ``avg loss``, and no
+    hours left). The region and loading lines between them are other text.
+    """
+    state = parser.state
+    state.meta["step_key"] = "iteration"
+    for match in _DARKNET.finditer(text):
+        parser.matched += 1
+        step = float(match["step"])
+        for name, group in (("loss", "loss"), ("avg loss", "avg"), ("rate", "rate"), ("seconds", "seconds"),
+                            ("images", "images")):
+            _emit(state, step, name, _num(match[group]))
+
+
 # -- mmdetection / mmengine text logs ---------------------------------------------
 
 _MMDET = re.compile(
@@ -999,6 +1027,13 @@ FAMILIES: tuple[Family, ...] = (
         re.compile(r"\] Iteration \d+(?: \([^)\n]*\))?, (?:loss|lr) = |\] Iteration \d+, Testing net \(#|\][ \t]+T(?:rain|est) net output #"),
         _parse_caffe,
         hint=("] Iteration ", " net output #"),
+    ),
+    Family(
+        "darknet",
+        re.compile(r"\n[ \t]*\d+: [-+\d.naifNI]+, [-+\d.naifNI]+ avg(?: loss)?, [-+\d.eE]+ rate, "),
+        _parse_darknet,
+        hint=" rate, ",
+        layout=True,
     ),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
     # last: only a log in which the general reader finds nothing is looked at for a table
