@@ -857,3 +857,39 @@ def test_darknet_iteration_lines_with_and_without_hours_left(tmp_path):
     assert len(whole.series["avg loss"][0]) == 3000 and pts(whole, "avg loss")[9] == (10, 0.25)
     split = feed_lines(TextParser(), lines, per_call=7)
     assert {k: pts(split, k) for k in split.series} == {k: pts(whole, k) for k in whole.series}
+
+
+# -- spaCy: the training table, a header over a ruler of dashes --------------------------
+
+SPACY = (
+    "ℹ Using CPU\n"
+    "\n"
+    "=========================== Initializing pipeline ===========================\n"
+    "✔ Initialized pipeline\n"
+    "\n"
+    "============================= Training pipeline =============================\n"
+    "ℹ Pipeline: ['tok2vec', 'ner']\n"
+    "ℹ Initial learn rate: 0.001\n"
+    "E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  ENTS_P  ENTS_R  SCORE \n"
+    "---  ------  ------------  --------  ------  ------  ------  ------\n"
+    "  0       0          0.00    143.29    0.00    0.00    0.00    0.00\n"
+    "  1      50        160.63   1340.59    0.00    0.00    0.00    0.00\n"
+    "  3     100         30.32    700.46   38.60   47.83   32.35    0.39\n"
+    "✔ Saved pipeline to output directory\n"
+)
+
+
+def test_spacy_training_table_steps_on_its_hash_column(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text(SPACY)
+    assert sniff(str(path))[0] == "text"
+    batch = TextParser().feed(SPACY.encode(), 1)
+    assert pts(batch, "LOSS NER") == [(0, 143.29), (50, 1340.59), (100, 700.46)]
+    assert pts(batch, "ENTS_F")[2] == (100, 38.6) and pts(batch, "SCORE")[2] == (100, 0.39)
+    assert not {"E", "#"} & set(batch.series) and batch.meta["step_key"] == "step"
+    assert batch.unmatched == 9 and not batch.skipped
+    for per_call in (1, 9):  # the header and its ruler read apart, or the ruler with the rows
+        split = feed_lines(TextParser(), SPACY, per_call=per_call)
+        assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
+    # a ruler under a line of numbers is no header
+    assert not TextParser().feed(b"  1    2    3\n---  ---  ---\n  4    5    6\n", 1).series

@@ -478,6 +478,12 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
 # a table's header: a counter, then one word a column, a loss among them (``epoch train_loss valid_loss time``)
 _TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*loss)(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
 _TABLE_HEAD = re.compile(r"^[ \t]*(?P<head>" + _TABLE_WORDS + r")[ \t]*\r?$", re.M | re.I)
+# a header of names two spaces apart over a ruler of dashes, one run a column (spaCy's ``spacy train``)
+_RULED_HEAD = re.compile(r"^(?P<head>[ \t]*\S[^\n]*?)[ \t]*\r?\n(?P<rule>[ \t]*-+(?:[ \t]+-+)+)[ \t]*\r?$", re.M)
+_RULER = re.compile(r"[ \t]*-+(?:[ \t]+-+){2,}[ \t]*\r?")
+_RULED = r"\n" + _RULER.pattern + r"(?:\n|$)"  # a ruler of three columns or more: its header may be in the read before
+#: Column names of a table that count rather than measure: never metrics; ``#`` (spaCy's step) is the step.
+_TABLE_COUNTERS = frozenset({"#", "e", "epoch", "step", "iter", "iteration"})
 _TABLE_ROW = re.compile(r"^[ \t]*\d+(?:/\d+)?[ \t].*$", re.M)
 # where a row's progress bar starts: ``640: 100%|###| 4/4 [...]`` (Ultralytics), its percentage
 _TABLE_BAR = re.compile(r":\s+(\d{1,3})%")
@@ -495,6 +501,13 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
           Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
            1/20      1.19G      1.018      3.009      1.465          2        640: 100%|####| 4/4 [...]
 
+    and spaCy (``spacy train``), whose names may hold a space, two spaces apart over a ruler
+    of dashes, and whose step is its ``#`` column (``E``, the epoch, is no metric)::
+
+        E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  ENTS_P  ENTS_R  SCORE
+        ---  ------  ------------  --------  ------  ------  ------  ------
+          3     100         30.32    700.46   38.60   47.83   32.35    0.39
+
     A header again starts a new table (``fine_tune``'s second fit counts its epochs from 0:
     a reset). A row with another number of cells is no row; a row whose bar is not full is
     progress (its values are running means); a cell that says nothing (``#na#``: no
@@ -502,13 +515,21 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
     """
     state = parser.state
     found = list(_TABLE_HEAD.finditer(text))
+    if "--" in text:
+        found += _RULED_HEAD.finditer(text)
+        first = text[: text.find("\n")]
+        if parser.last_line and _RULER.fullmatch(first):  # the header ended the read before
+            _ruled_head(parser, parser.last_line, first, lines=1)
     heads = {m.start() for m in found}
     if state.table is not None or found:
         found += _TABLE_ROW.finditer(text)
-    for match in sorted(found, key=lambda m: (m.start(), m.re is not _TABLE_HEAD)):
+    for match in sorted(found, key=lambda m: (m.start(), m.re not in (_TABLE_HEAD, _RULED_HEAD))):
         if match.re is _TABLE_HEAD:
             state.table = tuple(match["head"].split())
             parser.matched += 1
+            continue
+        if match.re is _RULED_HEAD:
+            _ruled_head(parser, match["head"], match["rule"])
             continue
         if state.table is None or match.start() in heads:
             continue
@@ -523,6 +544,15 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
+def _ruled_head(parser: "TextParser", head: str, rule: str, lines: int = 2) -> None:
+    """Take ``head`` for the table's header if it names one column per run of dashes of ``rule``
+    (``lines``: how many of the two lines this read holds)."""
+    names = tuple(re.split(r"\s{2,}", head.strip()))
+    if len(names) > 2 and len(names) == len(rule.split()) and not any(_num(name) is not None for name in names):
+        parser.state.table = names
+        parser.matched += lines
+
+
 def _table_row(state: _State, text: str) -> bool | None:
     """Read one row of the table: whether it gave points; None when it is no finished row."""
     bar = _TABLE_BAR.search(text)
@@ -533,15 +563,18 @@ def _table_row(state: _State, text: str) -> bool | None:
     cells = text.split()
     if len(cells) != len(state.table) or not cells[0].split("/")[0].isdigit():
         return None
-    counter, _, total = cells[0].partition("/")
+    at = state.table.index("#") if "#" in state.table else 0
+    counter, _, total = cells[at].partition("/")
+    if not counter.isdigit():
+        return None
     step = float(counter)
     state.step = step
-    state.meta["step_key"] = state.table[0].lower()
+    state.meta["step_key"] = "step" if at else state.table[0].lower()
     if total.isdigit() and int(total) > 0:
         state.meta["planned_steps"] = float(total)
     found = False
-    for name, cell in zip(state.table[1:], cells[1:]):
-        if cell.lower() in _NOT_AVAILABLE or ":" in cell:
+    for k, (name, cell) in enumerate(zip(state.table, cells)):
+        if k == at or (at and name.lower() in _TABLE_COUNTERS) or cell.lower() in _NOT_AVAILABLE or ":" in cell:
             continue
         found = _emit(state, step, name, _num(cell)) or found
     return found
@@ -1039,7 +1072,7 @@ FAMILIES: tuple[Family, ...] = (
     # last: only a log in which the general reader finds nothing is looked at for a table
     Family(
         "table",
-        re.compile(r"(?i)\n[ \t]*" + _TABLE_WORDS + r"[ \t]*\r?(?:\n|$)"),
+        re.compile(r"(?i)\n[ \t]*" + _TABLE_WORDS + r"[ \t]*\r?(?:\n|$)|" + _RULED),
         _parse_table,
         weak=True,
     ),
@@ -1108,6 +1141,7 @@ class TextParser(LineParser):
         self.events: dict[str, tuple[list[float], list[float]]] = {}  # events read, not yet in a batch
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
         self.read_any = False  # whether the family read a point yet (a guess may still change before)
+        self.last_line = ""  # the last line of the text read before
 
     def restart(self) -> None:
         self.state = _State()
@@ -1118,6 +1152,7 @@ class TextParser(LineParser):
         self.events = {}
         self.layouts.reset()
         self.read_any = False
+        self.last_line = ""
         if not self._fixed:
             self.family = None
 
@@ -1225,6 +1260,8 @@ class TextParser(LineParser):
                     steps.append(self.reached)
                     values.append(value)
         batch.unmatched = max(lines - self.matched, 0)
+        end = text.rfind("\n", 0, len(text) - 1)
+        self.last_line = text[end + 1 :].rstrip("\r\n")  # a ruled table's header, maybe: its ruler may come next
         for name, (steps, values) in self.state.columns.items():
             batch.add(name, steps, values)
         self.state.columns = {}
