@@ -893,3 +893,36 @@ def test_spacy_training_table_steps_on_its_hash_column(tmp_path):
         assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
     # a ruler under a line of numbers is no header
     assert not TextParser().feed(b"  1    2    3\n---  ---  ---\n  4    5    6\n", 1).series
+
+
+# -- MosaicML Composer: a block of Train/Eval lines under each [batch=N/M]: ----------------
+
+COMPOSER = (
+    "******************************\n"
+    "[batch=1/100]:\n"
+    "\t Train time/batch: 0\n"
+    "\t Train loss/train/total: 10.9736\n"
+    "\t Train metrics/train/LanguageCrossEntropy: 10.9736\n"
+    "[epoch=1][batch=2/100]:\n"
+    "         Train LanguageCrossEntropy: 10.9724\n"
+    "         Train loss/train/total: 10.9724\n"
+    "         Eval metrics/eval/LanguageCrossEntropy: 11.5\n"
+    "         Eval Perplexity: 98.5\n"
+    "0:       Train loss/train/total: 10.5\n"
+    "[batch=3/100]:   Train loss/train/total: 10.25    Train metrics/train/LanguagePerplexity: 6.7352\n"
+)
+
+
+def test_composer_console_blocks_step_on_their_batch(tmp_path):
+    path = tmp_path / "console.log"
+    path.write_text(COMPOSER)
+    assert sniff(str(path))[0] == "text"
+    batch = TextParser().feed(COMPOSER.encode(), 1)
+    assert pts(batch, "loss/train/total") == [(1, 10.9736), (2, 10.9724), (2, 10.5), (3, 10.25)]
+    assert pts(batch, "metrics/eval/LanguageCrossEntropy") == [(2, 11.5)]
+    assert pts(batch, "eval/Perplexity") == [(2, 98.5)]
+    assert pts(batch, "metrics/train/LanguagePerplexity") == [(3, 6.7352)]
+    assert batch.meta["step_key"] == "batch" and batch.meta["planned_steps"] == 100
+    assert batch.unmatched == 1 and not batch.skipped
+    split = feed_lines(TextParser(), COMPOSER)
+    assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}

@@ -261,10 +261,26 @@ _OLMO_HEAD = re.compile(r"\[step=(\d+)(?:/(\d+))?(?:,\s*epoch=\d+)?\]\s*$", re.M
 _OLMO_ITEM = re.compile(r"^[ \t]+([A-Za-z][\w/ ().\-]*?)=(" + NUM + r")\s*$", re.M)
 
 
+# MosaicML Composer's console: ``[batch=N/M]:`` (``[epoch=E][batch=N/M]:``, ``0:`` before it on a
+# node's rank), then one indented ``Train key: value`` or ``Eval key: value`` a line
+_COMPOSER_HEAD = re.compile(r"^(?:\d+:)?[ \t]*(?:\[epoch=\d+\])?\[batch=(\d+)/(\d+)\]:(?P<rest>[^\n]*)$", re.M)
+_COMPOSER_ITEM = re.compile(r"^(?:\d+:)?[ \t]+(?=Train |Eval )(?P<rest>[^\n]*)$", re.M)
+_COMPOSER_PAIR = re.compile(r"(?P<phase>Train|Eval) (?P<key>[A-Za-z_][^\n:]*?): (?P<value>" + NUM + r")(?=\s|$)")
+
+
 def _parse_olmo(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Blocks of metric lines under a head that holds the step:
+
+    OLMo's ``[step=100/739328]`` then ``    train/CrossEntropyLoss=2.43`` lines, and MosaicML
+    Composer's ``[batch=100/600]:`` then ``\t Train loss/train/total: 2.43`` lines (``Eval``
+    values are named ``eval/...`` unless their key already says eval).
+    """
     state = parser.state
     events = [(m.start(), 0, m) for m in _OLMO_HEAD.finditer(text)]
     events += [(m.start(), 1, m) for m in _OLMO_ITEM.finditer(text)]
+    if "[batch=" in text or state.meta.get("step_key") == "batch":
+        events += [(m.start(), 0, m) for m in _COMPOSER_HEAD.finditer(text)]
+        events += [(m.start(), 2, m) for m in _COMPOSER_ITEM.finditer(text)]
     events.sort(key=lambda e: e[0])
     for pos, kind, match in events:
         parser.matched += 1
@@ -272,10 +288,27 @@ def _parse_olmo(parser: "TextParser", text: str, first_line: int, batch: Batch) 
             state.step = float(match[1])
             if match[2]:
                 state.meta["planned_steps"] = float(match[2])
-        elif state.step is not None:
-            _emit(state, state.step, match[1], _num(match[2]))
-        else:
+            if match.re is _COMPOSER_HEAD:
+                state.meta["step_key"] = "batch"
+                if match["rest"].strip():
+                    _composer_pairs(state, match["rest"])
+        elif state.step is None:
             batch.skip("metric before any step", _line_no(text, pos, first_line), match[0])
+        elif kind == 1:
+            _emit(state, state.step, match[1], _num(match[2]))
+        elif not _composer_pairs(state, match["rest"]):
+            batch.skip("malformed line", _line_no(text, pos, first_line), match[0])
+
+
+def _composer_pairs(state: _State, text: str) -> bool:
+    """Emit Composer's ``Train key: value`` pairs of ``text`` at the current step; whether any."""
+    found = False
+    for pair in _COMPOSER_PAIR.finditer(text):
+        key = pair["key"].strip()
+        if pair["phase"] == "Eval" and "eval" not in key.lower():
+            key = "eval/" + key
+        found = _emit(state, state.step, key, _num(pair["value"])) or found
+    return found
 
 
 _KERAS_EPOCH = re.compile(r"^Epoch (\d+)/(\d+)\s*$", re.M)
@@ -1040,7 +1073,12 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family("llmc", re.compile(r"\ns:\d+ t[re]l:"), _parse_llmc, hint="s:", layout=True),
     Family("pipe", re.compile(r"\nstep\s+\d+(?:\s*/\s*\d+)?\s*[|:].*\|"), _parse_pipe, hint="step", layout=True),
-    Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
+    Family(
+        "olmo",
+        re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$|\[batch=\d+/\d+\]:\s*(?:$|Train |Eval )"),
+        _parse_olmo,
+        hint=("[step=", "[batch="),
+    ),
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
     Family(
