@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from tuiloss.core.discover import sniff
+from tuiloss.core.discover import discover, sniff
 from tuiloss.core.formats.counters import EpochCounter
 from tuiloss.core.formats.csv import CsvParser
 from tuiloss.core.formats.history import HistoryParser
@@ -926,3 +926,38 @@ def test_composer_console_blocks_step_on_their_batch(tmp_path):
     assert batch.unmatched == 1 and not batch.skipped
     split = feed_lines(TextParser(), COMPOSER)
     assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
+
+
+# -- AllenNLP: one metrics_epoch_N.json a epoch, one run ------------------------------
+
+def _allennlp_epoch(epoch: int, loss: float) -> str:
+    return (
+        '{\n  "best_epoch": 0,\n  "peak_worker_0_memory_MB": 3181.4,\n  "training_duration": "0:11:44.806978",\n'
+        f'  "training_start_epoch": 0,\n  "training_epochs": {epoch},\n  "epoch": {epoch},\n'
+        f'  "training_loss": {loss},\n  "validation_loss": {loss + 0.5}\n}}\n'
+    )
+
+
+def test_allennlp_epoch_documents_of_a_folder_are_one_run_a_point_an_epoch(tmp_path):
+    from tuiloss.core.sources import make_source
+
+    out = tmp_path / "exp"
+    out.mkdir()
+    for epoch in (0, 1, 2, 10):  # read in epoch order, not in the order of their names
+        (out / f"metrics_epoch_{epoch}.json").write_text(_allennlp_epoch(epoch, 2.0 - epoch / 10))
+    (out / "metrics.json").write_text(_allennlp_epoch(10, 1.0))  # the final summary: no run of its own
+    found = discover([str(tmp_path)])
+    assert [(spec.path, spec.format) for spec in found.runs] == [(str(out), "history")]
+    source = make_source(found.runs[0])
+    items, _ = source.read()
+    batch = items[0]
+    for item in items[1:]:
+        batch.merge(item)
+    assert pts(batch, "training_loss") == [(0, 2.0), (1, 1.9), (2, 1.8), (10, 1.0)]
+    assert pts(batch, "validation_loss")[0] == (0, 2.5)
+    assert not {"epoch", "best_epoch", "training_epochs", "training_duration"} & set(batch.series)
+    assert not source.changed()
+    (out / "metrics_epoch_11.json").write_text('{"epoch": 11, "training_lo')  # half-written: waited for
+    assert source.changed() and not [i for i in source.read()[0] if getattr(i, "series", None)]
+    (out / "metrics_epoch_11.json").write_text(_allennlp_epoch(11, 0.9))
+    assert pts(source.read()[0][0], "training_loss") == [(11, 0.9)]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuiloss.core.formats.hf_trainer import is_trainer_output_dir
-from tuiloss.core.formats.history import looks_like_history
+from tuiloss.core.formats.history import EPOCH_DOCUMENT, looks_like_history
 from tuiloss.core.formats import sqlitedb
 from tuiloss.core.formats import wandb as wandb_format
 from tuiloss.core.formats.mlflow import is_mlflow_run_dir, mlflow_config
@@ -134,6 +134,9 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
     if failure is not None:
         found.notices.append(Notice("error", f"{folder}: {failure.strerror or failure}"))
         return
+    epoch_documents = format in (None, "history") and any(EPOCH_DOCUMENT.match(name) for name in names)
+    if epoch_documents:
+        _add(found, folder, root, "history", known)  # AllenNLP's metrics_epoch_N.json: one run, a point an epoch
     has_events = False
     subdirs = []
     first_run = len(found.runs)  # the runs this folder's own files make come after
@@ -164,6 +167,8 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
                 continue
             if trainer_output and entry.name == "trainer_state.json":
                 continue
+            if epoch_documents and EPOCH_DOCUMENT.match(entry.name):
+                continue  # read through the folder's run
             if entry.is_symlink() and is_system_path(entry.path):
                 found.ignored.append((entry.path, "link to a kernel file (procfs, sysfs, a device), never read"))
                 continue

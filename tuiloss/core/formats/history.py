@@ -101,3 +101,40 @@ def _common(old: list, new: list) -> int:
             break
         count += 1
     return count
+
+
+#: AllenNLP's file of one epoch's metrics: ``metrics_epoch_3.json``.
+EPOCH_DOCUMENT = re.compile(r"^metrics_epoch_(\d+)\.json$")
+#: Keys of an epoch's document that count epochs rather than measure: no metrics.
+_EPOCH_COUNTERS = frozenset({"epoch", "best_epoch", "training_epochs", "training_start_epoch"})
+
+
+def read_epoch_document(data: bytes, epoch: int) -> Batch | None:
+    """The points of one epoch's JSON document (AllenNLP's ``metrics_epoch_N.json``)::
+
+        {"epoch": 3, "training_loss": 2.09, "validation_loss": 2.18, "best_epoch": 3, ...}
+
+    every number at step ``epoch`` (the N of the file's name, counted from 0 as AllenNLP
+    counts them); the counters (``epoch``, ``best_epoch``, ...) and text (durations) are
+    no metrics. None when ``data`` is no whole JSON document yet (half-written).
+    """
+    try:
+        document = _loads(data)
+    except ValueError:
+        try:
+            document = json.loads(data.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+    batch = Batch()
+    if not isinstance(document, dict):
+        batch.skip("not a JSON object of metrics", epoch + 1)
+        return batch
+    for name, raw in document.items():
+        value = as_number(raw) if not isinstance(raw, str) else None
+        if value is None or str(name) in _EPOCH_COUNTERS:
+            continue
+        batch.add(str(name), [float(epoch)], [value])
+    if not batch.series:
+        batch.skip("no numeric field", epoch + 1)
+    batch.meta["step_key"] = "epoch"
+    return batch
