@@ -961,3 +961,24 @@ def test_allennlp_epoch_documents_of_a_folder_are_one_run_a_point_an_epoch(tmp_p
     assert source.changed() and not [i for i in source.read()[0] if getattr(i, "series", None)]
     (out / "metrics_epoch_11.json").write_text(_allennlp_epoch(11, 0.9))
     assert pts(source.read()[0][0], "training_loss") == [(11, 0.9)]
+
+
+# -- torchtune: the epoch and the step lead its bar's description ------------------------
+
+def test_torchtune_bar_description_epoch_step_and_loss(tmp_path):
+    def bar(epoch: int, step: int, loss: float, n: int) -> str:
+        return f"\r{epoch}|{step}|Loss: {loss}:  {n * 25}%|\u2588\u2588        | {n}/4 [00:0{n}<00:03,  1.00s/it]"
+
+    # older recipes count the step within the epoch (idx + 1), newer ones globally
+    within = "".join(bar(e, k, 2.0 - (4 * (e - 1) + k) / 10, k) for e in (1, 2) for k in range(1, 5)) + "\n"
+    batch = TextParser().feed(within.encode(), 1)
+    assert [s for s, _ in pts(batch, "Loss")] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert pts(batch, "Loss")[4] == (5, 1.5)
+    counting = "".join(bar(e, 4 * (e - 1) + k, 2.0 - (4 * (e - 1) + k) / 10, k) for e in (1, 2) for k in range(1, 5)) + "\n"
+    batch = TextParser().feed(counting.encode(), 1)
+    assert [s for s, _ in pts(batch, "Loss")] == [1, 2, 3, 4, 5, 6, 7, 8]
+    split = feed_lines(TextParser(), counting.replace("\r", "\n"))
+    assert pts(split, "Loss") == pts(batch, "Loss")
+    path = tmp_path / "log.txt"
+    path.write_text(counting)
+    assert sniff(str(path))[0] == "text"

@@ -647,6 +647,8 @@ _PLANNED = re.compile(r"(?<![\w])['\"]?max_(?:update|updates|steps|iters|iterati
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
 # a tqdm bar's head, ``Loading checkpoint shards:  25%|###   |``: its progress, never a metric
+# torchtune's bar: ``1|25|Loss: 1.65:  10%|###   | 25/250 [...]``, the epoch and the step in its description
+_COUNTED_BAR = re.compile(r"[ \t]*(?P<epoch>\d+)\|(?P<step>\d+)\|(?P<desc>[A-Za-z_][^|]*?):?\s+\d{1,3}%\|")
 _BAR_HEAD = re.compile(r"[^|]*?\d{1,3}%\|[^|]*\|")
 # an evaluation's bar, ``valid: 100%|####| 39/39 [...]``, ``Validation DataLoader 0:  40%|``: its
 # count is of evaluation batches, not of training steps
@@ -877,6 +879,16 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             counters.append(("epoch", float(match["e"]), None))
             counters.append(("batch", float(match["n"]), match["m"]))
             words.add(match[0].split(":")[0].split()[0].lower())
+    if "|" in line and line.lstrip()[:1].isdigit():
+        described = _COUNTED_BAR.match(line)
+        if described is not None:
+            # torchtune: the epoch and the step (within the epoch in older recipes) lead its bar
+            pairs = _fields(described["desc"])
+            if not pairs:
+                return False
+            counters = [("iter", float(described["step"]), None), ("epoch", float(described["epoch"]), None)]
+            _place(parser, counters, pairs)
+            return True
     bar = _BAR_COUNT.search(line) if "|" in line else None
     if bar is not None:
         phase = _EVAL_BAR.match(line)
@@ -897,6 +909,14 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         pairs = _spaced_after(line[after:])
     if not pairs:
         return False
+    _place(parser, counters, pairs)
+    return True
+
+
+def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], pairs: list[tuple[str, float]]) -> None:
+    """Emit ``pairs`` at the step the finest of ``counters`` gives (made global when it is an
+    inner counter beside an epoch); ``counters`` holds ``(name, count, total or None)``."""
+    state = parser.state
     counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
     name, value, total = counters[0]
     epoch = next((c for c in counters if c[0] == "epoch"), None)
@@ -920,7 +940,6 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         state.step = step
         for key, number in items:
             _emit(state, step, key, number)
-    return True
 
 
 # ``task=detect``, ``save=True``, ``device=None``, ``model=yolov8n.pt``: a setting, not a measurement
@@ -1051,6 +1070,8 @@ _GENERIC = re.compile(
     r"|(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*[:=]?\s*\d+\s*[:=,\-|]?\s*\{\s*['\"]"
     r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*[-+]?\d"
     r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d"
+    # torchtune's bar description: ``1|25|Loss: 1.65:  10%|``
+    r"|\|\d+\|[A-Za-z_][\w/ .\-]{0,40}:\s*[-+]?(?:\d|\.\d|nan|inf)[^\n\r|]{0,80}?\d%\|"
     # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
     r"|" + _COUNTER_THEN_SPACED + ")"
 )
