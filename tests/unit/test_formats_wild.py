@@ -982,3 +982,18 @@ def test_torchtune_bar_description_epoch_step_and_loss(tmp_path):
     path = tmp_path / "log.txt"
     path.write_text(counting)
     assert sniff(str(path))[0] == "text"
+
+
+# -- Ray Tune: progress.csv and result.json step on training_iteration ---------------------
+
+def test_ray_tune_results_step_on_training_iteration():
+    csv_text = (
+        "loss,accuracy,time_this_iter_s,done,training_iteration,trial_id,date,timestamp,iterations_since_restore\n"
+        "2.5,0.5,1.2,False,1,abc_00000,2023-01-01_00-00-00,1670000000,1\n"
+        "2.25,0.55,1.2,False,2,abc_00000,2023-01-01_00-00-01,1670000001,2\n"
+    )
+    batch = CsvParser().feed(csv_text.encode(), 1)
+    assert pts(batch, "loss") == [(1, 2.5), (2, 2.25)] and "training_iteration" not in batch.series
+    lines = '{"loss": 2.5, "training_iteration": 1, "trial_id": "abc"}\n{"loss": 2.25, "training_iteration": 2, "trial_id": "abc"}\n'
+    batch = JsonlParser().feed(lines.encode(), 1)
+    assert pts(batch, "loss") == [(1, 2.5), (2, 2.25)]
