@@ -787,9 +787,18 @@ def test_a_keras_history_document_gives_a_point_an_epoch_from_epoch_0(tmp_path):
 
 
 def test_other_json_documents_are_still_passed_over(tmp_path):
-    config = tmp_path / "params.json"
-    config.write_text('{"lr": 0.001, "layers": [64, 64]}')
-    assert sniff(str(config))[0] is None
+    for name, text in (
+        ("params.json", '{"lr": 0.001, "layers": [64, 64]}'),
+        ("preprocessor.json", '{"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}'),  # no loss
+        ("losses.json", '{"loss_weights": [1.0, 0.5], "name": "x"}'),  # not every value a list
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        assert sniff(str(path))[0] is None, name
+    # a long history cut short by the sniffer is still told
+    long = tmp_path / "history.json"
+    long.write_text('{"loss": [' + ", ".join(str(1 / k) for k in range(1, 20000)) + '], "val_loss": [1.0]}')
+    assert sniff(str(long))[0] == "history"
 
 
 # -- Caffe: glog lines of the solver ----------------------------------------------

@@ -32,15 +32,30 @@ try:
 except ImportError:  # pragma: no cover
     _loads = json.loads
 
-#: The start of such a document: an object whose first value is a list that starts with a number.
-HISTORY_HEAD = re.compile(
-    rb'^(?:\xef\xbb\xbf)?\s*\{\s*"[^"\n]{1,200}"\s*:\s*\[\s*(?:[-+]?(?:\d|\.\d)|NaN|-?Infinity|null|\])'
+_VALUE = rb"(?:[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|NaN|-?Infinity|null)"
+_ENTRY = rb'"[^"\n]{1,200}"\s*:\s*\[\s*(?:' + _VALUE + rb"\s*(?:,\s*" + _VALUE + rb"\s*)*)?\]"
+#: The start of such a document cut short by the sniffer: whole entries, then one list of numbers cut off.
+_CUT_HISTORY = re.compile(
+    rb'(?:\xef\xbb\xbf)?\s*\{\s*(?:' + _ENTRY + rb'\s*,\s*)*"[^"\n]{1,200}"\s*:\s*\[[-+\d.eE,\s]*'
 )
+_KEY = re.compile(rb'"([^"\n]{1,200})"\s*:')
 
 
 def looks_like_history(head: bytes) -> bool:
-    """Whether a ``.json`` file's first bytes start a document of metric columns."""
-    return HISTORY_HEAD.match(head) is not None
+    """Whether a ``.json`` file's first bytes (all of it, or its start) are a document of metric
+    lists: an object whose every value is a list (of numbers, a bad entry aside), a ``loss`` among
+    its keys (Keras always reports one), so that a file of settings or statistics is no history."""
+    try:
+        document = json.loads(head.decode("utf-8", "replace"))
+    except ValueError:
+        if _CUT_HISTORY.fullmatch(head) is None:
+            return False
+        return any(b"loss" in key.lower() for key in _KEY.findall(head))
+    if not isinstance(document, dict) or not document or not any("loss" in str(k).lower() for k in document):
+        return False
+    if not all(isinstance(values, list) for values in document.values()):
+        return False
+    return any(as_number(value) is not None for values in document.values() for value in values)
 
 
 class HistoryParser(DocumentParser):
