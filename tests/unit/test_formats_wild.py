@@ -750,6 +750,12 @@ def test_a_semicolon_csv_with_decimal_commas_reads_each_column(tmp_path):
     assert pts(batch, "loss") == [(0, 2.5118), (10, 2.3687), (20, 2.2185)]
     assert pts(batch, "lr") == [(0, 0.001), (10, 0.001), (20, 0.0005)]
     assert "step;loss;lr" not in batch.series and not batch.skipped
+    log = tmp_path / "history.txt"  # not named .csv: told by its rows
+    log.write_text("epoch;loss;acc\n1;0.5;0.75\n2;0.25;0.8\n")
+    assert sniff(str(log))[0] == "csv"
+    text = tmp_path / "train.log"
+    text.write_text("epoch 1; loss 2.5\nepoch 2; loss 2.25\n")  # a text log with semicolons is no CSV
+    assert sniff(str(text))[0] != "csv"
     # appended rows keep the decimal comma; the same bytes read line by line give the same points
     more = parser.feed(b"30;2,1004;0,0005\n", 5)
     assert pts(more, "loss") == [(30, 2.1004)]

@@ -383,7 +383,7 @@ def _looks_like_csv(head: bytes) -> bool:
         header = lines[0] if lines else b""
         fields = [f.strip().lower() for f in header.decode("utf-8", "replace").split(",")]
         return len(fields) >= 2 and any(f in ("step", "epoch", "global_step") for f in fields)
-    for sep in (b",", b"\t"):
+    for sep in (b",", b"\t", b";"):
         counts = {line.count(sep) for line in lines[:-1] or lines}
         if len(counts) == 1 and counts.pop() >= 1:
             second = lines[1].split(sep)
