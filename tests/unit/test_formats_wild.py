@@ -767,6 +767,9 @@ def test_rows_with_more_fields_than_the_header_are_skipped_not_shifted_onto_its_
     batch = CsvParser().feed(b"loss\n1,2\n3,4\n", 1)
     assert not batch.series
     assert batch.skipped["more fields than the header names"] == 2
+    # rows that end in a delimiter hold an empty field more: each value stays under its name
+    batch = CsvParser().feed(b"step,loss\n1,2.5,\n3,x,\n5,2.25,\n", 1)
+    assert pts(batch, "loss") == [(1, 2.5), (5, 2.25)] and batch.skipped["non-numeric value"] == 1
 
 
 # -- Keras: json.dump(history.history) ----------------------------------------------

@@ -22,6 +22,7 @@ import io
 import os
 import re
 import threading
+import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -118,11 +119,17 @@ class CsvParser:
         import pandas as pd  # loaded by the read
 
         if not frame.index.equals(pd.RangeIndex(len(frame))):
-            # rows with more fields than the header names: pandas would take the first ones for an
-            # index and shift every value onto another column's name (a semicolon log read by commas)
-            count = lines - _count_blank(data, start, end)
-            batch.skip("more fields than the header names", first_line, count=count)
-            return batch
+            # rows with more fields than the header names: pandas took the first ones for an index,
+            # each value shifted onto another column's name. Rows that end in a delimiter only
+            # hold an empty field more: read without the shift; other rows name no column (a
+            # semicolon log read by commas) and are skipped.
+            if not _ends_in_delimiter(data, start, end, self.delimiter or ","):
+                count = lines - _count_blank(data, start, end)
+                batch.skip("more fields than the header names", first_line, count=count)
+                return batch
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pandas warns of the dropped empty fields
+                frame = self._read(data, start, end, index_col=False, **_GENERAL)
         if lines != len(frame):
             bad_shape = lines - _count_blank(data, start, end) - len(frame)
             if bad_shape > 0:
@@ -670,6 +677,12 @@ _GENERAL = {
 
 #: A semicolon-delimited log's bytes with its decimal commas made points.
 _DECIMAL_COMMA = bytes.maketrans(b",", b".")
+
+
+def _ends_in_delimiter(data: bytes, start: int, end: int, delimiter: str) -> bool:
+    """Whether every line of ``data[start:end]`` that is not blank ends in ``delimiter``."""
+    sep = delimiter.encode()
+    return all(line.rstrip(b" \t\r").endswith(sep) for line in data[start:end].split(b"\n") if line.strip())
 
 
 def _delimiter_of(header: str) -> str:
