@@ -6,7 +6,7 @@ errors. A line that starts like a log record but carries no number is
 *malformed* and counted with a reason.
 
 The parser locks onto the first family whose pattern appears; a specific family
-(nanoGPT, llm.c, Megatron, mmdetection, Keras, ...) found later replaces the
+(nanoGPT, llm.c, Megatron, mmdetection, Keras, Caffe, Darknet, ...) found later replaces the
 general reader, which reads any trainer's ``key: value`` / ``key=value`` fields,
 dicts and JSON objects (fairseq, Hugging Face, OpenNMT, DeepSpeed, detectron2,
 timm, Lightning bars, Python logging) with the finest counter of a line as its
@@ -646,9 +646,9 @@ _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d
 _PLANNED = re.compile(r"(?<![\w])['\"]?max_(?:update|updates|steps|iters|iterations)['\"]?\s*[:=]\s*(\d+)")
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
-# a tqdm bar's head, ``Loading checkpoint shards:  25%|###   |``: its progress, never a metric
 # torchtune's bar: ``1|25|Loss: 1.65:  10%|###   | 25/250 [...]``, the epoch and the step in its description
 _COUNTED_BAR = re.compile(r"[ \t]*(?P<epoch>\d+)\|(?P<step>\d+)\|(?P<desc>[A-Za-z_][^|]*?):?\s+\d{1,3}%\|")
+# a tqdm bar's head, ``Loading checkpoint shards:  25%|###   |``: its progress, never a metric
 _BAR_HEAD = re.compile(r"[^|]*?\d{1,3}%\|[^|]*\|")
 # an evaluation's bar, ``valid: 100%|####| 39/39 [...]``, ``Validation DataLoader 0:  40%|``: its
 # count is of evaluation batches, not of training steps
