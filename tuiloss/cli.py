@@ -15,7 +15,7 @@ import sys
 from tuiloss import __version__
 from tuiloss.config import Config
 
-FORMAT_CHOICES = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents", "wandb", "trackio")
+FORMAT_CHOICES = ("csv", "jsonl", "text", "hf_trainer", "history", "mlflow", "tfevents", "wandb", "trackio")
 #: The seconds ``--poll`` accepts.
 POLL_RANGE = (0.1, 3600.0)
 

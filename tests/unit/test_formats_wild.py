@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 
-from tuiloss.core.discover import sniff
+from tuiloss.core.discover import discover, sniff
 from tuiloss.core.formats.counters import EpochCounter
 from tuiloss.core.formats.csv import CsvParser
+from tuiloss.core.formats.history import HistoryParser
 from tuiloss.core.formats.jsonl import JsonlParser
 from tuiloss.core.formats.stdout import TextParser
 
@@ -736,3 +737,281 @@ def test_a_counter_written_before_a_dict_of_metrics_is_its_step():
         assert pts(batch, "eval_loss") == [(1, 3.23)]
     # a dict of settings after a word that is no counter stays unread
     assert not TextParser().feed(b"config: {'lr': 0.001, 'batch_size': 32}\n", 1).series
+
+
+# -- a spreadsheet's export: semicolons between cells, decimal commas ------------
+
+def test_a_semicolon_csv_with_decimal_commas_reads_each_column(tmp_path):
+    path = tmp_path / "metrics.csv"
+    path.write_text("step;loss;lr\n0;2,5118;0,001\n10;2,3687;0,001\n20;2,2185;0,0005\n")
+    assert sniff(str(path))[0] == "csv"
+    parser = CsvParser()
+    batch = parser.feed(path.read_bytes(), 1)
+    assert pts(batch, "loss") == [(0, 2.5118), (10, 2.3687), (20, 2.2185)]
+    assert pts(batch, "lr") == [(0, 0.001), (10, 0.001), (20, 0.0005)]
+    assert "step;loss;lr" not in batch.series and not batch.skipped
+    log = tmp_path / "history.txt"  # not named .csv: told by its rows
+    log.write_text("epoch;loss;acc\n1;0.5;0.75\n2;0.25;0.8\n")
+    assert sniff(str(log))[0] == "csv"
+    text = tmp_path / "train.log"
+    text.write_text("epoch 1; loss 2.5\nepoch 2; loss 2.25\n")  # a text log with semicolons is no CSV
+    assert sniff(str(text))[0] != "csv"
+    # appended rows keep the decimal comma; the same bytes read line by line give the same points
+    more = parser.feed(b"30;2,1004;0,0005\n", 5)
+    assert pts(more, "loss") == [(30, 2.1004)]
+    split = feed_lines(CsvParser(), path.read_text())
+    assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
+
+
+def test_rows_with_more_fields_than_the_header_are_skipped_not_shifted_onto_its_names():
+    batch = CsvParser().feed(b"loss\n1,2\n3,4\n", 1)
+    assert not batch.series
+    assert batch.skipped["more fields than the header names"] == 2
+    # rows that end in a delimiter hold an empty field more: each value stays under its name
+    batch = CsvParser().feed(b"step,loss\n1,2.5,\n3,x,\n5,2.25,\n", 1)
+    assert pts(batch, "loss") == [(1, 2.5), (5, 2.25)] and batch.skipped["non-numeric value"] == 1
+
+
+# -- Keras: json.dump(history.history) ----------------------------------------------
+
+def test_a_keras_history_document_gives_a_point_an_epoch_from_epoch_0(tmp_path):
+    path = tmp_path / "history.json"
+    path.write_text('{"loss": [2.5, 2.25, 2.0], "accuracy": [0.5, 0.6, 0.7], "val_loss": [2.6, 2.4, "x"]}')
+    assert sniff(str(path))[0] == "history"
+    parser = HistoryParser()
+    batch, rewritten = parser.parse(path.read_bytes())
+    assert not rewritten
+    # epochs counted from 0, as Keras' CSVLogger writes its epoch column
+    assert pts(batch, "loss") == [(0, 2.5), (1, 2.25), (2, 2.0)]
+    assert pts(batch, "val_loss") == [(0, 2.6), (1, 2.4)]
+    assert batch.skipped["non-numeric value"] == 1 and batch.meta["step_key"] == "epoch"
+    # dumped again after another epoch: only the new entries
+    batch, rewritten = parser.parse(
+        b'{"loss": [2.5, 2.25, 2.0, 1.9], "accuracy": [0.5, 0.6, 0.7, 0.8], "val_loss": [2.6, 2.4, "x", 2.3]}')
+    assert not rewritten and pts(batch, "loss") == [(3, 1.9)] and pts(batch, "accuracy") == [(3, 0.8)]
+    # a new fit dumped over it: read again from the first entry that differs
+    batch, rewritten = parser.parse(b'{"loss": [2.5, 3.0], "accuracy": [0.5, 0.4], "val_loss": [2.6, 2.9]}')
+    assert rewritten and pts(batch, "loss") == [(1, 3.0)]
+    assert parser.parse(b'{"loss": [2.5, ')[0] is None  # half-written
+
+
+def test_other_json_documents_are_still_passed_over(tmp_path):
+    for name, text in (
+        ("params.json", '{"lr": 0.001, "layers": [64, 64]}'),
+        ("preprocessor.json", '{"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}'),  # no loss
+        ("losses.json", '{"loss_weights": [1.0, 0.5], "name": "x"}'),  # not every value a list
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        assert sniff(str(path))[0] is None, name
+    # a long history cut short by the sniffer is still told
+    long = tmp_path / "history.json"
+    long.write_text('{"loss": [' + ", ".join(str(1 / k) for k in range(1, 20000)) + '], "val_loss": [1.0]}')
+    assert sniff(str(long))[0] == "history"
+
+
+# -- Caffe: glog lines of the solver ----------------------------------------------
+
+CAFFE = (
+    "I0717 21:06:05.262374  9965 solver.cpp:296] Learning Rate Policy: step\n"
+    "I0717 21:06:05.400000  9965 solver.cpp:337] Iteration 0, Testing net (#0)\n"
+    "I0717 21:06:05.472965  9965 solver.cpp:404]     Test net output #0: accuracy = 0.1296\n"
+    "I0717 21:06:05.473023  9965 solver.cpp:404]     Test net output #1: loss = 2.49735 (* 1 = 2.49735 loss)\n"
+    "I0717 21:06:08.612304  9965 solver.cpp:228] Iteration 0, loss = 2.42257\n"
+    "I0717 21:06:08.612390  9965 solver.cpp:244]     Train net output #0: accuracy = 0.34375\n"
+    "I0717 21:06:08.612391  9965 solver.cpp:244]     Train net output #1: loss = 2.42257 (* 1 = 2.42257 loss)\n"
+    "I0717 21:06:08.612417  9965 sgd_solver.cpp:106] Iteration 0, lr = 0.01\n"
+    "I0717 21:06:10.612304  9965 solver.cpp:218] Iteration 100 (10.5 iter/s, 9.5s/100 iters), loss = 0.509834\n"
+    "I0717 21:06:10.612390  9965 solver.cpp:237]     Train net output #0: mbox_loss = 0.52 (* 1 = 0.52 loss)\n"
+    "I0717 21:06:10.612417  9965 sgd_solver.cpp:105] Iteration 100, lr = 0.01\n"
+    "I0717 21:06:58.502228  9965 solver.cpp:337] Iteration 200, Testing net (#0)\n"
+    "I0717 21:06:58.701591  9965 solver.cpp:404]     Test net output #0: accuracy = 0.91\n"
+)
+
+
+def test_caffe_solver_lines_and_the_net_outputs_of_each_iteration(tmp_path):
+    path = tmp_path / "caffe.INFO"
+    path.write_text(CAFFE)
+    assert sniff(str(path))[0] == "text"
+    batch = TextParser().feed(CAFFE.encode(), 1)
+    assert pts(batch, "loss") == [(0, 2.42257), (100, 0.509834)]  # with and without the speed
+    assert pts(batch, "lr") == [(0, 0.01), (100, 0.01)]
+    assert pts(batch, "train/loss") == [(0, 2.42257)] and pts(batch, "train/mbox_loss") == [(100, 0.52)]
+    assert pts(batch, "test/accuracy") == [(0, 0.1296), (200, 0.91)]
+    assert pts(batch, "test/loss") == [(0, 2.49735)]
+    assert batch.unmatched == 1 and not batch.skipped
+    split = feed_lines(TextParser(), CAFFE)
+    assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
+
+
+# -- Darknet: a line per iteration among the region lines ------------------------------
+
+DARKNET = (
+    "Region Avg IOU: 0.326577, Class: 0.742537, Obj: 0.033966, No Obj: 0.000793, Avg Recall: 0.125000,  count: 8\n"
+    " 1: 2219.531006, 2219.531006 avg loss, 0.000000 rate, 22.141197 seconds, 64 images, -1.000000 hours left\n"
+    "Loaded: 0.000039 seconds\n"
+    " 402: 27.874079, 27.874079 avg loss, 0.000068 rate, 9.233807 seconds, 25728 images, 1282.733183 hours left\n"
+    "Saving weights to backup//yolov3-tiny-obj_last.weights\n"
+    "9798: 0.370096, 0.451929 avg, 0.001000 rate, 3.300000 seconds, 627072 images\n"
+)
+
+
+def test_darknet_iteration_lines_with_and_without_hours_left(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text(DARKNET)
+    assert sniff(str(path))[0] == "text"
+    batch = TextParser().feed(DARKNET.encode(), 1)
+    assert pts(batch, "loss") == [(1, 2219.531006), (402, 27.874079), (9798, 0.370096)]
+    assert pts(batch, "avg loss") == [(1, 2219.531006), (402, 27.874079), (9798, 0.451929)]
+    assert pts(batch, "rate")[-1] == (9798, 0.001) and pts(batch, "images")[1] == (402, 25728)
+    assert "hours left" not in batch.series and batch.unmatched == 3
+    # a long log goes through the layout reader: the same points
+    lines = "".join(
+        f" {k}: {2.0 / k:.6f}, {2.5 / k:.6f} avg loss, 0.001000 rate, 3.5 seconds, {64 * k} images, 1.0 hours left\n"
+        "Loaded: 0.000035 seconds\n"
+        for k in range(1, 3001)
+    )
+    whole = TextParser().feed(lines.encode(), 1)
+    assert len(whole.series["avg loss"][0]) == 3000 and pts(whole, "avg loss")[9] == (10, 0.25)
+    split = feed_lines(TextParser(), lines, per_call=7)
+    assert {k: pts(split, k) for k in split.series} == {k: pts(whole, k) for k in whole.series}
+
+
+# -- spaCy: the training table, a header over a ruler of dashes --------------------------
+
+SPACY = (
+    "ℹ Using CPU\n"
+    "\n"
+    "=========================== Initializing pipeline ===========================\n"
+    "✔ Initialized pipeline\n"
+    "\n"
+    "============================= Training pipeline =============================\n"
+    "ℹ Pipeline: ['tok2vec', 'ner']\n"
+    "ℹ Initial learn rate: 0.001\n"
+    "E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  ENTS_P  ENTS_R  SCORE \n"
+    "---  ------  ------------  --------  ------  ------  ------  ------\n"
+    "  0       0          0.00    143.29    0.00    0.00    0.00    0.00\n"
+    "  1      50        160.63   1340.59    0.00    0.00    0.00    0.00\n"
+    "  3     100         30.32    700.46   38.60   47.83   32.35    0.39\n"
+    "✔ Saved pipeline to output directory\n"
+)
+
+
+def test_spacy_training_table_steps_on_its_hash_column(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text(SPACY)
+    assert sniff(str(path))[0] == "text"
+    batch = TextParser().feed(SPACY.encode(), 1)
+    assert pts(batch, "LOSS NER") == [(0, 143.29), (50, 1340.59), (100, 700.46)]
+    assert pts(batch, "ENTS_F")[2] == (100, 38.6) and pts(batch, "SCORE")[2] == (100, 0.39)
+    assert not {"E", "#"} & set(batch.series) and batch.meta["step_key"] == "step"
+    assert batch.unmatched == 9 and not batch.skipped
+    for per_call in (1, 9):  # the header and its ruler read apart, or the ruler with the rows
+        split = feed_lines(TextParser(), SPACY, per_call=per_call)
+        assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
+    # a ruler under a line of numbers is no header
+    assert not TextParser().feed(b"  1    2    3\n---  ---  ---\n  4    5    6\n", 1).series
+
+
+# -- MosaicML Composer: a block of Train/Eval lines under each [batch=N/M]: ----------------
+
+COMPOSER = (
+    "******************************\n"
+    "[batch=1/100]:\n"
+    "\t Train time/batch: 0\n"
+    "\t Train loss/train/total: 10.9736\n"
+    "\t Train metrics/train/LanguageCrossEntropy: 10.9736\n"
+    "[epoch=1][batch=2/100]:\n"
+    "         Train LanguageCrossEntropy: 10.9724\n"
+    "         Train loss/train/total: 10.9724\n"
+    "         Eval metrics/eval/LanguageCrossEntropy: 11.5\n"
+    "         Eval Perplexity: 98.5\n"
+    "0:       Train loss/train/total: 10.5\n"
+    "[batch=3/100]:   Train loss/train/total: 10.25    Train metrics/train/LanguagePerplexity: 6.7352\n"
+)
+
+
+def test_composer_console_blocks_step_on_their_batch(tmp_path):
+    path = tmp_path / "console.log"
+    path.write_text(COMPOSER)
+    assert sniff(str(path))[0] == "text"
+    batch = TextParser().feed(COMPOSER.encode(), 1)
+    assert pts(batch, "loss/train/total") == [(1, 10.9736), (2, 10.9724), (2, 10.5), (3, 10.25)]
+    assert pts(batch, "metrics/eval/LanguageCrossEntropy") == [(2, 11.5)]
+    assert pts(batch, "eval/Perplexity") == [(2, 98.5)]
+    assert pts(batch, "metrics/train/LanguagePerplexity") == [(3, 6.7352)]
+    assert batch.meta["step_key"] == "batch" and batch.meta["planned_steps"] == 100
+    assert batch.unmatched == 1 and not batch.skipped
+    split = feed_lines(TextParser(), COMPOSER)
+    assert {k: pts(split, k) for k in split.series} == {k: pts(batch, k) for k in batch.series}
+
+
+# -- AllenNLP: one metrics_epoch_N.json a epoch, one run ------------------------------
+
+def _allennlp_epoch(epoch: int, loss: float) -> str:
+    return (
+        '{\n  "best_epoch": 0,\n  "peak_worker_0_memory_MB": 3181.4,\n  "training_duration": "0:11:44.806978",\n'
+        f'  "training_start_epoch": 0,\n  "training_epochs": {epoch},\n  "epoch": {epoch},\n'
+        f'  "training_loss": {loss},\n  "validation_loss": {loss + 0.5}\n}}\n'
+    )
+
+
+def test_allennlp_epoch_documents_of_a_folder_are_one_run_a_point_an_epoch(tmp_path):
+    from tuiloss.core.sources import make_source
+
+    out = tmp_path / "exp"
+    out.mkdir()
+    for epoch in (0, 1, 2, 10):  # read in epoch order, not in the order of their names
+        (out / f"metrics_epoch_{epoch}.json").write_text(_allennlp_epoch(epoch, 2.0 - epoch / 10))
+    (out / "metrics.json").write_text(_allennlp_epoch(10, 1.0))  # the final summary: no run of its own
+    found = discover([str(tmp_path)])
+    assert [(spec.path, spec.format) for spec in found.runs] == [(str(out), "history")]
+    source = make_source(found.runs[0])
+    items, _ = source.read()
+    batch = items[0]
+    for item in items[1:]:
+        batch.merge(item)
+    assert pts(batch, "training_loss") == [(0, 2.0), (1, 1.9), (2, 1.8), (10, 1.0)]
+    assert pts(batch, "validation_loss")[0] == (0, 2.5)
+    assert not {"epoch", "best_epoch", "training_epochs", "training_duration"} & set(batch.series)
+    assert not source.changed()
+    (out / "metrics_epoch_11.json").write_text('{"epoch": 11, "training_lo')  # half-written: waited for
+    assert source.changed() and not [i for i in source.read()[0] if getattr(i, "series", None)]
+    (out / "metrics_epoch_11.json").write_text(_allennlp_epoch(11, 0.9))
+    assert pts(source.read()[0][0], "training_loss") == [(11, 0.9)]
+
+
+# -- torchtune: the epoch and the step lead its bar's description ------------------------
+
+def test_torchtune_bar_description_epoch_step_and_loss(tmp_path):
+    def bar(epoch: int, step: int, loss: float, n: int) -> str:
+        return f"\r{epoch}|{step}|Loss: {loss}:  {n * 25}%|\u2588\u2588        | {n}/4 [00:0{n}<00:03,  1.00s/it]"
+
+    # older recipes count the step within the epoch (idx + 1), newer ones globally
+    within = "".join(bar(e, k, 2.0 - (4 * (e - 1) + k) / 10, k) for e in (1, 2) for k in range(1, 5)) + "\n"
+    batch = TextParser().feed(within.encode(), 1)
+    assert [s for s, _ in pts(batch, "Loss")] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert pts(batch, "Loss")[4] == (5, 1.5)
+    counting = "".join(bar(e, 4 * (e - 1) + k, 2.0 - (4 * (e - 1) + k) / 10, k) for e in (1, 2) for k in range(1, 5)) + "\n"
+    batch = TextParser().feed(counting.encode(), 1)
+    assert [s for s, _ in pts(batch, "Loss")] == [1, 2, 3, 4, 5, 6, 7, 8]
+    split = feed_lines(TextParser(), counting.replace("\r", "\n"))
+    assert pts(split, "Loss") == pts(batch, "Loss")
+    path = tmp_path / "log.txt"
+    path.write_text(counting)
+    assert sniff(str(path))[0] == "text"
+
+
+# -- Ray Tune: progress.csv and result.json step on training_iteration ---------------------
+
+def test_ray_tune_results_step_on_training_iteration():
+    csv_text = (
+        "loss,accuracy,time_this_iter_s,done,training_iteration,trial_id,date,timestamp,iterations_since_restore\n"
+        "2.5,0.5,1.2,False,1,abc_00000,2023-01-01_00-00-00,1670000000,1\n"
+        "2.25,0.55,1.2,False,2,abc_00000,2023-01-01_00-00-01,1670000001,2\n"
+    )
+    batch = CsvParser().feed(csv_text.encode(), 1)
+    assert pts(batch, "loss") == [(1, 2.5), (2, 2.25)] and "training_iteration" not in batch.series
+    lines = '{"loss": 2.5, "training_iteration": 1, "trial_id": "abc"}\n{"loss": 2.25, "training_iteration": 2, "trial_id": "abc"}\n'
+    batch = JsonlParser().feed(lines.encode(), 1)
+    assert pts(batch, "loss") == [(1, 2.5), (2, 2.25)]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuiloss.core.formats.hf_trainer import is_trainer_output_dir
+from tuiloss.core.formats.history import EPOCH_DOCUMENT, looks_like_history
 from tuiloss.core.formats import sqlitedb
 from tuiloss.core.formats import wandb as wandb_format
 from tuiloss.core.formats.mlflow import is_mlflow_run_dir, mlflow_config
@@ -41,7 +42,7 @@ NOT_LOG_SUFFIXES = frozenset(
 TEXT_LOG_SUFFIXES = frozenset(".log .out .err .stdout .stderr".split())
 SKIP_DIRS = frozenset({".git", "__pycache__", ".ipynb_checkpoints", ".hg", ".svn", "node_modules", ".venv", "venv", ".tuiloss"})
 RUN_NAME_KEYS = ("run_name", "mlflow.runName", "name", "label", "experiment_name")
-FORMATS = ("csv", "jsonl", "text", "hf_trainer", "mlflow", "tfevents", "wandb", "trackio")
+FORMATS = ("csv", "jsonl", "text", "hf_trainer", "history", "mlflow", "tfevents", "wandb", "trackio")
 #: Formats read from stores and run folders only: forcing one never reads other files as it.
 STORE_FORMATS = ("mlflow", "tfevents", "wandb", "trackio")
 _FOLDER_PAIR = re.compile(r"([A-Za-z][\w.\-]*?)=([^_=/]+)")
@@ -133,6 +134,9 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
     if failure is not None:
         found.notices.append(Notice("error", f"{folder}: {failure.strerror or failure}"))
         return
+    epoch_documents = format in (None, "history") and any(EPOCH_DOCUMENT.match(name) for name in names)
+    if epoch_documents:
+        _add(found, folder, root, "history", known)  # AllenNLP's metrics_epoch_N.json: one run, a point an epoch
     has_events = False
     subdirs = []
     first_run = len(found.runs)  # the runs this folder's own files make come after
@@ -163,6 +167,8 @@ def _walk(folder: str, root: str, found: Discovery, format, known, seen_dirs) ->
                 continue
             if trainer_output and entry.name == "trainer_state.json":
                 continue
+            if epoch_documents and EPOCH_DOCUMENT.match(entry.name):
+                continue  # read through the folder's run
             if entry.is_symlink() and is_system_path(entry.path):
                 found.ignored.append((entry.path, "link to a kernel file (procfs, sysfs, a device), never read"))
                 continue
@@ -320,6 +326,8 @@ def sniff_head(name: str, head: bytes) -> tuple[str | None, str]:
         return _NAMED_FORMATS[suffix], ""
     if _looks_binary(head) and suffix not in TEXT_LOG_SUFFIXES:
         return None, "binary file"
+    if suffix == ".json" and looks_like_history(head):
+        return "history", ""  # a Keras history: one object of metric lists
     first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
     if first.startswith(b"{") and _is_json_object(first):
         if suffix == ".json" and head.count(b"\n") < 2 and len(head) < SNIFF_BYTES:
@@ -375,7 +383,7 @@ def _looks_like_csv(head: bytes) -> bool:
         header = lines[0] if lines else b""
         fields = [f.strip().lower() for f in header.decode("utf-8", "replace").split(",")]
         return len(fields) >= 2 and any(f in ("step", "epoch", "global_step") for f in fields)
-    for sep in (b",", b"\t"):
+    for sep in (b",", b"\t", b";"):
         counts = {line.count(sep) for line in lines[:-1] or lines}
         if len(counts) == 1 and counts.pop() >= 1:
             second = lines[1].split(sep)

@@ -18,6 +18,7 @@ STEP_KEYS = (
     "total_timesteps",
     "time/total_timesteps",
     "iteration",
+    "training_iteration",  # Ray Tune's progress.csv and result.json, counted from 1
     "step",
     "_step",
     "current_steps",

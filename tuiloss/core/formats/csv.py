@@ -22,6 +22,7 @@ import io
 import os
 import re
 import threading
+import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -78,7 +79,12 @@ class CsvParser:
         return self.feed_range(data, 0, len(data), first_line)
 
     def feed_range(self, data: bytes, start: int, end: int, first_line: int) -> Batch:
-        """Parse the whole lines ``data[start:end]``, without copying them out."""
+        """Parse the whole lines ``data[start:end]``, without copying them out.
+
+        Under a header split by semicolons (a spreadsheet's export in a locale that
+        writes ``0,25``) a comma is a decimal comma: the lines are read with each comma
+        made a point (a copy), so ``1,5`` reads 1.5 on every path.
+        """
         batch = Batch()
         if self.header is None:
             header_start = start
@@ -90,6 +96,8 @@ class CsvParser:
             header_lines = data.count(b"\n", header_start, start)
         else:
             header_lines = 0
+        if self.delimiter == ";":
+            data, start, end = data[start:end].translate(_DECIMAL_COMMA), 0, end - start
         numbers = self._read_numbers(data, start, end)
         if numbers is not None:
             columns, gappy = numbers
@@ -108,6 +116,20 @@ class CsvParser:
                 count = lines - _count_blank(data, start, end)
                 batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=count)
                 return batch
+        import pandas as pd  # loaded by the read
+
+        if not frame.index.equals(pd.RangeIndex(len(frame))):
+            # rows with more fields than the header names: pandas took the first ones for an index,
+            # each value shifted onto another column's name. Rows that end in a delimiter only
+            # hold an empty field more: read without the shift; other rows name no column (a
+            # semicolon log read by commas) and are skipped.
+            if not _ends_in_delimiter(data, start, end, self.delimiter or ","):
+                count = lines - _count_blank(data, start, end)
+                batch.skip("more fields than the header names", first_line, count=count)
+                return batch
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pandas warns of the dropped empty fields
+                frame = self._read(data, start, end, index_col=False, **_GENERAL)
         if lines != len(frame):
             bad_shape = lines - _count_blank(data, start, end) - len(frame)
             if bad_shape > 0:
@@ -212,7 +234,7 @@ class CsvParser:
             text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
             delimiter = self.delimiter
             if delimiter is None:
-                delimiter = "\t" if text.count("\t") > text.count(",") else ","
+                delimiter = _delimiter_of(text)
             names = _header_names(text, delimiter)
             if not _is_header(names):
                 if self._last_header is not None:  # a row: the file went on under the same header
@@ -651,6 +673,23 @@ _GENERAL = {
     "on_bad_lines": "skip",
     "skip_blank_lines": True,
 }
+
+
+#: A semicolon-delimited log's bytes with its decimal commas made points.
+_DECIMAL_COMMA = bytes.maketrans(b",", b".")
+
+
+def _ends_in_delimiter(data: bytes, start: int, end: int, delimiter: str) -> bool:
+    """Whether every line of ``data[start:end]`` that is not blank ends in ``delimiter``."""
+    sep = delimiter.encode()
+    return all(line.rstrip(b" \t\r").endswith(sep) for line in data[start:end].split(b"\n") if line.strip())
+
+
+def _delimiter_of(header: str) -> str:
+    """The delimiter a header line is split by: the most frequent of comma, tab and
+    semicolon (a tie goes to the comma, then the tab)."""
+    counts = {delimiter: header.count(delimiter) for delimiter in (",", "\t", ";")}
+    return max(counts, key=lambda d: counts[d])  # max keeps the first of equal counts
 
 
 def _header_names(text: str, delimiter: str) -> list[str]:

@@ -6,7 +6,7 @@ errors. A line that starts like a log record but carries no number is
 *malformed* and counted with a reason.
 
 The parser locks onto the first family whose pattern appears; a specific family
-(nanoGPT, llm.c, Megatron, mmdetection, Keras, ...) found later replaces the
+(nanoGPT, llm.c, Megatron, mmdetection, Keras, Caffe, Darknet, ...) found later replaces the
 general reader, which reads any trainer's ``key: value`` / ``key=value`` fields,
 dicts and JSON objects (fairseq, Hugging Face, OpenNMT, DeepSpeed, detectron2,
 timm, Lightning bars, Python logging) with the finest counter of a line as its
@@ -58,6 +58,7 @@ class _State:
     seen_val: bool = False
     epochs_unvalidated: bool = False  # Keras 3: an epoch ended with no validated bar
     table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
+    test_net: int = 0  # Caffe: the test net whose outputs are being printed
     best_next: bool = False  # LightGBM: the read ended at 'Best iteration is:'; its copy of a round follows
     pipe_step: int | None = None  # a Markdown table: the column of its step
     pipe_above: list[str] | None = None  # ... the last row read, a header if a rule follows
@@ -262,10 +263,26 @@ _OLMO_HEAD = re.compile(r"\[step=(\d+)(?:/(\d+))?(?:,\s*epoch=\d+)?\]\s*$", re.M
 _OLMO_ITEM = re.compile(r"^[ \t]+([A-Za-z][\w/ ().\-]*?)=(" + NUM + r")\s*$", re.M)
 
 
+# MosaicML Composer's console: ``[batch=N/M]:`` (``[epoch=E][batch=N/M]:``, ``0:`` before it on a
+# node's rank), then one indented ``Train key: value`` or ``Eval key: value`` a line
+_COMPOSER_HEAD = re.compile(r"^(?:\d+:)?[ \t]*(?:\[epoch=\d+\])?\[batch=(\d+)/(\d+)\]:(?P<rest>[^\n]*)$", re.M)
+_COMPOSER_ITEM = re.compile(r"^(?:\d+:)?[ \t]+(?=Train |Eval )(?P<rest>[^\n]*)$", re.M)
+_COMPOSER_PAIR = re.compile(r"(?P<phase>Train|Eval) (?P<key>[A-Za-z_][^\n:]*?): (?P<value>" + NUM + r")(?=\s|$)")
+
+
 def _parse_olmo(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Blocks of metric lines under a head that holds the step:
+
+    OLMo's ``[step=100/739328]`` then ``    train/CrossEntropyLoss=2.43`` lines, and MosaicML
+    Composer's ``[batch=100/600]:`` then ``\t Train loss/train/total: 2.43`` lines (``Eval``
+    values are named ``eval/...`` unless their key already says eval).
+    """
     state = parser.state
     events = [(m.start(), 0, m) for m in _OLMO_HEAD.finditer(text)]
     events += [(m.start(), 1, m) for m in _OLMO_ITEM.finditer(text)]
+    if "[batch=" in text or state.meta.get("step_key") == "batch":
+        events += [(m.start(), 0, m) for m in _COMPOSER_HEAD.finditer(text)]
+        events += [(m.start(), 2, m) for m in _COMPOSER_ITEM.finditer(text)]
     events.sort(key=lambda e: e[0])
     for pos, kind, match in events:
         parser.matched += 1
@@ -273,10 +290,27 @@ def _parse_olmo(parser: "TextParser", text: str, first_line: int, batch: Batch) 
             state.step = float(match[1])
             if match[2]:
                 state.meta["planned_steps"] = float(match[2])
-        elif state.step is not None:
-            _emit(state, state.step, match[1], _num(match[2]))
-        else:
+            if match.re is _COMPOSER_HEAD:
+                state.meta["step_key"] = "batch"
+                if match["rest"].strip():
+                    _composer_pairs(state, match["rest"])
+        elif state.step is None:
             batch.skip("metric before any step", _line_no(text, pos, first_line), match[0])
+        elif kind == 1:
+            _emit(state, state.step, match[1], _num(match[2]))
+        elif not _composer_pairs(state, match["rest"]):
+            batch.skip("malformed line", _line_no(text, pos, first_line), match[0])
+
+
+def _composer_pairs(state: _State, text: str) -> bool:
+    """Emit Composer's ``Train key: value`` pairs of ``text`` at the current step; whether any."""
+    found = False
+    for pair in _COMPOSER_PAIR.finditer(text):
+        key = pair["key"].strip()
+        if pair["phase"] == "Eval" and "eval" not in key.lower():
+            key = "eval/" + key
+        found = _emit(state, state.step, key, _num(pair["value"])) or found
+    return found
 
 
 _KERAS_EPOCH = re.compile(r"^Epoch (\d+)/(\d+)\s*$", re.M)
@@ -477,6 +511,81 @@ def _parse_espnet(parser: "TextParser", text: str, first_line: int, batch: Batch
                 _emit(state, step, key, value)
 
 
+# -- Caffe (glog) ------------------------------------------------------------------
+
+_CAFFE_ITER = re.compile(
+    r"^[^\n]*?\] Iteration (?P<step>\d+)(?: \([^)\n]*\))?, (?:(?P<key>loss|lr) = (?P<value>" + NUM + r")|(?P<test>Testing net) \(#(?P<net>\d+)\))[ \t]*\r?$",
+    re.M,
+)
+_CAFFE_OUTPUT = re.compile(
+    r"^[^\n]*?\][ \t]+(?P<phase>Train|Test) net output #\d+: (?P<key>[^\s=]+) = (?P<value>" + NUM + r")(?: \([^)\n]*\))?[ \t]*\r?$",
+    re.M,
+)
+
+
+def _parse_caffe(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Caffe's solver log (glog lines)::
+
+        I0717 21:06:08.612304  9965 solver.cpp:218] Iteration 100 (10.5 iter/s, 9.5s/100 iters), loss = 0.52
+        I0717 21:06:08.612390  9965 solver.cpp:237]     Train net output #0: loss = 0.51 (* 1 = 0.51 loss)
+        I0717 21:06:08.612417  9965 sgd_solver.cpp:105] Iteration 100, lr = 0.01
+        I0717 21:06:58.502228  9965 solver.cpp:337] Iteration 500, Testing net (#0)
+        I0717 21:06:58.701591  9965 solver.cpp:404]     Test net output #0: accuracy = 0.98
+
+    (older Caffe prints ``Iteration 100, loss = 0.52``, without the speed). ``loss`` is the
+    solver's loss (smoothed over ``average_loss`` iterations); a net output line belongs to the
+    iteration before it and is named by its phase: ``train/loss``, ``test/accuracy``
+    (``test1/...`` for a second test net).
+    """
+    state = parser.state
+    state.meta["step_key"] = "iteration"
+    events = [(m.start(), m) for m in _CAFFE_ITER.finditer(text)]
+    events += [(m.start(), m) for m in _CAFFE_OUTPUT.finditer(text)]
+    events.sort(key=lambda e: e[0])
+    for pos, match in events:
+        parser.matched += 1
+        if match.re is _CAFFE_ITER:
+            state.step = float(match["step"])
+            if match["test"]:
+                state.test_net = int(match["net"])  # the test net whose outputs follow
+            else:
+                _emit(state, state.step, match["key"], _num(match["value"]))
+            continue
+        if state.step is None:
+            batch.skip("metric before any step", _line_no(text, pos, first_line), match[0])
+            continue
+        phase = "train" if match["phase"] == "Train" else "test" + (str(state.test_net) if state.test_net else "")
+        _emit(state, state.step, f"{phase}/{match['key']}", _num(match["value"]))
+
+
+# -- Darknet (YOLO v2-v4) ------------------------------------------------------------
+
+_DARKNET = re.compile(
+    r"^[ \t]*(?P<step>\d+): (?P<loss>" + NUM + r"), (?P<avg>" + NUM + r") avg(?: loss)?, (?P<rate>" + NUM
+    + r") rate, (?P<seconds>" + NUM + r") seconds, (?P<images>\d+) images(?:, " + NUM + r" hours left)?[ \t]*\r?$",
+    re.M,
+)
+
+
+def _parse_darknet(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Darknet's line per iteration (``detector train``)::
+
+         402: 27.874079, 27.874079 avg loss, 0.000068 rate, 9.233807 seconds, 25728 images, -1.000000 hours left
+
+    the iteration, its loss, the running average Darknet plots, the learning rate, the
+    iteration's time and the images seen (YOLOv2 prints ``avg`` for ``avg loss``, and no
+    hours left). The region and loading lines between them are other text.
+    """
+    state = parser.state
+    state.meta["step_key"] = "iteration"
+    for match in _DARKNET.finditer(text):
+        parser.matched += 1
+        step = float(match["step"])
+        for name, group in (("loss", "loss"), ("avg loss", "avg"), ("rate", "rate"), ("seconds", "seconds"),
+                            ("images", "images")):
+            _emit(state, step, name, _num(match[group]))
+
+
 # -- mmdetection / mmengine text logs ---------------------------------------------
 
 _MMDET = re.compile(
@@ -524,6 +633,12 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
 # a table's header: a counter, then one word a column, a loss among them (``epoch train_loss valid_loss time``)
 _TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*loss)(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
 _TABLE_HEAD = re.compile(r"^[ \t]*(?P<head>" + _TABLE_WORDS + r")[ \t]*\r?$", re.M | re.I)
+# a header of names two spaces apart over a ruler of dashes, one run a column (spaCy's ``spacy train``)
+_RULED_HEAD = re.compile(r"^(?P<head>[ \t]*\S[^\n]*?)[ \t]*\r?\n(?P<rule>[ \t]*-+(?:[ \t]+-+)+)[ \t]*\r?$", re.M)
+_RULER = re.compile(r"[ \t]*-+(?:[ \t]+-+){2,}[ \t]*\r?")
+_RULED = r"\n" + _RULER.pattern + r"(?:\n|$)"  # a ruler of three columns or more: its header may be in the read before
+#: Column names of a table that count rather than measure: never metrics; ``#`` (spaCy's step) is the step.
+_TABLE_COUNTERS = frozenset({"#", "e", "epoch", "step", "iter", "iteration"})
 _TABLE_ROW = re.compile(r"^[ \t]*\d+(?:/\d+)?[ \t].*$", re.M)
 # where a row's progress bar starts: ``640: 100%|###| 4/4 [...]`` (Ultralytics), its percentage
 _TABLE_BAR = re.compile(r":\s+(\d{1,3})%")
@@ -541,6 +656,13 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
           Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
            1/20      1.19G      1.018      3.009      1.465          2        640: 100%|####| 4/4 [...]
 
+    and spaCy (``spacy train``), whose names may hold a space, two spaces apart over a ruler
+    of dashes, and whose step is its ``#`` column (``E``, the epoch, is no metric)::
+
+        E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  ENTS_P  ENTS_R  SCORE
+        ---  ------  ------------  --------  ------  ------  ------  ------
+          3     100         30.32    700.46   38.60   47.83   32.35    0.39
+
     A header again starts a new table (``fine_tune``'s second fit counts its epochs from 0:
     a reset). A row with another number of cells is no row; a row whose bar is not full is
     progress (its values are running means); a cell that says nothing (``#na#``: no
@@ -548,13 +670,21 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
     """
     state = parser.state
     found = list(_TABLE_HEAD.finditer(text))
+    if "--" in text:
+        found += _RULED_HEAD.finditer(text)
+        first = text[: text.find("\n")]
+        if parser.last_line and _RULER.fullmatch(first):  # the header ended the read before
+            _ruled_head(parser, parser.last_line, first, lines=1)
     heads = {m.start() for m in found}
     if state.table is not None or found:
         found += _TABLE_ROW.finditer(text)
-    for match in sorted(found, key=lambda m: (m.start(), m.re is not _TABLE_HEAD)):
+    for match in sorted(found, key=lambda m: (m.start(), m.re not in (_TABLE_HEAD, _RULED_HEAD))):
         if match.re is _TABLE_HEAD:
             state.table = tuple(match["head"].split())
             parser.matched += 1
+            continue
+        if match.re is _RULED_HEAD:
+            _ruled_head(parser, match["head"], match["rule"])
             continue
         if state.table is None or match.start() in heads:
             continue
@@ -569,6 +699,15 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
+def _ruled_head(parser: "TextParser", head: str, rule: str, lines: int = 2) -> None:
+    """Take ``head`` for the table's header if it names one column per run of dashes of ``rule``
+    (``lines``: how many of the two lines this read holds)."""
+    names = tuple(re.split(r"\s{2,}", head.strip()))
+    if len(names) > 2 and len(names) == len(rule.split()) and not any(_num(name) is not None for name in names):
+        parser.state.table = names
+        parser.matched += lines
+
+
 def _table_row(state: _State, text: str) -> bool | None:
     """Read one row of the table: whether it gave points; None when it is no finished row."""
     bar = _TABLE_BAR.search(text)
@@ -579,15 +718,18 @@ def _table_row(state: _State, text: str) -> bool | None:
     cells = text.split()
     if len(cells) != len(state.table) or not cells[0].split("/")[0].isdigit():
         return None
-    counter, _, total = cells[0].partition("/")
+    at = state.table.index("#") if "#" in state.table else 0
+    counter, _, total = cells[at].partition("/")
+    if not counter.isdigit():
+        return None
     step = float(counter)
     state.step = step
-    state.meta["step_key"] = state.table[0].lower()
+    state.meta["step_key"] = "step" if at else state.table[0].lower()
     if total.isdigit() and int(total) > 0:
         state.meta["planned_steps"] = float(total)
     found = False
-    for name, cell in zip(state.table[1:], cells[1:]):
-        if cell.lower() in _NOT_AVAILABLE or ":" in cell:
+    for k, (name, cell) in enumerate(zip(state.table, cells)):
+        if k == at or (at and name.lower() in _TABLE_COUNTERS) or cell.lower() in _NOT_AVAILABLE or ":" in cell:
             continue
         found = _emit(state, step, name, _num(cell)) or found
     return found
@@ -626,6 +768,8 @@ _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d
 _PLANNED = re.compile(r"(?<![\w])['\"]?max_(?:update|updates|steps|iters|iterations)['\"]?\s*[:=]\s*(\d+)")
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
+# torchtune's bar: ``1|25|Loss: 1.65:  10%|###   | 25/250 [...]``, the epoch and the step in its description
+_COUNTED_BAR = re.compile(r"[ \t]*(?P<epoch>\d+)\|(?P<step>\d+)\|(?P<desc>[A-Za-z_][^|]*?):?\s+\d{1,3}%\|")
 # a tqdm bar's head, ``Loading checkpoint shards:  25%|###   |``: its progress, never a metric
 _BAR_HEAD = re.compile(r"[^|]*?\d{1,3}%\|[^|]*\|")
 # an evaluation's bar, ``valid: 100%|####| 39/39 [...]``, ``Validation DataLoader 0:  40%|``: its
@@ -857,6 +1001,16 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             counters.append(("epoch", float(match["e"]), None))
             counters.append(("batch", float(match["n"]), match["m"]))
             words.add(match[0].split(":")[0].split()[0].lower())
+    if "|" in line and line.lstrip()[:1].isdigit():
+        described = _COUNTED_BAR.match(line)
+        if described is not None:
+            # torchtune: the epoch and the step (within the epoch in older recipes) lead its bar
+            pairs = _fields(described["desc"])
+            if not pairs:
+                return False
+            counters = [("iter", float(described["step"]), None), ("epoch", float(described["epoch"]), None)]
+            _place(parser, counters, pairs)
+            return True
     bar = _BAR_COUNT.search(line) if "|" in line else None
     if bar is not None:
         phase = _EVAL_BAR.match(line)
@@ -878,6 +1032,14 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         pairs = [(key, value) for key, value in _spaced_after(line[after:]) if key not in known] + pairs
     if not pairs:
         return False
+    _place(parser, counters, pairs)
+    return True
+
+
+def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], pairs: list[tuple[str, float]]) -> None:
+    """Emit ``pairs`` at the step the finest of ``counters`` gives (made global when it is an
+    inner counter beside an epoch); ``counters`` holds ``(name, count, total or None)``."""
+    state = parser.state
     counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
     name, value, total = counters[0]
     epoch = next((c for c in counters if c[0] == "epoch"), None)
@@ -901,7 +1063,6 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         state.step = step
         for key, number in items:
             _emit(state, step, key, number)
-    return True
 
 
 # ``task=detect``, ``save=True``, ``device=None``, ``model=yolov8n.pt``: a setting, not a measurement
@@ -1032,6 +1193,8 @@ _GENERIC = re.compile(
     r"|(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*[:=]?\s*\d+\s*[:=,\-|]?\s*\{\s*['\"]"
     r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*[-+]?\d"
     r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d"
+    # torchtune's bar description: ``1|25|Loss: 1.65:  10%|``
+    r"|\|\d+\|[A-Za-z_][\w/ .\-]{0,40}:\s*[-+]?(?:\d|\.\d|nan|inf)[^\n\r|]{0,80}?\d%\|"
     # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
     r"|" + _COUNTER_THEN_SPACED + ")"
 )
@@ -1054,7 +1217,12 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family("llmc", re.compile(r"\ns:\d+ t[re]l:"), _parse_llmc, hint="s:", layout=True),
     Family("pipe", re.compile(r"\nstep\s+\d+(?:\s*/\s*\d+)?\s*[|:].*\|"), _parse_pipe, hint="step", layout=True),
-    Family("olmo", re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$"), _parse_olmo, hint="[step="),
+    Family(
+        "olmo",
+        re.compile(r"(?m)\[step=\d+(?:/\d+)?(?:,\s*epoch=\d+)?\]\s*$|\[batch=\d+/\d+\]:\s*(?:$|Train |Eval )"),
+        _parse_olmo,
+        hint=("[step=", "[batch="),
+    ),
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
     Family("espnet", re.compile(r"\depoch(?::[a-z]+:\d+-\d+batch:| results: \[)"), _parse_espnet, hint="epoch"),
@@ -1070,12 +1238,25 @@ FAMILIES: tuple[Family, ...] = (
         _parse_boost,
         hint="\t",
     ),
+    Family(
+        "caffe",
+        re.compile(r"\] Iteration \d+(?: \([^)\n]*\))?, (?:loss|lr) = |\] Iteration \d+, Testing net \(#|\][ \t]+T(?:rain|est) net output #"),
+        _parse_caffe,
+        hint=("] Iteration ", " net output #"),
+    ),
+    Family(
+        "darknet",
+        re.compile(r"\n[ \t]*\d+: [-+\d.naifNI]+, [-+\d.naifNI]+ avg(?: loss)?, [-+\d.eE]+ rate, "),
+        _parse_darknet,
+        hint=" rate, ",
+        layout=True,
+    ),
     Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
     # last: only a log in which the general reader finds nothing is looked at for a table
     Family(
         "table",
-        re.compile(r"(?i)\n[ \t]*" + _TABLE_WORDS + r"[ \t]*\r?(?:\n|$)"),
+        re.compile(r"(?i)\n[ \t]*" + _TABLE_WORDS + r"[ \t]*\r?(?:\n|$)|" + _RULED),
         _parse_table,
         weak=True,
     ),
@@ -1144,6 +1325,7 @@ class TextParser(LineParser):
         self.events: dict[str, tuple[list[float], list[float]]] = {}  # events read, not yet in a batch
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
         self.read_any = False  # whether the family read a point yet (a guess may still change before)
+        self.last_line = ""  # the last line of the text read before
 
     def restart(self) -> None:
         self.state = _State()
@@ -1154,6 +1336,7 @@ class TextParser(LineParser):
         self.events = {}
         self.layouts.reset()
         self.read_any = False
+        self.last_line = ""
         if not self._fixed:
             self.family = None
 
@@ -1261,6 +1444,8 @@ class TextParser(LineParser):
                     steps.append(self.reached)
                     values.append(value)
         batch.unmatched = max(lines - self.matched, 0)
+        end = text.rfind("\n", 0, len(text) - 1)
+        self.last_line = text[end + 1 :].rstrip("\r\n")  # a ruled table's header, maybe: its ruler may come next
         for name, (steps, values) in self.state.columns.items():
             batch.add(name, steps, values)
         self.state.columns = {}

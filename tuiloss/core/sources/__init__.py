@@ -10,12 +10,14 @@ from typing import Callable
 
 from tuiloss.core.formats.csv import CsvParser
 from tuiloss.core.formats.hf_trainer import TrainerStateParser
+from tuiloss.core.formats.history import HistoryParser
 from tuiloss.core.formats.jsonl import JsonlParser
 from tuiloss.core.formats.stdout import PatternParser, TextParser
 from tuiloss.core.formats.tfevents import split_event_folders
 from tuiloss.core.model import RunSpec
 from tuiloss.core.sources.base import Source
 from tuiloss.core.sources.document import DocumentSource
+from tuiloss.core.sources.epochs import EpochFilesSource
 from tuiloss.core.sources.hf_trainer import TrainerOutputSource
 from tuiloss.core.sources.line import HOLD_SECONDS, LineSource
 from tuiloss.core.sources.mlflow import MlflowRunSource
@@ -44,6 +46,10 @@ def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str |
         return LineSource(spec.path, JsonlParser(), **lines)
     if spec.format == "text":
         return LineSource(spec.path, TextParser(text_family), **lines)
+    if spec.format == "history":
+        if os.path.isdir(spec.path):
+            return EpochFilesSource(spec.path)  # a folder of one document per epoch
+        return DocumentSource(spec.path, HistoryParser())
     if spec.format == "hf_trainer":
         if os.path.isdir(spec.path):
             return TrainerOutputSource(spec.path)
