@@ -33,18 +33,24 @@ def _noise(n: int, sigma: float, kind: str, rng, clean: np.ndarray) -> np.ndarra
         eps = np.clip(rng.standard_t(3, n) / math.sqrt(3.0), -10.0, 10.0)
     elif kind == "ar":
         phi = rng.uniform(0.5, 0.9)
-        white = rng.standard_normal(n) * math.sqrt(1 - phi * phi)
-        eps = np.empty(n)
-        acc = 0.0
-        for i in range(n):
-            acc = phi * acc + white[i]
-            eps[i] = acc
+        eps = _ar1(rng.standard_normal(n), phi)
     else:
         eps = rng.standard_normal(n)
     if kind == "shrink":
         # absolute noise ~ sqrt(loss): relative noise sigma at the end, smaller before
         eps = eps * np.exp(0.5 * (clean[-1] - clean))
     return sigma * eps
+
+
+def _ar1(white: np.ndarray, phi: float) -> np.ndarray:
+    """AR(1) noise of unit variance from standard normal draws: each point keeps ``phi`` of the last."""
+    white = white * math.sqrt(1 - phi * phi)
+    eps = np.empty(len(white))
+    acc = 0.0
+    for i in range(len(white)):
+        acc = phi * acc + white[i]
+        eps[i] = acc
+    return eps
 
 
 def _decay(t: np.ndarray, rng, start: float, final: float) -> np.ndarray:
@@ -261,12 +267,7 @@ def _flat_wander(k: int, rng: np.random.Generator, lengths: list[int]) -> Case:
     steps = (np.arange(n) + 1) * float(rng.choice((1, 10, 100)))
     phi = rng.uniform(0.8, 0.95)
     sigma = rng.uniform(0.05, 0.3)
-    white = rng.standard_normal(n) * math.sqrt(1 - phi * phi)
-    eps = np.empty(n)
-    acc = 0.0
-    for i in range(n):
-        acc = phi * acc + white[i]
-        eps[i] = acc
+    eps = _ar1(rng.standard_normal(n), phi)
     z = math.log(rng.uniform(1.0, 8.0)) + sigma * eps
     case = Case(f"{k:04d}_flat_wander_{n}", "flat_wander", steps, np.exp(z), [], [], control=True, sigma=sigma)
     case.noise = "ar"

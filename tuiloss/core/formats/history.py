@@ -32,6 +32,21 @@ try:
 except ImportError:  # pragma: no cover
     _loads = json.loads
 
+#: What :func:`_document` gives for bytes that are no whole JSON document (yet).
+_UNFINISHED = object()
+
+
+def _document(data: bytes) -> object:
+    """The JSON document ``data`` holds (bad UTF-8 replaced), or ``_UNFINISHED``."""
+    try:
+        return _loads(data)
+    except ValueError:
+        try:
+            return json.loads(data.decode("utf-8", "replace"))
+        except ValueError:
+            return _UNFINISHED
+
+
 _VALUE = rb"(?:[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|NaN|-?Infinity|null)"
 _ENTRY = rb'"[^"\n]{1,200}"\s*:\s*\[\s*(?:' + _VALUE + rb"\s*(?:,\s*" + _VALUE + rb"\s*)*)?\]"
 #: The start of such a document cut short by the sniffer: whole entries, then one list of numbers cut off.
@@ -71,13 +86,9 @@ class HistoryParser(DocumentParser):
 
         None when ``data`` is no whole JSON document yet (half-written).
         """
-        try:
-            document = _loads(data)
-        except ValueError:
-            try:
-                document = json.loads(data.decode("utf-8", "replace"))
-            except ValueError:
-                return None, False
+        document = _document(data)
+        if document is _UNFINISHED:
+            return None, False
         batch = Batch()
         if not isinstance(document, dict):
             batch.skip("not a JSON object of metric lists")
@@ -133,13 +144,9 @@ def read_epoch_document(data: bytes, epoch: int) -> Batch | None:
     counts them); the counters (``epoch``, ``best_epoch``, ...) and text (durations) are
     no metrics. None when ``data`` is no whole JSON document yet (half-written).
     """
-    try:
-        document = _loads(data)
-    except ValueError:
-        try:
-            document = json.loads(data.decode("utf-8", "replace"))
-        except ValueError:
-            return None
+    document = _document(data)
+    if document is _UNFINISHED:
+        return None
     batch = Batch()
     if not isinstance(document, dict):
         batch.skip("not a JSON object of metrics", epoch + 1)
