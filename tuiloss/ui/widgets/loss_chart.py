@@ -14,6 +14,8 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from tuiloss.ui.widgets.styles import KeptStyles
+
 if TYPE_CHECKING:
     from tuiloss.ui.chartdata import ChartSpec
 
@@ -27,7 +29,7 @@ X_AXIS_ROWS = 2
 TOASTS_TOP = 1
 
 
-class LossChart(Widget):
+class LossChart(KeptStyles, Widget):
     """Draws a :class:`ChartSpec`. Only the UI thread calls :meth:`draw`.
 
     Textual's Line API: each row is a strip of the rasterised frame, and a new frame repaints only
@@ -131,7 +133,7 @@ class LossChart(Widget):
         return lines
 
     def render_line(self, y: int) -> Strip:
-        width, base = self.size.width, self.rich_style
+        width, base = self.size.width, self.base_style
         lines = self.build_frame()
         if self._strips.get("style") != (base, width):
             self._strips = {"style": (base, width)}
