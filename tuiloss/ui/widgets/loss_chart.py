@@ -100,9 +100,10 @@ class LossChart(KeptStyles, Widget):
             self.refresh()
             return
         width = self.size.width
-        for y, (old, new) in enumerate(zip(before[1], lines)):
-            if old is not new and old != new:  # a plot row kept from the last frame is the same line
-                self.refresh(Region(0, y, width, 1))
+        changed = [Region(0, y, width, 1) for y, (old, new) in enumerate(zip(before[1], lines))
+                   if old is not new and old != new]  # a plot row kept from the last frame is the same line
+        if changed:  # one refresh: each call drops the widget's caches and checks for idle again
+            self.refresh(*changed)
 
     def _key(self) -> tuple:
         width, height = self.size

@@ -123,13 +123,16 @@ class RunList(KeptStyles, ScrollView, can_focus=True):
         if index is None and keep is not None:
             self.refresh()
             return
-        first = self._first_row
+        first, width = self._first_row, self.size.width
+        changed = []
         for line in range(HEADER_LINES, self.size.height):
             k = first + line - HEADER_LINES
             if k >= len(rows):
                 break
             if rows[k] != old[k]:
-                self.refresh(Region(0, line, self.size.width, 1))
+                changed.append(Region(0, line, width, 1))
+        if changed:  # one refresh: each call drops the widget's caches and checks for idle again
+            self.refresh(*changed)
 
     def _measure_labels(self, rows: Sequence[RunRow], limit: int) -> int:
         """The label column's width: the longest label as shown, at most ``limit`` (as a table sizes it)."""
