@@ -67,3 +67,48 @@ def test_the_status_line_cut_from_its_spans_is_what_rich_renders():
                 return [(ch, seg.style) for seg in segments for ch in seg.text]
 
             assert cells(ours) == cells(rich), (status, width)
+
+
+async def test_a_spec_that_draws_as_the_last_one_keeps_its_lines_and_any_other_is_rendered():
+    import numpy as np
+    from textual.app import App, ComposeResult
+
+    from tuiloss.ui.canvas import render_chart
+    from tuiloss.ui.chartdata import ChartSpec, Label, Trace
+
+    class One(App):
+        def compose(self) -> ComposeResult:
+            yield LossChart()
+
+    xs = np.linspace(0.0, 1.0, 50)
+    traces = [Trace(xs, xs ** 2, (200, 50, 50), "braille"), Trace(xs, 1 - xs, (50, 50, 200), "braille")]
+
+    def spec(traces=traces, **changes) -> ChartSpec:
+        made = ChartSpec(traces=list(traces), x_lim=(0.0, 1.0), y_lim=(0.0, 1.0), title="loss",
+                         x_ticks=([0.0, 1.0], ["0", "1"]), y_ticks=([0.0, 1.0], ["0", "1"]))
+        for name, value in changes.items():
+            setattr(made, name, value)
+        return made
+
+    app = One()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chart = app.query_one(LossChart)
+        await pilot.pause()
+        width, height = chart.size
+        same_points = Trace(xs, xs ** 2, (200, 50, 50), "braille")  # equal, but another trace: drawn again
+        frames = [(spec(), False), (spec(), True), (spec(), True),
+                  (spec(labels=[Label("*", 0.5, 0.5, (1, 2, 3))]), False),
+                  (spec(labels=[Label("*", 0.5, 0.5, (1, 2, 3))]), True),
+                  (spec(title="loss · log y"), False), (spec(y_lim=(0.0, 2.0)), False),
+                  (spec(traces=[same_points, traces[1]], y_lim=(0.0, 2.0)), False),
+                  (spec(traces=[same_points, traces[1]], y_lim=(0.0, 2.0)), True),
+                  (spec(traces=traces[:1], y_lim=(0.0, 2.0)), False)]
+        for k, (made, kept) in enumerate(frames):
+            before = chart.kept_frames
+            chart.draw(made)
+            await pilot.pause()
+            assert chart.kept_frames - before == kept, k
+            assert chart.spec is made
+            fresh = render_chart(made, width, height)
+            assert [(line.plain, line.spans) for line in chart.build_frame()] == [
+                (line.plain, line.spans) for line in fresh], k

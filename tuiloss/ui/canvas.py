@@ -10,6 +10,7 @@ in numpy and one short Python loop per row to cut the row into styled runs.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -448,6 +449,22 @@ def _centred(text: str, width: int) -> str:
     text = text[:width]
     left = (width - len(text)) // 2
     return " " * left + text + " " * (width - len(text) - left)
+
+
+def drawn_look(spec: ChartSpec) -> tuple[tuple, tuple]:
+    """What :func:`render_chart` draws of ``spec``: two specs whose looks are :func:`same_look`
+    render the same lines at the same size (a followed run whose new points draw as before gives
+    the frame before's look again: its curves' very traces, the same limits, ticks and labels)."""
+    return (tuple(spec.traces),
+            (spec.title, spec.empty, spec.ascii, spec.x_log, spec.y_log, tuple(spec.x_lim), tuple(spec.y_lim),
+             tuple(spec.labels), tuple(spec.vlines), tuple(spec.event_marks),
+             tuple(spec.x_ticks[0]), tuple(spec.x_ticks[1]), tuple(spec.y_ticks[0]), tuple(spec.y_ticks[1])))
+
+
+def same_look(a: tuple[tuple, tuple], b: tuple[tuple, tuple]) -> bool:
+    """Whether two :func:`drawn_look` are the same: the very trace objects (a trace is never
+    changed once drawn), and the rest equal."""
+    return (len(a[0]) == len(b[0]) and all(map(operator.is_, a[0], b[0])) and a[1] == b[1])
 
 
 def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True,
