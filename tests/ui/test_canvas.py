@@ -355,3 +355,31 @@ def test_a_frame_keeps_the_lines_of_its_unchanged_plot_rows_and_renders_what_a_f
             if k == 5:  # another palette: every row made again
                 assert not kept
         last = lines
+
+
+def test_the_traces_style_table_is_kept_while_their_colours_are_and_labels_add_theirs_after_it():
+    from tuiloss.ui.canvas import Layers
+
+    rng = np.random.default_rng(3)
+    traces = []
+    for k in range(4):
+        xs, ys = random_points(rng, 15, sorted_x=True)
+        traces.append(Trace(xs, ys, (50 * k, 80, 160), "braille"))
+    band = Trace(np.array([0.1, 0.9]), np.array([0.2, 0.8]), (9, 9, 9), "band")
+    layers = Layers()
+    frames = [spec_of(*traces),
+              spec_of(*traces, labels=[Label("*", 0.5, 0.5, (7, 7, 7))]),  # a label's own colour after the traces'
+              spec_of(*traces, labels=[Label("x", 0.2, 0.2, (50, 80, 160)), Label("y", 0.7, 0.7, "red")]),
+              spec_of(band, *traces),  # a band under the curves: another table
+              spec_of(band, *traces, labels=[Label("*", 0.5, 0.5, (7, 7, 7))], vlines=[(0.4, (8, 8, 8))]),
+              spec_of(*traces[::-1])]  # the same colours in another order
+    for k, spec in enumerate(frames):
+        table = layers.trace_styles
+        lines = render_chart(spec, 50, 16, layers=layers)
+        if k in (1, 2, 4):
+            assert layers.trace_styles is table, k  # kept
+        fresh = render_chart(spec, 50, 16)
+        assert [(line.plain, line.spans) for line in lines] == [(line.plain, line.spans) for line in fresh], k
+    plain = render_chart(frames[-1], 50, 16, color=False, layers=layers)
+    assert [(line.plain, line.spans) for line in plain] == [
+        (line.plain, line.spans) for line in render_chart(frames[-1], 50, 16, color=False)]

@@ -116,3 +116,45 @@ def test_index_query_cost_does_not_depend_on_points():
         index.query(0, n, 200, True)
     per_query = (time.perf_counter() - start) / 20
     assert per_query < 0.01
+
+
+@pytest.mark.parametrize("log_x", [False, True])
+@pytest.mark.parametrize("start", [50, 5_000, 40_000])
+def test_a_grown_index_asked_the_same_layout_reads_again_only_the_columns_the_new_points_reached(start, log_x):
+    rng = np.random.default_rng(start)
+    total = start + 600
+    steps = np.arange(total, dtype=float)
+    values = rng.normal(1.0, 0.1, total)
+    values[rng.integers(0, total, 12)] = np.nan
+    values[start + 7] = np.inf
+    index = ColumnIndex()
+    n = start
+    window = (0.0, total + 100.0, 120, log_x)
+    index.sync(steps[:n], values[:n])
+    index.query(*window)
+    partial = 0
+    for grow in (1, 1, 3, 0, 40, 2, 200, 1, 352):
+        n += grow
+        index.sync(steps[:n], values[:n])
+        answer = index.query(*window)
+        assert_same(answer, minmax_columns(steps[:n], values[:n], *window))
+        partial = index.partial_queries
+    assert partial >= 5  # the same layout: only the last columns were read again
+    # points past the window's end change no column; another layout is read whole, and right
+    index.sync(np.append(steps, [total + 500.0]), np.append(values, 9.0))
+    assert_same(index.query(*window), minmax_columns(steps, values, *window))
+    other = (10.0, total / 2, 90, log_x)
+    assert_same(index.query(*other), minmax_columns(np.append(steps, [total + 500.0]), np.append(values, 9.0), *other))
+
+
+def test_a_rebuilt_index_does_not_reuse_the_columns_of_its_old_points():
+    steps = np.arange(1000, dtype=float)
+    values = np.linspace(1.0, 2.0, 1000)
+    index = ColumnIndex()
+    index.sync(steps, values, key=1)
+    index.query(0.0, 2000.0, 50, False)
+    changed = values.copy()
+    changed[:10] = 5.0
+    index.sync(np.append(steps, 1000.0), np.append(changed, 1.0), key=2)  # earlier points changed
+    assert_same(index.query(0.0, 2000.0, 50, False),
+                minmax_columns(np.append(steps, 1000.0), np.append(changed, 1.0), 0.0, 2000.0, 50, False))

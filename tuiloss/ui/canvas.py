@@ -10,6 +10,7 @@ in numpy and one short Python loop per row to cut the row into styled runs.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -169,6 +170,9 @@ class Layers:
         #: the last frame's plot: (palette, cells, styles, row prefixes, row lines); a row whose cells,
         #: styles and prefix are as they were keeps its line
         self.plot: tuple | None = None
+        #: the last frame's traces' style table: ((colours and kinds, colour on), style of each trace,
+        #: which are bands, the styles in use and their numbers after the traces')
+        self.trace_styles: tuple | None = None
         #: composites of the layers kept from frame to frame (see :meth:`background`), newest last
         self._backgrounds: list[tuple[list[tuple[int, Layer, bool]], np.ndarray, np.ndarray]] = []
 
@@ -447,6 +451,22 @@ def _centred(text: str, width: int) -> str:
     return " " * left + text + " " * (width - len(text) - left)
 
 
+def drawn_look(spec: ChartSpec) -> tuple[tuple, tuple]:
+    """What :func:`render_chart` draws of ``spec``: two specs whose looks are :func:`same_look`
+    render the same lines at the same size (a followed run whose new points draw as before gives
+    the frame before's look again: its curves' very traces, the same limits, ticks and labels)."""
+    return (tuple(spec.traces),
+            (spec.title, spec.empty, spec.ascii, spec.x_log, spec.y_log, tuple(spec.x_lim), tuple(spec.y_lim),
+             tuple(spec.labels), tuple(spec.vlines), tuple(spec.event_marks),
+             tuple(spec.x_ticks[0]), tuple(spec.x_ticks[1]), tuple(spec.y_ticks[0]), tuple(spec.y_ticks[1])))
+
+
+def same_look(a: tuple[tuple, tuple], b: tuple[tuple, tuple]) -> bool:
+    """Whether two :func:`drawn_look` are the same: the very trace objects (a trace is never
+    changed once drawn), and the rest equal."""
+    return (len(a[0]) == len(b[0]) and all(map(operator.is_, a[0], b[0])) and a[1] == b[1])
+
+
 def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True,
                  layers: Layers | None = None) -> list[Text]:
     """``spec`` as ``height`` lines of ``width`` cells: title, framed plot, tick labels.
@@ -482,9 +502,20 @@ def render_chart(spec: ChartSpec, width: int, height: int, *, color: bool = True
         y_ticks: dict[int, str] = {}
     else:
         codes, owner = rasterise(spec, pw, ph, layers)
-        trace_styles = np.array([style_id(t.color) for t in spec.traces] + [0], dtype=np.int64)
+        # the traces' styles: the last frame's table while their colours and kinds are as they were
+        # (a followed run changes one trace, never its colour)
+        looks = [(t.color, t.kind) for t in spec.traces]
+        table = layers.trace_styles if layers is not None else None
+        if table is not None and table[0] == (looks, color):
+            trace_styles, is_band = table[1], table[2]
+            styles_in_use[:] = table[3]
+            style_ids.update(table[4])
+        else:
+            trace_styles = np.array([style_id(c) for c, _ in looks] + [0], dtype=np.int64)
+            is_band = np.array([kind == "band" for _, kind in looks] + [False])
+            if layers is not None:
+                layers.trace_styles = ((looks, color), trace_styles, is_band, list(styles_in_use), dict(style_ids))
         styles = trace_styles[owner]  # owner -1 picks the trailing plain style
-        is_band = np.array([t.kind == "band" for t in spec.traces] + [False])
         for x, mark_color, glyph, place in spec.event_marks:  # under the cursor, resets and labels
             col = _cell(x, x_lo, x_hi, pw, flip=False)
             if 0 <= col < pw:

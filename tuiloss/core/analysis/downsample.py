@@ -164,8 +164,17 @@ def minmax_columns(
     return _one_pass(steps, values, edges, _centres(edges, log_x))
 
 
-def _one_pass(steps: np.ndarray, values: np.ndarray, edges: np.ndarray, centres: np.ndarray) -> ColumnData:
-    bounds = _column_bounds(steps, edges)
+def _one_pass(steps: np.ndarray, values: np.ndarray, edges: np.ndarray, centres: np.ndarray,
+              bounds: np.ndarray | None = None) -> ColumnData:
+    if bounds is None:
+        bounds = _column_bounds(steps, edges)
+    vmin, vmax, last, count, nonfinite = _fold_columns(values, bounds)
+    return ColumnData(centres, edges, vmin, vmax, last, count, nonfinite)
+
+
+def _fold_columns(values: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Min, max, last finite value, count and non-finite flag of the points of each column, the
+    columns starting at ``bounds[:-1]`` in ``values`` (the last one ending at ``bounds[-1]``)."""
     starts, ends = bounds[:-1], bounds[1:]
     a, b = int(bounds[0]), int(bounds[-1])
     w = len(starts)
@@ -186,7 +195,7 @@ def _one_pass(steps: np.ndarray, values: np.ndarray, edges: np.ndarray, centres:
         vmax[has] = np.where(np.isfinite(maxs), maxs, np.nan)
         nonfinite[has] = bad
     last = _last_finite(values, starts, ends)
-    return ColumnData(centres, edges, vmin, vmax, last, (ends - starts).astype(np.int64), nonfinite)
+    return vmin, vmax, last, (ends - starts).astype(np.int64), nonfinite
 
 
 #: Points summarised at a time into the first level's blocks (no temporary the size of a series).
@@ -239,6 +248,12 @@ class ColumnIndex:
         # The last query and its answer: a redraw asks every unchanged curve the same again.
         self._last_query: tuple | None = None
         self._last_answer: ColumnData | None = None
+        # The last answer computed, with the column layout and bounds it was read from: once the
+        # points only grew, a query on the same layout works out again only the columns whose
+        # bounds moved (a followed run: its last column or two), not every column's points.
+        self._grown_from: tuple[np.ndarray, np.ndarray, ColumnData] | None = None
+        #: How many queries were answered by working out only the columns the new points reached.
+        self.partial_queries = 0
 
     def __len__(self) -> int:
         return len(self._steps)
@@ -265,6 +280,7 @@ class ColumnIndex:
             self.rebuilds += n > 0
             self._mins, self._maxs, self._bad = [], [], []
             self._min_pos = None
+            self._grown_from = None
             n = 0
         if not grew or len(steps) != n:
             self._last_query = None
@@ -327,11 +343,41 @@ class ColumnIndex:
             else:
                 min_pos = _min_positive(steps, x_lo, x_hi)
         edges, centres = _layout(float(x_lo), float(x_hi), int(width), bool(log_x), min_pos)
+        grown_from, self._grown_from = self._grown_from, None
         if not len(steps):
             return _empty(edges, log_x)
-        if len(steps) <= _DIRECT_POINTS:
-            return _one_pass(steps, values, edges, centres)
         bounds = _column_bounds(steps, edges)
+        answer = self._grown(values, edges, bounds, grown_from) if grown_from is not None else None
+        if answer is None:
+            answer = (_one_pass(steps, values, edges, centres, bounds) if len(steps) <= _DIRECT_POINTS
+                      else self._levels(values, edges, centres, bounds))
+        self._grown_from = (edges, bounds, answer)
+        return answer
+
+    def _grown(self, values: np.ndarray, edges: np.ndarray, bounds: np.ndarray,
+               was: tuple[np.ndarray, np.ndarray, ColumnData]) -> ColumnData | None:
+        """The answer on the layout ``edges`` of the last one computed, ``was``, from its columns
+        whose bounds did not move (the points only grew since: those columns hold the same points)
+        and the columns from the first one that moved read again; None when the layout changed or
+        the columns to read again hold too many points."""
+        old_edges, old_bounds, old = was
+        if old_edges is not edges and not np.array_equal(old_edges, edges):
+            return None
+        moved = np.flatnonzero((bounds[:-1] != old_bounds[:-1]) | (bounds[1:] != old_bounds[1:]))
+        if not len(moved):
+            return old
+        k = int(moved[0])
+        if bounds[-1] - bounds[k] > _DIRECT_POINTS:
+            return None
+        vmin, vmax, last, count, bad = (old.min.copy(), old.max.copy(), old.last.copy(), old.count.copy(),
+                                        old.nonfinite.copy())
+        vmin[k:], vmax[k:], last[k:], count[k:], bad[k:] = _fold_columns(values, bounds[k:])
+        self.partial_queries += 1
+        return ColumnData(old.x, old.edges, vmin, vmax, last, count, bad)
+
+    def _levels(self, values: np.ndarray, edges: np.ndarray, centres: np.ndarray,
+                bounds: np.ndarray) -> ColumnData:
+        """Every column's answer from the blocks of the levels and the points at their ends."""
         starts, ends = bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64)
         w = len(starts)
         vmin = np.full(w, np.inf)

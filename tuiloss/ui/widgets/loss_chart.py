@@ -14,6 +14,8 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from tuiloss.ui.widgets.styles import KeptStyles
+
 if TYPE_CHECKING:
     from tuiloss.ui.chartdata import ChartSpec
 
@@ -27,7 +29,7 @@ X_AXIS_ROWS = 2
 TOASTS_TOP = 1
 
 
-class LossChart(Widget):
+class LossChart(KeptStyles, Widget):
     """Draws a :class:`ChartSpec`. Only the UI thread calls :meth:`draw`.
 
     Textual's Line API: each row is a strip of the rasterised frame, and a new frame repaints only
@@ -52,6 +54,9 @@ class LossChart(Widget):
         self._frame: tuple[tuple, list[Text]] | None = None  # (spec, draw, size, colour), the lines
         self._strips: dict = {}  # the frame's lines as strips, made when first painted
         self._layers = None  # each curve rasterised alone, kept between frames (see canvas.Layers)
+        self._look: tuple | None = None  # what the last spec drawn draws (see canvas.drawn_look)
+        #: frames whose spec drew as the last one did, whose lines were kept (for tests)
+        self.kept_frames = 0
 
     @property
     def plot_width(self) -> int:
@@ -90,17 +95,29 @@ class LossChart(Widget):
 
     def draw(self, spec: ChartSpec) -> None:
         """Replace what is drawn: the frame is rasterised now, and only its rows that changed are painted."""
+        from tuiloss.ui.canvas import drawn_look, same_look
+
+        look, seen = drawn_look(spec), self._look
+        self._look = look
+        before = self._frame
+        if (seen is not None and before is not None and self.spec is not None and before[0][2:] == self._key()[2:]
+                and same_look(look, seen)):  # drawn as the last frame: its lines and strips stay
+            self.spec = spec
+            self.draws += 1
+            self._frame = (self._key(), before[1])
+            self.kept_frames += 1
+            return
         self.spec = spec
         self.draws += 1
-        before = self._frame
         lines = self.build_frame()
         if before is None or before[0][2:] != self._key()[2:] or len(before[1]) != len(lines):
             self.refresh()
             return
         width = self.size.width
-        for y, (old, new) in enumerate(zip(before[1], lines)):
-            if old is not new and old != new:  # a plot row kept from the last frame is the same line
-                self.refresh(Region(0, y, width, 1))
+        changed = [Region(0, y, width, 1) for y, (old, new) in enumerate(zip(before[1], lines))
+                   if old is not new and old != new]  # a plot row kept from the last frame is the same line
+        if changed:  # one refresh: each call drops the widget's caches and checks for idle again
+            self.refresh(*changed)
 
     def _key(self) -> tuple:
         width, height = self.size
@@ -131,7 +148,7 @@ class LossChart(Widget):
         return lines
 
     def render_line(self, y: int) -> Strip:
-        width, base = self.size.width, self.rich_style
+        width, base = self.size.width, self.base_style
         lines = self.build_frame()
         if self._strips.get("style") != (base, width):
             self._strips = {"style": (base, width)}

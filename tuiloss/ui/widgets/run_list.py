@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tuiloss.ui.markup import safe_label
+from tuiloss.ui.widgets.styles import KeptStyles
 
 if TYPE_CHECKING:  # the rows are computed after the first frame, with the store
     from tuiloss.ui.runstate import RunRow
@@ -33,7 +34,7 @@ PADDING = 1
 HEADER_LINES = 1
 
 
-class RunList(ScrollView, can_focus=True):
+class RunList(KeptStyles, ScrollView, can_focus=True):
     """One row per run under a fixed header. Up/down move the highlight; the app's keys do the rest.
 
     Left/right/home/end are left to the app's step cursor.
@@ -122,13 +123,16 @@ class RunList(ScrollView, can_focus=True):
         if index is None and keep is not None:
             self.refresh()
             return
-        first = self._first_row
+        first, width = self._first_row, self.size.width
+        changed = []
         for line in range(HEADER_LINES, self.size.height):
             k = first + line - HEADER_LINES
             if k >= len(rows):
                 break
             if rows[k] != old[k]:
-                self.refresh(Region(0, line, self.size.width, 1))
+                changed.append(Region(0, line, width, 1))
+        if changed:  # one refresh: each call drops the widget's caches and checks for idle again
+            self.refresh(*changed)
 
     def _measure_labels(self, rows: Sequence[RunRow], limit: int) -> int:
         """The label column's width: the longest label as shown, at most ``limit`` (as a table sizes it)."""
@@ -204,9 +208,9 @@ class RunList(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
-        styles_key = (base, self.get_component_rich_style("run-list--header"),
-                      self.get_component_rich_style("run-list--cursor"), width, self._label_column, self.ascii)
+        base = self.base_style
+        styles_key = (base, self.component_style("run-list--header"),
+                      self.component_style("run-list--cursor"), width, self._label_column, self.ascii)
         if styles_key != self._styles_key:
             self._strips.clear()
             self._styles_key = styles_key
@@ -228,11 +232,11 @@ class RunList(ScrollView, can_focus=True):
 
     def _render_row(self, row: RunRow | None, cursor: bool, width: int, base: Style) -> Strip:
         if row is None:
-            style = base + self.get_component_rich_style("run-list--header")
+            style = base + self.component_style("run-list--header")
             cells = [("#", "", "left"), ("", "", "left"), ("run", "", "left"), (self._value_header, "", "left"),
                      ("state", "", "left"), ("!", "", "left")]
         else:
-            style = base + self.get_component_rich_style("run-list--cursor") if cursor else base
+            style = base + self.component_style("run-list--cursor") if cursor else base
             dim = "" if row.visible else "dim"
             swatch = row.swatch if row.visible else ("." if self.ascii else "·")
             count_style = "bold reverse" if row.new_anomaly else ("bold" if row.anomalies else "")
