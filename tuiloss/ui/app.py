@@ -279,11 +279,12 @@ class TuilossApp(DeferredStart, App[None]):
         self.redraws.request()
 
     def settled(self) -> bool:
-        """Whether the screen is at rest: loaded, nothing read waits to be applied, no redraw pending.
+        """Whether the screen is at rest: loaded, nothing read waits to be applied, no redraw pending
+        (nor one set for when the keys rest, with runs waiting to join the chart).
 
         Tests wait on this before they look.
         """
-        return self.loaded and self.ingestor.idle and not self.redraws.pending
+        return self.loaded and self.ingestor.idle and not self.redraws.pending and not self._admit_due
 
     def on_loss_chart_resized(self, _: LossChart.Resized) -> None:
         self.chart.fit_toasts()

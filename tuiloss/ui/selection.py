@@ -223,7 +223,7 @@ class ChartPacing:
     presses several in a row); the runs waiting join once the keys rest.
     """
 
-    def __init__(self, most: int = 8, per: int = 200, rest: float = 3.0,
+    def __init__(self, most: int = 8, per: int = 100, rest: float = 3.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.most, self.per, self.rest = most, per, rest
         self._clock = clock
