@@ -215,6 +215,53 @@ def test_a_chart_of_many_curves_takes_more_new_ones_per_frame():
     assert len(drawn) == 400 + 40 and pacing.waiting == 60
 
 
+def test_no_run_joins_the_chart_while_keys_come_and_those_waiting_join_once_they_rest():
+    from tuiloss.core.store import Run
+    from tuiloss.ui.selection import ChartPacing
+
+    now = [100.0]
+    pacing = ChartPacing(most=2, rest=1.0, clock=lambda: now[0])
+    runs = [Run(id=f"r{k}", label="", source="", format="csv", points=10) for k in range(6)]
+    assert len(pacing.admit(runs)) == 2 and pacing.waiting == 4 and pacing.resting() == 0
+    pacing.keyed()
+    assert pacing.resting() == 1.0
+    now[0] += 0.5
+    assert len(pacing.admit(runs)) == 2 and pacing.waiting == 4  # a frame between two keys adds none
+    pacing.keyed()  # another key: the rest starts again
+    now[0] += 0.9
+    assert len(pacing.admit(runs)) == 2 and abs(pacing.resting() - 0.1) < 1e-9
+    now[0] += 0.1
+    assert pacing.resting() == 0 and len(pacing.admit(runs)) == 4 and pacing.waiting == 2
+
+
+def test_a_snapshot_of_a_run_whose_version_did_not_move_is_kept_unless_it_was_edited_in_place(tmp_path):
+    from tuiloss.ui import feed
+
+    write_runs(tmp_path, 2)
+    engine, store = Engine([str(tmp_path)], hold=0.0), Store()
+    read(store, engine)
+    snapshots, compared = Snapshots(), []
+    full = feed._unchanged
+    feed._unchanged = lambda run, frozen: compared.append(run.id) or full(run, frozen)
+    try:
+        first = snapshots.take(list(store))
+        again = snapshots.take(list(store))
+        assert snapshots.made == 2 and all(a is b for a, b in zip(first, again)) and compared == []
+        one, two = list(store)
+        one.config["lr"] = 0.3  # in place: the version did not move, the config is compared
+        two.notices.append(Notice("warning", "late"))
+        third = snapshots.take(list(store))
+        assert snapshots.made == 4 and third[0].config == {"lr": 0.3} and len(third[1].notices) == 1
+        assert compared == []
+        one.label = "renamed"  # a field set: the version moved, every field is compared
+        assert snapshots.take(list(store))[0].label == "renamed" and compared == [one.id]
+        one.changed()  # moved with nothing to tell: compared, and kept
+        kept = snapshots.take(list(store))
+        assert snapshots.made == 5 and compared == [one.id, one.id] and kept[0].label == "renamed"
+    finally:
+        feed._unchanged = full
+
+
 def test_the_titles_of_blocks_left_for_later_panels_are_kept_until_the_run_or_its_look_changes():
     from types import MappingProxyType
 

@@ -303,3 +303,25 @@ async def test_a_new_frame_repaints_only_the_chart_rows_that_changed(tmp_path, c
         chart.refresh = refresh
         rows = {region.y for regions in painted for region in regions}
         assert painted and all(painted) and 0 < len(rows) < chart.size.height / 2
+
+
+async def test_runs_wait_to_join_the_chart_while_keys_come_and_join_once_they_rest(tmp_path, config_for):
+    from tuiloss.ui.selection import ChartPacing
+
+    write_runs(tmp_path, 20)
+    app = make_app(config_for(tmp_path))
+    now = [0.0]
+    app.pacing = ChartPacing(most=2, rest=5.0, clock=lambda: now[0])
+    app.pacing.keyed()  # as if a key came: the clock stands still, so the keys never rest
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.loaded and app.ingestor.idle, 20, "the load")
+        app.schedule_redraw()
+        await wait_for(pilot, lambda: not app.redraws.pending and app.pacing.waiting == 20, 10, "a frame")
+        assert not app.pacing._on and app._admit_due and not app.settled()
+        await pilot.press("1")  # a key's frame: none joins, run 1 leaves the shown ones
+        await wait_for(pilot, lambda: not app.redraws.pending and app.pacing.waiting == 19, 10, "the key's frame")
+        assert not app.pacing._on and "19 runs to draw" in app.chart.spec.title
+        now[0] += 5.0  # the keys rested
+        app._admit_rest()
+        await settle(pilot, app)
+        assert app.pacing.waiting == 0 and len(app.pacing._on) == 19

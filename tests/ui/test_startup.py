@@ -179,3 +179,32 @@ def test_an_app_that_found_the_collector_running_leaves_it_alone():
     collection.release()
     collection.settle()
     assert gc.isenabled() and gc.get_freeze_count() == frozen and not collection.unsettled()
+
+
+def test_a_load_that_outlasts_the_hold_is_frozen_a_step_at_a_time_as_it_goes():
+    import gc
+    import time
+
+    from tuiloss.ui import collection
+
+    now = [time.monotonic() + 1e6]  # later than any step an app took in this process
+    clock = lambda: now[0]  # noqa: E731
+    collection.hold()
+    try:
+        assert not collection.step(clock)  # held: the load is frozen when it is released
+        collection.release()
+        frozen = gc.get_freeze_count()
+        made = [[k] for k in range(1000)]  # what the load made since
+        assert collection.step(clock) and gc.get_freeze_count() >= frozen + 1000
+        more = [[k] for k in range(1000)]
+        now[0] += collection.STEP / 2
+        assert not collection.step(clock)  # at most every STEP seconds
+        now[0] += collection.STEP / 2
+        assert collection.step(clock) and gc.get_freeze_count() >= frozen + 2000
+        collection.settle()  # the load is in: no more steps
+        now[0] += collection.STEP
+        assert not collection.step(clock) and gc.isenabled() and len(made) == len(more) == 1000
+    finally:
+        collection.release()
+        gc.enable()
+        gc.unfreeze()

@@ -359,6 +359,7 @@ def apply_updates(store: Store, updates: list[Update], now: float | None = None)
             elif isinstance(item, Notice):
                 run.notices.append(item)
                 del run.notices[:-50]
+                run.changed()  # edited in place: no field set
     return added
 
 

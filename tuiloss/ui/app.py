@@ -81,6 +81,7 @@ class TuilossApp(DeferredStart, App[None]):
         self.selection = Selection(config.metric)
         self.pacing = ChartPacing()  # runs join the chart a slice per frame
         self._keyed = False  # the next frame is a key's: no run new to the chart joins in it
+        self._admit_due = False  # a redraw is set for when the keys rest (see ChartPacing.keyed)
         self.watch_mode, self.mode_reason = "starting", ""
         self.files = 0
         self.load_progress: float | None = 0.0
@@ -192,6 +193,7 @@ class TuilossApp(DeferredStart, App[None]):
         new = self.late.take_read(self.store, result, self.options, self.clock(), self.selection, self.activity,
                                   event.activity, watching=self.loaded)
         if not self.loaded:
+            collection.step()  # what a long load made is frozen as it goes (a no-op unless it outlasts the hold)
             self.findings.initial_runs.update(new)
             self.load_progress = event.progress if event.progress is not None else self.load_progress
         self.files = event.files or self.files
@@ -277,11 +279,12 @@ class TuilossApp(DeferredStart, App[None]):
         self.redraws.request()
 
     def settled(self) -> bool:
-        """Whether the screen is at rest: loaded, nothing read waits to be applied, no redraw pending.
+        """Whether the screen is at rest: loaded, nothing read waits to be applied, no redraw pending
+        (nor one set for when the keys rest, with runs waiting to join the chart).
 
         Tests wait on this before they look.
         """
-        return self.loaded and self.ingestor.idle and not self.redraws.pending
+        return self.loaded and self.ingestor.idle and not self.redraws.pending and not self._admit_due
 
     def on_loss_chart_resized(self, _: LossChart.Resized) -> None:
         self.chart.fit_toasts()
@@ -334,10 +337,21 @@ class TuilossApp(DeferredStart, App[None]):
             spec.empty = self.late.nothing_found(list(self.config.paths), sorted(self.engine.ignored.items()))
         if not self.loaded and self.load_progress is not None:
             spec.title += f"{' - ' if self.config.ascii else ' · '}loading {self.load_progress:.0%}"
-        if self.pacing.waiting:  # the next frames draw them
+        if self.pacing.waiting:  # the next frames draw them, once the keys rest
             spec.title += f"{' - ' if self.config.ascii else ' · '}{self.pacing.waiting:,} runs to draw"
-            self.schedule_redraw()
+            resting = self.pacing.resting()
+            if resting:
+                if not self._admit_due:
+                    self._admit_due = True
+                    self.set_timer(resting, self._admit_rest)
+            else:
+                self.schedule_redraw()
         chart.draw(spec)
+
+    def _admit_rest(self) -> None:
+        """The keys rested: the runs waiting to join the chart join in the next frames."""
+        self._admit_due = False
+        self.schedule_redraw()
 
     def _reported_metrics(self) -> dict[str, str | None]:
         """Each reported run's metric (its findings are marked on that curve), by run id, kept
@@ -522,6 +536,7 @@ class TuilossApp(DeferredStart, App[None]):
 
     def _toggle(self, run_ids: list[str], value: bool | None = None) -> None:
         self.selection.toggle(run_ids, value)
+        self.pacing.keyed()  # the runs waiting to join the chart wait for the keys to rest
         self.insights.defer()  # an analysis on its way lets this frame go first
         self._keyed = True
         self.redraws.request(now=True)  # a key's frame does not wait out the redraw interval

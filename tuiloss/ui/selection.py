@@ -8,7 +8,8 @@ numbering, the colours and the runs switched off.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable
+import time
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from tuiloss.core.analysis.metrics import eval_counterpart
 
@@ -209,24 +210,41 @@ class ChartPacing:
     costs its new points) and at most :attr:`most` runs new to it, or one for every :attr:`per`
     curves it has, when that is more (a curve already on the chart costs a frame a few
     microseconds, a new one a few milliseconds: the slice keeps a frame of a load to a few tens
-    of milliseconds, so a key pressed meanwhile is served soon). A frame a key asked for
+    of milliseconds, so a key pressed meanwhile is served soon; with thousands of curves a frame
+    costs tens of milliseconds whatever it adds, and the bigger slice spreads that over more new
+    runs, so the chart is filled sooner after a long load). A frame a key asked for
     (``fresh=False``) takes no run new to the chart. A run that had a curve before (switched off
     and on again) is no new run: what its curve is made from is kept. The others join in the next
     frames: the chart draws what is loaded as it loads. A run switched off or filtered out leaves
     the chart.
+
+    Keys go first: for :attr:`rest` seconds after a key (:meth:`keyed`) no run joins the chart, so
+    a key pressed soon after another never waits behind a frame adding runs (a user toggling runs
+    presses several in a row); the runs waiting join once the keys rest.
     """
 
-    def __init__(self, most: int = 8, per: int = 1000) -> None:
-        self.most, self.per = most, per
+    def __init__(self, most: int = 8, per: int = 100, rest: float = 3.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.most, self.per, self.rest = most, per, rest
+        self._clock = clock
+        self._quiet_until = float("-inf")  # no run joins before then (see keyed)
         self._on: set[str] = set()  # the runs with a curve in the last frame
         self._drawn: set[str] = set()  # the runs that ever had one
         self.waiting = 0  # shown runs the last frame left for the next ones
 
+    def keyed(self) -> None:
+        """A key was pressed: no run joins the chart for :attr:`rest` seconds."""
+        self._quiet_until = self._clock() + self.rest
+
+    def resting(self) -> float:
+        """Seconds until runs may join the chart again after the last key (0 if they may now)."""
+        return max(0.0, self._quiet_until - self._clock())
+
     def admit(self, shown: list[Run], fresh: bool = True) -> list[Run]:
         """The runs of ``shown`` (in order) the frame draws; :attr:`waiting` says how many wait.
-        Without ``fresh``, only the runs that had a curve before are drawn."""
+        Without ``fresh`` (or while the keys rest), only the runs that had a curve before are drawn."""
         on, drawn, out = self._on, self._drawn, []
-        room = max(self.most, len(on) // self.per) if fresh else 0
+        room = max(self.most, len(on) // self.per) if fresh and not self.resting() else 0
         waiting = 0
         for run in shown:
             if run.id in on or not run.points or run.id in drawn:
