@@ -302,7 +302,7 @@ def test_chart_rows_are_cut_into_the_segments_rich_would_render():
     from rich.style import Style
     from rich.text import Text
 
-    from tuiloss.ui.widgets.loss_chart import _segments
+    from tuiloss.ui.widgets.segments import span_segments as _segments
 
     rng = np.random.default_rng(7)
     console, base = Console(), Style(bgcolor="#1e1e1e", color="white")

@@ -47,7 +47,8 @@ def test_the_status_line_cut_from_its_spans_is_what_rich_renders():
     from rich.segment import Segment
     from rich.style import Style
 
-    from tuiloss.ui.widgets.status_bar import Status, line_segments, status_text
+    from tuiloss.ui.widgets.segments import span_segments
+    from tuiloss.ui.widgets.status_bar import Status, status_text
 
     console = Console(width=200, color_system="truecolor")
     base = Style(color="#e0e0e0", bgcolor="#1e1e1e")
@@ -61,7 +62,7 @@ def test_the_status_line_cut_from_its_spans_is_what_rich_renders():
             line = text.copy()
             line.truncate(width, overflow=line.overflow)
             rich = list(Segment.apply_style(line.render(console, end=""), base))
-            ours = line_segments(text, base, width, console)
+            ours = span_segments(text, base, console, width)
 
             def cells(segments):
                 return [(ch, seg.style) for seg in segments for ch in seg.text]

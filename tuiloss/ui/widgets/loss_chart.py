@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.segment import Segment
-from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.color import Color
@@ -14,6 +12,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
+from tuiloss.ui.widgets.segments import span_segments
 from tuiloss.ui.widgets.styles import KeptStyles
 
 if TYPE_CHECKING:
@@ -160,7 +159,7 @@ class LossChart(KeptStyles, Widget):
                 line = lines[y]
                 if self.spec is None:  # the "loading" line, centred
                     line = Text(line.plain.center(width), style=line.style)
-                strip = Strip(_segments(line, base, self.app.console)).crop_extend(0, width, base)
+                strip = Strip(span_segments(line, base, self.app.console)).crop_extend(0, width, base)
             self._strips[y] = strip
         return strip
 
@@ -171,27 +170,3 @@ class LossChart(KeptStyles, Widget):
         if self.spec is None:
             return "loading…"
         return render_plain(self.spec, width or max(self.size.width, 40), height or max(self.size.height, 12))
-
-
-def _segments(line: Text, base: Style, console) -> list[Segment]:
-    """``line`` as segments over ``base``: what ``line.render`` gives, cut straight from its spans.
-
-    A chart row is a plain string and the disjoint, ordered spans of its curves' colours (see
-    :func:`tuiloss.ui.canvas.render_chart`); Rich's general renderer, which resolves overlapping
-    spans, costs a few milliseconds on a row of a hundred curves. Other lines go through it.
-    """
-    spans = line.spans
-    if line.style or any(not isinstance(span.style, Style) for span in spans) or any(
-            b.start < a.end for a, b in zip(spans, spans[1:])):
-        return list(Segment.apply_style(line.render(console, end=""), base))
-    plain, at, out = line.plain, 0, []
-    for span in spans:
-        if span.start >= span.end:
-            continue
-        if span.start > at:
-            out.append(Segment(plain[at:span.start], base))
-        out.append(Segment(plain[span.start:span.end], base + span.style))
-        at = span.end
-    if at < len(plain):
-        out.append(Segment(plain[at:], base))
-    return out

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.cells import cell_len
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
 from tuiloss.ui.markup import safe_label
+from tuiloss.ui.widgets.segments import span_segments
 from tuiloss.ui.widgets.styles import KeptStyles
 
 
@@ -119,40 +118,5 @@ class StatusBar(KeptStyles, Widget):
         key = (width, base)
         if self._strip is None or self._strip[0] != key:
             pad = Style.from_color(bgcolor=base.bgcolor)  # the line's rest, as Textual pads a widget's content
-            self._strip = (key, Strip(line_segments(self.text, base, width, self.app.console)).crop_extend(0, width, pad))
+            self._strip = (key, Strip(span_segments(self.text, base, self.app.console, width)).crop_extend(0, width, pad))
         return self._strip[1]
-
-
-_STYLES: dict[str, Style] = {}
-
-
-def line_segments(text: Text, base: Style, width: int, console) -> list[Segment]:
-    """``text`` over ``base`` as segments, cut to ``width`` cells: what Rich renders of it.
-
-    A status line that fits (the usual case) is a plain string and the ordered, disjoint spans its
-    parts were appended with: its segments are cut straight from them, each span's style parsed
-    once, without Rich's general renderer (which resolves overlapping spans). Other lines go through it.
-    """
-    spans = text.spans
-    if (text.style or cell_len(text.plain) > width or any(b.start < a.end for a, b in zip(spans, spans[1:]))
-            or "\t" in text.plain or "\n" in text.plain):
-        line = text.copy()
-        line.truncate(width, overflow=line.overflow)
-        return list(Segment.apply_style(line.render(console, end=""), base))
-    plain, at, out = text.plain, 0, []
-    for span in spans:
-        if span.start >= span.end:
-            continue
-        if span.start > at:
-            out.append(Segment(plain[at:span.start], base))
-        style = span.style
-        if isinstance(style, str):
-            parsed = _STYLES.get(style)
-            if parsed is None:
-                parsed = _STYLES[style] = console.get_style(style, default=Style.null())
-            style = parsed
-        out.append(Segment(plain[span.start:span.end], base + style))
-        at = span.end
-    if at < len(plain):
-        out.append(Segment(plain[at:], base))
-    return out
