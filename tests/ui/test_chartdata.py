@@ -438,3 +438,33 @@ def test_settled_bounds_are_the_quantiles_numpy_gives():
             low, high = np.quantile(kept, (0.02, 0.98))
             assert settled_bounds(values) == (min(float(low), float(kept[-1])), max(float(high), float(kept[-1])))
     assert settled_bounds(np.array([np.nan, np.inf])) is None
+
+
+@pytest.mark.parametrize("view", [ChartView(), ChartView(log_y=False)])
+def test_a_frame_where_one_curve_changed_asks_only_that_curve_its_columns_and_draws_what_a_fresh_one_does(view):
+    from dataclasses import replace
+
+    asked: list[str] = []
+
+    def counted(curve):
+        def raw(*args):
+            asked.append(curve.key)
+            return curve.raw(*args)
+        return replace(curve, raw=raw)
+
+    base = _many_curves(30)
+    curves = [counted(c) for c in base]
+    memo: dict = {}
+    build_chart(curves, view, 90, height=24, memo=memo)
+    assert len(asked) == 30
+    for k in (3, 17, 3):
+        asked.clear()
+        grown = counted(replace(base[k], color=(1, 2, k)))  # a new object at the same place
+        curves = curves[:k] + [grown] + curves[k + 1:]
+        kept = build_chart(curves, view, 90, height=24, memo=memo)
+        assert asked == [curves[k].key]
+        asked.clear()
+        assert _drawing(kept) == _drawing(build_chart(curves, view, 90, height=24))
+    asked.clear()
+    build_chart(curves, view, 90, height=24, memo=memo)  # nothing changed
+    assert asked == []

@@ -63,6 +63,7 @@ def test_column_indexes_are_kept_per_curve_and_catch_up_with_new_points():
     view = ChartView(log_x=False)
     first = curves.prepare([run], selection, view, {}, {})[0]
     run.series["loss"].extend(np.array([40.0, 50.0]), np.array([9.0, 0.5]))
+    run.changed()  # stored outside Run.apply: counted by hand (see Run.version)
     second = curves.prepare([run], selection, view, {}, {})[0]
     assert first.raw.__self__ is second.raw.__self__  # the same ColumnIndex, grown
     assert second.raw.__self__.rebuilds == 0 and len(second.raw.__self__) == 6
@@ -137,8 +138,10 @@ def test_a_run_keeps_its_curve_until_its_points_segments_marks_or_the_view_chang
     grown = curves.prepare(runs, selection, view, {}, {})
     assert grown[0] is first[0] and grown[1] is not first[1] and grown[1].last_step == 40.0
     a.series["loss"].mark("replaced")  # the next point starts a new segment: nothing to draw yet
+    a.changed()
     assert curves.prepare(runs, selection, view, {}, {})[0] is first[0]
     a.series["loss"].extend(np.array([0.0]), np.array([4.0]))
+    a.changed()
     marked = curves.prepare(runs, selection, view, {}, {})
     assert marked[0] is not first[0] and marked[0].segment_starts == [(0.0, "replaced")] and marked[1] is grown[1]
     spikes = {"b": [Mark("spike", 40.0, 1.5)]}
@@ -162,3 +165,23 @@ def test_the_metrics_prepare_read_name_the_chart_as_the_shown_runs_common_metric
         for _ in range(2):  # made, then kept
             curves.prepare(runs, selection, ChartView(), {}, {})
             assert metrics_label(curves.metrics) == common_metric(runs), runs
+
+
+def test_a_run_whose_version_did_not_move_keeps_its_curve_and_one_that_grew_gets_a_new_one():
+    a = make_run("a", loss=(STEPS, [4.0, 3.0, 2.0, 1.0]))
+    b = make_run("b", loss=(STEPS, [5.0, 4.0, 3.0, 2.0]))
+    runs = [a, b]
+    selection = selection_of(runs)
+    curves, view = Curves(), ChartView()
+    first = curves.prepare(runs, selection, view, {}, {})
+    version = a.version
+    a.label = "renamed"  # a counted field: the curve is checked again and kept (same points, same key)
+    assert a.version != version
+    b.series["loss"].extend(np.array([40.0]), np.array([1.5]))
+    b.changed()
+    after = curves.prepare(runs, selection, view, {}, {})
+    assert after[0] is first[0] and after[1] is not first[1] and after[1].last_step == 40.0
+    fresh = Curves().prepare(runs, selection, view, {}, {})
+    assert [(c.key, c.last_step, c.color, c.segment_starts) for c in after] == [
+        (c.key, c.last_step, c.color, c.segment_starts) for c in fresh]
+    assert curves.prepare(runs, selection, view, {}, {})[1] is after[1]  # nothing moved: kept

@@ -661,6 +661,9 @@ class _Kept:
 class _KeptFrame:
     context: tuple  # what every curve's drawing depends on besides the curve: window, columns, log y, look
     curves: dict[str, _Kept]
+    order: list[CurveInput]  # the curves given, in order ...
+    cols_of: list[ColumnData]  # ... and their columns
+    pooled: bool  # the pools (see _Pools) hold these curves' columns
 
 
 def _kept_parts(curves: list[CurveInput], view: ChartView, window: Window, columns: int,
@@ -676,11 +679,19 @@ def _kept_parts(curves: list[CurveInput], view: ChartView, window: Window, colum
     before: _KeptFrame | None = memo.get("kept")
     grid = (window, columns)
     last = before.curves if before is not None and before.context[0] == grid else {}
-    cols_of = []
-    for curve in curves:
-        seen = last.get(curve.key)
-        cols_of.append(seen.cols if seen is not None and seen.curve is curve
-                       else curve.raw(window.step_lo, window.step_hi, columns, window.log))
+    # The curves that are not the very objects of the last frame at the same places: when the
+    # others are (a followed run among idle ones), only these are looked at below.
+    changed = _changed_places(curves, before.order) if last else None
+    if changed is not None:
+        cols_of = list(before.cols_of)
+        for k in changed:
+            cols_of[k] = curves[k].raw(window.step_lo, window.step_hi, columns, window.log)
+    else:
+        cols_of = []
+        for curve in curves:
+            seen = last.get(curve.key)
+            cols_of.append(seen.cols if seen is not None and seen.curve is curve
+                           else curve.raw(window.step_lo, window.step_hi, columns, window.log))
     if view.log_y is not None:
         log_y = view.log_y
         memo.pop("pools", None)
@@ -688,18 +699,29 @@ def _kept_parts(curves: list[CurveInput], view: ChartView, window: Window, colum
         pools = memo.get("pools")
         if pools is None:
             pools = memo["pools"] = _Pools()
-        log_y = pools.update(curves, cols_of)
+        if changed is not None and before.pooled:
+            log_y = pools.update_some([(curves[k].key, cols_of[k]) for k in changed])
+        else:
+            log_y = pools.update(curves, cols_of)
     fine = not view.ascii and not view.no_color
     context = (grid, log_y, fine, view.ascii, view.smoothing > 0, background)
     if before is None or before.context != context:
         last = {}
-    kept: dict[str, _Kept] = {}
-    for curve, cols in zip(curves, cols_of):
-        seen = last.get(curve.key)
-        if seen is None or seen.curve is not curve or seen.cols is not cols:
-            seen = _kept_curve(curve, cols, view, window, columns, log_y, fine, background, memo, seen)
-        kept[curve.key] = seen
-    memo["kept"] = _KeptFrame(context, kept)
+    if changed is not None and last:
+        kept = dict(last)
+        for k in changed:
+            curve, cols = curves[k], cols_of[k]
+            seen = last[curve.key]
+            if seen.curve is not curve or seen.cols is not cols:
+                kept[curve.key] = _kept_curve(curve, cols, view, window, columns, log_y, fine, background, memo, seen)
+    else:
+        kept = {}
+        for curve, cols in zip(curves, cols_of):
+            seen = last.get(curve.key)
+            if seen is None or seen.curve is not curve or seen.cols is not cols:
+                seen = _kept_curve(curve, cols, view, window, columns, log_y, fine, background, memo, seen)
+            kept[curve.key] = seen
+    memo["kept"] = _KeptFrame(context, kept, list(curves), cols_of, view.log_y is None)
     entries = list(kept.values())
     drawn = [entry for entry in entries if entry.start is not None]
     return _Parts(log_y,
@@ -708,6 +730,17 @@ def _kept_parts(curves: list[CurveInput], view: ChartView, window: Window, colum
                   [entry.drawn.extent for entry in drawn], [entry.drawn.bounds for entry in drawn],
                   [entry.start for entry in drawn],
                   [mark for entry in entries if entry.nan_marks for mark in entry.nan_marks])
+
+
+def _changed_places(curves: list[CurveInput], before: list[CurveInput]) -> list[int] | None:
+    """Where ``curves`` are not the very objects of ``before``, if they are the same keys in the same
+    order (a changed place keeps its key); ``None`` if not."""
+    if len(curves) != len(before):
+        return None
+    changed = [k for k, (now, then) in enumerate(zip(curves, before)) if now is not then]
+    if any(curves[k].key != before[k].key for k in changed):
+        return None
+    return changed
 
 
 def _kept_curve(curve: CurveInput, cols: ColumnData, view: ChartView, window: Window, columns: int, log_y: bool,
@@ -774,6 +807,32 @@ class _Pools:
                 _only_what_changed(out_highs, into_highs)
                 self.lows = _merged(self.lows, out_lows, into_lows)
                 self.highs = _merged(self.highs, out_highs, into_highs)
+        return self._spans()
+
+    def update_some(self, changed: list[tuple[str, ColumnData]]) -> bool:
+        """:meth:`update` when only the curves keyed in ``changed`` (each with its columns now) may
+        differ from those the pools hold: the others are not looked at."""
+        members = self.members
+        moved = [(key, cols) for key, cols in changed if key not in members or members[key][0] is not cols]
+        if moved:
+            out_lows, out_highs, into_lows, into_highs = [], [], [], []
+            for key, cols in moved:
+                if key in members:
+                    _, low, high = members[key]
+                    out_lows.append(low)
+                    out_highs.append(high)
+                low, high = _finite_extremes(cols)
+                members[key] = (cols, low, high)
+                into_lows.append(low)
+                into_highs.append(high)
+            _only_what_changed(out_lows, into_lows)
+            _only_what_changed(out_highs, into_highs)
+            self.lows = _merged(self.lows, out_lows, into_lows)
+            self.highs = _merged(self.highs, out_highs, into_highs)
+        return self._spans()
+
+    def _spans(self) -> bool:
+        """:func:`_spans_decades` of the pools."""
         lows, highs = self.lows, self.highs
         if not len(lows) or not len(highs) or lows[0] <= 0:
             return False

@@ -61,9 +61,10 @@ class Curves:
         curves = []
         last, made = self._inputs, {}
         # A run's curve is made again only when what it is made of changed. What does not depend on
-        # the run (the view, the marks) is checked once a frame; then a run whose points, metrics,
-        # segments and colour are as they were keeps its curve after a few look-ups: a frame of
-        # thousands of runs does not build and compare every run's full key.
+        # the run (the view, the marks) is checked once a frame; then a run whose version (see
+        # Run.version: its points, metrics, segments and fields) did not move and whose colour is
+        # as it was keeps its curve: a frame of thousands of runs does not build and compare every
+        # run's full key.
         frame = (view.smoothing, view.log_y is True, view.show_eval, selection.metric)
         before = self._frame
         same = (not other_axis and before is not None and before[0] == frame
@@ -74,16 +75,12 @@ class Curves:
         metrics: set[str] = set()
         for run in runs:
             was = seen_quick.get(run.id) if same else None
-            if was is not None:
-                series = run.series.get(was[1])
-                if (series is not None and was[2] == len(series) and was[3] == len(series.segments)
-                        and was[4] == len(run.series) and was[5] is colors.get(run.id) and was[6] == run.points
-                        and was[7] == run.metric_override and was[8] == run.log_primary):
-                    made[run.id] = last[run.id]
-                    quick[run.id] = was
-                    curves.append(was[0])
-                    metrics.add(was[1])
-                    continue
+            if was is not None and was[2] == run.version and was[3] is colors.get(run.id):
+                made[run.id] = last[run.id]
+                quick[run.id] = was
+                curves.append(was[0])
+                metrics.add(was[1])
+                continue
             name = selection.metric_of(run)
             if name is not None:
                 metrics.add(name)
@@ -101,8 +98,7 @@ class Curves:
             if seen is not None and key is not None and seen[0] == key:
                 made[run.id] = seen
                 curves.append(seen[1])
-                quick[run.id] = (seen[1], name, len(series), len(series.segments), len(run.series),
-                                 colors.get(run.id), run.points, run.metric_override, run.log_primary)
+                quick[run.id] = (seen[1], name, run.version, colors.get(run.id))
                 continue
             steps, values = series.visible()
             if not len(steps):
@@ -151,8 +147,7 @@ class Curves:
             )
             if key is not None:
                 made[run.id] = (key, curves[-1])
-                quick[run.id] = (curves[-1], name, len(series), len(series.segments), len(run.series),
-                                 colors.get(run.id), run.points, run.metric_override, run.log_primary)
+                quick[run.id] = (curves[-1], name, run.version, colors.get(run.id))
         self._inputs = made
         self._quick = quick
         self.metrics = metrics
