@@ -793,20 +793,7 @@ class _Pools:
                 self.lows = np.sort(np.concatenate([low for _, low, _ in fresh.values()] or [np.zeros(0)]))
                 self.highs = np.sort(np.concatenate([high for _, _, high in fresh.values()] or [np.zeros(0)]))
             else:
-                out_lows, out_highs, into_lows, into_highs = [], [], [], []
-                for key in gone:
-                    _, low, high = members.pop(key)
-                    out_lows.append(low)
-                    out_highs.append(high)
-                for key in came:
-                    low, high = _finite_extremes(now[key])
-                    members[key] = (now[key], low, high)
-                    into_lows.append(low)
-                    into_highs.append(high)
-                _only_what_changed(out_lows, into_lows)
-                _only_what_changed(out_highs, into_highs)
-                self.lows = _merged(self.lows, out_lows, into_lows)
-                self.highs = _merged(self.highs, out_highs, into_highs)
+                self._move(gone, [(key, now[key]) for key in came])
         return self._spans()
 
     def update_some(self, changed: list[tuple[str, ColumnData]]) -> bool:
@@ -815,21 +802,27 @@ class _Pools:
         members = self.members
         moved = [(key, cols) for key, cols in changed if key not in members or members[key][0] is not cols]
         if moved:
-            out_lows, out_highs, into_lows, into_highs = [], [], [], []
-            for key, cols in moved:
-                if key in members:
-                    _, low, high = members[key]
-                    out_lows.append(low)
-                    out_highs.append(high)
-                low, high = _finite_extremes(cols)
-                members[key] = (cols, low, high)
-                into_lows.append(low)
-                into_highs.append(high)
-            _only_what_changed(out_lows, into_lows)
-            _only_what_changed(out_highs, into_highs)
-            self.lows = _merged(self.lows, out_lows, into_lows)
-            self.highs = _merged(self.highs, out_highs, into_highs)
+            self._move([key for key, _ in moved if key in members], moved)
         return self._spans()
+
+    def _move(self, gone: list[str], came: list[tuple[str, ColumnData]]) -> None:
+        """Take the extremes of the curves keyed in ``gone`` out of the pools and put those of
+        ``came`` (each with its columns now) in, moving only the values that differ."""
+        members = self.members
+        out_lows, out_highs, into_lows, into_highs = [], [], [], []
+        for key in gone:
+            _, low, high = members.pop(key)
+            out_lows.append(low)
+            out_highs.append(high)
+        for key, cols in came:
+            low, high = _finite_extremes(cols)
+            members[key] = (cols, low, high)
+            into_lows.append(low)
+            into_highs.append(high)
+        _only_what_changed(out_lows, into_lows)
+        _only_what_changed(out_highs, into_highs)
+        self.lows = _merged(self.lows, out_lows, into_lows)
+        self.highs = _merged(self.highs, out_highs, into_highs)
 
     def _spans(self) -> bool:
         """:func:`_spans_decades` of the pools."""
