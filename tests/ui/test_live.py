@@ -43,14 +43,20 @@ async def test_new_runs_appear_and_deleted_ones_stay_marked(sample_logs, config_
     app = make_app(config_for(sample_logs))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_loaded(pilot, app)
+        before = app.store.points
         folder = sample_logs / "prenorm_new"
         folder.mkdir()
         with open(folder / "metrics.jsonl", "w") as handle:
             for step in range(100, 1100, 100):
                 handle.write(f'{{"step": {step}, "loss": {1.0 / step ** 0.2:.4f}}}\n')
-        await wait_for(pilot, lambda: len(app.store) == 8 and app.store.points >= 26_310, 5, "the new run")
-        new = next(run for run in app.store if "prenorm_new" in run.id)
-        assert len(new.series["loss"]) == 10 and app.selection.switched_on[new.id]
+
+        def new_run():
+            return next((run for run in app.store if "prenorm_new" in run.id), None)
+
+        # the run is listed when its file appears, before its points are read: wait for all ten
+        await wait_for(pilot, lambda: new_run() is not None and app.store.points == before + 10, 5, "the new run")
+        new = new_run()
+        assert len(app.store) == 8 and len(new.series["loss"]) == 10 and app.selection.switched_on[new.id]
         await settle(pilot, app)
         assert len(app.run_list.rows_shown) == 8
         os.remove(sample_logs / "postnorm_deepnorm" / "train.log")
