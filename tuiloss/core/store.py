@@ -677,22 +677,6 @@ class Store:
         # read after the splits: those change the runs split out of a log (labels, ...), never a log
         self._logs, self._versions, self._listed_at = logs, versions, _last_change
         return self._listing
-        listed, out, same = self._listed, {}, len(self._listed) == len(self.runs)
-        for log_id, log in self.runs.items():
-            seen = listed.get(log_id)
-            if seen is not None and seen[0] == log.version:
-                out[log_id] = seen
-                continue
-            runs = log.split()
-            names = tuple((run.label, run.source, run.config) for run in runs)
-            if seen is None or len(seen[1]) != len(runs) or any(a is not b for a, b in zip(seen[1], runs)) or seen[2] != names:
-                same = False
-            out[log_id] = (log.version, runs, names)
-        if not same or list(out) != list(listed):
-            self._listing = [run for _, runs, _ in out.values() for run in runs]
-        # read after the splits: those change the runs split out of a log (labels, ...), never a log
-        self._listed, self._listed_at = out, _last_change
-        return self._listing
 
     def find(self, run_id: str) -> Run | None:
         """The run ``run_id`` names (a log's, or one split out of it as ``id#k``)."""
