@@ -31,9 +31,15 @@ def next_line(out: queue.Queue, proc, deadline: float = 30.0) -> dict:
         raise AssertionError(f"no line within {deadline}s; stderr: {proc.stderr.read()[-2000:]}") from None
 
 
+def as_at_a_terminal() -> None:
+    """Ctrl-C's default in the command, as at a terminal, even when the suite itself runs with
+    SIGINT ignored (a script's background job), which Python would otherwise pass on."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def follow(tmp_path, *extra):
     return subprocess.Popen([sys.executable, "-m", "tuiloss", "report", "--follow", "--json", *extra, str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_at_a_terminal)
 
 
 def test_follow_json_prints_a_line_per_changed_run_until_interrupted(tmp_path):
@@ -71,7 +77,7 @@ def test_follow_refuses_a_bad_poll(tmp_path):
 def test_follow_as_text_names_the_run_and_its_last_value(tmp_path):
     (tmp_path / "train.log").write_text("iter 1: loss 0.5, time 1.00ms\n")
     proc = subprocess.Popen([sys.executable, "-m", "tuiloss", "report", "--follow", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_at_a_terminal)
     out = lines_of(proc)
     try:
         line = out.get(timeout=30)
