@@ -1,6 +1,7 @@
 """The batch and fast forms of the statistics give exactly what the plain forms give."""
 
 import math
+import os
 
 import numpy as np
 
@@ -83,3 +84,20 @@ def test_row_medians_are_numpys_for_rows_short_and_long():
     for width in (1, 2, 7, 8, 20, 64, 255, 256, 257, 512, 1024):
         block = np.round(rng.standard_normal((300, width)), 2)  # ties too
         assert np.array_equal(row_medians(block), np.median(block, axis=1)), width
+
+
+def test_a_long_running_median_and_chunk_noise_shared_by_two_threads_are_those_of_one(monkeypatch):
+    from tuiloss.core.analysis import scan
+
+    rng = np.random.default_rng(3)
+    y = np.exp(rng.standard_t(2, 120_001) * 0.2) + np.linspace(2, 0, 120_001)
+    resid = y - stats.running_median(y, 3)
+    resid[::997] = np.nan  # rows with gaps take the slow path on either thread
+    shared = stats.running_median(y, 10), stats.running_median(y, 10, 5, 119_990), scan._chunk_mad(resid)
+    assert stats._second_thread() is not None or (os.cpu_count() or 1) == 1
+    monkeypatch.setattr(stats, "SHARED_FROM", 1 << 62)  # one thread
+    alone = stats.running_median(y, 10), stats.running_median(y, 10, 5, 119_990), scan._chunk_mad(resid)
+    for a, b in zip(shared, alone):
+        assert np.array_equal(a, b, equal_nan=True)
+    windows = np.lib.stride_tricks.sliding_window_view(y, 21)
+    assert np.array_equal(alone[0][10:-10], np.median(windows, axis=1))

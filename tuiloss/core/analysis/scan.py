@@ -17,7 +17,7 @@ import numpy as np
 
 from tuiloss.core.analysis.arrays import GrowableArray, first_min
 from tuiloss.core.analysis.blocks import block_size, compute_blocks
-from tuiloss.core.analysis.stats import MAD_SCALE, median, medians_in_place, row_medians, running_median
+from tuiloss.core.analysis.stats import in_halves, MAD_SCALE, median, medians_in_place, row_medians, running_median
 
 #: Half-width of the local running median (points).
 LOCAL_HALF = 10
@@ -698,6 +698,15 @@ def _mad_rows(block: np.ndarray, centre: bool) -> np.ndarray:
     """
     rows, width = block.shape
     out = np.empty(rows)
+    in_halves(lambda lo, hi: _mad_rows_of(block[lo:hi], centre, out[lo:hi]), rows, width)
+    return out
+
+
+def _mad_rows_of(block: np.ndarray, centre: bool, out: np.ndarray) -> None:
+    """:func:`_mad_rows` on one thread, into ``out``."""
+    rows, width = block.shape
+    if not rows:
+        return
     step = max(1, min(rows, _BUFFER_ELEMENTS // width))
     buffer = np.empty((step, width))
     for a in range(0, rows, step):
@@ -716,7 +725,6 @@ def _mad_rows(block: np.ndarray, centre: bool) -> np.ndarray:
             if centre:
                 row = row - median(row)
             out[k] = median(np.abs(row))
-    return out
 
 
 def _smooth(raw: np.ndarray, start: int) -> np.ndarray:

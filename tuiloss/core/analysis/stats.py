@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -21,6 +24,36 @@ _BUFFER_ELEMENTS = 1 << 17
 #: Rows up to this long are sorted to find their median (numpy sorts short rows in vector
 #: registers: twice as fast as a selection and the maximum of the half below it).
 _SORTED_WIDTH = 256
+#: Values one call orders from which half of its windows (or rows) go to a second thread:
+#: numpy's sorts, copies and clips let go of the GIL, so a long series' first analysis uses
+#: two cores (a thread's hand-over costs about as much as ordering a few thousand values).
+SHARED_FROM = 1 << 18
+
+
+@functools.lru_cache(maxsize=1)
+def _second_thread() -> ThreadPoolExecutor | None:
+    """The one thread that takes half of a long row-by-row job; None with a single CPU."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        available = os.cpu_count() or 1
+    return ThreadPoolExecutor(1, thread_name_prefix="tuiloss-stats") if available > 1 else None
+
+
+def in_halves(work: Callable[[int, int], None], total: int, width: int) -> None:
+    """``work(lo, hi)`` over ``0..total`` rows of ``width`` values: the second half on another
+    thread when that is :data:`SHARED_FROM` values or more and there is another CPU. ``work``
+    must write only what its rows own, so the result is the same either way."""
+    pool = _second_thread() if total * width >= SHARED_FROM else None
+    if pool is None:
+        work(0, total)
+        return
+    mid = total // 2
+    later = pool.submit(work, mid, total)
+    try:
+        work(0, mid)
+    finally:
+        later.result()
 
 
 def window_bounds(i: int, n: int, half: int) -> tuple[int, int]:
@@ -85,11 +118,17 @@ def _full_windows(y: np.ndarray, half: int, a: int, b: int, out: np.ndarray) -> 
     Two neighbouring windows share ``2*half`` points: the order statistics ``half - 1`` and
     ``half`` of those shared points, once, give both medians (the one point each window adds
     lands between them or is clipped to them). The shared points are sorted in pieces, in one
-    small buffer that stays resident, so no temporary grows with the series.
+    small buffer (per thread: a long range is shared by two) that stays resident, so no
+    temporary grows with the series.
     """
     if half == 0:
         out[:] = y[a:b]
         return
+    in_halves(lambda lo, hi: _windows_of(y, half, a + lo, a + hi, out[lo:hi]), b - a, half)
+
+
+def _windows_of(y: np.ndarray, half: int, a: int, b: int, out: np.ndarray) -> None:
+    """:func:`_full_windows` on one thread."""
     core = 2 * half
     pairs = (b - a) // 2
     rows = max(1, min(pairs, _BUFFER_ELEMENTS // core))
