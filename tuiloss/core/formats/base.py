@@ -120,6 +120,35 @@ def find_step_key(names, prefer: str | None = None) -> str | None:
     return best
 
 
+#: A scalar printed as its object rather than its number: ``tensor(0.6931, device='cuda:0',
+#: grad_fn=<NllLossBackward0>)`` (PyTorch), ``np.float64(0.25)`` (numpy 2's repr, in a printed
+#: dict). Only one number inside, a few keyword arguments after it; a tensor of several
+#: values is no scalar and stays as it is.
+_WRAPPED = (
+    rb"(?<![\w.])(?:tensor|np\.float(?:16|32|64)|numpy\.float(?:16|32|64))\(\s*"
+    rb"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf)"
+    rb"\s*(?:,\s*\w+\s*=\s*(?:'[^'\n]*'|\"[^\"\n]*\"|<[^<>\n]*>|[\w.:]+)\s*)*\)"
+)
+_WRAPPED_BYTES = re.compile(_WRAPPED)
+_WRAPPED_TEXT = re.compile(_WRAPPED.decode())
+
+
+def may_wrap_scalars(data: bytes) -> bool:
+    """Whether ``data`` may hold a scalar printed as its object (see :func:`unwrap_scalars`)."""
+    return b"tensor(" in data or b"float64(" in data or b"float32(" in data or b"float16(" in data
+
+
+def unwrap_scalars(data: bytes) -> bytes:
+    """``data`` with each scalar printed as its object (``tensor(0.69, device='cuda:0')``) written
+    as its number (``0.69``); lines are neither added nor removed."""
+    return _WRAPPED_BYTES.sub(rb"\1", data)
+
+
+def unwrap_scalar_text(text: str) -> str:
+    """:func:`unwrap_scalars` of a decoded text, such as one CSV cell."""
+    return _WRAPPED_TEXT.sub(r"\1", text)
+
+
 def parse_number(text: str) -> float | None:
     """Parse a number as loggers print it: ``2.3E+00``, ``4,194,304``, ``nan``, ``inf``."""
     text = text.strip().rstrip("%")

@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from tuiloss.core.formats import plain
-from tuiloss.core.formats.base import find_step_key
+from tuiloss.core.formats.base import find_step_key, unwrap_scalar_text
 from tuiloss.core.model import Batch
 
 _BLANK_LINE = re.compile(rb"(?m)^[ \t\r]*\n")
@@ -283,6 +283,8 @@ class CsvParser:
 
             # a quoted cell ("0.5") is its content; a stray quote leaves the cell malformed
             text = column.astype("string").str.strip().str.replace(r'^"(.*)"$', r"\1", regex=True)
+            if text.str.contains("(", regex=False).any():  # ``tensor(0.69, device='cuda:0')``: its number
+                text = text.map(unwrap_scalar_text, na_action="ignore").astype("string")
             rows = (text == name).fillna(False).to_numpy(dtype=bool)
             header_rows = rows if header_rows is None else header_rows | rows
             values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)

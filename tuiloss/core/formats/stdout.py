@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from tuiloss.core.formats.base import LineParser, parse_number
+from tuiloss.core.formats.base import LineParser, may_wrap_scalars, parse_number, unwrap_scalars
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
 from tuiloss.core.formats import eventlines
 from tuiloss.core.formats.endings import TAIL, Ending, ending_of, last_stamp, may_hold
@@ -1188,7 +1188,7 @@ _GENERIC = re.compile(
     # unanchored, each way in starts with a literal and looks at most a few hundred
     # characters on: long lines (tqdm redraws joined by \r) stay linear
     r"(?i)(?:(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)\d+(?:\.0+)?(?![\w.])[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
-    r"|\{\s*['\"][^\n\r]{0,4000}?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
+    r"|\{\s*(?:['\"][^\n\r]{0,4000}?)?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
     # ``epoch 0: {'accuracy': 0.76}``: a counter, then a dict of metrics
     r"|(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*[:=]?\s*\d+\s*[:=,\-|]?\s*\{\s*['\"]"
     r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*[-+]?\d"
@@ -1419,6 +1419,9 @@ class TextParser(LineParser):
             self._plan_room -= len(head)
             if b"max_" in head:
                 _note_planned(head, self.state.meta)
+        family = self.family
+        if (family is None or family.generic or family.weak) and may_wrap_scalars(data):
+            data = unwrap_scalars(data)  # ``loss: tensor(0.69, device='cuda:0')`` is ``loss: 0.69``
         text = self._detect(data)
         if self.family is not None and self.family.layout and self.layouts.wants(data):
             batch = Batch()
