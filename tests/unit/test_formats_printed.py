@@ -47,3 +47,49 @@ def test_csv_cells_of_printed_tensors_are_their_numbers():
     assert pts(batch, "loss") == [(1, 0.6931), (2, 0.5)]
     assert pts(batch, "acc") == [(1, 0.5), (2, 0.75), (3, 0.8)]
     assert batch.skipped == {"non-numeric value": 1}  # the tensor of two values, said
+
+
+IMAGENET = (
+    "=> creating model 'resnet18'\n"
+    "Epoch: [0][   0/1307]\tTime 49.345 (49.345)\tData  0.561 ( 0.561)\tLoss 3.2172e+00 (3.2172e+00)\tAcc@1   0.00 (  0.00)\tAcc@5  25.00 ( 25.00)\n"
+    "Epoch: [0][  10/1307]\tTime  0.779 ( 5.211)\tData  0.000 ( 0.060)\tLoss 2.3915e+01 (1.5221e+01)\tAcc@1   0.00 (  5.68)\tAcc@5  12.50 ( 27.27)\n"
+    "Epoch: [0][1300/1307]\tTime  0.765 ( 3.096)\tData  0.000 ( 0.053)\tLoss 2.5000e+00 (2.1256e+01)\tAcc@1  37.50 (  5.95)\tAcc@5  37.50 ( 27.38)\n"
+    "Test: [  0/196]\tTime  1.201 ( 1.201)\tLoss 1.2000e+00 (1.2000e+00)\tAcc@1  70.31 ( 70.31)\tAcc@5  90.62 ( 90.62)\n"
+    "Test: [ 10/196]\tTime  0.120 ( 0.301)\tLoss 1.1000e+00 (1.1500e+00)\tAcc@1  72.00 ( 71.02)\tAcc@5  91.00 ( 90.80)\n"
+    " *   Acc@1 71.500 Acc@5 90.900\n"
+    "Epoch: [1][   0/1307]  Time  0.800 ( 0.800)  Data  0.100 ( 0.100)  Loss 2.0000e+00 (2.0000e+00)  Acc@1  50.00 ( 50.00)  Acc@5 100.00 (100.00)\n"
+    "Epoch: [1][  10/1307]  Time  0.225 ( 9.306)  Data  0.000 ( 0.709)  Loss 1.5000e+00 (1.7500e+00)  Acc@1 100.00 ( 75.00)  Acc@5 100.00 (100.00)\n"
+)
+
+
+def test_average_meters_read_their_latest_values_at_the_global_batch(tmp_path):
+    log = tmp_path / "out"
+    log.write_text(IMAGENET)
+    assert sniff(str(log)) == ("text", "")
+    for batch in (TextParser().feed(IMAGENET.encode(), 1), feed_lines(TextParser(), IMAGENET)):
+        assert pts(batch, "Loss") == [(0, 3.2172), (10, 23.915), (1300, 2.5), (1307, 2.0), (1317, 1.5)]
+        assert pts(batch, "Acc@1") == [(0, 0.0), (10, 0.0), (1300, 37.5), (1307, 50.0), (1317, 100.0)]
+        assert pts(batch, "val_Acc@1") == [(1307, 71.5)] and pts(batch, "val_Acc@5") == [(1307, 90.9)]
+        assert not any(name.startswith("Test") for name in batch.series)  # an evaluation's batches are progress
+        assert batch.meta["step_key"] == "batch" and not batch.skipped
+
+
+def test_meters_named_as_a_contrastive_trainer_names_them():
+    text = "".join(f"Train: [{e}][{b}/391]\tBT 0.160 (0.403)\tDT 0.001 (0.220)\tloss {5 - e - b / 1000:.3f} (5.005)\n"
+                   for e in (1, 2) for b in (10, 20))
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "loss") == [(10, 3.99), (20, 3.98), (401, 2.99), (411, 2.98)]  # epochs counted from 1
+    assert pts(batch, "BT") == [(10, 0.16), (20, 0.16), (401, 0.16), (411, 0.16)]
+
+
+def test_clu_logging_writer_lines_step_on_their_bracketed_step(tmp_path):
+    text = ("I1201 12:00:00.000100 140233 train.py:300] Starting training loop at step 0.\n"
+            + "".join(f"I1201 12:00:0{k}.123456 140233 logging_writer.py:48] [{k * 100}] learning_rate=0.0010000000474974513, "
+                      f"train_loss={2 / k:.4f}, images=[[0.1 0.2]]\n" for k in (1, 2, 4)))
+    log = tmp_path / "train.txt"
+    log.write_text(text)
+    assert sniff(str(log)) == ("text", "")
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert pts(batch, "train_loss") == [(100, 2.0), (200, 1.0), (400, 0.5)]
+        assert pts(batch, "learning_rate")[0] == (100, 0.0010000000474974513)
+        assert set(batch.series) == {"train_loss", "learning_rate"}  # an array is no number

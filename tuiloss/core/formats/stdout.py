@@ -630,6 +630,87 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
         state.meta["planned_steps"] = state.meta["planned_epochs"] * state.counter.size
 
 
+# -- CLU's logging writer (JAX trainers) -------------------------------------------
+
+# ``I1201 12:00:00.123456 140233 logging_writer.py:48] [1000] learning_rate=0.001, train_loss=0.52``
+_CLU = re.compile(r"^(?:[^\n\[]*\][ \t]+)?\[(?P<step>\d+)\][ \t]+(?P<rest>[A-Za-z_][\w/.\-]*=[^\n]*)$", re.M)
+
+
+def _parse_clu(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """The lines CLU's ``LoggingWriter`` writes: the step in brackets, then ``key=value`` pairs
+    joined by commas (a value that is no number, an array or a text, is left out)."""
+    state = parser.state
+    state.meta.setdefault("step_key", "step")
+    for match in _CLU.finditer(text):
+        step = float(match["step"])
+        found = 0
+        for pair in _PAIR_TIGHT.finditer(match["rest"]):
+            found += _emit(state, step, pair["key"], _num(pair["value"]))
+        if found:
+            parser.matched += 1
+            state.step = step
+
+
+# -- average meters: PyTorch's ImageNet example and the many that copied it --------------
+
+# ``Epoch: [0][  10/1307]`` (``Train: [1][10/391]``), an evaluation's batch ``Test: [ 10/196]``
+# and its summary `` * Acc@1 75.000 Acc@5 92.000``
+_METER_LINE = re.compile(
+    r"^[ \t]*(?:(?P<phase>Epoch|Train|Training|Test|Val|Validation|Eval)\s*:\s*"
+    r"(?:\[\s*(?P<epoch>\d+)\s*\]\s*)?\[\s*(?P<inner>\d+)\s*/\s*(?P<total>\d+)\s*\]"
+    r"|(?P<summary>\*))(?P<rest>[^\n]*)$",
+    re.M,
+)
+# ``Loss 2.3915e+01 (1.5221e+01)``: a meter's latest value, then its running average
+_METER = re.compile(r"(?<![\w@.])(?P<name>[A-Za-z][\w@/.\-]*)\s+(?P<value>" + NUM + r")\s*\(\s*" + NUM + r"\s*\)")
+# `` * Acc@1 75.000 Acc@5 92.000``: an evaluation's results, name then value
+_METER_RESULT = re.compile(r"(?<![\w@.])(?P<name>[A-Za-z][\w@/.\-]*)\s+(?P<value>" + NUM + r")(?![\w.])")
+
+
+def _parse_meters(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Lines of average meters, as PyTorch's ImageNet example prints them::
+
+        Epoch: [0][  10/1307]\tTime  0.779 ( 5.211)\tData  0.000 ( 0.060)\tLoss 2.3915e+01 (1.5221e+01)\tAcc@1   0.00 (  5.68)
+        Test: [ 10/196]\tTime  0.120 ( 0.301)\tLoss 1.2e+00 (1.1e+00)\tAcc@1  70.31 ( 72.02)
+         * Acc@1 75.000 Acc@5 92.000
+
+    Each meter is its latest value (the running average after it is left out). The batch
+    count restarts every epoch, so the step is the global batch (see
+    :mod:`~tuiloss.core.formats.counters`). An evaluation's batches are its progress, not
+    points; its summary gives ``val_`` metrics at the end of the epoch trained last.
+    """
+    state = parser.state
+    if state.counter is None:
+        state.counter = EpochCounter()
+    state.derived = True
+    state.meta["step_key"] = "batch"  # made global: epoch * batches per epoch + batch
+    for match in _METER_LINE.finditer(text):
+        phase = (match["phase"] or "").lower()
+        if match["summary"]:
+            pairs = [(m["name"], _num(m["value"])) for m in _METER_RESULT.finditer(match["rest"])]
+            if not pairs or state.counter.epoch is None:
+                continue  # a line that starts with an asterisk, or results before any training
+            parser.matched += 1
+            payload = [(f"val_{name}", value) for name, value in pairs]
+            for step, items in state.counter.add(state.counter.epoch, None, payload):
+                state.step = step
+                for key, value in items:
+                    _emit(state, step, key, value)
+            continue
+        meters = [(m["name"], _num(m["value"])) for m in _METER.finditer(match["rest"])]
+        if not meters:
+            continue
+        parser.matched += 1
+        if phase not in ("epoch", "train", "training"):
+            continue  # an evaluation's batch: its progress, read from its summary
+        if match["epoch"] is None:
+            continue  # ``Epoch: [10/1307]``: no epoch to place it in
+        for step, items in state.counter.add(float(match["epoch"]), float(match["inner"]), meters, float(match["total"])):
+            state.step = step
+            for key, value in items:
+                _emit(state, step, key, value)
+
+
 # a table's header: a counter, then one word a column, a loss among them (``epoch train_loss valid_loss time``)
 _TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*loss)(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
 _TABLE_HEAD = re.compile(r"^[ \t]*(?P<head>" + _TABLE_WORDS + r")[ \t]*\r?$", re.M | re.I)
@@ -1224,6 +1305,14 @@ FAMILIES: tuple[Family, ...] = (
         hint=("[step=", "[batch="),
     ),
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
+    Family("clu", re.compile(r"\][ \t]+\[\d+\][ \t]+[A-Za-z_][\w/.\-]*=" + NUM), _parse_clu, hint="] ["),
+    Family(
+        "meters",
+        re.compile(r"\n[ \t]*(?:Epoch|Train|Training):\s*\[\s*\d+\s*\]\s*\[\s*\d+\s*/\s*\d+\s*\][^\n]*?[A-Za-z]\s+"
+                   + NUM + r"\s*\(\s*" + NUM + r"\s*\)"),
+        _parse_meters,
+        hint=("Epoch: [", "Train: [", "Training: ["),
+    ),
     Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
     Family("espnet", re.compile(r"\depoch(?::[a-z]+:\d+-\d+batch:| results: \[)"), _parse_espnet, hint="epoch"),
     Family(
