@@ -93,3 +93,12 @@ def test_clu_logging_writer_lines_step_on_their_bracketed_step(tmp_path):
         assert pts(batch, "train_loss") == [(100, 2.0), (200, 1.0), (400, 0.5)]
         assert pts(batch, "learning_rate")[0] == (100, 0.0010000000474974513)
         assert set(batch.series) == {"train_loss", "learning_rate"}  # an array is no number
+
+
+def test_a_counter_written_again_under_a_longer_name_is_no_metric():
+    # MaxText: ``completed step: 10, seconds: 1.2, ..., loss: 10.5``
+    text = "".join(f"completed step: {k}, seconds: 1.234, TFLOP/s/device: 100.5, total_weights: 65536, loss: {9 - k / 10:.2f}\n"
+                   for k in (10, 20))
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "loss") == [(10, 8.0), (20, 7.0)]
+    assert "completed step" not in batch.series and pts(batch, "seconds") == [(10, 1.234), (20, 1.234)]

@@ -969,6 +969,14 @@ def _is_metric_key(key: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
+def _names_a_count(key: str) -> bool:
+    """Whether ``key``'s last word is a counter's (``completed step``, ``global step``): with
+    the counter's own value it is that counter written again, not a metric."""
+    words = re.split(r"[\s_/.\-]+", key.strip().lower())
+    return bool(words) and words[-1] in _COUNTER_RANK
+
+
+@lru_cache(maxsize=4096)
 def _counter_name(key: str) -> str | None:
     """The counter a key names (``step``, ``valid_num_updates`` -> ``num_updates``), or None."""
     low = key.lower()
@@ -1104,7 +1112,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if not counters:
         return _read_alone(parser, line)
     fields = _fields(_BAR_HEAD.sub("", line, count=1) if bar is not None else line)
-    pairs = [(key, value) for key, value in fields if _counter_name(key) is None and key.lower() not in words]
+    counted = {count for _, count, _ in counters}
+    pairs = [(key, value) for key, value in fields
+             if _counter_name(key) is None and key.lower() not in words
+             and not (value in counted and _names_a_count(key))]
     if ruled:
         known = {key for key, _ in pairs}
         pairs += [(key, value) for key, value in _spaced_fields(line) if key not in known]
