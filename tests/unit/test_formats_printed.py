@@ -102,3 +102,31 @@ def test_a_counter_written_again_under_a_longer_name_is_no_metric():
     batch = TextParser().feed(text.encode(), 1)
     assert pts(batch, "loss") == [(10, 8.0), (20, 7.0)]
     assert "completed step" not in batch.series and pts(batch, "seconds") == [(10, 1.234), (20, 1.234)]
+
+
+def test_mlperf_points_in_time_step_on_their_metadata_and_settings_and_intervals_are_no_points(tmp_path):
+    def record(event, key, value, **meta):
+        import json
+
+        body = {"namespace": "", "time_ms": 1, "event_type": event, "key": key, "value": value,
+                "metadata": {"file": "run.py", "lineno": 7, **meta}}
+        return ":::MLLOG " + json.dumps(body)
+
+    text = "\n".join([
+        record("POINT_IN_TIME", "global_batch_size", 256),
+        record("INTERVAL_START", "run_start", None),
+        "0: " + record("POINT_IN_TIME", "train_loss", 9.5, samples_count=0, lr=1e-4),
+        "0: " + record("INTERVAL_START", "eval_start", 3072, samples_count=3072),
+        "0: " + record("POINT_IN_TIME", "eval_accuracy", 0.25, samples_count=3072),
+        "[0] " + record("POINT_IN_TIME", "train_loss", 7.25, samples_count=3072),
+        "0: " + record("POINT_IN_TIME", "tracked_stats", {"throughput": 12.5}, step=3072),  # another axis
+        ':::MLLOG {"key": "train_loss", "value": 1.0,}',  # cut short and closed: not JSON
+    ]) + "\n"
+    log = tmp_path / "result_0.txt"
+    log.write_text(text)
+    assert sniff(str(log)) == ("text", "")
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "train_loss") == [(0, 9.5), (3072, 7.25)]
+    assert pts(batch, "eval_accuracy") == [(3072, 0.25)]
+    assert set(batch.series) == {"train_loss", "eval_accuracy"}  # no setting, interval or point on another axis
+    assert batch.meta["step_key"] == "samples_count" and batch.skipped == {"malformed MLLOG record": 1}

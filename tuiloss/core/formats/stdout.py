@@ -630,6 +630,59 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
         state.meta["planned_steps"] = state.meta["planned_epochs"] * state.counter.size
 
 
+# -- MLPerf's logging: ``:::MLLOG {json}`` lines ------------------------------------
+
+_MLLOG = re.compile(r"^[^\n]*?:::MLLOG[ \t]+(?P<body>\{[^\n]*\})[ \t]*\r?$", re.M)
+#: Where an MLPerf point says its step, most preferred first (a log keeps the first it used).
+_MLLOG_STEPS = ("samples_count", "step", "step_num", "iteration", "epoch_num", "epoch_count")
+
+
+def _parse_mllog(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """MLPerf's structured lines, behind any rank prefix (``0: :::MLLOG {...}``)::
+
+        :::MLLOG {"namespace": "", "time_ms": 1594520079101, "event_type": "POINT_IN_TIME",
+                  "key": "eval_accuracy", "value": 0.5195, "metadata": {"file": "...", "epoch_num": 44}}
+
+    A point in time with a number (or an object of numbers: ``tracked_stats``) and a step in
+    its metadata is a point of the metric ``key``; the log's step is the metadata key its
+    first point used. Intervals (``eval_start``, whose value is an epoch) and settings (a
+    number with no step: ``global_batch_size``) are no points.
+    """
+    import json
+
+    state = parser.state
+    for match in _MLLOG.finditer(text):
+        try:
+            record = json.loads(match["body"])
+        except (ValueError, RecursionError):
+            batch.skip("malformed MLLOG record", _line_no(text, match.start(), first_line), match["body"][:200])
+            continue
+        if not isinstance(record, dict) or record.get("event_type") != "POINT_IN_TIME":
+            parser.matched += isinstance(record, dict)
+            continue
+        parser.matched += 1
+        meta, value, key = record.get("metadata"), record.get("value"), record.get("key")
+        if not isinstance(meta, dict) or not isinstance(key, str):
+            continue
+        axis = state.meta.get("step_key")
+        if axis is None:
+            axis = next((name for name in _MLLOG_STEPS if _is_number(meta.get(name))), None)
+        step = meta.get(axis) if axis is not None else None
+        if not _is_number(step):
+            continue  # a setting, or a point on another axis than the log's
+        values = value.items() if isinstance(value, dict) else [(key, value)]
+        numbers = [(str(name), float(number)) for name, number in values if _is_number(number)]
+        if numbers:
+            state.meta["step_key"] = axis
+            state.step = float(step)
+            for name, number in numbers:
+                _emit(state, float(step), name, number)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 # -- CLU's logging writer (JAX trainers) -------------------------------------------
 
 # ``I1201 12:00:00.123456 140233 logging_writer.py:48] [1000] learning_rate=0.001, train_loss=0.52``
@@ -1316,6 +1369,7 @@ FAMILIES: tuple[Family, ...] = (
         hint=("[step=", "[batch="),
     ),
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
+    Family("mllog", re.compile(r":::MLLOG[ \t]+\{"), _parse_mllog, hint=":::MLLOG"),
     Family("clu", re.compile(r"\][ \t]+\[\d+\][ \t]+[A-Za-z_][\w/.\-]*=" + NUM), _parse_clu, hint="] ["),
     Family(
         "meters",
