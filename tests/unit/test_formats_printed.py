@@ -130,3 +130,13 @@ def test_mlperf_points_in_time_step_on_their_metadata_and_settings_and_intervals
     assert pts(batch, "eval_accuracy") == [(3072, 0.25)]
     assert set(batch.series) == {"train_loss", "eval_accuracy"}  # no setting, interval or point on another axis
     assert batch.meta["step_key"] == "samples_count" and batch.skipped == {"malformed MLLOG record": 1}
+
+
+def test_bracketed_fields_side_by_side_keep_their_whole_names():
+    # PyTorch-GAN: two losses in one line, each in its own brackets
+    text = "".join(f"[Epoch {e}/200] [Batch {b}/938] [D loss: {0.5 - b / 10000:.4f}] [G loss: {0.9 + b / 10000:.4f}]\n"
+                   for e in (0, 1) for b in (0, 500))
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "D loss") == [(0, 0.5), (500, 0.45), (938, 0.5), (1438, 0.45)]
+    assert pts(batch, "G loss") == [(0, 0.9), (500, 0.95), (938, 0.9), (1438, 0.95)]
+    assert "loss" not in batch.series  # never the two losses mixed into one series

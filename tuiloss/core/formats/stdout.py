@@ -923,7 +923,8 @@ _WHOLE = re.compile(
 _TIGHT = re.compile(
     r"(?<![\w./\-])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
 )
-_FIELD_SPLIT = re.compile(r"\s*(?:[,;|\t]|\s-\s)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
+# ``[D loss: 0.52] [G loss: 0.91]``: brackets side by side are fields of their own too
+_FIELD_SPLIT = re.compile(r"\s*(?:[,;|\t]|\s-\s|\]\s*\[)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
 _PREFIX_END = re.compile(r"^.*\](?=\s*[A-Za-z_])\s*")  # a log prefix ends in ``]`` before the first key
 _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lua|jl|scala|kt)$", re.I)
 _METRIC_WORD = re.compile(
