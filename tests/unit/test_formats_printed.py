@@ -140,3 +140,24 @@ def test_bracketed_fields_side_by_side_keep_their_whole_names():
     assert pts(batch, "D loss") == [(0, 0.5), (500, 0.45), (938, 0.5), (1438, 0.45)]
     assert pts(batch, "G loss") == [(0, 0.9), (500, 0.95), (938, 0.9), (1438, 0.95)]
     assert "loss" not in batch.series  # never the two losses mixed into one series
+
+
+def sb3_table(step: int, reward: float, loss: float) -> str:
+    rows = [("rollout/", ""), ("   ep_len_mean", "200"), ("   ep_rew_mean", f"{reward:.3g}"), ("time/", ""),
+            ("   fps", "1234"), ("   iterations", str(step // 2048)), ("   total_timesteps", str(step)),
+            ("train/", ""), ("   approx_kl", "0.0123"), ("   loss", f"{loss:.3g}"), ("   n_updates", "40")]
+    ruler = "-" * 41 + "\n"
+    return ruler + "".join(f"| {key:<24}| {value:<12}|\n" for key, value in rows) + ruler
+
+
+def test_stable_baselines3_tables_are_points_at_their_total_timesteps(tmp_path):
+    text = "Using cuda device\n" + sb3_table(2048, -1.2e3, 0.5) + sb3_table(4096, -900.0, 0.25)
+    log = tmp_path / "ppo.out"
+    log.write_text(text)
+    assert sniff(str(log)) == ("text", "")
+    # a line at a time (a table across reads), the first ruler comes before the table shows what the log is
+    for batch, other in ((TextParser().feed(text.encode(), 1), 1), (feed_lines(TextParser(), text), 2)):
+        assert pts(batch, "rollout/ep_rew_mean") == [(2048, -1200.0), (4096, -900.0)]
+        assert pts(batch, "train/loss") == [(2048, 0.5), (4096, 0.25)]
+        assert set(batch.series) == {"rollout/ep_len_mean", "rollout/ep_rew_mean", "time/fps", "train/approx_kl", "train/loss"}
+        assert batch.unmatched == other  # the banner

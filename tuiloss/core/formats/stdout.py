@@ -62,6 +62,8 @@ class _State:
     best_next: bool = False  # LightGBM: the read ended at 'Best iteration is:'; its copy of a round follows
     pipe_step: int | None = None  # a Markdown table: the column of its step
     pipe_above: list[str] | None = None  # ... the last row read, a header if a rule follows
+    block: dict | None = None  # a Stable-Baselines3 table read so far: its values by name
+    section: str = ""  # ... and the section its rows are under (``rollout/``)
 
 
 @dataclass(frozen=True)
@@ -628,6 +630,62 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
                 _emit(state, step, key, value)
     if "planned_epochs" in state.meta and state.counter.size:
         state.meta["planned_steps"] = state.meta["planned_epochs"] * state.counter.size
+
+
+# -- Stable-Baselines3's tables -------------------------------------------------------
+
+_SB3_ROW = re.compile(r"^\|(?P<indent>[ \t]*)(?P<key>[^|\n]*?)[ \t]*\|[ \t]*(?P<value>[^|\n]*?)[ \t]*\|[ \t]*\r?$")
+_SB3_RULER = re.compile(r"^-{5,}[ \t]*\r?$")
+#: What counts in an SB3 table rather than measures: the step, and the counts beside it.
+_SB3_COUNTS = frozenset({"total_timesteps", "iterations", "episodes", "n_updates"})
+
+
+def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """The tables Stable-Baselines3 prints, one per update, between rulers of dashes::
+
+        ------------------------------------
+        | rollout/           |             |
+        |    ep_rew_mean     | -1.2e+03    |
+        | time/              |             |
+        |    total_timesteps | 2048        |
+        | train/             |             |
+        |    loss            | 0.123       |
+        ------------------------------------
+
+    A row under a section is ``section/key`` (``rollout/ep_rew_mean``); a table's values are
+    points at its ``time/total_timesteps``, once its closing ruler is read (a table may
+    arrive in two reads). Its counts (iterations, episodes, updates) are no metrics.
+    """
+    state = parser.state
+    state.meta["step_key"] = "total_timesteps"
+    for line in text.split("\n"):
+        if _SB3_RULER.match(line):
+            parser.matched += 1
+            values, state.block, state.section = state.block, None, ""
+            step = (values or {}).pop("time/total_timesteps", None)
+            if step is None:
+                step = (values or {}).pop("total_timesteps", None)
+            if step is None:
+                continue  # an opening ruler, or a table with no step to place it at
+            state.step = step
+            for name, value in values.items():
+                if name.rpartition("/")[2] not in _SB3_COUNTS:
+                    _emit(state, step, name, value)
+            continue
+        row = _SB3_ROW.match(line)
+        if row is None:
+            continue
+        parser.matched += 1
+        if state.block is None:
+            state.block = {}
+        key, value = row["key"], row["value"]
+        under = len(row["indent"]) > 1  # a section's rows are indented; the section is not
+        if not under and key.endswith("/") and not value:
+            state.section = key
+            continue
+        number = _num(value)
+        if number is not None and key:
+            state.block[(state.section if under else "") + key] = number
 
 
 # -- MLPerf's logging: ``:::MLLOG {json}`` lines ------------------------------------
@@ -1405,6 +1463,12 @@ FAMILIES: tuple[Family, ...] = (
         _parse_darknet,
         hint=" rate, ",
         layout=True,
+    ),
+    Family(
+        "sb3",
+        re.compile(r"\n\|[ \t]+(?:total_timesteps[ \t]+\|[ \t]*\d+|(?:rollout|time|train|eval)/[ \t]+\|)[ \t]*\|"),
+        _parse_sb3,
+        hint=("total_timesteps", "| rollout/", "| time/", "| train/", "| eval/"),
     ),
     Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
