@@ -161,3 +161,26 @@ def test_stable_baselines3_tables_are_points_at_their_total_timesteps(tmp_path):
         assert pts(batch, "train/loss") == [(2048, 0.5), (4096, 0.25)]
         assert set(batch.series) == {"rollout/ep_len_mean", "rollout/ep_rew_mean", "time/fps", "train/approx_kl", "train/loss"}
         assert batch.unmatched == other  # the banner
+
+
+def test_tutorial_shapes_of_a_counter_then_key_value_fields(tmp_path):
+    # d2l: commas only; TensorFlow's tutorials: spaces only; a counter numbered with a hash
+    d2l = "".join(f"epoch {e}, loss {1 / e:.4f}, train acc {0.5 + e / 10:.3f}, test acc 0.5\n" for e in (1, 2))
+    batch = TextParser().feed(d2l.encode(), 1)
+    assert pts(batch, "loss") == [(1, 1.0), (2, 0.5)] and pts(batch, "train acc") == [(1, 0.6), (2, 0.7)]
+    tf = "".join(f"Epoch {e} Batch {b} Loss {4 - e - b / 1000:.4f}\n" for e in (1, 2) for b in (0, 100))
+    batch = TextParser().feed(tf.encode(), 1)
+    assert pts(batch, "Loss") == [(0, 3.0), (100, 2.9), (100, 2.0), (200, 1.9)]  # 100 batches an epoch, learnt
+    hashed = "".join(f"Step #{k}\tLoss: {1 / k:.2f}\n" for k in (10, 20))
+    assert pts(TextParser().feed(hashed.encode(), 1), "Loss") == [(10, 0.1), (20, 0.05)]
+    log = tmp_path / "out.txt"
+    for text in (d2l, tf, hashed):
+        log.write_text(text)
+        assert sniff(str(log)) == ("text", "")
+    assert not TextParser().feed(b"epoch 3, took 20 s, 4 files\n", 1).series  # no metric named: nothing read
+
+
+def test_the_cifar_tutorials_epoch_and_batch_in_brackets():
+    text = "".join(f"[{e}, {b:5d}] loss: {2 - e / 10 - b / 100000:.3f}\n" for e in (1, 2) for b in (2000, 4000, 6000))
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "loss") == [(2000, 1.88), (4000, 1.86), (6000, 1.84), (8000, 1.78), (10000, 1.76), (12000, 1.74)]

@@ -952,10 +952,12 @@ _INNER = frozenset({"iter", "batch", "micro_step"})
 _SPLITS = ("train_", "valid_", "val_", "eval_", "test_")
 _COUNTER_WORDS = "|".join(sorted(COUNTERS, key=len, reverse=True))
 _COUNTER = re.compile(
-    r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.%])",
+    r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s*#\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.%])",
     re.I,
 )
 # timm's ``Train: 1 [ 100/1251 (  8%)]`` and ``Epoch 1 [100/500]``: an epoch, then the batch in it
+# PyTorch's CIFAR-10 tutorial, ``[1,  2000] loss: 2.170``: the epoch, then the batch in it, leading the line
+_EPOCH_BATCH = re.compile(r"^\s*\[\s*(?P<e>\d+)\s*,\s*(?P<n>\d+)\s*\](?=\s*[A-Za-z_])")
 _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
 _PLANNED = re.compile(r"(?<![\w])['\"]?max_(?:update|updates|steps|iters|iterations)['\"]?\s*[:=]\s*(\d+)")
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
@@ -985,9 +987,9 @@ _TIGHT = re.compile(
 _FIELD_SPLIT = re.compile(r"\s*(?:[,;|\t]|\s-\s|\]\s*\[)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
 _PREFIX_END = re.compile(r"^.*\](?=\s*[A-Za-z_])\s*")  # a log prefix ends in ``]`` before the first key
 _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lua|jl|scala|kt)$", re.I)
-_METRIC_WORD = re.compile(
-    r"(?i)(?:^|[\s_/.-])(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou)(?:$|[\s_/.-])"
-)
+#: Words that name a measurement: a "key value" field is read only when one names a metric.
+_METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou)"
+_METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-])")
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
 _NOT_METRICS = frozenset({"eta", "v_num"})  # a time estimate; Lightning's version number
 _DICT_START = re.compile(r"\{\s*['\"]")
@@ -1015,10 +1017,11 @@ def _spaced_fields(text: str) -> list[tuple[str, float]]:
     return out
 
 
-_AFTER_COUNTER = re.compile(r"^\s*[:|,;]\s*")
+# after a counter, a separator or (``Epoch 1 Batch 0 Loss 4.56``) a space before a metric's name
+_AFTER_COUNTER = re.compile(r"^(?:\s*[:|,;]\s*|\s+(?=" + _METRIC_NAMES + r"\b))", re.I)
 # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
 _COUNTER_THEN_SPACED = (
-    r"(?<![\w.])(?:" + _COUNTER_WORDS + r")\s+\d+(?:\s*/\s*\d+)?\s*[:|,;]\s*"
+    r"(?<![\w.])(?:" + _COUNTER_WORDS + r")\s+\d+(?:\s*/\s*\d+)?(?:\s*[:|,;]\s*|\s+(?=" + _METRIC_NAMES + r"\b))"
     r"[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,3}\s+[-+]?(?:\d|\.\d|nan|inf)"
 )
 _SPACED_AFTER_COUNTER = re.compile(_COUNTER_THEN_SPACED, re.I)
@@ -1161,7 +1164,7 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     step. The total a counter announces (``N/M``) is kept as ``planned_steps``.
     """
     for line in text.split("\n"):
-        if ":" not in line and "=" not in line and "|" not in line:
+        if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
             continue
         if "max_" in line and "planned_steps" not in parser.state.meta:
             planned = _PLANNED.search(line)  # a settings dump or argument list: the planned total
@@ -1180,8 +1183,8 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
 def _read_line(parser: "TextParser", line: str) -> bool:
     """Read one line (or one redraw of a progress bar); whether it gave points."""
     state = parser.state
-    if ":" not in line and "=" not in line and "|" not in line:
-        return False
+    if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
+        return False  # ``epoch 1, loss 0.29, train acc 0.91`` has none of them, and a counter first
     start = _DICT_START.search(line) if "{" in line else None
     if start is not None and line.rstrip().endswith("}"):
         if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1], line[: start.start()]):
@@ -1198,6 +1201,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         after = match.end()
     words = set()
     if "[" in line:
+        pair = _EPOCH_BATCH.match(line)
+        if pair is not None:  # ``[1,  2000] loss: 2.170``
+            counters.append(("epoch", float(pair["e"]), None))
+            counters.append(("batch", float(pair["n"]), None))
         for match in _EPOCH_BRACKET.finditer(line):
             counters.append(("epoch", float(match["e"]), None))
             counters.append(("batch", float(match["n"]), match["m"]))
@@ -1391,7 +1398,9 @@ def _eval_pairs(parser: "TextParser", pairs: list[tuple[str, float]], phase: str
 _GENERIC = re.compile(
     # unanchored, each way in starts with a literal and looks at most a few hundred
     # characters on: long lines (tqdm redraws joined by \r) stay linear
-    r"(?i)(?:(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s+|\s*\[\s*)\d+(?:\.0+)?(?![\w.])[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
+    r"(?i)(?:(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s*#\s*|\s+|\s*\[\s*)\d+(?:\.0+)?(?![\w.])[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
+    # PyTorch's CIFAR-10 tutorial: ``[1,  2000] loss: 2.170``, the epoch and the batch in it
+    r"|\n[ \t]*\[\s*\d+\s*,\s*\d+\s*\][ \t]*[A-Za-z_][\w ./\-]*[:=][ \t]*[-+]?(?:\d|\.\d|nan|inf)"
     r"|\{\s*(?:['\"][^\n\r]{0,4000}?)?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
     # ``epoch 0: {'accuracy': 0.76}``: a counter, then a dict of metrics
     r"|(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*[:=]?\s*\d+\s*[:=,\-|]?\s*\{\s*['\"]"
