@@ -184,3 +184,16 @@ def test_the_cifar_tutorials_epoch_and_batch_in_brackets():
     text = "".join(f"[{e}, {b:5d}] loss: {2 - e / 10 - b / 100000:.3f}\n" for e in (1, 2) for b in (2000, 4000, 6000))
     batch = TextParser().feed(text.encode(), 1)
     assert pts(batch, "loss") == [(2000, 1.88), (4000, 1.86), (6000, 1.84), (8000, 1.78), (10000, 1.76), (12000, 1.74)]
+
+
+def test_lines_of_metrics_under_a_counter_line_of_their_own():
+    # the sentiment-analysis and seq2seq tutorials: an epoch's line, then its results a line each
+    text = ("lr: 0.001 | dropout loss: 0.5 | hidden: 256\n"  # settings before any step: no point
+            + "".join(f"Epoch: {e:02} | Epoch Time: 0m 5s\n\tTrain Loss: {1 / e:.3f} | Train Acc: {50 + e:.2f}%\n"
+                      f"\t Val. Loss: {1.1 / e:.3f} |  Val. Acc: {49 + e:.2f}%\n" for e in (1, 2))
+            + "The model reached loss: 0.2 and acc: 0.9 on the test set\n")  # a sentence: no record
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert pts(batch, "Train Loss") == [(1, 1.0), (2, 0.5)]
+        assert pts(batch, "Val. Acc") == [(1, 50.0), (2, 51.0)]
+        assert set(batch.series) == {"Train Loss", "Train Acc", "Val. Loss", "Val. Acc"}
+        assert batch.meta["step_key"] == "epoch"

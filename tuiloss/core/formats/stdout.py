@@ -62,6 +62,7 @@ class _State:
     best_next: bool = False  # LightGBM: the read ended at 'Best iteration is:'; its copy of a round follows
     pipe_step: int | None = None  # a Markdown table: the column of its step
     pipe_above: list[str] | None = None  # ... the last row read, a header if a rule follows
+    announced: bool = False  # a line of a counter alone set the step of the metric lines under it
     block: dict | None = None  # a Stable-Baselines3 table read so far: its values by name
     section: str = ""  # ... and the section its rows are under (``rollout/``)
 
@@ -1242,9 +1243,22 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         known = {key for key, _ in pairs}
         pairs = [(key, value) for key, value in _spaced_after(line[after:]) if key not in known] + pairs
     if not pairs:
+        _announce(parser, counters)
         return False
     _place(parser, counters, pairs)
     return True
+
+
+def _announce(parser: "TextParser", counters: list[tuple[str, float, str | None]]) -> None:
+    """A line of a counter and no metric (``Epoch: 01 | Epoch Time: 0m 5s``) announces the
+    step of the lines of metrics under it, when it counts on the log's own axis."""
+    if len(counters) != 1:
+        return
+    state, (name, value, _) = parser.state, counters[0]
+    if state.counter is None and state.meta.get("step_key", name) == name:
+        state.step = value
+        state.meta["step_key"] = name
+        state.announced = True
 
 
 def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], pairs: list[tuple[str, float]]) -> None:
@@ -1360,6 +1374,8 @@ def _read_alone(parser: "TextParser", line: str) -> bool:
             return _read_eval_means(parser, line[count.end() :], head["phase"].lower())
         return False  # one batch of an evaluation: its values are that batch's
     pairs = _fields(line)
+    if len(pairs) > 1:
+        return _read_pairs_alone(parser, line, pairs)
     if len(pairs) != 1 or not _METRIC_WORD.search(pairs[0][0]):
         return False
     rest = _PREFIX_END.sub("", line).strip()
@@ -1367,6 +1383,25 @@ def _read_alone(parser: "TextParser", line: str) -> bool:
         return False
     state = parser.state
     _emit(state, state.step if state.step is not None else 0.0, pairs[0][0], pairs[0][1])
+    return True
+
+
+def _read_pairs_alone(parser: "TextParser", line: str, pairs: list[tuple[str, float]]) -> bool:
+    """A line of nothing but metric pairs, under a counter line of their own::
+
+        Epoch: 01 | Epoch Time: 0m 5s
+        \tTrain Loss: 0.693 | Train Acc: 50.00%
+        \t Val. Loss: 0.690 |  Val. Acc: 53.00%
+
+    placed at the step the line before announced (never before any step: a settings dump)."""
+    state = parser.state
+    if state.step is None or not state.announced or not any(_METRIC_WORD.search(key) for key, _ in pairs):
+        return False
+    fields = [part for part in _FIELD_SPLIT.split(_PREFIX_END.sub("", line).strip()) if part]
+    if len(fields) != len(pairs):
+        return False  # words beside the pairs: a sentence, not a record
+    for key, value in pairs:
+        _emit(state, state.step, key, value)
     return True
 
 
