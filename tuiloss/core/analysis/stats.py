@@ -201,6 +201,20 @@ def medians_in_place(part: np.ndarray) -> np.ndarray:
     return (part[:, :k].max(axis=1) + part[:, k]) / 2  # the one below is the largest before it
 
 
+def level_wander(level: np.ndarray) -> float:
+    """How far levels (block medians, in order) wander by themselves: the robust sigma of
+    their differences over 1, 2, 4, ... levels (up to an eighth of them), the largest. Noise
+    that is correlated from point to point (AR-like) moves a level further than its points'
+    noise over the root of their count says, and the spread at a lag as long as that
+    correlation shows it; a steady trend shifts every difference alike, which the spread
+    about their median leaves out."""
+    wander, lag = 0.0, 1
+    while lag <= max(1, len(level) // 8) and len(level) - lag >= 4:
+        wander = max(wander, float(mad_sigma(level[lag:] - level[:-lag])) / math.sqrt(2))
+        lag *= 2
+    return wander
+
+
 def median(values: np.ndarray) -> float:
     """``float(np.median(values))`` of a 1-D array, to the bit, without its generic machinery.
 

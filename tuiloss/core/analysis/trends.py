@@ -17,6 +17,7 @@ from tuiloss.core.analysis.stats import (
     kendall_scores,
     KendallTable,
     lag1_autocorrelation,
+    level_wander,
     median,
     PairSlopes,
     robust_sigma,
@@ -29,6 +30,10 @@ DIVERGENCE_RISE = math.log(1.5)
 DIVERGENCE_MIN_POINTS = 10
 DIVERGENCE_MIN_FRACTION = 0.05
 NONFINITE_RISE = math.log(1.1)
+#: ...and that rise must be this many times how far the levels before it wander by themselves
+#: (see :func:`~tuiloss.core.analysis.stats.level_wander`), when there are this many of them.
+DIVERGENCE_WANDER = 4.0
+DIVERGENCE_WANDER_BLOCKS = 16
 #: Drift: least significance (Mann-Kendall z, corrected for autocorrelation), least rise
 #: (5% in log space), shortest window (blocks, fraction of the series after convergence,
 #: raw points).
@@ -120,6 +125,13 @@ def find_divergence(
             step_up = max(min(0.25 * rise, _rise_needed(low, log, math.log(1.1))), 3 * smooth_noise)
             below = np.flatnonzero(zs[j_min:] <= low + step_up)
             j_on = j_min + int(below[-1]) + 1
+            # a level that wanders (correlated noise) rises that far by itself, and came back before:
+            # how far is read off the levels near the low before the onset (not the fall to it)
+            near = low + max(0.25 * (float(np.max(zs[: j_min + 1])) - low), _rise_needed(low, log, DRIFT_NEAR))
+            j0 = int(np.flatnonzero(zs[:j_on] <= near)[0])
+            before = blocks.level[j0:j_on]
+            if len(before) >= DIVERGENCE_WANDER_BLOCKS and rise < DIVERGENCE_WANDER * level_wander(before):
+                j_on = nb
             if j_on < nb:
                 onset = blocks.start(j_on)
                 if nf - onset >= need or (ends_nonfinite_after is not None and onset < ends_nonfinite_after):

@@ -42,7 +42,7 @@ import numpy as np
 
 from tuiloss.core.analysis.blocks import Blocks
 from tuiloss.core.analysis.plateaus import QUANTUM_SPAN, convergence_band, settled_from
-from tuiloss.core.analysis.stats import mad_sigma, median, running_median
+from tuiloss.core.analysis.stats import level_wander, mad_sigma, median, running_median
 
 TOO_SHORT = 20
 START_POINTS = 51
@@ -158,7 +158,7 @@ def judge(
     final = median(zc[-tail:])
     scale = 1.0 if log else max(abs(final), abs(start), 1e-12)
     best = float(np.min(zc))
-    chance = max(_chance_fall(point_noise, k, (2 * width + 1) * nf / nb), WANDER_Z * _wander(blocks.level[nb // 2 :]))
+    chance = max(_chance_fall(point_noise, k, (2 * width + 1) * nf / nb), WANDER_Z * level_wander(blocks.level[nb // 2 :]))
     if start - best < max(_rel(NO_PROGRESS, log) * scale, chance):
         return Judged("no_progress", level=final, start=start)
     if open_spike is not None:
@@ -190,18 +190,6 @@ def _chance_fall(point_noise: float, start_points: int, level_points: float) -> 
     if point_noise <= 0:
         return 0.0
     return 1.25 * point_noise * (START_Z / math.sqrt(start_points) + BEST_Z / math.sqrt(max(level_points, 1.0)))
-
-
-def _wander(level: np.ndarray) -> float:
-    """How far block levels wander by themselves: the robust sigma of their differences over
-    1, 2, 4, ... blocks (up to an eighth of them), the largest. Noise that is correlated from
-    point to point (AR-like) moves a level further than its points' noise over the root of
-    their count says, and the spread at a lag as long as that correlation shows it."""
-    wander, lag = 0.0, 1
-    while lag <= max(1, len(level) // 8) and len(level) - lag >= 4:
-        wander = max(wander, float(mad_sigma(level[lag:] - level[:-lag])) / math.sqrt(2))
-        lag *= 2
-    return wander
 
 
 def _rel(fraction_log: float, log: bool) -> float:
