@@ -197,3 +197,19 @@ def test_lines_of_metrics_under_a_counter_line_of_their_own():
         assert pts(batch, "Val. Acc") == [(1, 50.0), (2, 51.0)]
         assert set(batch.series) == {"Train Loss", "Train Acc", "Val. Loss", "Val. Acc"}
         assert batch.meta["step_key"] == "epoch"
+
+
+def test_mmengine_iteration_loops_step_on_the_iteration_with_the_evaluation_at_its_end(tmp_path):
+    head = "2023/01/01 12:00:00 - mmengine - INFO - "
+    text = ("".join(f"{head}Iter(train) [{k:5d}/90000]  base_lr: 2.0000e-02 lr: 2.0000e-02  eta: 1 day, 2:03:04  "
+                    f"time: 0.5123  data_time: 0.0123  memory: 3000  loss: {2 - k / 100:.2f}\n" for k in (50, 100))
+            + f"{head}Iter(val) [ 50/100]    eta: 0:00:30  time: 0.0431  data_time: 0.0034  memory: 1234\n"
+            + f"{head}Iter(val) [100/100]    coco/bbox_mAP: 0.3740  data_time: 0.0034  time: 0.0431\n")
+    log = tmp_path / "20230101_120000.log"
+    log.write_text(text)
+    assert sniff(str(log)) == ("text", "")
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert pts(batch, "loss") == [(50, 1.5), (100, 1.0)]
+        assert pts(batch, "val/coco/bbox_mAP") == [(100, 0.374)]
+        assert not {"val/time", "val/eta", "val/memory", "val/data_time", "eta"} & set(batch.series)
+        assert batch.meta["planned_steps"] == 90000 and batch.meta["step_key"] == "iter"

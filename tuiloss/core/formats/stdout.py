@@ -823,6 +823,42 @@ def _parse_meters(parser: "TextParser", text: str, first_line: int, batch: Batch
                 _emit(state, step, key, value)
 
 
+# mmengine's iteration-based loops: ``Iter(train) [  50/90000]  lr: ...  loss: 1.52``
+_MMITER = re.compile(
+    r"^.*?\bIter\((?P<mode>\w+)\)[ \t]*\[[ \t]*(?P<n>\d+)[ \t]*/[ \t]*(?P<total>\d+)[ \t]*\][ \t]*(?P<rest>.*)$", re.M
+)
+#: An evaluation's progress, never its results.
+_MMITER_PROGRESS = frozenset({"eta", "time", "data_time", "memory"})
+
+
+def _parse_mmiter(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """mmengine's iteration-based training: the iteration counts globally, to a planned total::
+
+        Iter(train) [  50/90000]  base_lr: 2.0e-02 lr: 2.0e-02  eta: 1 day, 2:03:04  time: 0.51  loss: 1.52
+        Iter(val) [625/625]    coco/bbox_mAP: 0.3740  coco/bbox_mAP_50: 0.5810  time: 0.0431
+
+    An evaluation's batches are its progress; its last (``n/n``) gives ``val/`` results at
+    the iteration trained last (its times are no results).
+    """
+    state = parser.state
+    state.meta["step_key"] = "iter"
+    for match in _MMITER.finditer(text):
+        parser.matched += 1
+        pairs = _fields(match["rest"])
+        if match["mode"].lower() == "train":
+            if not pairs:
+                batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+                continue
+            state.step = float(match["n"])
+            state.meta["planned_steps"] = float(match["total"])
+            for key, value in pairs:
+                _emit(state, state.step, key, value)
+        elif match["n"] == match["total"] and state.step is not None:
+            for key, value in pairs:
+                if key.lower() not in _MMITER_PROGRESS:
+                    _emit(state, state.step, f"val/{key}", value)
+
+
 # a table's header: a counter, then one word a column, a loss among them (``epoch train_loss valid_loss time``)
 _TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*loss)(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
 _TABLE_HEAD = re.compile(r"^[ \t]*(?P<head>" + _TABLE_WORDS + r")[ \t]*\r?$", re.M | re.I)
@@ -1472,6 +1508,7 @@ FAMILIES: tuple[Family, ...] = (
         hint=("[step=", "[batch="),
     ),
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
+    Family("mmiter", re.compile(r"\bIter\(train\)[ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmiter, hint="Iter(train)"),
     Family("mllog", re.compile(r":::MLLOG[ \t]+\{"), _parse_mllog, hint=":::MLLOG"),
     Family("clu", re.compile(r"\][ \t]+\[\d+\][ \t]+[A-Za-z_][\w/.\-]*=" + NUM), _parse_clu, hint="] ["),
     Family(
