@@ -213,3 +213,10 @@ def test_mmengine_iteration_loops_step_on_the_iteration_with_the_evaluation_at_i
         assert pts(batch, "val/coco/bbox_mAP") == [(100, 0.374)]
         assert not {"val/time", "val/eta", "val/memory", "val/data_time", "eta"} & set(batch.series)
         assert batch.meta["planned_steps"] == 90000 and batch.meta["step_key"] == "iter"
+
+
+def test_a_loguru_code_location_is_no_metric():
+    text = "".join(f"2024-01-01 12:00:0{k}.123 | INFO     | __main__:train:142 - Epoch 1 | Step {k * 100} | Loss: {1 / k:.2f}\n"
+                   for k in (1, 2))
+    batch = TextParser().feed(text.encode(), 1)
+    assert set(batch.series) == {"Loss"} and pts(batch, "Loss") == [(100, 1.0), (200, 0.5)]

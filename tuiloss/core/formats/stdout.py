@@ -1017,8 +1017,9 @@ _WHOLE = re.compile(
     r"^(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
 )
 # Pairs inside a field: one-word keys, the value ending the field or followed by more words.
+# (never after a colon: ``__main__:train:142`` is a code location, loguru's, not ``train: 142``)
 _TIGHT = re.compile(
-    r"(?<![\w./\-])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
+    r"(?<![\w./\-:])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
 )
 # ``[D loss: 0.52] [G loss: 0.91]``: brackets side by side are fields of their own too
 _FIELD_SPLIT = re.compile(r"\s*(?:[,;|\t]|\s-\s|\]\s*\[)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
