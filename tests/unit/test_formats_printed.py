@@ -220,3 +220,20 @@ def test_a_loguru_code_location_is_no_metric():
                    for k in (1, 2))
     batch = TextParser().feed(text.encode(), 1)
     assert set(batch.series) == {"Loss"} and pts(batch, "Loss") == [(100, 1.0), (200, 0.5)]
+
+
+def test_a_tensorboard_csv_export_is_its_tag_and_a_wandb_exports_bounds_are_no_metrics(tmp_path):
+    from tuiloss.core.engine import load
+
+    (tmp_path / "tb").mkdir()
+    (tmp_path / "tb" / "run-version_0-tag-train_loss.csv").write_text(
+        "Wall time,Step,Value\n1700000000.5,100,0.9\n1700000060.5,200,0.5\n")
+    (tmp_path / "wb").mkdir()
+    (tmp_path / "wb" / "wandb_export_2024-01-01.csv").write_text(
+        '"Step","a - train/loss","a - train/loss__MIN","a - train/loss__MAX"\n"100","0.9","0.8","1.0"\n"200","0.5","0.4","0.6"\n')
+    store, _, _ = load([str(tmp_path)])
+    by_folder = {run.source.split("/")[0]: run for run in store}
+    tb, wb = by_folder["tb"], by_folder["wb"]
+    assert set(tb.series) == {"train_loss"} and list(tb.series["train_loss"].visible()[1]) == [0.9, 0.5]
+    assert list(tb.series["train_loss"].visible()[0]) == [100, 200]  # the step, never the wall time
+    assert set(wb.series) == {"a - train/loss"}

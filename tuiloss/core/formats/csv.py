@@ -43,8 +43,11 @@ class CsvParser:
 
     format = "csv"
 
-    def __init__(self, delimiter: str | None = None) -> None:
+    def __init__(self, delimiter: str | None = None, value_name: str | None = None) -> None:
         self.delimiter = delimiter
+        #: what a TensorBoard export's ``Value`` column is named (the tag its file name holds)
+        self.value_name = value_name
+        self.ignored: set[str] = set()  # columns that hold no metric (see :func:`_not_metrics`)
         self.header: bytes | None = None
         self.columns: list[str] = []
         self.step_column: str | None = None
@@ -246,6 +249,7 @@ class CsvParser:
             self.delimiter = delimiter
             self.header = line.lstrip(b"\xef\xbb\xbf")
             self.columns = _unique(["index" if k == 0 and not name else name for k, name in enumerate(names)])
+            self.columns, self.ignored = _exported(self.columns, self.value_name)
             self.step_column = find_step_key(self.columns)
             if self.step_column is None and not names[0]:
                 # pandas' ``to_csv`` writes its index first, unnamed: the row's number (a Keras
@@ -272,6 +276,8 @@ class CsvParser:
         present: dict[str, np.ndarray | None] = {}  # None: every cell holds a number
         malformed = None
         for name, column in columns.items():
+            if name in self.ignored:
+                continue
             if column.dtype.kind in "fiub":
                 values = np.asarray(column, dtype=np.float64)
                 numeric[name] = values
@@ -685,6 +691,33 @@ def _ends_in_delimiter(data: bytes, start: int, end: int, delimiter: str) -> boo
     """Whether every line of ``data[start:end]`` that is not blank ends in ``delimiter``."""
     sep = delimiter.encode()
     return all(line.rstrip(b" \t\r").endswith(sep) for line in data[start:end].split(b"\n") if line.strip())
+
+
+_EXPORTED_TAG = re.compile(r"(?:^|[-_])tag-(?P<tag>.+)\.csv$", re.I)
+
+
+def exported_tag(path: str) -> str | None:
+    """The tag a TensorBoard CSV export's file name holds (``run-train-tag-epoch_loss.csv``:
+    ``epoch_loss``), or None."""
+    match = _EXPORTED_TAG.search(os.path.basename(path))
+    return match["tag"] if match else None
+
+
+def _exported(columns: list[str], value_name: str | None) -> tuple[list[str], set[str]]:
+    """The columns of a CSV a tracker's web page exported, named for what they hold, and those
+    that hold no metric.
+
+    TensorBoard's ``Wall time,Step,Value`` holds one tag, named by its file
+    (``run-train-tag-epoch_loss.csv``): ``Value`` is that tag, and the wall time is a clock.
+    Weights & Biases' export writes beside each ``<run> - <metric>`` column the lowest and
+    highest value of the points its chart merged there (``..__MIN``, ``..__MAX``): bounds of
+    a chart's bucket, not metrics.
+    """
+    if [name.lower() for name in columns] == ["wall time", "step", "value"]:
+        return [columns[0], columns[1], value_name or "value"], {columns[0]}
+    present = set(columns)
+    bounds = {name for name in columns if name[-5:] in ("__MIN", "__MAX") and name[:-5] in present}
+    return columns, bounds
 
 
 def _delimiter_of(header: str) -> str:

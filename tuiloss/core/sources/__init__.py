@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from tuiloss.core.formats.csv import CsvParser
+from tuiloss.core.formats.csv import CsvParser, exported_tag
 from tuiloss.core.formats.hf_trainer import TrainerStateParser
 from tuiloss.core.formats.history import HistoryParser
 from tuiloss.core.formats.jsonl import JsonlParser
@@ -41,7 +41,7 @@ def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str |
     if pattern is not None and spec.format in ("text", "pattern"):
         return LineSource(spec.path, PatternParser(pattern), **lines)
     if spec.format == "csv":
-        return LineSource(spec.path, CsvParser(), **lines)
+        return LineSource(spec.path, CsvParser(value_name=exported_tag(spec.path)), **lines)
     if spec.format == "jsonl":
         return LineSource(spec.path, JsonlParser(), **lines)
     if spec.format == "text":
