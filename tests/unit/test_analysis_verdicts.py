@@ -218,3 +218,21 @@ def test_a_level_that_wanders_up_at_the_end_is_no_divergence_a_lasting_rise_in_t
         found += bool(lasting) and lasting[0].step <= 1600  # (its onset: where the wandering level last sat low)
     assert falsely <= 1  # 4 of these 12 were called divergences when only the blocks' point noise was the scale
     assert found >= 11  # one is reported as a drift, as it was before the wander counted
+
+
+@pytest.mark.parametrize("count", [10, 19, 40])
+def test_many_spikes_far_clear_of_the_noise_are_each_reported_when_no_denser_than_one_in_500_points(count):
+    """A crowd of candidates is treated as a noise tail (only its tallest shown); spikes 20 noise
+    sigmas out are no tail when they are rare enough (a loss that doubles at every epoch start)."""
+    rng = np.random.default_rng(count)
+    n = 20000
+    steps = np.arange(1, n + 1.0)
+    values = (0.3 + 2.0 * np.exp(-steps / 2000)) * np.exp(0.03 * rng.standard_normal(n))
+    at = np.linspace(1000, n - 500, count).astype(int)
+    values[at] *= 2.0
+    found = [a.step for a in analyze_series(steps, values).anomalies if a.kind == "spike"]
+    assert len(found) >= 0.8 * count and set(found) <= set(steps[at])  # none of them was reported before
+    crowd = values.copy()
+    extra = rng.choice(n, 100, replace=False)  # a hundred outlier batches: a tail, never 100 spikes
+    crowd[extra] *= rng.uniform(1.5, 3.0, 100)
+    assert sum(a.kind == "spike" for a in analyze_series(steps, crowd).anomalies) <= 12

@@ -19,7 +19,10 @@ outlier's height (in the analysis space; up to 4 times as the outliers grow in n
 as the cube root of their count: the largest of many heavy-tailed outliers grows so), or
 ``ALWAYS_RISE`` (3x) above the baseline, are. The same holds when at least ``FEW`` (3)
 candidates have a median under ``TAIL_SIGMAS`` (10) noise sigmas: outliers that all sit
-just over the detection threshold are the tail of the noise, not events.
+just over the detection threshold are the tail of the noise, not events. A crowd no denser
+than one candidate in ``CLEAR_POINTS`` (500) points keeps every rise at least
+``CROWD_CLEAR_SIGMAS`` (12) noise sigmas out: a loss that doubles at each epoch's start is
+many events, and a tail puts few that far (the whole run's reach, tested after, still holds).
 
 Near-zero series (not all positive, and a level within a few noise sigmas of zero, such
 as RL policy losses oscillating around 0) get no relative findings: a rise there has no
@@ -58,6 +61,8 @@ CROWD_HEIGHT = 2.5
 FEW = 3
 TAIL_SIGMAS = 10.0
 CROWD_HEIGHT_MAX = 4.0
+CROWD_CLEAR_SIGMAS = 12.0
+CLEAR_POINTS = 500
 DRIFT_UNIT = 0.2
 HIGH = 10.0
 #: Severity words: ``high`` from 1, ``medium`` from 0.5.
@@ -120,7 +125,10 @@ def reportable(peaks: Sequence[float], baselines: Sequence[float], sigmas: Seque
         typical = median(height)
         # the largest of many heavy-tailed outliers grows like their count to the 1/3
         factor = min(CROWD_HEIGHT_MAX, max(CROWD_HEIGHT, len(height) ** (1 / 3)))
-        keep &= (height >= factor * typical) | (rise >= ALWAYS_RISE)
+        # ...but in a crowd no denser than one in CLEAR_POINTS points, rises far clear of the
+        # noise are events (a loss that doubles every epoch): a tail makes few that far out
+        clear = (z >= CROWD_CLEAR_SIGMAS) & (len(height) <= nf // CLEAR_POINTS)
+        keep &= (height >= factor * typical) | (rise >= ALWAYS_RISE) | clear
     return list(keep)
 
 
