@@ -236,3 +236,17 @@ def test_many_spikes_far_clear_of_the_noise_are_each_reported_when_no_denser_tha
     extra = rng.choice(n, 100, replace=False)  # a hundred outlier batches: a tail, never 100 spikes
     crowd[extra] *= rng.uniform(1.5, 3.0, 100)
     assert sum(a.kind == "spike" for a in analyze_series(steps, crowd).anomalies) <= 12
+
+
+def test_the_lowest_level_a_long_flat_run_wanders_to_is_no_progress_but_a_real_fall_is():
+    """The lowest of many smoothed levels sits far below the start by chance alone; their fifth
+    percentile much less so, while a run that learned stays down."""
+    flat, fell = [], []
+    for seed in range(30):
+        rng = np.random.default_rng(50 + seed)
+        for phi, sigma in ((0.9, 0.05), (0.9, 0.1), (0.95, 0.05), (0.95, 0.1)):
+            noise = sigma * correlated(2000, phi, rng)
+            flat.append(verdict(np.exp(noise)).kind)
+            fell.append(verdict(np.exp(np.log(1.25) * np.exp(-np.arange(2000) / 250.0) + noise)).kind)
+    assert flat.count("converged") <= 10  # 15 of these 120 were called converged with the lowest level
+    assert fell.count("no_progress") <= 6  # 2 before: a 20% fall in noise this loud and slow is close

@@ -157,7 +157,7 @@ def judge(
     tail = max(1, nb // 20)
     final = median(zc[-tail:])
     scale = 1.0 if log else max(abs(final), abs(start), 1e-12)
-    best = float(np.min(zc))
+    best = float(np.min(zc)) if nb < 20 else float(np.percentile(zc, 5))
     chance = max(_chance_fall(point_noise, k, (2 * width + 1) * nf / nb), WANDER_Z * level_wander(blocks.level[nb // 2 :]))
     if start - best < max(_rel(NO_PROGRESS, log) * scale, chance):
         return Judged("no_progress", level=final, start=start)
