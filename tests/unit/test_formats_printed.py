@@ -237,3 +237,19 @@ def test_a_tensorboard_csv_export_is_its_tag_and_a_wandb_exports_bounds_are_no_m
     assert set(tb.series) == {"train_loss"} and list(tb.series["train_loss"].visible()[1]) == [0.9, 0.5]
     assert list(tb.series["train_loss"].visible()[0]) == [100, 200]  # the step, never the wall time
     assert set(wb.series) == {"a - train/loss"}
+
+
+def test_fairseqs_epoch_results_are_named_for_their_phase_never_points_of_the_running_loss():
+    new = ("2020-01-01 12:00:00 | INFO | train_inner | epoch 001:    100 / 200 loss=9.5, ppl=724, num_updates=100, lr=1e-05\n"
+           "2020-01-01 12:00:00 | INFO | train_inner | epoch 001:    200 / 200 loss=9.0, ppl=512, num_updates=200, lr=1e-05\n"
+           "2020-01-01 12:00:00 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 9.6 | ppl 776 | num_updates 200 | best_loss 9.6\n"
+           "2020-01-01 12:00:00 | INFO | train | epoch 001 | loss 9.25 | ppl 608 | num_updates 200 | lr 1e-05\n")
+    old = ("| epoch 001:    100 / 200 loss=9.5, ppl=724, num_updates=100, lr=1e-05\n"
+           "| epoch 001:    200 / 200 loss=9.0, ppl=512, num_updates=200, lr=1e-05\n"
+           "| epoch 001 | valid on 'valid' subset | loss 9.6 | ppl 776 | num_updates 200 | best_loss 9.6\n"
+           "| epoch 001 | loss 9.25 | ppl 608 | num_updates 200 | lr 1e-05\n")
+    for text in (new, old):
+        batch = TextParser().feed(text.encode(), 1)
+        assert pts(batch, "loss") == [(100, 9.5), (200, 9.0)]  # the valid loss was a third point of it
+        assert pts(batch, "valid_loss") == [(200, 9.6)] and pts(batch, "valid_best_loss") == [(200, 9.6)]
+        assert pts(batch, "train_loss") == [(200, 9.25)]

@@ -1282,8 +1282,28 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if not pairs:
         _announce(parser, counters)
         return False
+    if ruled and "epoch" in line:
+        phase = _epoch_summary(line)
+        if phase:  # fairseq's results of an epoch: never points of the running series
+            pairs = [(f"{phase}_{key}", value) for key, value in pairs]
     _place(parser, counters, pairs)
     return True
+
+
+# fairseq's epoch results: ``| epoch 001 | valid on 'valid' subset | loss 9.43 | ...`` (an
+# evaluation, of the subset it names) and ``| train | epoch 001 | loss 9.8 | ...`` (the epoch's
+# training means; before fairseq 0.10, ``| epoch 001 | loss 9.8 | ...`` at the line's start, a
+# key after the epoch: PyTorch's ``| epoch   1 |   200/ 2983 batches | ...`` is a running line)
+_VALID_ON = re.compile(r"\|\s*valid on '(?P<subset>[\w.\-]+)' subset\s*\|")
+_TRAIN_SUMMARY = re.compile(r"\|\s*train\s*\|\s*epoch\s+\d+\s*\||^\s*\|\s*epoch\s+\d+\s*\|\s*[A-Za-z_]")
+
+
+def _epoch_summary(line: str) -> str | None:
+    """The phase an epoch's summary line gives results of (``valid``, ``train``), or None."""
+    valid = _VALID_ON.search(line)
+    if valid is not None:
+        return valid["subset"]
+    return "train" if _TRAIN_SUMMARY.search(line) else None
 
 
 def _announce(parser: "TextParser", counters: list[tuple[str, float, str | None]]) -> None:
