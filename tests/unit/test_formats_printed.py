@@ -253,3 +253,13 @@ def test_fairseqs_epoch_results_are_named_for_their_phase_never_points_of_the_ru
         assert pts(batch, "loss") == [(100, 9.5), (200, 9.0)]  # the valid loss was a third point of it
         assert pts(batch, "valid_loss") == [(200, 9.6)] and pts(batch, "valid_best_loss") == [(200, 9.6)]
         assert pts(batch, "train_loss") == [(200, 9.25)]
+
+
+def test_a_colourised_log_is_read_as_its_text(tmp_path):
+    text = "".join(f"\x1b[32m2024-01-01 12:00:00.123\x1b[0m | \x1b[1mINFO    \x1b[0m | \x1b[36m__main__\x1b[0m:\x1b[36mtrain\x1b[0m:"
+                   f"\x1b[36m42\x1b[0m - \x1b[1mstep {k} | loss {1 / k:.2f} | lr 1e-4\x1b[0m\x1b]0;title\x07\n" for k in (1, 2, 4))
+    log = tmp_path / "train.txt"
+    log.write_text(text)
+    assert sniff(str(log)) == ("text", "")
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert set(batch.series) == {"loss", "lr"} and pts(batch, "loss") == [(1, 1.0), (2, 0.5), (4, 0.25)]

@@ -14,7 +14,7 @@ from tuiloss.core.formats.history import EPOCH_DOCUMENT, looks_like_history
 from tuiloss.core.formats import sqlitedb
 from tuiloss.core.formats import wandb as wandb_format
 from tuiloss.core.formats.mlflow import is_mlflow_run_dir, mlflow_config
-from tuiloss.core.formats.base import may_wrap_scalars, unwrap_scalars
+from tuiloss.core.formats.base import may_wrap_scalars, strip_controls, unwrap_scalars
 from tuiloss.core.formats.stdout import detect_family
 from tuiloss.core.formats.tfevents import is_tfevents_file, split_event_folders
 from tuiloss.core.model import Notice, RunSpec
@@ -340,8 +340,9 @@ def sniff_head(name: str, head: bytes) -> tuple[str | None, str]:
         return "csv", ""
     if suffix in TEXT_LOG_SUFFIXES:
         return "text", ""
+    head = strip_controls(head)  # as the text parser reads it
     if may_wrap_scalars(head):
-        head = unwrap_scalars(head)  # as the text parser reads it
+        head = unwrap_scalars(head)
     text = head.decode("utf-8", "replace")
     family = detect_family(text)
     if family is not None and not family.generic:

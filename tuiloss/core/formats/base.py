@@ -133,6 +133,16 @@ _WRAPPED_BYTES = re.compile(_WRAPPED)
 _WRAPPED_TEXT = re.compile(_WRAPPED.decode())
 
 
+#: A terminal's control sequences (colours, cursor moves, window titles), which a log written
+#: by a program that thought it wrote to a terminal holds (colourised logging, progress bars).
+_CONTROL = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def strip_controls(data: bytes) -> bytes:
+    """``data`` without terminal control sequences (``\x1b[32m`` ...); lines are kept."""
+    return _CONTROL.sub(b"", data) if b"\x1b" in data else data
+
+
 def may_wrap_scalars(data: bytes) -> bool:
     """Whether ``data`` may hold a scalar printed as its object (see :func:`unwrap_scalars`)."""
     return b"tensor(" in data or b"float64(" in data or b"float32(" in data or b"float16(" in data

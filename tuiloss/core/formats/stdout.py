@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from tuiloss.core.formats.base import LineParser, may_wrap_scalars, parse_number, unwrap_scalars
+from tuiloss.core.formats.base import LineParser, may_wrap_scalars, parse_number, strip_controls, unwrap_scalars
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
 from tuiloss.core.formats import eventlines
 from tuiloss.core.formats.endings import TAIL, Ending, ending_of, last_stamp, may_hold
@@ -1740,6 +1740,7 @@ class TextParser(LineParser):
             self._plan_room -= len(head)
             if b"max_" in head:
                 _note_planned(head, self.state.meta)
+        data = strip_controls(data)  # a colourised log: its colours are no text
         family = self.family
         if (family is None or family.generic or family.weak) and may_wrap_scalars(data):
             data = unwrap_scalars(data)  # ``loss: tensor(0.69, device='cuda:0')`` is ``loss: 0.69``
