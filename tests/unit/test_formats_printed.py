@@ -263,3 +263,10 @@ def test_a_colourised_log_is_read_as_its_text(tmp_path):
     assert sniff(str(log)) == ("text", "")
     for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
         assert set(batch.series) == {"loss", "lr"} and pts(batch, "loss") == [(1, 1.0), (2, 0.5), (4, 0.25)]
+
+
+def test_csv_cells_grouped_by_thousands_are_their_numbers_and_a_decimal_comma_is_not_one():
+    data = b'step,loss\n"1,000",0.9\n"2,500",0.5\n"12,000",0.25\n"0,250",0.2\n'
+    batch = CsvParser().feed(data, 1)
+    assert pts(batch, "loss") == [(1000, 0.9), (2500, 0.5), (12000, 0.25)]
+    assert batch.skipped == {"non-numeric value": 1}  # "0,250": said, never read as 250

@@ -291,6 +291,9 @@ class CsvParser:
             text = column.astype("string").str.strip().str.replace(r'^"(.*)"$', r"\1", regex=True)
             if text.str.contains("(", regex=False).any():  # ``tensor(0.69, device='cuda:0')``: its number
                 text = text.map(unwrap_scalar_text, na_action="ignore").astype("string")
+            grouped = text.str.fullmatch(_THOUSANDS).fillna(False)
+            if grouped.any():  # a spreadsheet's ``"12,000"``: its digits grouped by thousands
+                text = text.where(~grouped, text.str.replace(",", "", regex=False))
             rows = (text == name).fillna(False).to_numpy(dtype=bool)
             header_rows = rows if header_rows is None else header_rows | rows
             values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -693,6 +696,9 @@ def _ends_in_delimiter(data: bytes, start: int, end: int, delimiter: str) -> boo
     return all(line.rstrip(b" \t\r").endswith(sep) for line in data[start:end].split(b"\n") if line.strip())
 
 
+#: A number grouped by thousands, as a spreadsheet writes it (``12,000``, ``-1,234.5``). Never
+#: from ``0,``: ``0,250`` is a decimal comma, not two hundred and fifty.
+_THOUSANDS = r"[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?"
 _EXPORTED_TAG = re.compile(r"(?:^|[-_])tag-(?P<tag>.+)\.csv$", re.I)
 
 
