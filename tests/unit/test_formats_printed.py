@@ -1,6 +1,9 @@
-"""Numbers printed as the objects that held them (a tensor, a numpy scalar), and dicts that start with their step."""
+"""More log shapes of public projects: printed tensors, average meters, CLU, MLPerf, SB3 tables, tutorials' lines,
+phase tags, fairseq's epoch results and exports of trackers' charts, each on a small log written here."""
 
 from __future__ import annotations
+
+import pytest
 
 from tuiloss.core.discover import sniff
 from tuiloss.core.formats.csv import CsvParser
@@ -270,3 +273,23 @@ def test_csv_cells_grouped_by_thousands_are_their_numbers_and_a_decimal_comma_is
     batch = CsvParser().feed(data, 1)
     assert pts(batch, "loss") == [(1000, 0.9), (2500, 0.5), (12000, 0.25)]
     assert batch.skipped == {"non-numeric value": 1}  # "0,250": said, never read as 250
+
+
+@pytest.mark.parametrize("train, evaluation, name", [
+    ("[train] epoch 1 step {k} loss {v}", "[val] epoch 1 step {k} loss {v}", "val_loss"),
+    ("train: step {k}, loss: {v}", "eval: step {k}, loss: {v}", "eval_loss"),
+    ("TRAIN | step {k} | loss {v}", "VALID | step {k} | loss {v}", "val_loss"),
+    ("Training - Epoch 1 - Step {k} - loss: {v}", "Validation - Epoch 1 - Step {k} - loss: {v}", "val_loss"),
+    ("mode=train step={k} loss={v}", "mode=val step={k} loss={v}", "val_loss"),
+    ("step {k}: loss {v}", "Evaluation at step {k}: loss {v}", "eval_loss"),
+])
+def test_a_line_tagged_as_an_evaluation_names_its_metrics_for_it(train, evaluation, name):
+    text = "".join(train.format(k=k, v=1 / k) + "\n" for k in (100, 200)) + evaluation.format(k=200, v=0.75) + "\n"
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "loss") == [(100, 0.01), (200, 0.005)]  # the evaluation's 0.75 was a third point of it
+    assert pts(batch, name) == [(200, 0.75)]
+
+
+def test_a_phase_word_that_is_a_key_or_follows_the_metrics_is_no_tag():
+    batch = TextParser().feed(b"iter 100 | loss 0.5 | dev: 0.6\nval=0.5 step 5 loss: 0.3\n", 1)
+    assert pts(batch, "loss") == [(100, 0.5), (5, 0.3)] and pts(batch, "dev") == [(100, 0.6)]

@@ -1282,12 +1282,28 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if not pairs:
         _announce(parser, counters)
         return False
-    if ruled and "epoch" in line:
-        phase = _epoch_summary(line)
-        if phase:  # fairseq's results of an epoch: never points of the running series
-            pairs = [(f"{phase}_{key}", value) for key, value in pairs]
+    phase = _epoch_summary(line) if ruled and "epoch" in line else None
+    if phase:  # fairseq's results of an epoch: never points of the running series
+        pairs = [(f"{phase}_{key}", value) for key, value in pairs]
+    else:
+        tag = _PHASE_TAG.search(line)
+        if tag is not None:
+            named = _METRIC_WORD.search(line)  # the tag leads the line's metrics, never follows them
+            phase = tag["phase"].lower() if named is None or tag.start() < named.start() else "train"
+            phase = _EVAL_PHASE.get(phase, phase)
+            if not phase.startswith("train"):  # ``[val] epoch 1 step 500 loss 0.61``: the evaluation's loss
+                pairs = [(key if _EVAL_NAME.match(key) else f"{phase}_{key}", value) for key, value in pairs]
     _place(parser, counters, pairs)
     return True
+
+
+# A word that says which phase a whole line reports, standing apart as a tag: ``[val] ...``,
+# ``eval: step 500, ...``, ``VALID | ...``, ``Validation - Epoch 1 - ...``, ``mode=val ...``,
+# ``Evaluation at step 500: ...``; never the start of a key (``val loss``, ``val_loss``).
+_PHASE_TAG = re.compile(
+    r"(?i)(?:^|(?<=[\s\[(|:=\-]))(?P<phase>train(?:ing)?|val(?:id(?:ation)?)?|eval(?:uation)?|test(?:ing)?|dev)"
+    r"(?=\s*[\])|]|\s*:(?!\s*[-+]?\.?\d)|\s+-\s|\s*$|\s+(?:at|on|after|epoch|step|iter|iteration|set|phase|results?|metrics)\b)"
+)
 
 
 # fairseq's epoch results: ``| epoch 001 | valid on 'valid' subset | loss 9.43 | ...`` (an
