@@ -293,3 +293,12 @@ def test_a_line_tagged_as_an_evaluation_names_its_metrics_for_it(train, evaluati
 def test_a_phase_word_that_is_a_key_or_follows_the_metrics_is_no_tag():
     batch = TextParser().feed(b"iter 100 | loss 0.5 | dev: 0.6\nval=0.5 step 5 loss: 0.3\n", 1)
     assert pts(batch, "loss") == [(100, 0.5), (5, 0.3)] and pts(batch, "dev") == [(100, 0.6)]
+
+
+def test_a_csv_column_naming_each_rows_phase_keeps_the_evaluations_rows_apart():
+    data = b"step,split,loss,acc\n100,train,0.5,0.8\n200,train,0.4,0.85\n200,val,0.6,0.7\n300,train,0.35,0.9\n"
+    batch = CsvParser().feed(data, 1)
+    assert pts(batch, "loss") == [(100, 0.5), (200, 0.4), (300, 0.35)]  # 0.6 was a point of it
+    assert pts(batch, "val_loss") == [(200, 0.6)] and pts(batch, "val_acc") == [(200, 0.7)]
+    other = CsvParser().feed(b"step,mode,loss\n1,max,0.5\n2,min,0.4\n", 1)  # a mode of another kind
+    assert pts(other, "loss") == [(1, 0.5), (2, 0.4)]

@@ -343,11 +343,18 @@ class CsvParser:
                 steps[usable] = rows
             self.rows += count
         valued = np.zeros(rows_read, dtype=bool)
+        phases = _phases(columns)
         for name, values in numeric.items():
             keep = present[name]
             if usable is not None:
                 keep = usable if keep is None else usable & keep
-            if keep is None:
+            if phases is not None:  # a column names each row's phase: its rows are that phase's
+                for prefix, rows in phases:
+                    part = rows if keep is None else rows & keep
+                    if part.any():
+                        batch.add(prefix + name, steps[part], values[part])
+                        valued |= part
+            elif keep is None:
                 batch.add_rows(steps, {name: values})  # every cell held a number: the chunk's steps
                 valued[:] = True
             elif keep.any():
@@ -707,6 +714,31 @@ def exported_tag(path: str) -> str | None:
     ``epoch_loss``), or None."""
     match = _EXPORTED_TAG.search(os.path.basename(path))
     return match["tag"] if match else None
+
+
+#: Columns that say which phase a row reports, and what its metrics are named for each phase.
+_PHASE_COLUMNS = frozenset({"split", "phase", "mode", "stage", "subset"})
+_PHASE_PREFIX = {"train": "", "training": "", "val": "val_", "valid": "val_", "validation": "val_", "dev": "val_",
+                 "eval": "eval_", "evaluation": "eval_", "test": "test_", "testing": "test_"}
+
+
+def _phases(columns: dict) -> list[tuple[str, np.ndarray]] | None:
+    """The rows of each phase a ``split``/``phase``/``mode`` column names (``train``, ``val``, ...)
+    and the prefix of their metrics' names (``val_``); None without such a column. Rows of
+    another value are that value's (``ema_``)."""
+    name = next((n for n in columns if n.lower() in _PHASE_COLUMNS and columns[n].dtype.kind not in "fiub"), None)
+    if name is None:
+        return None
+    import pandas as pd
+
+    text = pd.Series(columns[name]).astype("string").str.strip().str.lower().fillna("")
+    if not text.isin(_PHASE_PREFIX.keys()).any():
+        return None  # not phases (a mode of some other kind)
+    out = []
+    for value in text.unique():
+        prefix = _PHASE_PREFIX.get(value, f"{value}_" if value else "")
+        out.append((prefix, (text == value).to_numpy(dtype=bool)))
+    return out
 
 
 def _exported(columns: list[str], value_name: str | None) -> tuple[list[str], set[str]]:
