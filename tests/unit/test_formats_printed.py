@@ -302,3 +302,15 @@ def test_a_csv_column_naming_each_rows_phase_keeps_the_evaluations_rows_apart():
     assert pts(batch, "val_loss") == [(200, 0.6)] and pts(batch, "val_acc") == [(200, 0.7)]
     other = CsvParser().feed(b"step,mode,loss\n1,max,0.5\n2,min,0.4\n", 1)  # a mode of another kind
     assert pts(other, "loss") == [(1, 0.5), (2, 0.4)]
+
+
+@pytest.mark.parametrize("line, names", [
+    ("epoch {e} | train: loss={a} acc=0.8 | val: loss={b} acc=0.7", ("loss", "val_loss", "val_acc")),
+    ("Epoch {e} - Train loss: {a}, acc: 0.8 - Val loss: {b}, acc: 0.7", ("Train loss", "Val loss", "val_acc")),
+])
+def test_a_line_reporting_two_phases_under_the_same_keys_keeps_them_apart(line, names):
+    text = "".join(line.format(e=e, a=1 / e, b=2 / e) + "\n" for e in (1, 2))
+    batch = TextParser().feed(text.encode(), 1)
+    train, val, other = names
+    assert pts(batch, train) == [(1, 1.0), (2, 0.5)] and pts(batch, val) == [(1, 2.0), (2, 1.0)]
+    assert pts(batch, other) == [(1, 0.7), (2, 0.7)] and pts(batch, "acc") == [(1, 0.8), (2, 0.8)]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
@@ -1285,6 +1286,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     phase = _epoch_summary(line) if ruled and "epoch" in line else None
     if phase:  # fairseq's results of an epoch: never points of the running series
         pairs = [(f"{phase}_{key}", value) for key, value in pairs]
+    elif len({key for key, _ in pairs}) < len(pairs):  # a key twice: once per phase the line reports
+        pairs = _phased_pairs(line, pairs)
     else:
         tag = _PHASE_TAG.search(line)
         if tag is not None:
@@ -1295,6 +1298,29 @@ def _read_line(parser: "TextParser", line: str) -> bool:
                 pairs = [(key if _EVAL_NAME.match(key) else f"{phase}_{key}", value) for key, value in pairs]
     _place(parser, counters, pairs)
     return True
+
+
+# A phase word that opens a stretch of a line (``| val: loss=0.6``, ``- Val loss: 0.6, acc: 0.7``)
+_SEGMENT = re.compile(r"(?i)(?<![\w/.])(?P<phase>train(?:ing)?|val(?:id(?:ation)?)?|eval(?:uation)?|test(?:ing)?|dev)\b(?![_/.])")
+
+
+def _phased_pairs(line: str, pairs: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The pairs of a line that reports two phases under the same keys
+    (``train: loss=0.5 acc=0.8 | val: loss=0.6 acc=0.7``): each stretch from a phase word to the
+    next is that phase's, its keys named for it (``val_acc``) unless they name it already."""
+    cuts = [(m.start(), m["phase"].lower()) for m in _SEGMENT.finditer(line)]
+    if not cuts:
+        return pairs
+    left = Counter(pairs)  # each pair of the line once: one a stretch does not hold keeps its name
+    out = []
+    for (start, phase), (end, _) in zip([(0, "train")] + cuts, cuts + [(len(line), "")]):
+        phase = _EVAL_PHASE.get(phase, phase)
+        for pair in _fields(line[start:end]):
+            if left[pair] > 0:
+                left[pair] -= 1
+                key, value = pair
+                out.append((key if phase.startswith("train") or _EVAL_NAME.match(key) else f"{phase}_{key}", value))
+    return out + list(left.elements())
 
 
 # A word that says which phase a whole line reports, standing apart as a tag: ``[val] ...``,
