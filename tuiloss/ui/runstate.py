@@ -270,7 +270,8 @@ class ListedRuns(Sequence):
         """What a row shows of ``run`` besides its number, label and the clock: the same tuple, the
         same row (a run changes its version with each read that reaches it, see :attr:`Run.version`)."""
         selection, activity, run_id = self._selection, self._activity.get(run.id), run.id
-        return (run, run.version, run.points, selection.version, selection.metric, self._plain,
+        # the run by identity (the model before holds it): runs compare their series by value
+        return (id(run), run.version, run.points, selection.version, selection.metric, self._plain,
                 self._findings.get(run_id, 0), run_id in self._stalled, run_id in self._new, activity,
                 activity.last if activity is not None else None, len(activity.arrivals) if activity is not None else 0)
 
