@@ -292,6 +292,30 @@ def test_a_log_written_a_hundred_lines_a_second_is_read_a_few_times_a_second_eac
     assert waits[-1] == 0.0 and reads[-1] == busy[-1] + 1.0
 
 
+def _busy_reads(write_times: list[float]) -> list[bool]:
+    """Whether each of the driver's reads of a log written at ``write_times`` (as :func:`_reads`
+    makes them) was made at the follow pace."""
+    from tuiloss.core.driver import ReadPace
+
+    pace, busy, k = ReadPace(), [], 0
+    while k < len(write_times):
+        woken = write_times[k]
+        at = max(woken, pace.due(woken))
+        pace.read(at)
+        busy.append(pace.busy)
+        while k < len(write_times) and write_times[k] <= at:
+            k += 1
+    return busy
+
+
+def test_the_reads_of_a_log_written_more_than_twenty_lines_a_second_say_so():
+    hundred = [k * 0.01 for k in range(500)]
+    busy = _busy_reads(hundred)
+    assert not busy[0] and all(busy[3:])  # after the first few reads
+    assert not any(_busy_reads([k * 0.1 for k in range(50)]))  # ten lines a second
+    assert not _busy_reads(hundred + [hundred[-1] + 1.0])[-1]  # a lone line after a quiet while
+
+
 # -- the panel, once a second -----------------------------------------------------------------------
 
 async def test_the_panel_paints_again_only_its_lines_that_changed_and_shows_the_new_text():
@@ -364,3 +388,48 @@ def test_the_automatic_log_y_decides_as_the_quantiles_of_every_curve_do():
         answers.add(reference(extremes))
         assert _spans_decades(extremes) == reference(extremes), trial
     assert answers == {True, False}
+
+
+# -- a busy log's frames ----------------------------------------------------------------------------
+
+async def test_a_busy_logs_points_are_drawn_at_each_read_and_its_numbers_once_a_second(tmp_path, config_for,
+                                                                                        monkeypatch):
+    """Each read of a log written more than twenty lines a second draws its points on the chart at
+    once; the status line's counts and the runs list's values follow once a second (the tick), and
+    any read that is not busy, or a key, draws them with its frame as before."""
+    from ui_helpers import settle, wait_for, wait_loaded
+
+    from test_scale import write_runs
+    from tuiloss.core.driver import ReadPace
+    from tuiloss.ui.app import TuilossApp, make_app
+
+    monkeypatch.setattr(ReadPace, "busy", property(lambda self: True))  # every read is at the follow pace
+    ticking = [True]
+    tick = TuilossApp._tick
+    monkeypatch.setattr(TuilossApp, "_tick", lambda self: tick(self) if ticking[0] else None)
+    write_runs(tmp_path, 3)
+    app = make_app(config_for(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        await settle(pilot, app)
+        drawn = []
+        draw_status = app._draw_status
+        app._draw_status = lambda: drawn.append(app.store.points) or draw_status()
+        points = app.status_bar.status.points
+        ticking[0] = False
+        log = tmp_path / "run000" / "metrics.csv"
+        for step in range(21, 26):
+            with open(log, "a") as handle:
+                handle.write(f"{step},{1.0 / step:.6f}\n")
+            await wait_for(pilot, lambda: app.chart.spec.newest_step == step, 5, f"step {step} on the chart")
+        assert drawn == [] and app.status_bar.status.points == points  # the frames drew the chart alone
+        assert not app.settled()  # the numbers are owed to the tick
+        ticking[0] = True
+        await settle(pilot, app)
+        assert app.status_bar.status.points == app.store.points == points + 5
+        row = next(row for row in app.run_list.rows_shown if row.key.endswith("run000/metrics.csv"))
+        assert row.value == "0.0400"  # 1/25
+        ticking[0] = False
+        await pilot.press("1")  # a key draws them with its frame, busy or not
+        await settle(pilot, app)
+        assert len(drawn) >= 2 and app.status_bar.status.shown == 2

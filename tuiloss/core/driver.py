@@ -184,6 +184,8 @@ class Ingested:
     progress: float | None = None  # 0..1 while the first load runs
     files: int = 0  # files watched
     activity: dict[str, float] = field(default_factory=dict)  # new run id -> newest file mtime
+    #: read at the follow pace (:data:`FOLLOW_GAP`): a log is written more than twenty lines a second
+    busy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +217,12 @@ class ReadPace:
     def due(self, woken_at: float) -> float:
         """When the read of a wake at ``woken_at`` may begin."""
         self._early = self._early + 1 if woken_at - self.last < READ_GAP else 0
-        return self.last + (FOLLOW_GAP if self._early >= BUSY_WAKES else READ_GAP)
+        return self.last + (FOLLOW_GAP if self.busy else READ_GAP)
+
+    @property
+    def busy(self) -> bool:
+        """Whether the last wake found the log busy: its read waits out :data:`FOLLOW_GAP`."""
+        return self._early >= BUSY_WAKES
 
     def read(self, at: float) -> None:
         """A read began at ``at``."""
@@ -369,7 +376,7 @@ class Ingestor:
                 if (woken and events) or (polled and events and now - last_poll < SAFETY_POLL):
                     if targets:
                         self._pace.read(time.monotonic())
-                        self._read(sorted(targets))
+                        self._read(sorted(targets), busy=self._pace.busy)
                 elif events:  # the safety poll: the next runs in turn, within a budget
                     targets |= set(self.engine.sweep(SWEEP_BUDGET))
                     if targets:
@@ -424,7 +431,7 @@ class Ingestor:
                             progress=0.0 if initial else None))
         return {spec.id for spec in result.new_runs}
 
-    def _read(self, targets: list[str] | None, initial: bool = False) -> None:
+    def _read(self, targets: list[str] | None, initial: bool = False, busy: bool = False) -> None:
         while not self.stopping():
             if initial:
                 result = self.engine.read(check_all=True, budget=LOAD_BUDGET)
@@ -436,7 +443,7 @@ class Ingestor:
                     self._grew.update((update.run_id, now) for update in result.updates)
                 progress = self._progress() if initial else None
                 self._post(Ingested(result, initial=initial, progress=progress,
-                                    files=len(self.engine.watched_files())))
+                                    files=len(self.engine.watched_files()), busy=busy))
             if not result.more:
                 return
 

@@ -92,6 +92,8 @@ class TuilossApp(DeferredStart, App[None]):
         self.redraws = Throttle(self.set_timer, self._redraw, lambda: max(self.redraw_interval, 2 * self._frame_seconds),
                                 pace=lambda: max(FOLLOW_PACE * self.redraw_interval, 2 * self._frame_seconds))
         self._frame_seconds = 0.0  # what the last redraw took on this thread
+        self._lines_due = True  # the next frame draws the runs list and the status line too (see _redraw)
+        self._lines_owed = False  # a frame left them to the tick
         self._panel_rest = Throttle(self.set_timer, self._draw_insights, lambda: 0.05)  # blocks left to make
         self._stopped = False
         self._main_screen = None
@@ -200,6 +202,8 @@ class TuilossApp(DeferredStart, App[None]):
         self._store_version += 1
         self.error = next((n.message for n in reversed(result.notices) if n.level == "error"), self.error)
         if result.new_runs or any(update.run_id in self.store.runs for update in result.updates):
+            if not (self.loaded and event.busy) or result.new_runs or result.notices:
+                self._lines_due = True
             self.redraws.request(paced=self.loaded)
             self.insights.request(paced=self.loaded)
 
@@ -223,6 +227,7 @@ class TuilossApp(DeferredStart, App[None]):
             if self.late.chart_unchanged(before, self.report):  # the same marks: no frame of every curve
                 self._draw_list()
             else:
+                self._lines_due = True
                 self.redraws.request(paced=self.loaded)
             if self.loaded and collection.held():
                 self.call_after_refresh(collection.release, True)  # the findings are drawn first
@@ -276,15 +281,18 @@ class TuilossApp(DeferredStart, App[None]):
 
     def schedule_redraw(self) -> None:
         """Redraw soon, at most every ``redraw_interval`` seconds."""
+        self._lines_due = True
         self.redraws.request()
 
     def settled(self) -> bool:
         """Whether the screen is at rest: loaded, nothing read waits to be applied, no redraw pending
-        (nor one set for when the keys rest, with runs waiting to join the chart).
+        (nor one set for when the keys rest, with runs waiting to join the chart), and the runs list and
+        status line are up to date (a busy log's last frame leaves them to the tick).
 
         Tests wait on this before they look.
         """
-        return self.loaded and self.ingestor.idle and not self.redraws.pending and not self._admit_due
+        return (self.loaded and self.ingestor.idle and not self.redraws.pending and not self._admit_due
+                and not self._lines_owed)
 
     def on_loss_chart_resized(self, _: LossChart.Resized) -> None:
         self.chart.fit_toasts()
@@ -295,8 +303,12 @@ class TuilossApp(DeferredStart, App[None]):
             return
         began, keyed = time.perf_counter(), self._keyed
         self._draw_chart()
-        self._draw_list()
-        self._draw_status()
+        if self._lines_due:  # else a busy log's read: its points are on the chart, its numbers come with the tick
+            self._lines_due = self._lines_owed = False
+            self._draw_list()
+            self._draw_status()
+        else:
+            self._lines_owed = True
         self._frame_seconds = time.perf_counter() - began
         if keyed:  # a toggle's analysis, asked for once its frame is out (see _toggle)
             self.call_after_refresh(self.request_insights, True)
@@ -304,11 +316,15 @@ class TuilossApp(DeferredStart, App[None]):
             self.call_after_refresh(self._draw_insights)
 
     def _tick(self) -> None:
-        """Once a second: ages, run states and stalls change with time alone."""
+        """Once a second: ages, run states and stalls change with time alone; and the runs list's
+        values and the status line's counts of a busy log's reads (see :attr:`Ingested.busy`
+        and _redraw: a log written more than twenty lines a second has its points drawn at
+        each read, and its numbers once a second)."""
         if not self._stopped:
             self._check_stalls()
             self._draw_status()
             self._draw_list()
+            self._lines_owed = False
 
     def _draw_chart(self) -> None:
         chart, shown = self.chart, self.pacing.admit(self.shown_runs(), fresh=not self._keyed)
@@ -539,6 +555,7 @@ class TuilossApp(DeferredStart, App[None]):
         self.pacing.keyed()  # the runs waiting to join the chart wait for the keys to rest
         self.insights.defer()  # an analysis on its way lets this frame go first
         self._keyed = True
+        self._lines_due = True
         self.redraws.request(now=True)  # a key's frame does not wait out the redraw interval
         # The analysis is asked for once that frame is out (_redraw): its snapshot of every shown
         # run is taken on this thread, and with thousands of runs it would hold the frame back

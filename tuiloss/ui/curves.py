@@ -11,6 +11,8 @@ The values at the step cursor and the export's legend read the same series.
 
 from __future__ import annotations
 
+import operator
+from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
@@ -24,6 +26,19 @@ from tuiloss.ui.selection import Selection
 from tuiloss.ui.xaxis import XAxis
 
 
+@dataclass(slots=True)
+class _Frame:
+    """The runs a frame was given, in order, with the version each had, its curve (``None`` for
+    none) and metric; and the colours they were given (the selection's dict and its size)."""
+
+    runs: list[Run]
+    versions: list[int]
+    curves: list[CurveInput | None]
+    names: list[str | None]
+    colors: dict
+    color_count: int
+
+
 class Curves:
     """The chart's curves and the caches that keep a redraw incremental."""
 
@@ -34,6 +49,7 @@ class Curves:
         self._inputs: dict[str, tuple[tuple, CurveInput]] = {}  # each run's last curve, and what it was made of
         self._quick: dict[str, tuple] = {}  # each run's last curve, by what a frame checks of the run alone
         self._frame: tuple | None = None  # what the last frame's curves depended on besides their runs
+        self._last: _Frame | None = None  # the last frame's runs and their curves, on the step axis
         #: the metric of each run the last :meth:`prepare` was given (its primary one, or the one chosen)
         self.metrics: set[str] = set()
 
@@ -58,8 +74,6 @@ class Curves:
                 it; a run without it has no curve.
         """
         other_axis = xaxis is not None and not xaxis.is_step
-        curves = []
-        last, made = self._inputs, {}
         # A run's curve is made again only when what it is made of changed. What does not depend on
         # the run (the view, the marks) is checked once a frame; then a run whose version (see
         # Run.version: its points, metrics, segments and fields) did not move and whose colour is
@@ -70,88 +84,114 @@ class Curves:
         same = (not other_axis and before is not None and before[0] == frame
                 and (before[1] is marks or not (before[1] or marks)) and before[2] == marked_metric)
         self._frame = (frame, marks, dict(marked_metric)) if not other_axis else None
-        quick, seen_quick = ({}, self._quick) if not other_axis else ({}, {})
         colors = selection.colors
-        metrics: set[str] = set()
+        last = self._last
+        if (same and last is not None and last.colors is colors and last.color_count == len(colors)
+                and len(last.runs) == len(runs) and all(map(operator.is_, last.runs, runs))):
+            # The very runs of the last frame, in order (a followed run among idle ones): only those
+            # whose version moved are looked at again.
+            versions = [run.version for run in runs]
+            changed = [k for k, now, then in zip(range(len(runs)), versions, last.versions) if now != then]
+            if changed:
+                for k in changed:
+                    last.curves[k], last.names[k] = self._curve_of(runs[k], selection, view, marks, marked_metric,
+                                                                   xaxis, True, self._inputs, self._quick)
+                last.versions = versions
+                self.metrics = {name for name in last.names if name is not None}
+            return [curve for curve in last.curves if curve is not None]
+        made, quick = {}, {}
+        slots, names = [], []
         for run in runs:
-            was = seen_quick.get(run.id) if same else None
-            if was is not None and was[2] == run.version and was[3] is colors.get(run.id):
-                made[run.id] = last[run.id]
-                quick[run.id] = was
-                curves.append(was[0])
-                metrics.add(was[1])
-                continue
-            name = selection.metric_of(run)
-            if name is not None:
-                metrics.add(name)
-            if name is None or name not in run.series:
-                continue
-            series = run.series[name]
-            run_marks = marks.get(run.id, []) if name == marked_metric.get(run.id) else []
-            eval_name = eval_counterpart(name, list(run.series)) if view.show_eval else None
-            # a curve on the step axis is made again only when what it is made of changed
-            key = None if other_axis else (
-                name, len(series), tuple(series.segments), selection.color(run.id), selection.marker(run.id),
-                view.smoothing, view.log_y is True, eval_name, len(run.series[eval_name]) if eval_name in run.series else 0,
-                run_marks)
-            seen = last.get(run.id)
-            if seen is not None and key is not None and seen[0] == key:
-                made[run.id] = seen
-                curves.append(seen[1])
-                quick[run.id] = (seen[1], name, run.version, colors.get(run.id))
-                continue
-            steps, values = series.visible()
-            if not len(steps):
-                continue
-            segment_starts = [(s.start_step, s.reason) for s in series.segments[1:]]
-            axis = xaxis.name if other_axis else "step"
-            if other_axis:
-                placed = xaxis.place(run, steps)
-                if placed is None or not placed[1].any():
-                    continue
-                steps, kept = placed
-                values = values[kept]
-                run_marks, segment_starts = _marks_on(xaxis, run, run_marks, segment_starts)
-            raw = self.column_index((run.id, name, axis), steps, values, len(series.segments))
-            smoothed = None
-            if view.smoothing > 0:
-                smooth_values = self.smoothed(run.id, name, series.visible()[1], view.smoothing, view.log_y is True)
-                if other_axis:
-                    smooth_values = smooth_values[kept]
-                key = (run.id, name, view.smoothing, view.log_y is True, axis)
-                smoothed = self.column_index(key, steps, smooth_values, len(series.segments))
-            eval_steps = eval_values = None
-            if view.show_eval:
-                if eval_name and eval_name in run.series:
-                    eval_steps, eval_values = run.series[eval_name].visible()
-                    if other_axis:
-                        placed = xaxis.place(run, eval_steps)
-                        eval_steps, eval_values = placed[0], eval_values[placed[1]]
-            first_positive = int(np.searchsorted(steps, 0.0, side="right"))
-            curves.append(
-                CurveInput(
-                    key=run.id,
-                    color=selection.color(run.id),
-                    marker=selection.marker(run.id),
-                    first_step=float(steps[0]),
-                    last_step=float(steps[-1]),
-                    min_positive=float(steps[first_positive]) if first_positive < len(steps) else None,
-                    raw=raw.query,
-                    smoothed=smoothed.query if smoothed is not None else None,
-                    eval_steps=eval_steps,
-                    eval_values=eval_values,
-                    marks=run_marks,
-                    segment_starts=segment_starts,
-                    has_nonpositive_steps=bool(steps[0] <= 0),
-                )
-            )
-            if key is not None:
-                made[run.id] = (key, curves[-1])
-                quick[run.id] = (curves[-1], name, run.version, colors.get(run.id))
+            curve, name = self._curve_of(run, selection, view, marks, marked_metric, xaxis, same, made, quick)
+            slots.append(curve)
+            names.append(name)
         self._inputs = made
         self._quick = quick
-        self.metrics = metrics
-        return curves
+        self.metrics = {name for name in names if name is not None}
+        self._last = None if other_axis else _Frame(list(runs), [run.version for run in runs], slots, names, colors,
+                                                     len(colors))
+        return [curve for curve in slots if curve is not None]
+
+    def _curve_of(self, run: Run, selection: Selection, view: ChartView, marks: Mapping[str, list[Mark]],
+                  marked_metric: Mapping[str, str | None], xaxis: XAxis | None, same: bool,
+                  made: dict, quick: dict) -> tuple[CurveInput | None, str | None]:
+        """One run's curve (``None`` if it has no points in its metric) and its metric, noted in
+        ``made`` and ``quick`` (the curves kept for the next frame); ``same``: what the last frame's
+        curves depended on besides their runs is unchanged."""
+        other_axis = xaxis is not None and not xaxis.is_step
+        colors = selection.colors
+        was = self._quick.get(run.id) if same and not other_axis else None
+        if was is not None and was[2] == run.version and was[3] is colors.get(run.id):
+            made[run.id] = self._inputs[run.id]
+            quick[run.id] = was
+            return was[0], was[1]
+        name = selection.metric_of(run)
+        if name is None or name not in run.series:
+            made.pop(run.id, None)
+            quick.pop(run.id, None)
+            return None, name
+        series = run.series[name]
+        run_marks = marks.get(run.id, []) if name == marked_metric.get(run.id) else []
+        eval_name = eval_counterpart(name, list(run.series)) if view.show_eval else None
+        # a curve on the step axis is made again only when what it is made of changed
+        key = None if other_axis else (
+            name, len(series), tuple(series.segments), selection.color(run.id), selection.marker(run.id),
+            view.smoothing, view.log_y is True, eval_name, len(run.series[eval_name]) if eval_name in run.series else 0,
+            run_marks)
+        seen = self._inputs.get(run.id)
+        if seen is not None and key is not None and seen[0] == key:
+            made[run.id] = seen
+            quick[run.id] = (seen[1], name, run.version, colors.get(run.id))
+            return seen[1], name
+        steps, values = series.visible()
+        if not len(steps):
+            made.pop(run.id, None)
+            quick.pop(run.id, None)
+            return None, name
+        segment_starts = [(s.start_step, s.reason) for s in series.segments[1:]]
+        axis = xaxis.name if other_axis else "step"
+        if other_axis:
+            placed = xaxis.place(run, steps)
+            if placed is None or not placed[1].any():
+                return None, name
+            steps, kept = placed
+            values = values[kept]
+            run_marks, segment_starts = _marks_on(xaxis, run, run_marks, segment_starts)
+        raw = self.column_index((run.id, name, axis), steps, values, len(series.segments))
+        smoothed = None
+        if view.smoothing > 0:
+            smooth_values = self.smoothed(run.id, name, series.visible()[1], view.smoothing, view.log_y is True)
+            if other_axis:
+                smooth_values = smooth_values[kept]
+            smooth_key = (run.id, name, view.smoothing, view.log_y is True, axis)
+            smoothed = self.column_index(smooth_key, steps, smooth_values, len(series.segments))
+        eval_steps = eval_values = None
+        if view.show_eval:
+            if eval_name and eval_name in run.series:
+                eval_steps, eval_values = run.series[eval_name].visible()
+                if other_axis:
+                    placed = xaxis.place(run, eval_steps)
+                    eval_steps, eval_values = placed[0], eval_values[placed[1]]
+        first_positive = int(np.searchsorted(steps, 0.0, side="right"))
+        curve = CurveInput(
+            key=run.id,
+            color=selection.color(run.id),
+            marker=selection.marker(run.id),
+            first_step=float(steps[0]),
+            last_step=float(steps[-1]),
+            min_positive=float(steps[first_positive]) if first_positive < len(steps) else None,
+            raw=raw.query,
+            smoothed=smoothed.query if smoothed is not None else None,
+            eval_steps=eval_steps,
+            eval_values=eval_values,
+            marks=run_marks,
+            segment_starts=segment_starts,
+            has_nonpositive_steps=bool(steps[0] <= 0),
+        )
+        if key is not None:
+            made[run.id] = (key, curve)
+            quick[run.id] = (curve, name, run.version, colors.get(run.id))
+        return curve, name
 
     def chart(self, curves: list[CurveInput], view: ChartView, width: int, *, height: int, metric: str,
               background: tuple[int, int, int], xaxis: XAxis | None = None, follow: bool = False) -> ChartSpec:

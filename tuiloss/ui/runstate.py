@@ -14,7 +14,7 @@ from statistics import median
 from typing import Callable, Collection, Mapping, Sequence
 
 from tuiloss.core.analysis.display import fmt_value
-from tuiloss.core.analysis.state import RunState
+from tuiloss.core.analysis.state import RunState, state_holds_for
 from tuiloss.core.engine import Options, ReadResult, apply_result
 from tuiloss.core.ranks import rank_name
 from tuiloss.core.report import state_of
@@ -134,9 +134,19 @@ def take_read(store: Store, result: ReadResult, options: Options, now: float, se
 def row_state(run: Run, activity: Activity | None, now: float, stalled: bool = False) -> RunState:
     """A run's state as the list shows it (see :mod:`tuiloss.core.analysis.state`): what its log
     says (finished, killed, crashed), else how long it has been silent against its usual interval."""
+    return row_state_until(run, activity, now, stalled)[0]
+
+
+def row_state_until(run: Run, activity: Activity | None, now: float, stalled: bool = False) -> tuple[RunState, float]:
+    """:func:`row_state`, and the time until which it stays the same while nothing but the clock
+    moves (see :func:`~tuiloss.core.analysis.state.state_holds_for`)."""
     last = activity.last if activity is not None else None
-    return state_of(run, silence=now - last if last is not None else None,
-                    interval=activity.interval if activity is not None else None, stalled=stalled, now=now)
+    silence = now - last if last is not None else None
+    interval = activity.interval if activity is not None else None
+    stamped = run.meta.get("stamped")
+    logged = now - stamped if stamped is not None else None
+    state = state_of(run, silence=silence, interval=interval, stalled=stalled, now=now)
+    return state, now + state_holds_for(silence=silence, interval=interval, stalled=stalled, logged_silence=logged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +170,9 @@ class ListedRuns(Sequence):
 
     The widget asks for the rows it draws (a dozen on screen of thousands listed) and the key
     of the highlighted one; a row is computed once per model, so a redraw costs what is on
-    screen, not what is listed.
+    screen, not what is listed. A model given the one before it (:meth:`take_rows`) keeps its
+    rows whose run and inputs did not change, until the time their state would age (a followed
+    run among idle ones: its row alone is worked out again at each frame).
 
     Args:
         numbered: the listed runs with their numbers (:meth:`Selection.numbered`).
@@ -200,6 +212,9 @@ class ListedRuns(Sequence):
         self._findings, self._stalled, self._new = findings, stalled, new
         self._activity, self._now = activity, now
         self._rows: dict[int, RunRow] = {}
+        #: what each row was made of, and until when its state holds (see take_rows)
+        self._made: dict[int, tuple[tuple, float]] = {}
+        self._kept: ListedRuns | None = None
         self._index: dict[str, int] | None = None
 
     def __len__(self) -> int:
@@ -213,7 +228,18 @@ class ListedRuns(Sequence):
         row = self._rows.get(index)
         if row is None:
             number, run = self._numbered[index]
-            row = self._rows[index] = self._row(number, run)
+            made = self._inputs(run) if self._value_at is None else None
+            kept = self._kept
+            if made is not None and kept is not None:
+                was = kept._made.get(index)
+                if was is not None and was[0] == made and self._now < was[1]:
+                    self._made[index] = was
+                    row = self._rows[index] = kept._rows[index]
+                    return row
+            row, until = self._row(number, run)
+            self._rows[index] = row
+            if made is not None:
+                self._made[index] = (made, until)
         return row
 
     def key(self, index: int) -> str:
@@ -232,6 +258,23 @@ class ListedRuns(Sequence):
         if self._index is None and other._index is not None:
             self._index = other._index
 
+    def take_rows(self, other) -> None:
+        """Keep the rows ``other`` worked out (it lists the same runs, :meth:`same_rows`) whose run
+        and inputs are the same here, while their state holds at this model's time; the model
+        before ``other`` is let go."""
+        if isinstance(other, ListedRuns) and other is not self:
+            other._kept = None
+            self._kept = other
+
+    def _inputs(self, run: Run) -> tuple:
+        """What a row shows of ``run`` besides its number, label and the clock: the same tuple, the
+        same row (a run changes its version with each read that reaches it, see :attr:`Run.version`)."""
+        selection, activity, run_id = self._selection, self._activity.get(run.id), run.id
+        # the run by identity (the model before holds it): runs compare their series by value
+        return (id(run), run.version, run.points, selection.version, selection.metric, self._plain,
+                self._findings.get(run_id, 0), run_id in self._stalled, run_id in self._new, activity,
+                activity.last if activity is not None else None, len(activity.arrivals) if activity is not None else 0)
+
     def index_of(self, key: str) -> int | None:
         """Where the run ``key`` is listed, ``None`` if it is not."""
         if self._index is None:
@@ -245,7 +288,8 @@ class ListedRuns(Sequence):
     def _label(self, run: Run) -> str:
         return self._jobs.label(run) if self._jobs is not None else run.label
 
-    def _row(self, number: int, run: Run) -> RunRow:
+    def _row(self, number: int, run: Run) -> tuple[RunRow, float]:
+        """The row of ``run``, and until when its state holds."""
         selection = self._selection
         if self._value_at is not None:
             has, at = self._value_at(run) if selection.is_on(run.id) else (False, None)
@@ -254,6 +298,7 @@ class ListedRuns(Sequence):
             name = selection.metric_of(run)
             series = run.series.get(name) if name else None
             value = fmt_value(float(series.visible()[1][-1])) if series is not None and len(series) else "-"
+        state, until = row_state_until(run, self._activity.get(run.id), self._now, stalled=run.id in self._stalled)
         return RunRow(
             key=run.id,
             number=str(number % 10) if 0 < number <= 10 else "",
@@ -261,11 +306,11 @@ class ListedRuns(Sequence):
             color=rich_color(selection.color(run.id)),
             label=self._label(run),
             value=value,
-            state=row_state(run, self._activity.get(run.id), self._now, stalled=run.id in self._stalled).state,
+            state=state.state,
             anomalies=self._findings.get(run.id, 0),
             visible=selection.is_on(run.id),
             new_anomaly=run.id in self._new,
-        )
+        ), until
 
 
 def list_rows(

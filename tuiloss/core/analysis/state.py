@@ -125,6 +125,26 @@ def run_state(*, ending: tuple[str, str] | None = None, planned: float | None = 
     return RunState("running")
 
 
+def state_holds_for(*, silence: float | None = None, interval: float | None = None, stalled: bool = False,
+                    logged_silence: float | None = None) -> float:
+    """Seconds for which :func:`run_state` keeps its state while only the clock moves (both
+    silences grow, nothing else changes): until the first of its age thresholds ahead is
+    crossed, ``math.inf`` if none is. A threshold counted may not be the one that decides (a log
+    that says it ended has no age): the answer is never later than the change.
+
+    A list of many runs works a row's state out again only then, not at every frame.
+    """
+    ahead = []
+    if logged_silence is not None:
+        ahead.append(CLOCK_SLACK + STOPPED_AFTER - logged_silence)
+    if silence is not None:
+        usual = interval or 0.0
+        if interval is not None and not stalled:
+            ahead.append(max(RUNNING_WINDOW, STALL_INTERVALS * usual) - silence)
+        ahead.append(max(STOPPED_AFTER, STOPPED_INTERVALS * usual) - silence)
+    return min((left for left in ahead if left >= 0), default=math.inf)
+
+
 def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 

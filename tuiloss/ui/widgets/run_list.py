@@ -107,6 +107,9 @@ class RunList(KeptStyles, ScrollView, can_focus=True):
         same = same is not None and same(old)  # the same runs, order and labels as the rows shown
         if same:
             rows.take_index(old)
+            take_rows = getattr(rows, "take_rows", None)
+            if take_rows is not None:  # rows whose run and inputs did not change are kept
+                take_rows(old)
         self._rows = rows
         index = _index_of(rows, keep) if keep is not None else None
         self.cursor_row = index if index is not None else min(self.cursor_row, max(0, len(rows) - 1))
@@ -129,7 +132,8 @@ class RunList(KeptStyles, ScrollView, can_focus=True):
             k = first + line - HEADER_LINES
             if k >= len(rows):
                 break
-            if rows[k] != old[k]:
+            row, was = rows[k], old[k]
+            if row is not was and row != was:  # a kept row is the same object
                 changed.append(Region(0, line, width, 1))
         if changed:  # one refresh: each call drops the widget's caches and checks for idle again
             self.refresh(*changed)
