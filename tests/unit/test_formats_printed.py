@@ -314,3 +314,14 @@ def test_a_line_reporting_two_phases_under_the_same_keys_keeps_them_apart(line, 
     train, val, other = names
     assert pts(batch, train) == [(1, 1.0), (2, 0.5)] and pts(batch, val) == [(1, 2.0), (2, 1.0)]
     assert pts(batch, other) == [(1, 0.7), (2, 0.7)] and pts(batch, "acc") == [(1, 0.8), (2, 0.8)]
+
+
+def test_a_notebooks_table_copied_out_with_tabs_keeps_its_names_of_words(tmp_path):
+    text = ("==((====))==  Unsloth - 2x faster free finetuning\n"
+            "Epoch\tTraining Loss\tValidation Loss\n1\t0.523400\t0.611200\n2\t0.411100\t0.590000\n")
+    log = tmp_path / "output.txt"
+    log.write_text(text)
+    assert sniff(str(log)) == ("text", "")
+    batch = TextParser().feed(text.encode(), 1)
+    assert pts(batch, "Training Loss") == [(1, 0.5234), (2, 0.4111)]
+    assert pts(batch, "Validation Loss") == [(1, 0.6112), (2, 0.59)]

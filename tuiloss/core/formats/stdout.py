@@ -910,7 +910,8 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
         found += _TABLE_ROW.finditer(text)
     for match in sorted(found, key=lambda m: (m.start(), m.re not in (_TABLE_HEAD, _RULED_HEAD))):
         if match.re is _TABLE_HEAD:
-            state.table = tuple(match["head"].split())
+            head = match["head"].strip()  # a notebook's table, copied out, has tabs between names of words
+            state.table = tuple(re.split(r"\t+", head)) if "\t" in head else tuple(head.split())
             parser.matched += 1
             continue
         if match.re is _RULED_HEAD:
@@ -945,7 +946,7 @@ def _table_row(state: _State, text: str) -> bool | None:
         if bar[1] != "100":
             return None
         text = text[: bar.start()]
-    cells = text.split()
+    cells = re.split(r"\t+", text.strip()) if "\t" in text.strip() else text.split()
     if len(cells) != len(state.table) or not cells[0].split("/")[0].isdigit():
         return None
     at = state.table.index("#") if "#" in state.table else 0
