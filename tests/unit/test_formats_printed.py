@@ -325,3 +325,18 @@ def test_a_notebooks_table_copied_out_with_tabs_keeps_its_names_of_words(tmp_pat
     batch = TextParser().feed(text.encode(), 1)
     assert pts(batch, "Training Loss") == [(1, 0.5234), (2, 0.4111)]
     assert pts(batch, "Validation Loss") == [(1, 0.6112), (2, 0.59)]
+
+
+def test_a_count_that_restarts_under_an_epoch_line_of_its_own_is_made_global_not_a_reset():
+    restarting = "".join(f"Epoch {e}/3\n" + "".join(f"step {s}/500, loss {e + s / 1000:.3f}\n" for s in (250, 500))
+                         for e in (1, 2, 3))
+    batch = TextParser().feed(restarting.encode(), 1)  # (no Keras bar under the epoch's line: not Keras)
+    assert [s for s, _ in pts(batch, "loss")] == [250, 500, 750, 1000, 1250, 1500]
+    banner = "".join(f"=== Epoch {e} ===\n" + "".join(f"Batch {b}: loss={e + b / 1000:.3f}\n" for b in (100, 200))
+                     + f"Epoch {e} done. val_loss={e / 10:.1f}\n" for e in (1, 2))
+    for batch in (TextParser().feed(banner.encode(), 1), feed_lines(TextParser(), banner)):
+        assert [s for s, _ in pts(batch, "loss")] == [100, 200, 300, 400]
+        assert pts(batch, "val_loss") == [(200, 0.1), (400, 0.2)]  # each epoch's end, on the same axis
+    going_on = "".join(f"Epoch {e}\n" + "".join(f"step {s}: loss {s / 1000:.3f}\n" for s in (e * 100 - 50, e * 100))
+                       for e in (1, 2))
+    assert [s for s, _ in pts(TextParser().feed(going_on.encode(), 1), "loss")] == [50, 100, 150, 200]

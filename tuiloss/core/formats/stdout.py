@@ -988,6 +988,9 @@ _COUNTER_RANK = {name: rank for rank, name in enumerate(COUNTERS)}
 _COUNTER_RANK["consumed_samples"] = len(COUNTERS)  # a counter, but never finer than the steps
 #: Counters that restart every epoch when an epoch is logged beside them.
 _INNER = frozenset({"iter", "batch", "micro_step"})
+#: Counters that may count within an epoch announced on a line of its own (``Epoch 2/3`` then
+#: ``step 100/500, loss ...``): read with it, they restart or go on (see :class:`EpochCounter`).
+_UNDER_EPOCH = _INNER | {"step", "iteration", "steps"}
 _SPLITS = ("train_", "valid_", "val_", "eval_", "test_")
 _COUNTER_WORDS = "|".join(sorted(COUNTERS, key=len, reverse=True))
 _COUNTER = re.compile(
@@ -995,6 +998,8 @@ _COUNTER = re.compile(
     re.I,
 )
 # timm's ``Train: 1 [ 100/1251 (  8%)]`` and ``Epoch 1 [100/500]``: an epoch, then the batch in it
+# a line that is an epoch's number and nothing else: ``Epoch 2/3``, ``=== Epoch 2 ===``, ``[Epoch 2]``
+_EPOCH_LINE = re.compile(r"^[\W_]*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?[\W_]*$", re.I | re.M)
 # PyTorch's CIFAR-10 tutorial, ``[1,  2000] loss: 2.170``: the epoch, then the batch in it, leading the line
 _EPOCH_BATCH = re.compile(r"^\s*\[\s*(?P<e>\d+)\s*,\s*(?P<n>\d+)\s*\](?=\s*[A-Za-z_])")
 _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
@@ -1204,6 +1209,12 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     step. The total a counter announces (``N/M``) is kept as ``planned_steps``.
     """
     for line in text.split("\n"):
+        if "poch" in line or "POCH" in line:
+            head = _EPOCH_LINE.match(line)
+            if head is not None:  # ``Epoch 2/3``, ``=== Epoch 2 ===``: the epoch of the lines under it
+                _announce(parser, [("epoch", float(head["n"]), head["m"])])
+                parser.matched += 1
+                continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
             continue
         if "max_" in line and "planned_steps" not in parser.state.meta:
@@ -1351,10 +1362,13 @@ def _epoch_summary(line: str) -> str | None:
 
 def _announce(parser: "TextParser", counters: list[tuple[str, float, str | None]]) -> None:
     """A line of a counter and no metric (``Epoch: 01 | Epoch Time: 0m 5s``) announces the
-    step of the lines of metrics under it, when it counts on the log's own axis."""
+    step of the lines of metrics under it, when it counts on the log's own axis; an epoch's
+    (``=== Epoch 2 ===``) is also the epoch of the inner counts under it (``Batch 100: ...``)."""
     if len(counters) != 1:
         return
     state, (name, value, _) = parser.state, counters[0]
+    if name == "epoch":
+        state.epoch = value
     if state.counter is None and state.meta.get("step_key", name) == name:
         state.step = value
         state.meta["step_key"] = name
@@ -1368,6 +1382,8 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
     counters.sort(key=lambda c: _COUNTER_RANK.get(c[0], len(COUNTERS)))
     name, value, total = counters[0]
     epoch = next((c for c in counters if c[0] == "epoch"), None)
+    if epoch is None and state.epoch is not None and name in _UNDER_EPOCH:
+        epoch = ("epoch", state.epoch, None)  # the epoch a line of its own announced above it
     if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
         if state.counter is None:
             state.counter = EpochCounter()
@@ -1377,8 +1393,8 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
             state.meta["planned_steps"] = float(total)  # it was a global counter with its total
         elif epoch[2] and state.counter.size:
             state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
-    elif name == "epoch" and state.counter is not None and state.counter.size:
-        placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end
+    elif name == "epoch" and state.counter is not None:
+        placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end (held till known)
     else:
         placed = [(value, pairs)]
         if total:
@@ -1582,7 +1598,8 @@ FAMILIES: tuple[Family, ...] = (
         _parse_meters,
         hint=("Epoch: [", "Train: [", "Training: ["),
     ),
-    Family("keras", re.compile(r"(?m)\nEpoch \d+/\d+\s*$"), _parse_keras, hint="Epoch "),
+    # an epoch's line, then Keras' bar or summary (``[====``, ``━━━``, `` - loss: 0.3``), not other text
+    Family("keras", re.compile(r"\nEpoch \d+/\d+[ \t]*\r?\n[^\n]*(?:\[[=.>]|━| - \w+: ?[-+.\dna])"), _parse_keras, hint="Epoch "),
     Family("espnet", re.compile(r"\depoch(?::[a-z]+:\d+-\d+batch:| results: \[)"), _parse_espnet, hint="epoch"),
     Family(
         "tf_estimator",
@@ -1806,6 +1823,9 @@ class TextParser(LineParser):
         if self.family is not None:
             self._parse_pieces(text, first_line, batch)
         else:
+            if "poch" in text or "POCH" in text:  # ``=== Epoch 1 ===`` before any metric line shows the family
+                for head in _EPOCH_LINE.finditer(text):
+                    _announce(self, [("epoch", float(head["n"]), head["m"])])
             for end, series, value in eventlines.event_lines(text) if eventlines.may_hold(text) else []:
                 if self.reached is not None:  # a log whose family is not known yet: at the step read before
                     steps, values = self.events.setdefault(series, ([], []))
