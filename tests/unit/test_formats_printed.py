@@ -340,3 +340,11 @@ def test_a_count_that_restarts_under_an_epoch_line_of_its_own_is_made_global_not
     going_on = "".join(f"Epoch {e}\n" + "".join(f"step {s}: loss {s / 1000:.3f}\n" for s in (e * 100 - 50, e * 100))
                        for e in (1, 2))
     assert [s for s, _ in pts(TextParser().feed(going_on.encode(), 1), "loss")] == [50, 100, 150, 200]
+
+
+def test_jsonl_records_of_an_epoch_and_the_batch_in_it_step_on_the_global_batch():
+    from tuiloss.core.formats.jsonl import JsonlParser
+
+    data = "".join(f'{{"epoch": {e}, "batch": {b}, "loss": {e + b / 1000}}}\n' for e in (1, 2) for b in (100, 200)).encode()
+    batch = JsonlParser().feed(data, 1)
+    assert [s for s, _ in pts(batch, "loss")] == [100, 200, 300, 400] and "batch" not in batch.series

@@ -38,7 +38,8 @@ _STEP_KEYS = frozenset(STEP_KEYS)
 _MODE_KEYS = ("mode", "split", "phase")
 #: Step keys that count within an epoch when the record also holds ``epoch`` (mmdetection's ``iter``).
 _PLANNED_KEYS = ("max_steps", "total_steps", "max_iters", "max_update")
-_INNER_KEYS = frozenset({"iter", "inner_iter", "batch", "batch_idx"})
+_INNER_ORDER = ("iter", "inner_iter", "batch", "batch_idx")
+_INNER_KEYS = frozenset(_INNER_ORDER)
 
 
 _SETTLE_LINES = 256  # lines read one by one to find the step key before a layout read
@@ -262,6 +263,8 @@ def flatten_record(record: dict, prefix: str = "", out: dict | None = None, dept
 def _first_step_key(flat: dict) -> str | None:
     for key in STEP_KEYS:
         if key in flat:
+            if key == "epoch":  # ``{"epoch": 2, "batch": 100, ...}``: the batch within the epoch is finer
+                return next((inner for inner in _INNER_ORDER if inner in flat), key)
             return key
     return None
 
