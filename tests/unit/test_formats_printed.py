@@ -348,3 +348,19 @@ def test_jsonl_records_of_an_epoch_and_the_batch_in_it_step_on_the_global_batch(
     data = "".join(f'{{"epoch": {e}, "batch": {b}, "loss": {e + b / 1000}}}\n' for e in (1, 2) for b in (100, 200)).encode()
     batch = JsonlParser().feed(data, 1)
     assert [s for s, _ in pts(batch, "loss")] == [100, 200, 300, 400] and "batch" not in batch.series
+
+
+def test_a_csv_step_that_starts_again_at_every_epoch_is_made_global_and_a_global_one_left_alone():
+    within = "epoch,iteration,loss\n" + "".join(f"{e},{b},{e + b / 1000}\n" for e in (0, 1, 2) for b in (100, 200, 300))
+    batch = CsvParser().feed(within.encode(), 1)
+    assert [s for s, _ in pts(batch, "loss")] == [100, 200, 300, 400, 500, 600, 700, 800, 900]
+    zero = "epoch,batch_idx,loss\n" + "".join(f"{e},{b},0.5\n" for e in (1, 2) for b in (0, 1, 2))
+    assert [s for s, _ in pts(CsvParser().feed(zero.encode(), 1), "loss")] == [0, 1, 2, 3, 4, 5]  # counted from 0
+    lightning = "epoch,step,loss\n" + "".join(f"{e},{e * 3 + b},0.5\n" for e in (0, 1) for b in (0, 1, 2))
+    assert [s for s, _ in pts(CsvParser().feed(lightning.encode(), 1), "loss")] == [0, 1, 2, 3, 4, 5]
+    parser = CsvParser()  # read a row at a time, as a live log arrives
+    rows = within.splitlines(keepends=True)
+    got = parser.feed("".join(rows[:2]).encode(), 1)
+    for k, row in enumerate(rows[2:], start=3):
+        got.merge(parser.feed(row.encode(), k))
+    assert [s for s, _ in pts(got, "loss")] == [100, 200, 300, 400, 500, 600, 700, 800, 900]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import re
 import threading
@@ -59,6 +60,12 @@ class CsvParser:
         self._reading = False  # a big read was made and the file is not read to its end yet
         self._last_header: tuple[bytes, list[str], str | None, str | None, int] | None = None
         self._index_step = False  # the step is pandas' unnamed index column, while it holds numbers
+        self._within = _WithinEpoch()  # a step column that may count within an epoch column
+
+    @property
+    def epoch_column(self) -> str | None:
+        """The column that names the epoch, if there is one."""
+        return next((name for name in self.columns if name.lower() == "epoch"), None)
 
     def restart(self) -> None:
         """The file starts again: its next header is read, or (a truncation that kept the
@@ -71,6 +78,7 @@ class CsvParser:
         self.step_column = None
         self.rows = 0
         self.metric_columns = set()
+        self._within = _WithinEpoch()
 
     def rest(self) -> None:
         """The source has read the file to its end: free what big reads kept (see :class:`_Kept`)."""
@@ -251,6 +259,9 @@ class CsvParser:
             self.columns = _unique(["index" if k == 0 and not name else name for k, name in enumerate(names)])
             self.columns, self.ignored = _exported(self.columns, self.value_name)
             self.step_column = find_step_key(self.columns)
+            if self.step_column is not None and self.step_column == self.epoch_column:
+                # ``epoch,batch_idx,loss``: the batch within the epoch is finer (made global with it)
+                self.step_column = next((name for name in self.columns if name.lower() in _INNER_COLUMNS), self.step_column)
             if self.step_column is None and not names[0]:
                 # pandas' ``to_csv`` writes its index first, unnamed: the row's number (a Keras
                 # history's epoch), the step when no counter is written
@@ -319,6 +330,9 @@ class CsvParser:
         if self.step_column is not None and self.step_column in numeric:
             steps = numeric.pop(self.step_column)
             step_ok = present.pop(self.step_column)
+            epochs = numeric.get(self.epoch_column) if self.epoch_column is not None else None
+            if epochs is not None and self.step_column.lower() in _WITHIN_EPOCH:
+                steps = self._within.globalize(steps, epochs)
             if not _all_finite(steps):
                 finite = np.isfinite(steps)
                 step_ok = finite if step_ok is None else step_ok & finite
@@ -365,6 +379,61 @@ class CsvParser:
             empty &= ~malformed
         if empty.any():
             batch.skip("no value", first_line, count=int(empty.sum()))
+
+
+#: Step columns that may count within the epoch a column beside them names (``epoch,batch,loss``),
+#: and those that are no step on their own (the epoch is the step when nothing finer is named).
+_WITHIN_EPOCH = frozenset({"step", "iteration", "iter", "it", "batch", "batch_idx", "micro_step"})
+_INNER_COLUMNS = ("batch", "batch_idx", "iter", "inner_iter")
+
+
+class _WithinEpoch:
+    """Global steps of a step column that starts again at every epoch of an epoch column.
+
+    Whether it does is seen at the first change of epoch: a step that went down there counts
+    within each epoch (and from then on, each epoch adds the highest step of the one before);
+    one that went on is global and left as it is (Lightning's ``epoch,step``). Only the rows
+    where the epoch changes are looked at one by one.
+    """
+
+    def __init__(self) -> None:
+        self.restarts: bool | None = None
+        self.epoch = math.nan  # the epoch and the step of the last row with both
+        self.step = math.nan
+        self.offset = 0.0  # added to the steps of the current epoch
+        self.peak = -math.inf  # the current epoch's highest step
+
+    def globalize(self, steps: np.ndarray, epochs: np.ndarray) -> np.ndarray:
+        if self.restarts is False:
+            return steps
+        both = np.flatnonzero(np.isfinite(steps) & np.isfinite(epochs))
+        if not len(both):
+            return steps
+        e, s = epochs[both], steps[both]
+        changes = np.flatnonzero(np.concatenate(([e[0] != self.epoch], e[1:] != e[:-1])))
+        out = steps.copy()
+        starts = list(changes) + [len(e)]
+        at = 0
+        for k in range(len(starts)):
+            end = starts[k]
+            if end > at:  # rows of the epoch under way
+                self.peak = max(self.peak, float(np.max(s[at:end])))
+                out[both[at:end]] = s[at:end] + self.offset
+                self.step, at = float(s[end - 1]), end
+            if end == len(e):
+                break
+            if math.isfinite(self.epoch) and e[end] > self.epoch:  # a new epoch: did the step start again?
+                if self.restarts is None:
+                    self.restarts = bool(s[end] < self.step)
+                    if not self.restarts:
+                        return steps
+                if s[end] < self.step:  # counted from 0, the last epoch's highest step is one short of its size
+                    self.offset += self.peak + (1.0 if s[end] <= 0 else 0.0)
+                    self.peak = -math.inf
+            elif math.isfinite(self.epoch) and e[end] < self.epoch:  # training started again: a reset, kept
+                self.offset, self.peak = 0.0, -math.inf
+            self.epoch = float(e[end])
+        return out
 
 
 class _Joined:
