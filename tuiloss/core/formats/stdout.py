@@ -1024,11 +1024,12 @@ _WHOLE = re.compile(
     r"^(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
 )
 # Pairs inside a field: one-word keys, the value ending the field or followed by more words.
-# (never after a colon: ``__main__:train:142`` is a code location, loguru's, not ``train: 142``)
 _TIGHT = re.compile(
-    r"(?<![\w./\-:])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
+    r"(?<![\w./\-])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
 )
 # ``[D loss: 0.52] [G loss: 0.91]``: brackets side by side are fields of their own too
+# ``__main__:train:142``: a code location (module, function, line: loguru's), not ``train: 142``
+_CODE_LOCATION = re.compile(r"(?<!\S)[\w.<>]+:[\w.<>]+:\d+(?!\S)")
 _FIELD_SPLIT = re.compile(r"\s*(?:[,;|\t]|\s-\s|\]\s*\[)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
 _PREFIX_END = re.compile(r"^.*\](?=\s*[A-Za-z_])\s*")  # a log prefix ends in ``]`` before the first key
 _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lua|jl|scala|kt)$", re.I)
@@ -1102,6 +1103,8 @@ def _fields(text: str) -> list[tuple[str, float]]:
     clock (``time: 9:34:17``) or an ``eta`` (``eta: 1 day, 2:03:04``) is no pair.
     """
     out = []
+    if text.count(":") >= 2:
+        text = _CODE_LOCATION.sub(" ", text)
     for part in _FIELD_SPLIT.split(text):
         if not part or (":" not in part and "=" not in part):
             continue
