@@ -306,6 +306,7 @@ class TuilossApp(DeferredStart, App[None]):
     def _tick(self) -> None:
         """Once a second: ages, run states and stalls change with time alone."""
         if not self._stopped:
+            collection.step()  # reads done, the load's findings not yet drawn: what they make is frozen too
             self._check_stalls()
             self._draw_status()
             self._draw_list()
