@@ -238,3 +238,31 @@ def _walked(made: list) -> bool:
     import gc
 
     return any(obj is made for obj in gc.get_objects())
+
+
+async def test_the_load_is_frozen_with_the_analysis_of_all_of_it_not_one_of_a_part_that_came_after(sample_logs):
+    import gc
+
+    from tuiloss.config import Config
+    from tuiloss.ui import collection, messages
+    from tuiloss.ui.insights import InsightsReady
+
+    from ui_helpers import wait_for
+
+    app = make_app(Config(paths=(str(sample_logs),)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        collection.hold()  # as if the load had outlasted the hold
+        collection.release()
+        try:
+            first = app.insights.generation + 1
+            app.findings.baseline_generation = first + 1  # the analysis asked for once the load was in
+            app.post_message(messages.InsightsReady(InsightsReady(first, app.report, 0.0)))  # asked before
+            await wait_for(pilot, lambda: app.insights.generation == first, 10, "the earlier analysis taken")
+            await pilot.pause()
+            assert collection.unsettled()
+            app.post_message(messages.InsightsReady(InsightsReady(first + 1, app.report, 0.0)))
+            await wait_for(pilot, lambda: not collection.unsettled(), 10, "the load frozen")
+        finally:
+            collection.settle()
+            gc.unfreeze()

@@ -253,9 +253,12 @@ class TuilossApp(DeferredStart, App[None]):
                 self._draw_list()
             else:
                 self.redraws.request(paced=self.loaded)
-            if self.loaded and collection.held():
+            baseline = self.findings.baseline_generation  # the first analysis of the whole load
+            if not self.loaded or baseline is None or message.ready.generation < baseline:
+                pass  # an analysis of part of the load: the rest of its first analysis is still to come
+            elif collection.held():
                 self.call_after_refresh(collection.release, True)  # the findings are drawn first
-            elif self.loaded and collection.unsettled():
+            elif collection.unsettled():
                 self.call_after_refresh(collection.settle)  # the load outlasted the hold
 
     def _check_stalls(self) -> None:
