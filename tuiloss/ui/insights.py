@@ -59,7 +59,7 @@ class InsightsWorker:
         self._thread: threading.Thread | None = None
         self.busy = False
         self.analyzers = Analyzers()
-        self.kept = KeptEntries()  # the entries of runs that did not change since the last report
+        self.kept = QuietEntries(self.analyzers)  # the entries of runs that did not change since the last report
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="tuiloss-insights", daemon=True)
@@ -126,6 +126,20 @@ def lacking(entry: RunReport) -> RunReport:
     return replace(entry, primary_metric=None, metrics=MappingProxyType({}), segments=())
 
 
+class QuietEntries(KeptEntries):
+    """The report's kept entries, whose comparisons of two runs' series wait, as the runs' analyses
+    do, while the UI draws a key's frame (:meth:`Analyzers.defer`): ten thousand runs of the same
+    curve took most of a second of comparisons, where a key's frame drawn meanwhile took twice as long."""
+
+    def __init__(self, analyzers: Analyzers) -> None:
+        super().__init__()
+        self._analyzers = analyzers
+
+    def same_points(self, a, b) -> bool:
+        self._analyzers.wait()
+        return super().same_points(a, b)
+
+
 class Analyzers:
     """One kept ``LiveAnalyzer`` per (run, metric): each analysis costs what is new.
 
@@ -144,9 +158,13 @@ class Analyzers:
     def resume(self) -> None:
         self._quiet_until = 0.0
 
-    def __call__(self, run_id: str, metric: str) -> LiveAnalyzer:
-        while time.monotonic() < self._quiet_until:  # between two runs' analyses: the UI goes first
+    def wait(self) -> None:
+        """Wait while the UI draws a key's frame (see :meth:`defer`): called between two steps of an analysis."""
+        while time.monotonic() < self._quiet_until:
             time.sleep(0.005)
+
+    def __call__(self, run_id: str, metric: str) -> LiveAnalyzer:
+        self.wait()  # between two runs' analyses: the UI goes first
         key = (run_id, metric)
         analyzer = self._kept.get(key)
         if analyzer is None:
