@@ -304,3 +304,34 @@ def test_a_panel_goes_over_as_many_runs_as_its_budget_allows_and_those_not_reach
     while blocks.behind:
         last = render_rest(blocks)
     assert blocks.made == 11 and last.joined().plain == whole.joined().plain
+
+
+def test_a_panel_whose_blocks_are_all_kept_stops_at_its_budget_too_and_ends_as_the_whole_panel():
+    from types import MappingProxyType
+
+    from tuiloss.core.analysis import SeriesAnalysis
+    from tuiloss.core.report import MetricReport, Report, RunReport, SkipCounts
+
+    from tuiloss.ui.insights import REACHED, RunTexts, render_lines, render_rest
+
+    def entry(run_id: str) -> RunReport:
+        analysis = SeriesAnalysis(10, None, None, 0.2, 0.19, None, None, (), ())
+        reported = MetricReport("loss", 10, None, None, None, 0.2, 0.19, None, analysis)
+        return RunReport(run_id, run_id, "", "", {}, "loss", False, SkipCounts(0, {}, 0), (), (),
+                         MappingProxyType({"loss": reported}))
+
+    runs = tuple(entry(f"r{k}") for k in range(3 * REACHED))
+    how = dict(colors={}, numbers={run.id: str(k + 1) for k, run in enumerate(runs)}, swatches={}, width=40)
+    whole = render_lines(Report("0", None, runs), **how)
+    blocks = RunTexts(budget=-1.0, fewest=1)  # the budget always spent
+    render_lines(Report("0", None, runs), **how, kept=blocks)
+    while blocks.behind:
+        render_rest(blocks)
+    made = blocks.made
+    again = render_lines(Report("0", None, runs[1:]), **how, kept=blocks)  # one run switched off: the rest kept
+    assert blocks.made == made and 0 < blocks.behind < len(runs) - 1 - REACHED + 1  # stopped all the same
+    assert again.blocks[-1].plain == whole.blocks[-1].plain != ""  # the last run, not reached, keeps its block
+    while blocks.behind:
+        again = render_rest(blocks)
+    assert blocks.made == made
+    assert again.joined().plain == render_lines(Report("0", None, runs[1:]), **how).joined().plain

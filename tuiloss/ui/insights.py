@@ -195,13 +195,13 @@ class RunTexts:
         self.made = 0  # blocks made (not kept), for tests
         self.budget, self.fewest = budget, fewest
         self.behind = 0  # runs the last panel did not reach
-        self._began, self._made_now = 0.0, 0
+        self._began, self._made_now, self._reached = 0.0, 0, 0
         #: the last panel's blocks and their line counts, the runs it did not reach (where each
         #: waits in the blocks) and how blocks are drawn: :func:`render_rest` goes on from there
         self.rest: tuple[list[Text], list[int], list[tuple[int, RunReport]], tuple] | None = None
 
     def begin(self) -> None:
-        self._began, self.behind, self._made_now = time.perf_counter(), 0, 0
+        self._began, self.behind, self._made_now, self._reached = time.perf_counter(), 0, 0, 0
         self.rest = None
 
     def resume(self) -> None:
@@ -213,8 +213,12 @@ class RunTexts:
         self._used = self._kept
 
     def spent(self) -> bool:
-        """Whether this panel's budget is spent: the runs after wait for the next one."""
-        return self._made_now >= self.fewest and time.perf_counter() - self._began > self.budget
+        """Whether this panel's budget is spent: the runs after wait for the next one. It makes
+        ``fewest`` blocks first, or reaches :data:`REACHED` times as many runs whose blocks it kept
+        (a toggle among ten thousand runs keeps every other block: it went over them all)."""
+        self._reached += 1
+        return ((self._made_now >= self.fewest or self._reached > REACHED * self.fewest)
+                and time.perf_counter() - self._began > self.budget)
 
     def block(self, run: RunReport, drawn: tuple, make: Callable[[], Text]) -> tuple[Text, int]:
         """``run``'s block drawn as ``drawn`` says, and its lines: kept, or made by ``make``."""
@@ -243,6 +247,9 @@ class RunTexts:
 
 
 _NONE = Text()  # a run not reached that had no block yet: no line (never written to)
+#: A panel that made fewer blocks than its fewest stops at its budget all the same once it reached
+#: this many times that many runs (their blocks kept): it still goes further than the last one.
+REACHED = 64
 
 
 def render_insights(report: Report, **how) -> Text:
