@@ -164,3 +164,25 @@ def test_an_unchanged_run_keeps_its_entry_from_report_to_report_until_its_state_
     assert [entry.state for entry in aged.runs] == [entry.state for entry in fresh.runs]
     assert [entry.state for entry in aged.runs] != [entry.state for entry in grown.runs]
     assert all(a is not b for a, b in zip(grown.runs, aged.runs))
+
+
+def test_the_comparisons_of_runs_series_wait_while_a_keys_frame_is_drawn(monkeypatch):
+    import threading
+    from types import SimpleNamespace
+
+    from tuiloss.core import report as report_module
+    from tuiloss.ui.insights import QuietEntries
+
+    monkeypatch.setattr(report_module, "_same_points", lambda a, b: True)
+    analyzers = Analyzers()
+    kept = QuietEntries(analyzers)
+    a, b = SimpleNamespace(id="a"), SimpleNamespace(id="b")
+    assert kept.same_points(a, b)  # nothing deferred: at once
+    analyzers.defer(10.0)  # a key's frame (held half a second at most)
+    answered = threading.Event()
+    thread = threading.Thread(target=lambda: answered.set() if kept.same_points(a, b) else None, daemon=True)
+    thread.start()
+    assert not answered.wait(0.05)  # waits for the frame
+    analyzers.resume()  # the frame is out
+    assert answered.wait(10.0)
+    thread.join(10.0)

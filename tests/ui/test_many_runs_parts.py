@@ -262,14 +262,14 @@ def test_a_snapshot_of_a_run_whose_version_did_not_move_is_kept_unless_it_was_ed
         feed._unchanged = full
 
 
-def test_the_titles_of_blocks_left_for_later_panels_are_kept_until_the_run_or_its_look_changes():
+def test_a_panel_goes_over_as_many_runs_as_its_budget_allows_and_those_not_reached_keep_their_last_block():
     from types import MappingProxyType
 
     from tuiloss.core.analysis import SeriesAnalysis
     from tuiloss.core.report import MetricReport, Report, RunReport, SkipCounts
     from dataclasses import replace
 
-    from tuiloss.ui.insights import RunTexts, render_lines
+    from tuiloss.ui.insights import RunTexts, render_lines, render_rest
 
     def entry(run_id: str, label: str) -> RunReport:
         analysis = SeriesAnalysis(10, None, None, 0.2, 0.19, None, None, (), ())
@@ -278,13 +278,60 @@ def test_the_titles_of_blocks_left_for_later_panels_are_kept_until_the_run_or_it
                          MappingProxyType({"loss": reported}))
 
     runs = [entry(f"r{k}", f"run {k}") for k in range(5)]
-    blocks = RunTexts(budget=-1.0, fewest=1)  # one block a panel, titles for the others
-    how = dict(colors={}, numbers={f"r{k}": str(k + 1) for k in range(5)}, swatches={}, width=40, kept=blocks)
-    first = render_lines(Report("0", None, tuple(runs)), **how)
+    blocks = RunTexts(budget=-1.0, fewest=1)  # one block made a panel
+    how = dict(colors={}, numbers={f"r{k}": str(k + 1) for k in range(5)}, swatches={}, width=40)
+    whole = render_lines(Report("0", None, tuple(runs)), **how)
+    first = render_lines(Report("0", None, tuple(runs)), **how, kept=blocks)
     assert blocks.made == 1 and blocks.behind == 4
-    assert first.blocks[2].plain == "2 ■ run 1\n"  # a waiting run shows its title alone
+    assert first.blocks[2].plain == "" and len(first) == len(first.blocks[1].plain.splitlines())  # not reached yet
+    slices = [first]
+    while blocks.behind:
+        made, behind = blocks.made, blocks.behind
+        slices.append(render_rest(blocks))
+        assert blocks.made == made + 1 and blocks.behind == behind - 1  # one run further each slice
+    assert len(slices) == 5 and slices[-1].joined().plain == whole.joined().plain
+    assert slices[-1].joined().spans == whole.joined().spans and len(slices[-1]) == len(whole)
+    done = slices[-1]
     renamed = replace(runs[4], label="run four")
-    second = render_lines(Report("0", None, tuple(runs[:4]) + (renamed,)), **how)
-    assert blocks.made == 2 and blocks.behind == 3
-    assert second.blocks[4] is first.blocks[4]  # r3's title: the same text, not made again
-    assert second.blocks[5].plain == "5 ■ run four\n"  # r4 was relabelled: its title is new
+    second = render_lines(Report("0", None, tuple(runs[:4]) + (renamed,)), **how, kept=blocks)
+    assert blocks.made == 6 and blocks.behind == 0  # the kept blocks cost no budget: r4 alone is made
+    assert all(second.blocks[k] is done.blocks[k] for k in range(1, 5))
+    assert "run four" in second.blocks[5].plain
+    changed = [replace(run, metrics=MappingProxyType(dict(run.metrics))) for run in runs]  # all analysed again
+    third = render_lines(Report("0", None, tuple(changed)), **how, kept=blocks)
+    assert blocks.made == 7 and blocks.behind == 4
+    assert all(third.blocks[k] is second.blocks[k] for k in range(2, 5))  # their last block until reached
+    while blocks.behind:
+        last = render_rest(blocks)
+    assert blocks.made == 11 and last.joined().plain == whole.joined().plain
+
+
+def test_a_panel_whose_blocks_are_all_kept_stops_at_its_budget_too_and_ends_as_the_whole_panel():
+    from types import MappingProxyType
+
+    from tuiloss.core.analysis import SeriesAnalysis
+    from tuiloss.core.report import MetricReport, Report, RunReport, SkipCounts
+
+    from tuiloss.ui.insights import REACHED, RunTexts, render_lines, render_rest
+
+    def entry(run_id: str) -> RunReport:
+        analysis = SeriesAnalysis(10, None, None, 0.2, 0.19, None, None, (), ())
+        reported = MetricReport("loss", 10, None, None, None, 0.2, 0.19, None, analysis)
+        return RunReport(run_id, run_id, "", "", {}, "loss", False, SkipCounts(0, {}, 0), (), (),
+                         MappingProxyType({"loss": reported}))
+
+    runs = tuple(entry(f"r{k}") for k in range(3 * REACHED))
+    how = dict(colors={}, numbers={run.id: str(k + 1) for k, run in enumerate(runs)}, swatches={}, width=40)
+    whole = render_lines(Report("0", None, runs), **how)
+    blocks = RunTexts(budget=-1.0, fewest=1)  # the budget always spent
+    render_lines(Report("0", None, runs), **how, kept=blocks)
+    while blocks.behind:
+        render_rest(blocks)
+    made = blocks.made
+    again = render_lines(Report("0", None, runs[1:]), **how, kept=blocks)  # one run switched off: the rest kept
+    assert blocks.made == made and 0 < blocks.behind < len(runs) - 1 - REACHED + 1  # stopped all the same
+    assert again.blocks[-1].plain == whole.blocks[-1].plain != ""  # the last run, not reached, keeps its block
+    while blocks.behind:
+        again = render_rest(blocks)
+    assert blocks.made == made
+    assert again.joined().plain == render_lines(Report("0", None, runs[1:]), **how).joined().plain

@@ -208,3 +208,61 @@ def test_a_load_that_outlasts_the_hold_is_frozen_a_step_at_a_time_as_it_goes():
         collection.release()
         gc.enable()
         gc.unfreeze()
+
+
+async def test_once_a_load_is_read_what_its_first_analysis_makes_is_frozen_every_second(sample_logs):
+    import gc
+
+    from tuiloss.config import Config
+    from tuiloss.ui import collection
+
+    app = make_app(Config(paths=(str(sample_logs),)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        collection.hold()  # as if the load had outlasted the hold, its findings still on their way
+        collection.release()
+        collection._stepped = float("-inf")  # whatever clock another test stepped with
+        try:
+            made = [[k] for k in range(1000)]  # what the analysis made meanwhile
+            assert _walked(made)
+            app._tick()  # no read applied: the once-a-second tick steps
+            assert not _walked(made) and collection.unsettled()
+        finally:
+            collection.settle()
+            gc.unfreeze()
+    assert len(made) == 1000
+
+
+def _walked(made: list) -> bool:
+    """Whether ``made`` is where the collector's collections walk (not frozen)."""
+    import gc
+
+    return any(obj is made for obj in gc.get_objects())
+
+
+async def test_the_load_is_frozen_with_the_analysis_of_all_of_it_not_one_of_a_part_that_came_after(sample_logs):
+    import gc
+
+    from tuiloss.config import Config
+    from tuiloss.ui import collection, messages
+    from tuiloss.ui.insights import InsightsReady
+
+    from ui_helpers import wait_for
+
+    app = make_app(Config(paths=(str(sample_logs),)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        collection.hold()  # as if the load had outlasted the hold
+        collection.release()
+        try:
+            first = app.insights.generation + 1
+            app.findings.baseline_generation = first + 1  # the analysis asked for once the load was in
+            app.post_message(messages.InsightsReady(InsightsReady(first, app.report, 0.0)))  # asked before
+            await wait_for(pilot, lambda: app.insights.generation == first, 10, "the earlier analysis taken")
+            await pilot.pause()
+            assert collection.unsettled()
+            app.post_message(messages.InsightsReady(InsightsReady(first + 1, app.report, 0.0)))
+            await wait_for(pilot, lambda: not collection.unsettled(), 10, "the load frozen")
+        finally:
+            collection.settle()
+            gc.unfreeze()

@@ -75,6 +75,16 @@ class ReadResult:
         self.moved += other.moved
         self.more = self.more or other.more
 
+    def parts(self, most: int) -> list["ReadResult"]:
+        """This read as reads of at most ``most`` updates each that, applied in order, store what it
+        does: the first holds its new and moved runs, its notices and what it ignored."""
+        updates = self.updates
+        if len(updates) <= most:
+            return [self]
+        first = ReadResult(self.new_runs, updates[:most], self.notices, self.ignored, self.moved, self.more)
+        return [first, *(ReadResult(updates=updates[at:at + most], more=self.more)
+                         for at in range(most, len(updates), most))]
+
 
 #: Reads of a log with more behind them (a full chunk) that one read gathers at most: a
 #: folder of many big logs is parsed and stored a few chunks at a time, not a chunk of each.

@@ -27,6 +27,7 @@ from tuiloss.config import Config
 from tuiloss.core.analysis.display import step_label
 from tuiloss.ui import collection, keys, messages
 from tuiloss.ui.markup import safe_label
+from tuiloss.ui.reads import PendingReads
 from tuiloss.ui.repaint import MainScreen
 from tuiloss.ui.screens import HelpScreen, MetricScreen
 from tuiloss.ui.selection import ChartPacing, Selection, metric_counts, metrics_label
@@ -38,7 +39,7 @@ from tuiloss.ui.widgets.status_bar import Status
 if TYPE_CHECKING:
     from tuiloss.core.analysis import Anomaly
     from tuiloss.core.driver import Ingested
-    from tuiloss.core.engine import Engine, Options
+    from tuiloss.core.engine import Engine, Options, ReadResult
     from tuiloss.core.report import Report
     from tuiloss.core.store import Run
 
@@ -50,6 +51,8 @@ REDRAW_INTERVAL = 0.1
 #: interval): a log followed line by line costs fewer frames, and each of its points is still on
 #: screen well within a quarter of a second.
 FOLLOW_PACE = 1.5
+#: Seconds between two slices of the reads waiting (see PendingReads): the event loop goes round.
+READ_GAP = 0.001
 
 
 class TuilossApp(DeferredStart, App[None]):
@@ -103,6 +106,9 @@ class TuilossApp(DeferredStart, App[None]):
         self._store_version = 0  # goes up with every read applied (the key of the counts _listed keeps)
         self._listed_memo: tuple | None = None
         self._shown_memo: tuple | None = None  # ((every run, selection version), listed, shown), see _which
+        self.reads = PendingReads(self._apply_part)  # applied a slice at a time: keys get in between
+        self._reads_due = False  # the next slice is asked for
+        self._load_due = False  # the load finished behind reads still waiting
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -166,10 +172,30 @@ class TuilossApp(DeferredStart, App[None]):
 
     @on(messages.RecordsIngested)
     def apply_records(self, message: messages.RecordsIngested) -> None:
+        self.reads.add(message.batch)
+        if not self._reads_due:
+            self._apply_reads()
+
+    def _apply_reads(self) -> None:
+        """Apply the reads waiting for a few milliseconds, the rest once the event loop went round
+        (a key pressed meanwhile goes from widget to widget first: a callback queued on the app
+        would come before it); while a key's frame is due, after that frame (see _redraw)."""
+        self._reads_due = False
+        if self._keyed or self._stopped:
+            return
+        if self.reads.apply_some():
+            self._reads_due = True
+            self.set_timer(READ_GAP, self._apply_reads)
+        elif self._load_due:
+            self._load_due = False
+            self.finish_load()
+
+    def _apply_part(self, event: Ingested, result: ReadResult, last: bool) -> None:
         try:
-            self._apply(message.batch)
+            self._apply(event, result)
         finally:
-            self.ingestor.ack()
+            if last:  # the read is in
+                self.ingestor.ack()
 
     @on(messages.WatchStarted)
     def show_watch_mode(self, message: messages.WatchStarted) -> None:
@@ -178,6 +204,9 @@ class TuilossApp(DeferredStart, App[None]):
 
     @on(messages.LoadFinished)
     def finish_load(self) -> None:
+        if self.reads:  # finished once its last reads are in
+            self._load_due = True
+            return
         self.load_progress = None
         self.loaded = True
         self.findings.baseline_generation = self.insights.sent + 1
@@ -190,8 +219,8 @@ class TuilossApp(DeferredStart, App[None]):
         self.notify(safe_label(message.error, 300), title="tuiloss", severity="error", markup=False)
         self._draw_status()
 
-    def _apply(self, event: Ingested) -> None:
-        result = event.result
+    def _apply(self, event: Ingested, result: ReadResult) -> None:
+        """Apply ``result``, ``event``'s read or a part of it (see :class:`~tuiloss.ui.reads.PendingReads`)."""
         new = self.late.take_read(self.store, result, self.options, self.clock(), self.selection, self.activity,
                                   event.activity, watching=self.loaded)
         if not self.loaded:
@@ -229,9 +258,12 @@ class TuilossApp(DeferredStart, App[None]):
             else:
                 self._lines_due = True
                 self.redraws.request(paced=self.loaded)
-            if self.loaded and collection.held():
+            baseline = self.findings.baseline_generation  # the first analysis of the whole load
+            if not self.loaded or baseline is None or message.ready.generation < baseline:
+                pass  # an analysis of part of the load: the rest of its first analysis is still to come
+            elif collection.held():
                 self.call_after_refresh(collection.release, True)  # the findings are drawn first
-            elif self.loaded and collection.unsettled():
+            elif collection.unsettled():
                 self.call_after_refresh(collection.settle)  # the load outlasted the hold
 
     def _check_stalls(self) -> None:
@@ -310,8 +342,11 @@ class TuilossApp(DeferredStart, App[None]):
         else:
             self._lines_owed = True
         self._frame_seconds = time.perf_counter() - began
-        if keyed:  # a toggle's analysis, asked for once its frame is out (see _toggle)
+        if keyed:  # a toggle's analysis, asked for once its frame is out (see _toggle), and the reads held back
             self.call_after_refresh(self.request_insights, True)
+            if self.reads and not self._reads_due:
+                self._reads_due = True
+                self.call_after_refresh(self._apply_reads)
         if self.report is not None:  # after this frame: with thousands of runs the panel's text is the slow part
             self.call_after_refresh(self._draw_insights)
 
@@ -321,6 +356,7 @@ class TuilossApp(DeferredStart, App[None]):
         and _redraw: a log written more than twenty lines a second has its points drawn at
         each read, and its numbers once a second)."""
         if not self._stopped:
+            collection.step()  # reads done, the load's findings not yet drawn: what they make is frozen too
             self._check_stalls()
             self._draw_status()
             self._draw_list()
@@ -456,7 +492,7 @@ class TuilossApp(DeferredStart, App[None]):
 
     def _draw_insights(self) -> None:
         panel = self.insights_panel
-        if self.report is None:
+        if self.report is None or self._keyed:  # a key's frame first: it draws the panel after (_redraw)
             return
         width = max(20, panel.size.width - 1) if panel.size.width else 40
         text = self.panel.render(self.report, self.all_runs(), self.selection, stalls=self.findings.stalls,

@@ -12,11 +12,14 @@ the release: once it is in and its findings are drawn, :func:`settle` freezes it
 full collection (every few seconds while analyses come and go) does not walk ten thousand runs'
 objects again each time, holding the UI thread for half a second.
 
-While such a load goes on, :func:`step` freezes what it made so far every :data:`STEP` seconds
-(after a collection of the young generations, so their garbage goes first): the collector's full
-collections then walk only what was made since the last step, a few milliseconds, where they
-walked everything made since the hold's end (100-300 ms each, every few seconds, late in a load of
-ten thousand runs).
+While such a load goes on, and until its findings are drawn, :func:`step` freezes what it made
+so far every :data:`STEP` seconds (after a collection of the young generations, so their garbage
+goes first): the collector's full collections then walk only what was made since the last step, a
+few milliseconds, where they walked everything made since the hold's end (100-300 ms each, every
+few seconds, late in a load of ten thousand runs). The viewer steps as each read is applied and
+once a second besides: the last reads of a load come long before its first analysis is done (tens
+of seconds at ten thousand runs), and what that analysis makes meanwhile was walked again at every
+full collection, a tenth of a second each on the UI thread.
 
 An app that did not find the collector held (tests, ``tuiloss serve``'s children started some
 other way) leaves it alone.

@@ -28,7 +28,7 @@ from tuiloss.core.store import Store, is_eval_metric
 from tuiloss.core.sanitize import to_ascii
 from tuiloss.ui.chartdata import ANOMALY_GLYPHS
 from tuiloss.ui.findings import anomaly_key
-from tuiloss.ui.lines import PanelLines
+from tuiloss.ui.lines import PanelLines, line_count
 from tuiloss.ui.markup import safe_label
 
 
@@ -59,7 +59,7 @@ class InsightsWorker:
         self._thread: threading.Thread | None = None
         self.busy = False
         self.analyzers = Analyzers()
-        self.kept = KeptEntries()  # the entries of runs that did not change since the last report
+        self.kept = QuietEntries(self.analyzers)  # the entries of runs that did not change since the last report
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="tuiloss-insights", daemon=True)
@@ -126,6 +126,20 @@ def lacking(entry: RunReport) -> RunReport:
     return replace(entry, primary_metric=None, metrics=MappingProxyType({}), segments=())
 
 
+class QuietEntries(KeptEntries):
+    """The report's kept entries, whose comparisons of two runs' series wait, as the runs' analyses
+    do, while the UI draws a key's frame (:meth:`Analyzers.defer`): ten thousand runs of the same
+    curve took most of a second of comparisons, where a key's frame drawn meanwhile took twice as long."""
+
+    def __init__(self, analyzers: Analyzers) -> None:
+        super().__init__()
+        self._analyzers = analyzers
+
+    def same_points(self, a, b) -> bool:
+        self._analyzers.wait()
+        return super().same_points(a, b)
+
+
 class Analyzers:
     """One kept ``LiveAnalyzer`` per (run, metric): each analysis costs what is new.
 
@@ -144,9 +158,13 @@ class Analyzers:
     def resume(self) -> None:
         self._quiet_until = 0.0
 
-    def __call__(self, run_id: str, metric: str) -> LiveAnalyzer:
-        while time.monotonic() < self._quiet_until:  # between two runs' analyses: the UI goes first
+    def wait(self) -> None:
+        """Wait while the UI draws a key's frame (see :meth:`defer`): called between two steps of an analysis."""
+        while time.monotonic() < self._quiet_until:
             time.sleep(0.005)
+
+    def __call__(self, run_id: str, metric: str) -> LiveAnalyzer:
+        self.wait()  # between two runs' analyses: the UI goes first
         key = (run_id, metric)
         analyzer = self._kept.get(key)
         if analyzer is None:
@@ -163,63 +181,75 @@ class RunTexts:
 
     The panel of a thousand runs is then made of the blocks kept, and the one or two that
     changed (a followed run, a run switched on). What the last panel did not show is dropped.
+
+    A panel goes over the runs for ``budget`` seconds at most (``fewest`` blocks made in any
+    case): the runs it did not reach keep the block they had (none before their first) and wait
+    for the next panels, which go on from there (:func:`render_rest`). The first report of ten
+    thousand runs held the UI thread for a quarter of a second, and each later slice went over
+    every run left again.
     """
 
     def __init__(self, budget: float = 0.02, fewest: int = 16) -> None:
-        self._kept: dict[str, tuple[tuple, Text]] = {}
-        self._used: dict[str, tuple[tuple, Text]] = {}
-        # the title alone of each run whose block waits: kept too (ten thousand titles made again
-        # at every panel of the first report held the UI thread for most of a second)
-        self._titles: dict[str, tuple[tuple, Text]] = {}
-        self._titles_used: dict[str, tuple[tuple, Text]] = {}
+        self._kept: dict[str, tuple[tuple, Text, int]] = {}  # run id -> (what made it, block, its lines)
+        self._used: dict[str, tuple[tuple, Text, int]] = {}
         self.made = 0  # blocks made (not kept), for tests
-        #: seconds of making blocks one panel takes; past them, a block to make shows its last
-        #: text, or its title alone, until the next panel (the first report of ten thousand runs
-        #: held the UI thread for seconds)
-        self.budget, self.fewest = budget, fewest  # ... and ``fewest`` blocks a panel makes in any case
-        self.behind = 0  # blocks the last panel left to the next one
-        self._began, self._made_now = 0.0, 0
-        #: the last panel's blocks, and where in them each block it left waits, with what makes
-        #: it: :func:`render_rest` makes those without going over every run again
-        self.rest: tuple[list[Text], list[tuple]] | None = None
+        self.budget, self.fewest = budget, fewest
+        self.behind = 0  # runs the last panel did not reach
+        self._began, self._made_now, self._reached = 0.0, 0, 0
+        #: the last panel's blocks and their line counts, the runs it did not reach (where each
+        #: waits in the blocks) and how blocks are drawn: :func:`render_rest` goes on from there
+        self.rest: tuple[list[Text], list[int], list[tuple[int, RunReport]], tuple] | None = None
 
     def begin(self) -> None:
-        self._began, self.behind, self._made_now = time.perf_counter(), 0, 0
+        self._began, self.behind, self._made_now, self._reached = time.perf_counter(), 0, 0, 0
         self.rest = None
 
     def resume(self) -> None:
-        """Begin a panel that makes the blocks the last one left (see :func:`render_rest`): the
-        blocks kept stay kept."""
+        """Begin a panel that goes on with the runs the last one did not reach (see
+        :func:`render_rest`): the same runs, so every block kept stays kept."""
         rest = self.rest
         self.begin()
         self.rest = rest
-        self._used, self._titles_used = dict(self._kept), dict(self._titles)
+        self._used = self._kept
 
-    def block(self, run: RunReport, drawn: tuple, make: Callable[[], Text], title: Callable[[], Text]) -> Text:
+    def spent(self) -> bool:
+        """Whether this panel's budget is spent: the runs after wait for the next one. It makes
+        ``fewest`` blocks first, or reaches :data:`REACHED` times as many runs whose blocks it kept
+        (a toggle among ten thousand runs keeps every other block: it went over them all)."""
+        self._reached += 1
+        return ((self._made_now >= self.fewest or self._reached > REACHED * self.fewest)
+                and time.perf_counter() - self._began > self.budget)
+
+    def block(self, run: RunReport, drawn: tuple, make: Callable[[], Text]) -> tuple[Text, int]:
+        """``run``'s block drawn as ``drawn`` says, and its lines: kept, or made by ``make``."""
         # the entry's metrics are made once per analysis of the run: the same object, the same findings
         key = (run.metrics, run.label, run.notices, run.state.state, run.state.reason, run.segments, run.axis,
                run.skipped, run.deleted, run.primary_metric, drawn)
         seen = self._kept.get(run.id)
         if seen is None or not (seen[0][0] is key[0] and seen[0][1:] == key[1:]):
-            if self._made_now >= self.fewest and time.perf_counter() - self._began > self.budget:
-                self.behind += 1
-                if seen is None:
-                    said = self._titles.get(run.id)
-                    if said is None or said[0] != (run.label, drawn):
-                        said = ((run.label, drawn), title())
-                    self._titles_used[run.id] = said
-                    return said[1]
-                self._used[run.id] = seen  # made again next time: its key is not this one
-                return seen[1]
-            seen = (key, make())
+            block = make()
+            seen = (key, block, line_count(block))
             self.made += 1
             self._made_now += 1
         self._used[run.id] = seen
-        return seen[1]
+        return seen[1], seen[2]
+
+    def last(self, run_id: str) -> tuple[Text, int]:
+        """The block a run not reached shows meanwhile: its last one, or none, and its lines."""
+        seen = self._kept.get(run_id)
+        if seen is None:
+            return _NONE, 0
+        self._used[run_id] = seen  # looked at again by the next panel: what made it is not checked here
+        return seen[1], seen[2]
 
     def end(self) -> None:
         self._kept, self._used = self._used, {}
-        self._titles, self._titles_used = self._titles_used, {}
+
+
+_NONE = Text()  # a run not reached that had no block yet: no line (never written to)
+#: A panel that made fewer blocks than its fewest stops at its budget all the same once it reached
+#: this many times that many runs (their blocks kept): it still goes further than the last one.
+REACHED = 64
 
 
 def render_insights(report: Report, **how) -> Text:
@@ -252,65 +282,76 @@ def render_lines(
         _item(out, ascii, width, "!", "bold red", f"analysis failed: {safe_label(report.error, 200)}", indent=0)
     if not report.runs:
         out.append("No runs shown.\n", style="dim")
-    blocks = [out]
+    blocks, counts = [out], [line_count(out)]
     news: dict[str, set] = {}
     for key in new:
         news.setdefault(key[0], set()).add(key)
-    waiting: list[tuple] = []  # the blocks left to the next panel, where they are in ``blocks``
+    how = (colors, numbers, swatches, news, ascii, width, metric)
+    waiting: list[tuple[int, RunReport]] = []  # the runs not reached, where they are in ``blocks``
     if kept is not None:
         kept.begin()
     for run in report.runs:
-        fresh = frozenset(news.get(run.id, ()))
-        drawn = (colors.get(run.id, ""), numbers.get(run.id, "?"), swatches.get(run.id, "■"), fresh, ascii, width, metric)
-
-        def make(run=run, drawn=drawn) -> Text:
-            block = Text()
-            _run_block(block, run, *drawn)
-            return block
-
-        def title(run=run, drawn=drawn) -> Text:
-            block = Text()
-            _run_title(block, run, *drawn[:3], width)
-            return block
-
         if kept is None:
-            blocks.append(make())
-            continue
-        behind = kept.behind
-        blocks.append(kept.block(run, drawn, make, title))
-        if kept.behind > behind:
-            waiting.append((len(blocks) - 1, run, drawn, make, title))
+            block = _made(run, _drawn(run, how))
+            blocks.append(block)
+            counts.append(line_count(block))
+        elif waiting or kept.spent():  # the next panels go on from here
+            block, count = kept.last(run.id)
+            waiting.append((len(blocks), run))
+            blocks.append(block)
+            counts.append(count)
+        else:
+            drawn = _drawn(run, how)
+            block, count = kept.block(run, drawn, lambda run=run, drawn=drawn: _made(run, drawn))
+            blocks.append(block)
+            counts.append(count)
     if kept is not None:
         kept.end()
-        kept.rest = (blocks, waiting)
+        kept.behind = len(waiting)
+        kept.rest = (blocks, counts, waiting, how)
     if report.observations:
         out = Text()
         out.append("Across runs" + (f", in {safe_label(metric, 40)}" if metric else "") + "\n", style="bold underline")
         for obs in report.observations:
             _item(out, ascii, width, "•" if not ascii else "-", "bold", safe_label(obs.message, 400))
         blocks.append(out)
-    return PanelLines(blocks)
+        counts.append(line_count(out))
+    return PanelLines(blocks, counts)
+
+
+def _drawn(run: RunReport, how: tuple) -> tuple:
+    """How ``run``'s block is drawn (what its block is kept by, besides its entry)."""
+    colors, numbers, swatches, news, ascii, width, metric = how
+    fresh = frozenset(news.get(run.id, ()))
+    return colors.get(run.id, ""), numbers.get(run.id, "?"), swatches.get(run.id, "■"), fresh, ascii, width, metric
+
+
+def _made(run: RunReport, drawn: tuple) -> Text:
+    block = Text()
+    _run_block(block, run, *drawn)
+    return block
 
 
 def render_rest(kept: RunTexts) -> PanelLines:
-    """The last panel of :func:`render_lines` again, with the blocks it left (``kept.behind``)
-    made as far as the budget allows: what :func:`render_lines` with the same arguments would
-    give, at the cost of the blocks left instead of every run's (ten thousand runs' first report
-    is made in slices: each went over every run again to make a few hundred blocks)."""
+    """The last panel of :func:`render_lines` again, going on with the runs it did not reach
+    (``kept.behind``) as far as the budget allows: what :func:`render_lines` with the same
+    arguments would give, at the cost of the runs reached, not of every run left."""
     assert kept.rest is not None
-    blocks, waiting = kept.rest
-    blocks = list(blocks)
+    blocks, counts, waiting, how = kept.rest
+    blocks, counts = list(blocks), list(counts)  # the last panel's lines stay as they were
     kept.resume()
-    left = []
-    for entry in waiting:
-        at, run, drawn, make, title = entry
-        behind = kept.behind
-        blocks[at] = kept.block(run, drawn, make, title)
-        if kept.behind > behind:
-            left.append(entry)
+    reached = 0
+    for at, run in waiting:
+        if kept.spent():
+            break
+        drawn = _drawn(run, how)
+        blocks[at], counts[at] = kept.block(run, drawn, lambda run=run, drawn=drawn: _made(run, drawn))
+        reached += 1
+    left = waiting[reached:]
     kept.end()
-    kept.rest = (blocks, left)
-    return PanelLines(blocks)
+    kept.behind = len(left)
+    kept.rest = (blocks, counts, left, how)
+    return PanelLines(blocks, counts)
 
 
 def _item(out: Text, ascii: bool, width: int, mark: str, mark_style: str, body: str, style: str = "",

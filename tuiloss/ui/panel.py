@@ -67,7 +67,7 @@ class PanelText:
                 return lines
         self._quick, self._rest = quick, None
         numbers = {run.id: n for n, run in selection.numbered(runs)}
-        shown = {run.id for run in selection.shown(runs)}
+        shown = {run_id for run_id in numbers if selection.is_on(run_id)}  # numbered: the runs listed
         inputs = (report, tuple(numbers.items()), frozenset(shown), dict(stalls), frozenset(new),
                   len(selection.colors), selection.metric, plain, ascii, width, tuple(jobs))
         if inputs == self.inputs:
