@@ -12,19 +12,8 @@ import numpy as np
 from tuiloss.core.analysis.state import RUNNING_WINDOW, STALL_INTERVALS, STOPPED_AFTER, run_state, state_holds_for
 from tuiloss.core.store import Run, Series
 from tuiloss.ui.runstate import Activities, ListedRuns
-from tuiloss.ui.selection import Selection
 
-
-class CountingSelection(Selection):
-    """A selection that counts the rows worked out (each asks for its run's swatch once)."""
-
-    def __init__(self) -> None:
-        super().__init__(None)
-        self.asked = 0
-
-    def swatch(self, run_id, plain):
-        self.asked += 1
-        return super().swatch(run_id, plain)
+from ui_helpers import CountingSelection
 
 
 def _runs(count: int) -> list[Run]:

@@ -12,7 +12,7 @@ import time
 
 import pytest
 from rich.text import Text
-from ui_helpers import settle, wait_for, wait_loaded
+from ui_helpers import CountingSelection, settle, wait_for, wait_loaded
 
 from tuiloss.core.engine import Engine, Options, load
 from tuiloss.core.store import Run
@@ -42,18 +42,6 @@ async def watching(root, config_for, runs: int, points: int = 20):
 
 
 # -- the list's model ------------------------------------------------------------------------------
-
-class CountingSelection(Selection):
-    """A selection that counts the rows asked of it (each row asks for its run's swatch once)."""
-
-    def __init__(self) -> None:
-        super().__init__(None)
-        self.asked = 0
-
-    def swatch(self, run_id, plain):
-        self.asked += 1
-        return super().swatch(run_id, plain)
-
 
 def test_the_model_works_out_only_the_rows_asked_for(tmp_path):
     write_runs(tmp_path, 30)

@@ -12,6 +12,7 @@ import numpy as np
 from tuiloss.core.analysis import ColumnData, ema, minmax_columns
 from tuiloss.core.driver import Changes, NoWatcher
 from tuiloss.ui.chartdata import ColumnQuery, CurveInput
+from tuiloss.ui.selection import Selection
 
 #: A fixed wall clock for screens that show ages (2033-05-18).
 FROZEN_NOW = 2_000_000_000.0
@@ -98,3 +99,15 @@ def curve_from_arrays(key: str, steps, values, *, color=(86, 180, 233), marker="
         has_nonpositive_steps=bool(len(steps) and steps[0] <= 0),
         **extra,
     )
+
+
+class CountingSelection(Selection):
+    """A selection that counts the rows worked out (each asks for its run's swatch once)."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.asked = 0
+
+    def swatch(self, run_id, plain):
+        self.asked += 1
+        return super().swatch(run_id, plain)
