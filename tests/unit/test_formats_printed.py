@@ -364,3 +364,15 @@ def test_a_csv_step_that_starts_again_at_every_epoch_is_made_global_and_a_global
     for k, row in enumerate(rows[2:], start=3):
         got.merge(parser.feed(row.encode(), k))
     assert [s for s, _ in pts(got, "loss")] == [100, 200, 300, 400, 500, 600, 700, 800, 900]
+
+
+def test_a_jsonl_step_that_starts_again_at_every_epoch_is_made_global_and_a_global_one_left_alone():
+    from tuiloss.core.formats.jsonl import JsonlParser
+
+    within = "".join(f'{{"epoch": {e}, "step": {s}, "loss": 0.5}}\n' for e in (1, 2, 3) for s in (100, 200))
+    for batch in (JsonlParser().feed(within.encode(), 1), feed_lines(JsonlParser(), within)):
+        assert [s for s, _ in pts(batch, "loss")] == [100, 200, 300, 400, 500, 600]
+    going_on = "".join(f'{{"epoch": {e}, "step": {e * 2 + s}, "loss": 0.5}}\n' for e in (0, 1) for s in (0, 1))
+    assert [s for s, _ in pts(JsonlParser().feed(going_on.encode(), 1), "loss")] == [0, 1, 2, 3]
+    fractions = "".join(f'{{"epoch": {s / 100}, "step": {s}, "loss": 0.5}}\n' for s in (10, 20, 30))
+    assert [s for s, _ in pts(JsonlParser().feed(fractions.encode(), 1), "loss")] == [10, 20, 30]

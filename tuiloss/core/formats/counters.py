@@ -16,6 +16,7 @@ epoch change is read as global from then on.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -86,6 +87,80 @@ class EpochCounter:
         if inner is None:
             return (epoch - self.base + 1) * size
         return (epoch - self.base) * size + inner
+
+
+#: Step keys that may count within the epoch logged beside them (``epoch,batch,loss``).
+WITHIN_EPOCH = frozenset({"step", "iteration", "iter", "it", "batch", "batch_idx", "micro_step"})
+
+
+class WithinEpoch:
+    """Global steps of a step column that starts again at every epoch of an epoch column.
+
+    Whether it does is seen at the first change of epoch: a step that went down there counts
+    within each epoch (and from then on, each epoch adds the highest step of the one before);
+    one that went on is global and left as it is (Lightning's ``epoch,step``). Only the rows
+    where the epoch changes are looked at one by one.
+    """
+
+    def __init__(self) -> None:
+        self.restarts: bool | None = None
+        self.epoch = math.nan  # the epoch and the step of the last row with both
+        self.step = math.nan
+        self.offset = 0.0  # added to the steps of the current epoch
+        self.peak = -math.inf  # the current epoch's highest step
+
+    def globalize(self, steps: "np.ndarray", epochs: "np.ndarray") -> "np.ndarray":
+        """The global steps of rows of ``steps`` and ``epochs`` (arrays, in file order)."""
+        import numpy as np
+
+        if self.restarts is False:
+            return steps
+        both = np.flatnonzero(np.isfinite(steps) & np.isfinite(epochs))
+        if not len(both):
+            return steps
+        e, s = epochs[both], steps[both]
+        changes = np.flatnonzero(np.concatenate(([e[0] != self.epoch], e[1:] != e[:-1])))
+        out = steps.copy()
+        starts = list(changes) + [len(e)]
+        at = 0
+        for k in range(len(starts)):
+            end = starts[k]
+            if end > at:  # rows of the epoch under way
+                self.peak = max(self.peak, float(np.max(s[at:end])))
+                out[both[at:end]] = s[at:end] + self.offset
+                self.step, at = float(s[end - 1]), end
+            if end == len(e):
+                break
+            if math.isfinite(self.epoch) and e[end] > self.epoch:  # a new epoch: did the step start again?
+                if self.restarts is None:
+                    self.restarts = bool(s[end] < self.step)
+                    if not self.restarts:
+                        return steps
+                if s[end] < self.step:  # counted from 0, the last epoch's highest step is one short of its size
+                    self.offset += self.peak + (1.0 if s[end] <= 0 else 0.0)
+                    self.peak = -math.inf
+            elif math.isfinite(self.epoch) and e[end] < self.epoch:  # training started again: a reset, kept
+                self.offset, self.peak = 0.0, -math.inf
+            self.epoch = float(e[end])
+        return out
+
+
+    def one(self, step: float, epoch: float) -> float:
+        """:meth:`globalize` of one row (a record of a JSON log)."""
+        if self.restarts is False or not (math.isfinite(step) and math.isfinite(epoch)):
+            return step
+        if math.isfinite(self.epoch) and epoch > self.epoch:
+            if self.restarts is None:
+                self.restarts = step < self.step
+                if not self.restarts:
+                    return step
+            if step < self.step:
+                self.offset += self.peak + (1.0 if step <= 0 else 0.0)
+                self.peak = -math.inf
+        elif math.isfinite(self.epoch) and epoch < self.epoch:
+            self.offset, self.peak = 0.0, -math.inf
+        self.epoch, self.step, self.peak = epoch, step, max(self.peak, step)
+        return step + self.offset
 
 
 def note_repeats(batch) -> None:

@@ -32,6 +32,7 @@ import numpy as np
 
 from tuiloss.core.formats import plain
 from tuiloss.core.formats.base import find_step_key, unwrap_scalar_text
+from tuiloss.core.formats.counters import WITHIN_EPOCH, WithinEpoch
 from tuiloss.core.model import Batch
 
 _BLANK_LINE = re.compile(rb"(?m)^[ \t\r]*\n")
@@ -60,7 +61,7 @@ class CsvParser:
         self._reading = False  # a big read was made and the file is not read to its end yet
         self._last_header: tuple[bytes, list[str], str | None, str | None, int] | None = None
         self._index_step = False  # the step is pandas' unnamed index column, while it holds numbers
-        self._within = _WithinEpoch()  # a step column that may count within an epoch column
+        self._within = WithinEpoch()  # a step column that may count within an epoch column
 
     @property
     def epoch_column(self) -> str | None:
@@ -78,7 +79,7 @@ class CsvParser:
         self.step_column = None
         self.rows = 0
         self.metric_columns = set()
-        self._within = _WithinEpoch()
+        self._within = WithinEpoch()
 
     def rest(self) -> None:
         """The source has read the file to its end: free what big reads kept (see :class:`_Kept`)."""
@@ -331,7 +332,7 @@ class CsvParser:
             steps = numeric.pop(self.step_column)
             step_ok = present.pop(self.step_column)
             epochs = numeric.get(self.epoch_column) if self.epoch_column is not None else None
-            if epochs is not None and self.step_column.lower() in _WITHIN_EPOCH:
+            if epochs is not None and self.step_column.lower() in WITHIN_EPOCH:
                 steps = self._within.globalize(steps, epochs)
             if not _all_finite(steps):
                 finite = np.isfinite(steps)
@@ -381,59 +382,8 @@ class CsvParser:
             batch.skip("no value", first_line, count=int(empty.sum()))
 
 
-#: Step columns that may count within the epoch a column beside them names (``epoch,batch,loss``),
-#: and those that are no step on their own (the epoch is the step when nothing finer is named).
-_WITHIN_EPOCH = frozenset({"step", "iteration", "iter", "it", "batch", "batch_idx", "micro_step"})
+#: Step columns that are no step on their own (the epoch is the step when nothing finer is named).
 _INNER_COLUMNS = ("batch", "batch_idx", "iter", "inner_iter")
-
-
-class _WithinEpoch:
-    """Global steps of a step column that starts again at every epoch of an epoch column.
-
-    Whether it does is seen at the first change of epoch: a step that went down there counts
-    within each epoch (and from then on, each epoch adds the highest step of the one before);
-    one that went on is global and left as it is (Lightning's ``epoch,step``). Only the rows
-    where the epoch changes are looked at one by one.
-    """
-
-    def __init__(self) -> None:
-        self.restarts: bool | None = None
-        self.epoch = math.nan  # the epoch and the step of the last row with both
-        self.step = math.nan
-        self.offset = 0.0  # added to the steps of the current epoch
-        self.peak = -math.inf  # the current epoch's highest step
-
-    def globalize(self, steps: np.ndarray, epochs: np.ndarray) -> np.ndarray:
-        if self.restarts is False:
-            return steps
-        both = np.flatnonzero(np.isfinite(steps) & np.isfinite(epochs))
-        if not len(both):
-            return steps
-        e, s = epochs[both], steps[both]
-        changes = np.flatnonzero(np.concatenate(([e[0] != self.epoch], e[1:] != e[:-1])))
-        out = steps.copy()
-        starts = list(changes) + [len(e)]
-        at = 0
-        for k in range(len(starts)):
-            end = starts[k]
-            if end > at:  # rows of the epoch under way
-                self.peak = max(self.peak, float(np.max(s[at:end])))
-                out[both[at:end]] = s[at:end] + self.offset
-                self.step, at = float(s[end - 1]), end
-            if end == len(e):
-                break
-            if math.isfinite(self.epoch) and e[end] > self.epoch:  # a new epoch: did the step start again?
-                if self.restarts is None:
-                    self.restarts = bool(s[end] < self.step)
-                    if not self.restarts:
-                        return steps
-                if s[end] < self.step:  # counted from 0, the last epoch's highest step is one short of its size
-                    self.offset += self.peak + (1.0 if s[end] <= 0 else 0.0)
-                    self.peak = -math.inf
-            elif math.isfinite(self.epoch) and e[end] < self.epoch:  # training started again: a reset, kept
-                self.offset, self.peak = 0.0, -math.inf
-            self.epoch = float(e[end])
-        return out
 
 
 class _Joined:

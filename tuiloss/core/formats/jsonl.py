@@ -20,7 +20,7 @@ import math
 import re
 
 from tuiloss.core.formats.base import STEP_KEYS, LineParser
-from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
+from tuiloss.core.formats.counters import MAX_EPOCHS, WITHIN_EPOCH, EpochCounter, WithinEpoch, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -54,6 +54,7 @@ class JsonlParser(LineParser):
         self.rows = 0
         self.step_key: str | None = None
         self.counter: EpochCounter | None = None
+        self.within = WithinEpoch()  # a step that may start again at every epoch logged beside it
         self.meta: dict = {}  # what Batch.meta says: the step key, the planned total
         self._pending: Pending = {}
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
@@ -62,6 +63,7 @@ class JsonlParser(LineParser):
         self.rows = 0
         self.step_key = None
         self.counter = None
+        self.within = WithinEpoch()
         self.meta = {}
         self.layouts.reset()
 
@@ -152,6 +154,8 @@ class JsonlParser(LineParser):
         self.rows += 1
         prefix = _mode_prefix(record)
         epoch = as_number(flat.get("epoch")) if key in _INNER_KEYS else None
+        if epoch is None and key in WITHIN_EPOCH and self.within.restarts is not False and "epoch" in flat:
+            step = self._within_epoch(step, as_number(flat["epoch"]))
         values = []
         for name, raw in flat.items():
             if name == key or name in _MODE_KEYS or (epoch is not None and name == "epoch"):
@@ -177,6 +181,13 @@ class JsonlParser(LineParser):
                 target[0].append(at)
                 target[1].append(value)
 
+    def _within_epoch(self, step: float, epoch: float | None) -> float:
+        """The global step of a record whose step may start again at every (whole) epoch."""
+        if epoch is None or epoch != int(epoch):
+            self.within.restarts = False  # an epoch counted in fractions is read off a global step
+            return step
+        return self.within.one(step, epoch)
+
     # -- what the layout reader needs ------------------------------------------------
 
     def _parse_line(self, line: bytes) -> tuple[float, dict[str, float]] | None:
@@ -194,6 +205,8 @@ class JsonlParser(LineParser):
             return None
         if key in _INNER_KEYS and "epoch" in flat:
             return None  # a step made of two counters: read record by record
+        if key in WITHIN_EPOCH and "epoch" in flat and self.within.restarts is not False:
+            return None  # until the first epoch shows whether the step starts again in each
         prefix = _mode_prefix(record)
         values = {}
         for name, raw in flat.items():
