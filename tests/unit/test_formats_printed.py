@@ -376,3 +376,13 @@ def test_a_jsonl_step_that_starts_again_at_every_epoch_is_made_global_and_a_glob
     assert [s for s, _ in pts(JsonlParser().feed(going_on.encode(), 1), "loss")] == [0, 1, 2, 3]
     fractions = "".join(f'{{"epoch": {s / 100}, "step": {s}, "loss": 0.5}}\n' for s in (10, 20, 30))
     assert [s for s, _ in pts(JsonlParser().feed(fractions.encode(), 1), "loss")] == [10, 20, 30]
+
+
+def test_a_long_general_log_still_finds_another_familys_lines_at_the_start_of_a_later_read():
+    parser = TextParser()
+    general = "".join(f"step={k}, loss={1 / (k + 1):.4f}, lr=1.0e-04\n" for k in range(8000)).encode()
+    assert len(general) > 200_000 and parser.feed(general, 1).series and parser.family.name == "generic"
+    megatron = "".join(f" iteration {k:8d}/   10000 | consumed samples: {k * 8} | lm loss: {2.0 - k / 1e5:.6E} |\n"
+                       for k in range(8000, 16000)).encode()
+    batch = parser.feed(megatron, 8001)
+    assert parser.family.name == "megatron" and pts(batch, "lm loss")[0] == (8000, 1.92)

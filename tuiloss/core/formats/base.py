@@ -145,7 +145,7 @@ def strip_controls(data: bytes) -> bytes:
 
 def may_wrap_scalars(data: bytes) -> bool:
     """Whether ``data`` may hold a scalar printed as its object (see :func:`unwrap_scalars`)."""
-    return b"tensor(" in data or b"float64(" in data or b"float32(" in data or b"float16(" in data
+    return b"tensor(" in data or b"np.float" in data or b"numpy.float" in data
 
 
 def unwrap_scalars(data: bytes) -> bytes:

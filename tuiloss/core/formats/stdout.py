@@ -1599,7 +1599,7 @@ FAMILIES: tuple[Family, ...] = (
         re.compile(r"\n[ \t]*(?:Epoch|Train|Training):\s*\[\s*\d+\s*\]\s*\[\s*\d+\s*/\s*\d+\s*\][^\n]*?[A-Za-z]\s+"
                    + NUM + r"\s*\(\s*" + NUM + r"\s*\)"),
         _parse_meters,
-        hint=("Epoch: [", "Train: [", "Training: ["),
+        hint=": [",
     ),
     # an epoch's line, then Keras' bar or summary (``[====``, ``━━━``, `` - loss: 0.3``), not other text
     Family("keras", re.compile(r"\nEpoch \d+/\d+[ \t]*\r?\n[^\n]*(?:\[[=.>]|━| - \w+: ?[-+.\dna])"), _parse_keras, hint="Epoch "),
@@ -1633,7 +1633,7 @@ FAMILIES: tuple[Family, ...] = (
         "sb3",
         re.compile(r"\n\|[ \t]+(?:total_timesteps[ \t]+\|[ \t]*\d+|(?:rollout|time|train|eval)/[ \t]+\|)[ \t]*\|"),
         _parse_sb3,
-        hint=("total_timesteps", "| rollout/", "| time/", "| train/", "| eval/"),
+        hint="/    ",  # a section's name, padded to its column: ``| rollout/      |``
     ),
     Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
@@ -1741,6 +1741,15 @@ class TextParser(LineParser):
         """Lock onto the family ``data`` shows, unless one is fixed or specific; the text decoded to see, if any."""
         family = self.family
         if self._fixed or (family is not None and not family.generic and not (family.weak and not self.read_any)):
+            return None
+        if family is not None and family.generic and self.read_any and len(data) > 2 * _DETECT_PREFIX:
+            # a long log the general reader reads: only the start of each later read is looked at
+            # for another family's lines (the whole read's search for each family's hints cost
+            # a sixth of such a log's read)
+            cut = data.rfind(b"\n", 0, _DETECT_PREFIX) + 1
+            found = detect_family(_decode(data[:cut])) if cut else None
+            if found is not None and not (found.generic or found.weak):
+                self.family = found
             return None
         found, text = _detect_in(data)
         if found is not None and found.generic and not self.read_any:
