@@ -69,7 +69,13 @@ BOUNDS = {
         " room is mapped memory: numpy's own was faulted in huge pages, at twice the kernel time. What is"
         " left besides: the CRC of every byte read (~0.2 s on the reading thread; it tells a replaced log"
         " from one that grew), the store's first writes and the imports; the pairs spread widely with the"
-        " machine's load (4.2 s of CPU against pandas' 2.3 at load 4-7; 4.8 s before)."
+        " machine's load (4.2 s of CPU against pandas' 2.3 at load 4-7; 4.8 s before). On a quiet machine"
+        " `read_csv` parses on both cores (0.77 s) and the ratio is ~3x: tuiloss spends ~3.1-3.4 s of CPU in"
+        " all (the main thread 1.3 s storing and analysing, the parse 0.8 s on two threads, the reading thread"
+        " 0.6 s, a second thread taking half of the long running medians 0.3 s) in 2.3 s; the running median and"
+        " the chunks' noise shared with that second thread cut the analysis of 10M points alone from 1.3 s to"
+        " 1.15 s but leave the wall time as it was, the other core being busy parsing. Under 2x needs the"
+        " analysis itself to cost less per point, not more threads."
     ),
     "report-memory": (
         "the store keeps a float64 step (shared by the metrics of a row) and a float64 value per point"
