@@ -239,7 +239,7 @@ def test_a_tensorboard_csv_export_is_its_tag_and_a_wandb_exports_bounds_are_no_m
     tb, wb = by_folder["tb"], by_folder["wb"]
     assert set(tb.series) == {"train_loss"} and list(tb.series["train_loss"].visible()[1]) == [0.9, 0.5]
     assert list(tb.series["train_loss"].visible()[0]) == [100, 200]  # the step, never the wall time
-    assert set(wb.series) == {"a - train/loss"}
+    assert set(wb.series) == {"train/loss"}  # its run "a"
 
 
 def test_fairseqs_epoch_results_are_named_for_their_phase_never_points_of_the_running_loss():
@@ -386,3 +386,20 @@ def test_a_long_general_log_still_finds_another_familys_lines_at_the_start_of_a_
                        for k in range(8000, 16000)).encode()
     batch = parser.feed(megatron, 8001)
     assert parser.family.name == "megatron" and pts(batch, "lm loss")[0] == (8000, 1.92)
+
+
+def test_a_wandb_chart_export_is_a_run_per_run_it_holds_and_other_csvs_are_not_split(tmp_path):
+    from tuiloss.core.engine import load
+
+    (tmp_path / "wandb_export_2024-01-01.csv").write_text(
+        '"Step","a - train/loss","a - train/loss__MIN","a - train/loss__MAX","b - train/loss","b - train/loss__MIN",'
+        '"b - train/loss__MAX"\n"100","0.9","0.8","1.0","","",""\n"200","0.5","0.4","0.6","0.7","0.6","0.8"\n')
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "log.csv").write_text("Step,train - loss\n1,0.5\n2,0.4\n")
+    store, _, _ = load([str(tmp_path)])
+    runs = {run.label: run for run in store}
+    assert set(runs) == {"a", "b", "plain"}
+    assert set(runs["a"].series) == {"train/loss"} and list(runs["a"].series["train/loss"].visible()[1]) == [0.9, 0.5]
+    assert list(runs["b"].series["train/loss"].visible()[0]) == [200]  # its empty cell at 100 is no point,
+    assert not runs["b"].skipped  # nor a skipped row: that row is a's
+    assert set(runs["plain"].series) == {"train - loss"}

@@ -293,7 +293,30 @@ def _add(found: Discovery, path: str, root: str, kind: str, known) -> None:
     rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
     if rel == ".":
         rel = os.path.basename(path)
-    found.runs.append(RunSpec(path, path, rel, kind, read_config(path, root, kind, found.notices, found)))
+    config = read_config(path, root, kind, found.notices, found)
+    runs = _export_runs(path) if kind == "csv" else []
+    if runs:  # a W&B chart export: one run of it per run it holds
+        for run in runs:
+            run_id = path + os.sep + run
+            if run_id not in known:
+                found.runs.append(RunSpec(run_id, path, f"{rel}/{run}", kind, config))
+        return
+    found.runs.append(RunSpec(path, path, rel, kind, config))
+
+
+def _export_runs(path: str) -> list[str]:
+    """The runs a W&B chart export holds (see :func:`~tuiloss.core.formats.csv.wandb_export_runs`)."""
+    from tuiloss.core.formats.csv import wandb_export_runs
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(PAIR_SEARCH_BYTES * 32)
+    except OSError:
+        return []
+    line = head.split(b"\n", 1)[0]
+    if b" - " not in line or not (b"__MIN" in line or os.path.basename(path).startswith("wandb_export")):
+        return []  # a chart's export names itself, or holds the bounds of its buckets
+    return wandb_export_runs(line.decode("utf-8", "replace"))
 
 
 def sniff(path: str) -> tuple[str | None, str]:

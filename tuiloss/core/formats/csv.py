@@ -44,10 +44,12 @@ class CsvParser:
 
     format = "csv"
 
-    def __init__(self, delimiter: str | None = None, value_name: str | None = None) -> None:
+    def __init__(self, delimiter: str | None = None, value_name: str | None = None, run: str | None = None) -> None:
         self.delimiter = delimiter
         #: what a TensorBoard export's ``Value`` column is named (the tag its file name holds)
         self.value_name = value_name
+        #: the run of a W&B chart export this parser reads (its ``<run> - <metric>`` columns)
+        self.run = run
         self.ignored: set[str] = set()  # columns that hold no metric (see :func:`_not_metrics`)
         self.header: bytes | None = None
         self.columns: list[str] = []
@@ -257,7 +259,7 @@ class CsvParser:
             self.delimiter = delimiter
             self.header = line.lstrip(b"\xef\xbb\xbf")
             self.columns = _unique(["index" if k == 0 and not name else name for k, name in enumerate(names)])
-            self.columns, self.ignored = _exported(self.columns, self.value_name)
+            self.columns, self.ignored = _exported(self.columns, self.value_name, self.run)
             self.step_column = find_step_key(self.columns)
             if self.step_column is not None and self.step_column == self.epoch_column:
                 # ``epoch,batch_idx,loss``: the batch within the epoch is finer (made global with it)
@@ -377,7 +379,7 @@ class CsvParser:
         empty = ~valued if usable is None else usable & ~valued
         if malformed is not None:
             empty &= ~malformed
-        if empty.any():
+        if empty.any() and self.run is None:  # (an export's row of other runs' values is theirs, not skipped)
             batch.skip("no value", first_line, count=int(empty.sum()))
 
 
@@ -759,7 +761,23 @@ def _phases(columns: dict) -> list[tuple[str, np.ndarray]] | None:
     return out
 
 
-def _exported(columns: list[str], value_name: str | None) -> tuple[list[str], set[str]]:
+#: A W&B chart export's column: ``<run> - <metric>``, and the bounds beside it (``__MIN``, ``__MAX``).
+_WANDB_COLUMN = re.compile(r"^(?P<run>.+?) - (?P<metric>.+?)(?P<bound>__MIN|__MAX)?$")
+
+
+def wandb_export_runs(header: str) -> list[str]:
+    """The runs a W&B chart export's header holds (``"Step","a - train/loss","a - train/loss__MIN",...``),
+    in order; none when it is no such export (``Step`` first, every other column a run's)."""
+    names = _header_names(header.strip().lstrip("\ufeff"), ",")
+    if len(names) < 2 or names[0] != "Step":  # as W&B writes it
+        return []
+    matches = [_WANDB_COLUMN.match(name) for name in names[1:]]
+    if not all(matches):
+        return []
+    return list(dict.fromkeys(match["run"] for match in matches))
+
+
+def _exported(columns: list[str], value_name: str | None, run: str | None = None) -> tuple[list[str], set[str]]:
     """The columns of a CSV a tracker's web page exported, named for what they hold, and those
     that hold no metric.
 
@@ -771,6 +789,17 @@ def _exported(columns: list[str], value_name: str | None) -> tuple[list[str], se
     """
     if [name.lower() for name in columns] == ["wall time", "step", "value"]:
         return [columns[0], columns[1], value_name or "value"], {columns[0]}
+    if run is not None:  # one run of a W&B chart export: its columns, named for their metric
+        named, ignored = [], set()
+        for k, name in enumerate(columns):
+            match = _WANDB_COLUMN.match(name) if k else None
+            if match is not None and match["run"] == run and not match["bound"]:
+                named.append(match["metric"])
+            else:
+                named.append(name)
+                if k:
+                    ignored.add(name)
+        return named, ignored
     present = set(columns)
     bounds = {name for name in columns if name[-5:] in ("__MIN", "__MAX") and name[:-5] in present}
     return columns, bounds

@@ -41,7 +41,8 @@ def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str |
     if pattern is not None and spec.format in ("text", "pattern"):
         return LineSource(spec.path, PatternParser(pattern), **lines)
     if spec.format == "csv":
-        return LineSource(spec.path, CsvParser(value_name=exported_tag(spec.path)), **lines)
+        run = spec.id[len(spec.path) + 1:] if spec.id.startswith(spec.path + os.sep) else None  # a run of an export
+        return LineSource(spec.path, CsvParser(value_name=exported_tag(spec.path), run=run), **lines)
     if spec.format == "jsonl":
         return LineSource(spec.path, JsonlParser(), **lines)
     if spec.format == "text":
