@@ -162,7 +162,7 @@ BOUNDS = {
         " the runs' series, where it does not stop for keys, takes twice as long)."
     ),
     "follow-cpu": (
-        "only the followed run is analysed again, once a second (the other runs' entries are handed"
+        "only the followed run is analysed again, every two seconds (the other runs' entries are handed"
         " back as they were, with one stat call each for their state); a log written more than twenty"
         " lines a second is read every 0.15 s and each read's points are drawn at once (6.6 reads and"
         " frames a second); a frame rasterises the one curve that changed and composites it over the"
@@ -190,7 +190,7 @@ BOUNDS = {
         " Python over the 100 curves), its raster and Textual's update of the changed plot rows when its"
         " drawing changed (a frame in three, ~1.5 and ~1 ms); applying each read (~0.4 ms, a Textual"
         " timer for each throttle); every ~15 s the x axis' end moves and every curve is queried and"
-        " rasterised again; the analysis thread (~0.85%: the followed run, once a second) and the reader"
+        " rasterised again; the analysis thread (~0.4%: the followed run, every two seconds) and the reader"
         " (~0.8%). Reads or frames further apart would let a point wait past 250 ms: reads 0.2 s apart"
         " took a hundred lines a second from 177 ms p95 (230 ms at worst) to 234 ms p95 (301 ms at worst)"
         " on the terminal. With --poll 1: 4.6% (4.5% for the code before, interleaved with it at load 7;"
