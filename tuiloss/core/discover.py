@@ -304,13 +304,20 @@ def _add(found: Discovery, path: str, root: str, kind: str, known) -> None:
     found.runs.append(RunSpec(path, path, rel, kind, config))
 
 
+#: How much of a chart export's header is read for its runs' names.
+EXPORT_HEADER_BYTES = 1 << 20
+
+
 def _export_runs(path: str) -> list[str]:
     """The runs a W&B chart export holds (see :func:`~tuiloss.core.formats.csv.wandb_export_runs`)."""
     from tuiloss.core.formats.csv import wandb_export_runs
 
     try:
         with open(path, "rb") as handle:
-            head = handle.read(PAIR_SEARCH_BYTES * 32)
+            start = handle.read(16)
+            if not start.lstrip(b"\xef\xbb\xbf").startswith((b'"Step"', b"Step,")):
+                return []  # what nearly every CSV says at once: one small read a log
+            head = start + handle.read(EXPORT_HEADER_BYTES)
     except OSError:
         return []
     line = head.split(b"\n", 1)[0]
