@@ -89,6 +89,9 @@ class EpochCounter:
         return (epoch - self.base) * size + inner
 
 
+#: Counters that count within an epoch and are no step on their own (the epoch beside them makes
+#: them global: ``{"epoch": 2, "iter": 100}``), most preferred first.
+INNER_COUNTERS = ("iter", "inner_iter", "batch", "batch_idx")
 #: Step keys that may count within the epoch logged beside them (``epoch,batch,loss``).
 WITHIN_EPOCH = frozenset({"step", "iteration", "iter", "it", "batch", "batch_idx", "micro_step"})
 

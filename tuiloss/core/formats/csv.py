@@ -31,7 +31,7 @@ import numpy as np
 
 from tuiloss.core.formats import plain
 from tuiloss.core.formats.base import find_step_key, unwrap_scalar_text
-from tuiloss.core.formats.counters import WITHIN_EPOCH, WithinEpoch
+from tuiloss.core.formats.counters import INNER_COUNTERS, WITHIN_EPOCH, WithinEpoch
 from tuiloss.core.model import Batch
 
 _BLANK_LINE = re.compile(rb"(?m)^[ \t\r]*\n")
@@ -263,7 +263,7 @@ class CsvParser:
             self.step_column = find_step_key(self.columns)
             if self.step_column is not None and self.step_column == self.epoch_column:
                 # ``epoch,batch_idx,loss``: the batch within the epoch is finer (made global with it)
-                self.step_column = next((name for name in self.columns if name.lower() in _INNER_COLUMNS), self.step_column)
+                self.step_column = next((name for name in self.columns if name.lower() in INNER_COUNTERS), self.step_column)
             if self.step_column is None and not names[0]:
                 # pandas' ``to_csv`` writes its index first, unnamed: the row's number (a Keras
                 # history's epoch), the step when no counter is written
@@ -383,8 +383,6 @@ class CsvParser:
             batch.skip("no value", first_line, count=int(empty.sum()))
 
 
-#: Step columns that are no step on their own (the epoch is the step when nothing finer is named).
-_INNER_COLUMNS = ("batch", "batch_idx", "iter", "inner_iter")
 
 
 class _Joined:

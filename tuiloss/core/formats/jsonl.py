@@ -20,7 +20,7 @@ import math
 import re
 
 from tuiloss.core.formats.base import STEP_KEYS, LineParser
-from tuiloss.core.formats.counters import MAX_EPOCHS, WITHIN_EPOCH, EpochCounter, WithinEpoch, note_repeats
+from tuiloss.core.formats.counters import INNER_COUNTERS, MAX_EPOCHS, WITHIN_EPOCH, EpochCounter, WithinEpoch, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
 
@@ -38,8 +38,7 @@ _STEP_KEYS = frozenset(STEP_KEYS)
 _MODE_KEYS = ("mode", "split", "phase")
 #: Step keys that count within an epoch when the record also holds ``epoch`` (mmdetection's ``iter``).
 _PLANNED_KEYS = ("max_steps", "total_steps", "max_iters", "max_update")
-_INNER_ORDER = ("iter", "inner_iter", "batch", "batch_idx")
-_INNER_KEYS = frozenset(_INNER_ORDER)
+_INNER_KEYS = frozenset(INNER_COUNTERS)
 
 
 _SETTLE_LINES = 256  # lines read one by one to find the step key before a layout read
@@ -277,7 +276,7 @@ def _first_step_key(flat: dict) -> str | None:
     for key in STEP_KEYS:
         if key in flat:
             if key == "epoch":  # ``{"epoch": 2, "batch": 100, ...}``: the batch within the epoch is finer
-                return next((inner for inner in _INNER_ORDER if inner in flat), key)
+                return next((inner for inner in INNER_COUNTERS if inner in flat), key)
             return key
     return None
 
