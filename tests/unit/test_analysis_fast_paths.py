@@ -42,6 +42,16 @@ def test_running_median_of_a_long_series_crosses_buffer_pieces(monkeypatch):
     assert np.array_equal(running_median(y, 10, 37, 512), _window_medians(y, 10, 37, 512))
 
 
+@pytest.mark.parametrize("half", [5, 7, 10])
+def test_running_median_six_windows_at_a_time_with_any_left_over(monkeypatch, half):
+    monkeypatch.setattr(stats, "_BUFFER_ELEMENTS", 96)  # a few groups of six per piece
+    rng = np.random.default_rng(half)
+    for n in range(2 * half + 40, 2 * half + 52):  # every count of windows left over (0-5)
+        y = np.round(rng.standard_normal(n), 1)  # ties between the shared points and the added ones
+        assert np.array_equal(running_median(y, half), _window_medians(y, half, 0, n))
+        assert np.array_equal(running_median(y, half, half + 1, n - half - 2), _window_medians(y, half, half + 1, n - half - 2))
+
+
 def test_row_medians_match_numpy():
     rng = np.random.default_rng(3)
     for width in (1, 2, 7, 8, 64, 65):
