@@ -45,6 +45,8 @@ QUANTA = 2.5
 _MAX_DECIMALS = 12
 #: Values sampled to guess how many decimal places a long series needs.
 _DECIMALS_SAMPLE = 4096
+#: Values checked against that guess at a time.
+_CHECK_PIECE = 1 << 14
 #: A track forgets the medians it no longer reads once they are this many (see LocalTrack).
 _FORGET_AT = 1 << 16
 #: Values worked on at a time where rows of a long series go through a buffer.
@@ -65,12 +67,15 @@ def decimals(values: np.ndarray) -> int:
     at that count need no more, so only the others are tried place by place (few, unless
     the sample missed what most values need).
     """
-    values = np.abs(values[np.isfinite(values)])
+    finite = np.isfinite(values)
+    values = np.abs(values if finite.all() else values[finite])
     if len(values) > _DECIMALS_SAMPLE:
         guess = _places(values[:: len(values) // _DECIMALS_SAMPLE])
         if guess > _MAX_DECIMALS:
             return guess
-        return max(guess, _places(values[~_whole(values, guess)]))
+        # checked a cache-sized piece at a time: the check's passes then stay in cache
+        others = [part[~_whole(part, guess)] for part in np.split(values, range(_CHECK_PIECE, len(values), _CHECK_PIECE))]
+        return max(guess, _places(np.concatenate(others)))
     return _places(values)
 
 
@@ -228,6 +233,8 @@ class Scan:
         if not len(bad):
             return
         open_run = bool(self.nan_runs) and self.nan_runs[-1][1] == -1
+        if not open_run and not bad.any():
+            return
         if open_run and not bad[0]:
             self.nan_runs[-1][1] = offset
         edges = np.diff(np.concatenate(([0], bad.view(np.int8), [0])))
@@ -557,7 +564,10 @@ class LocalTrack:
         # chunk noise of both residuals: final once all medians of the chunk are
         c0 = self.chunk_stable
         lo = c0 * NOISE_CHUNK
-        centred, trailing = _residuals(y, med, m0, lo, nf)
+        # the residuals from the first point whose candidates may still change (worked out once)
+        r0 = min(lo, self.cand_stable)
+        residuals = (r0, *_residuals(y, med, m0, r0, nf))
+        centred, trailing = residuals[1][lo - r0 :], residuals[2][lo - r0 :]
         # On a steady slope the median is the middle point itself and the residuals
         # vanish; second differences still show the noise, so they set a floor.
         floor = _chunk_mad(_second_differences(y, lo, nf), centre=False) / math.sqrt(6.0)
@@ -577,11 +587,11 @@ class LocalTrack:
         # candidates: final where the chunk's smoothed noise is
         stable_hi = self.noise_stable * NOISE_CHUNK
         if stable_hi > self.cand_stable:
-            found = self._candidates(owner, y, med, m0, self.cand_stable, stable_hi)
+            found = self._candidates(owner, y, med, m0, self.cand_stable, stable_hi, residuals)
             self.cand.extend(found)
             self.cand_base.extend(self.baselines(found))
             self.cand_stable = stable_hi
-        self.tail_cand = self._candidates(owner, y, med, m0, self.cand_stable, nf)
+        self.tail_cand = self._candidates(owner, y, med, m0, self.cand_stable, nf, residuals)
         self._forget_medians()
 
     def baselines(self, idx: np.ndarray) -> np.ndarray:
@@ -611,25 +621,28 @@ class LocalTrack:
         tail.extend(self.med.view[drop:])
         self.med, self.med_start = tail, keep
 
-    def _candidates(self, owner: Scan, y: np.ndarray, med: np.ndarray, m0: int, lo: int, hi: int) -> np.ndarray:
+    def _candidates(self, owner: Scan, y: np.ndarray, med: np.ndarray, m0: int, lo: int, hi: int,
+                    residuals: tuple[int, np.ndarray, np.ndarray]) -> np.ndarray:
         """Points well above the centred median, or above the median just before them.
 
         Each residual is compared with its own noise (the trailing one also carries the
         slow wander of the curve), so neither raises false alarms on correlated noise.
+        ``residuals``: ``(first, centred, trailing)``, the residuals from point ``first`` on.
         """
         lo = max(lo, FIRST_CANDIDATE)
         if hi <= lo:
             return np.empty(0, np.int64)
-        centred, trailing = _residuals(y, med, m0, lo, hi)
+        r0 = residuals[0]
+        centred, trailing = residuals[1][lo - r0 : hi - r0], residuals[2][lo - r0 : hi - r0]
         c0, c1 = lo // NOISE_CHUNK, -(-hi // NOISE_CHUNK)
         skip = lo - c0 * NOISE_CHUNK
         found = []
         # A rise must clear both its noise and the floor: the floor is only worked out
         # where the noise is cleared, which leaves a few points of millions.
         for resid, noise, shift in ((centred, self.noise[0].view, 0), (trailing, self.noise[1].view, BACK)):
-            sigma = np.repeat(noise[c0:c1], NOISE_CHUNK)[skip : skip + hi - lo]
+            limit = np.repeat(LOCAL_SIGMAS * noise[c0:c1], NOISE_CHUNK)[skip : skip + hi - lo]
             with np.errstate(invalid="ignore"):
-                near = np.flatnonzero(resid > LOCAL_SIGMAS * sigma)
+                near = np.flatnonzero(resid > limit)
             if len(near):
                 at = lo + near
                 found.append(at[resid[near] > owner.floor(med[at - shift - m0])])
@@ -712,7 +725,7 @@ def _mad_rows_of(block: np.ndarray, centre: bool, out: np.ndarray) -> None:
     for a in range(0, rows, step):
         part = buffer[: min(step, rows - a)]
         np.copyto(part, block[a : a + len(part)])
-        holes = np.flatnonzero(np.isnan(part).any(axis=1))
+        holes = np.flatnonzero(np.isnan(np.add.reduce(part, axis=1)))  # residuals are finite or NaN
         if centre:
             part -= medians_in_place(part)[:, None]
         np.abs(part, out=part)
@@ -747,8 +760,13 @@ def _smooth(raw: np.ndarray, start: int) -> np.ndarray:
 
 def _second_differences(y: np.ndarray, lo: int, hi: int) -> np.ndarray:
     """``y[i-1] - 2 y[i] + y[i+1]`` for ``i`` in ``lo..hi`` (NaN where a neighbour is missing)."""
-    out = np.full(hi - lo, np.nan)
+    out = np.empty(hi - lo)
     a, b = max(lo, 1), min(hi, len(y) - 1)
-    if b > a:
-        out[a - lo : b - lo] = y[a - 1 : b - 1] - 2 * y[a:b] + y[a + 1 : b + 1]
+    a, b = min(a, hi), max(b, a)
+    out[: a - lo] = np.nan
+    out[b - lo :] = np.nan
+    inner = out[a - lo : b - lo]
+    np.multiply(y[a:b], -2.0, out=inner)  # in the order of y[i-1] - 2 y[i] + y[i+1], to the bit
+    inner += y[a - 1 : b - 1]
+    inner += y[a + 1 : b + 1]
     return out
