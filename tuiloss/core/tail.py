@@ -3,7 +3,7 @@
 The tailer trusts no watch event: on every read it compares the file's identity
 (device and inode), its size, its first bytes and the bytes just before the
 offset with what it saw before, and reports truncation, replacement, rotation,
-deletion and re-creation itself. A running CRC of every byte consumed tells a
+deletion and re-creation itself. A running hash of every byte consumed tells a
 same-size rewrite from a touch, and a replacement that only extends what was
 read (rsync's temp file renamed over the log, an atomic save) from a new file:
 the former continues at the offset with no event. Only whole units (lines,
@@ -28,9 +28,10 @@ import os
 import stat as stat_module
 import threading
 import weakref
-import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
+
+import xxhash
 
 from tuiloss.core.model import Notice, SegmentEvent
 
@@ -41,7 +42,7 @@ HEAD_BYTES = 64
 #: Bytes just before the offset kept as its fingerprint, checked on every read: a
 #: file rewritten from the start past the old size (a restarted job) no longer holds them.
 TAIL_BYTES = 64
-#: Bytes read at a time when a whole prefix is checked against the running CRC.
+#: Bytes read at a time when a whole prefix is checked against the running hash.
 CHECK_BLOCK = 4 * 1024 * 1024
 #: Reads are capped below the C allocator's largest mmap threshold (32 MiB), so one
 #: read's buffer is reused by the next instead of being mapped, and page-faulted in,
@@ -167,7 +168,7 @@ class Tailer:
         self._head = b""
         self._head_source = b""
         self._tail = b""  # the last TAIL_BYTES consumed, i.e. just before the offset
-        self._crc: int | None = 0  # CRC-32 of bytes [0, offset); None once a hole was skipped
+        self._sum: xxhash.xxh3_64 | None = xxhash.xxh3_64()  # hash of bytes [0, offset); None once a hole was skipped
         self._last_data: bytes = b""  # the data of the last read, which consume() advances over
         self._last_used = 0
         self._offered_end = 0  # end of the data the last read returned
@@ -258,8 +259,8 @@ class Tailer:
             return
         used = memoryview(self._last_data)[self._last_used : self._last_used + n]
         self._last_used += n
-        if self._crc is not None:
-            self._crc = zlib.crc32(used, self._crc)
+        if self._sum is not None:
+            self._sum.update(used)
         if len(used) >= TAIL_BYTES:
             self._tail = bytes(used[-TAIL_BYTES:])
         else:
@@ -393,7 +394,7 @@ class Tailer:
             return  # no data after the offset (a hole at the end may yet be written), or unsupported
         if self.offset < data_at < size:
             self._tail = b"\0" * min(TAIL_BYTES, data_at - self.offset)
-            self._crc = None  # the zeros skipped are not summed
+            self._sum = None  # the zeros skipped are not summed
             self.offset = data_at
 
     def _restart(self, ident: tuple[int, int] | None) -> None:
@@ -402,23 +403,23 @@ class Tailer:
         self._head = b""
         self._head_source = b""
         self._tail = b""
-        self._crc = 0
+        self._sum = xxhash.xxh3_64()
         self._last_data, self._last_used = b"", 0
 
     def _extends(self, fd: int, size: int) -> bool:
         """Whether the open file starts with exactly the bytes consumed so far."""
-        if self._crc is None or size < self.offset or not self.offset:
+        if self._sum is None or size < self.offset or not self.offset:
             return False
         if self._fingerprint_changed(fd):
             return False
-        crc, at = 0, 0
+        found, at = xxhash.xxh3_64(), 0
         while at < self.offset:
             block = os.pread(fd, min(CHECK_BLOCK, self.offset - at), at)
             if not block:
                 return False
-            crc = zlib.crc32(block, crc)
+            found.update(block)
             at += len(block)
-        return crc == self._crc
+        return found.intdigest() == self._sum.intdigest()
 
     def _path_gone(self) -> TailRead:
         """Nothing at the path: drain the file if it was only moved, then say it is gone."""

@@ -6,7 +6,7 @@ than :data:`MAX_LINE` are blanked out before the parser sees them and counted.
 
 When the file is rewritten (truncated, replaced, rewritten in place) it is
 re-read from its start, and the points it yields are checked against a running
-CRC of every point read so far, metric by metric. A rewrite that keeps them all
+hash of every point read so far, metric by metric. A rewrite that keeps them all
 (Lightning's CSVLogger rewriting ``metrics.csv`` with a wider header, an
 atomic save of a longer file) is a continuation: only the points past them are
 passed on, and no new segment starts. Anything else is the segment event the
@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import xxhash
 
 from tuiloss.core.formats.base import LineParser
 from tuiloss.core.formats.stdout import PatternTooSlow
@@ -57,11 +58,11 @@ _REWRITES = ("truncated", "replaced", "recreated")
 
 @dataclass(slots=True)
 class _Digest:
-    """Points read from the current content of the file: per metric, a count and CRCs."""
+    """Points read from the current content of the file: per metric, a count and hashes (xxh3)."""
 
     counts: dict[str, int] = field(default_factory=dict)
-    steps: dict[str, int] = field(default_factory=dict)
-    values: dict[str, int] = field(default_factory=dict)
+    steps: dict[str, xxhash.xxh3_64] = field(default_factory=dict)
+    values: dict[str, xxhash.xxh3_64] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)
     unmatched: int = 0
     first: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)  # the first points
@@ -69,7 +70,8 @@ class _Digest:
     FIRST = 8
 
     def add(self, batch: Batch) -> None:
-        shared: dict[tuple[int, int], int] = {}  # the metrics of a row share its steps (and, read alike, their CRC)
+        # the metrics of a row share its steps (and, read alike, their hash)
+        shared: dict[tuple[int, int | None], xxhash.xxh3_64] = {}
         for metric, (steps, values) in batch.series.items():
             kept = self.first.setdefault(metric, ([], []))
             if len(kept[0]) < self.FIRST:
@@ -77,11 +79,13 @@ class _Digest:
                 kept[0].extend(steps[:room].tolist())
                 kept[1].extend(values[:room].tolist())
             self.counts[metric] = self.counts.get(metric, 0) + len(steps)
-            key = (id(steps), self.steps.get(metric, 0))
+            before = self.steps.get(metric)
+            key = (id(steps), before.intdigest() if before is not None else None)
             if key not in shared:
-                shared[key] = _crc(steps, key[1])
-            self.steps[metric] = shared[key]
-            self.values[metric] = _crc(values, self.values.get(metric, 0))
+                shared[key] = summed = before.copy() if before is not None else xxhash.xxh3_64()
+                summed.update(_data(steps))
+            self.steps[metric] = shared[key].copy()
+            self.values.setdefault(metric, xxhash.xxh3_64()).update(_data(values))
         self.skipped.update(batch.skipped)
         self.unmatched += batch.unmatched
 
@@ -112,7 +116,8 @@ class _Digest:
             series = batch.series.get(metric)
             if series is None or len(series[0]) < n:
                 return False
-            if _crc(series[0][:n]) != self.steps[metric] or _crc(series[1][:n]) != self.values[metric]:
+            if (xxhash.xxh3_64_intdigest(_data(series[0][:n])) != self.steps[metric].intdigest()
+                    or xxhash.xxh3_64_intdigest(_data(series[1][:n])) != self.values[metric].intdigest()):
                 return False
         return True
 
@@ -138,8 +143,9 @@ class _Digest:
         return rest
 
 
-def _crc(values: np.ndarray, start: int = 0) -> int:
-    return zlib.crc32(np.ascontiguousarray(values, dtype=np.float64).data, start)
+def _data(values: np.ndarray) -> memoryview:
+    """The bytes of ``values`` as float64s, for a hash of the points."""
+    return np.ascontiguousarray(values, dtype=np.float64).data
 
 
 class LineSource(Source):
