@@ -101,3 +101,19 @@ def test_a_long_running_median_and_chunk_noise_shared_by_two_threads_are_those_o
         assert np.array_equal(a, b, equal_nan=True)
     windows = np.lib.stride_tricks.sliding_window_view(y, 21)
     assert np.array_equal(alone[0][10:-10], np.median(windows, axis=1))
+
+
+def test_one_thread_keeps_a_long_job_on_the_calling_thread(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(stats, "SHARED_FROM", 1)
+    seen: set[int] = set()
+
+    def work(lo, hi):
+        seen.add(threading.get_ident())
+
+    with stats.one_thread():
+        stats.in_halves(work, 100, 10)
+    assert seen == {threading.get_ident()}
+    stats.in_halves(work, 100, 10)  # and after it, the second thread again (where there is a second CPU)
+    assert len(seen) == (2 if stats._second_thread() is not None else 1)

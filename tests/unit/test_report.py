@@ -326,3 +326,34 @@ def test_twins_are_found_the_same_wherever_the_comparison_cuts_its_blocks(monkey
         assert rep._same_points(a, b) == expected, trial
         answers.append(expected)
     assert any(answers) and not all(answers)
+
+
+def test_report_load_leaves_a_cpu_to_the_analysis_of_each_batch(tmp_path, monkeypatch):
+    """While ``report`` loads, its analysis of each batch keeps a CPU: chunks are parsed on one
+    thread fewer and the analysis takes no second thread (three busy threads on two CPUs only
+    take turns); a load without that work, and everything after it, uses them all."""
+    from tuiloss.core.analysis import stats
+    from tuiloss.core.engine import Options, load
+    from tuiloss.core.formats import csv as csv_module
+
+    monkeypatch.setattr(csv_module, "_available", lambda: 2)
+    log = tmp_path / "metrics.csv"
+    log.write_text("step,loss\n" + "".join(f"{k},{1 / (k + 1):.4f}\n" for k in range(100)))
+    during = []
+    load([str(log)], Options(), lambda store: during.append((csv_module._workers(), stats._sharing)))
+    assert during and set(during) == {(1, False)}
+    assert (csv_module._workers(), stats._sharing) == (2, True)
+    plain = []
+    monkeypatch.setattr(csv_module.CsvParser, "feed_range", _spy(csv_module.CsvParser.feed_range, plain))
+    load([str(log)], Options())
+    assert plain and set(plain) == {2}
+
+
+def _spy(method, seen):
+    def spied(self, *args, **kwargs):
+        from tuiloss.core.formats import csv as csv_module
+
+        seen.append(csv_module._workers())
+        return method(self, *args, **kwargs)
+
+    return spied

@@ -8,6 +8,7 @@ and whoever receives its batches hands the resulting :class:`Update` objects to
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections import Counter
@@ -402,6 +403,21 @@ def load(paths: list[str], options: Options = Options(),
     notices: list[Notice] = []
     posted: queue.SimpleQueue = queue.SimpleQueue()
     driver = Ingestor(engine, NoWatcher(), posted.put)
+    from tuiloss.core.analysis.stats import one_thread
+    from tuiloss.core.formats.csv import leaving_a_cpu, release_freed_memory
+
+    with contextlib.ExitStack() as sharing:
+        if stored is not None:  # its work on each batch keeps a CPU: the parsing takes the others
+            sharing.enter_context(leaving_a_cpu())
+            sharing.enter_context(one_thread())
+        _load(driver, posted, store, notices, options, stored)
+    release_freed_memory()  # what the reads and parses freed, given back before the store is used
+    return store, engine, notices
+
+
+def _load(driver: Ingestor, posted: queue.SimpleQueue, store: Store, notices: list[Notice], options: Options,
+          stored: Callable[[Store], None] | None) -> None:
+    """:func:`load`'s reading thread driven, and its batches stored and handed on, to the end."""
     thread = threading.Thread(target=_drive, args=(driver, posted), name="tuiloss-load", daemon=True)
     thread.start()
     try:
@@ -420,10 +436,6 @@ def load(paths: list[str], options: Options = Options(),
     finally:
         driver.stop()
         thread.join()
-    from tuiloss.core.formats.csv import release_freed_memory
-
-    release_freed_memory()  # what the reads and parses freed, given back before the store is used
-    return store, engine, notices
 
 
 def _drive(driver: Ingestor, posted: queue.SimpleQueue) -> None:

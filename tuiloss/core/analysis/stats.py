@@ -6,6 +6,7 @@ result must not depend on how an array was split (live analysis relies on that).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -40,11 +41,29 @@ def _second_thread() -> ThreadPoolExecutor | None:
     return ThreadPoolExecutor(1, thread_name_prefix="tuiloss-stats") if available > 1 else None
 
 
+#: Whether a long job may take the second thread (see :func:`one_thread`).
+_sharing = True
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Within, :func:`in_halves` does all the work on the calling thread: the other CPUs
+    are busy (a load parsing the next batches while this one is analysed), and a second
+    thread would only take turns with their work."""
+    global _sharing
+    before, _sharing = _sharing, False
+    try:
+        yield
+    finally:
+        _sharing = before
+
+
 def in_halves(work: Callable[[int, int], None], total: int, width: int) -> None:
     """``work(lo, hi)`` over ``0..total`` rows of ``width`` values: the second half on another
-    thread when that is :data:`SHARED_FROM` values or more and there is another CPU. ``work``
-    must write only what its rows own, so the result is the same either way."""
-    pool = _second_thread() if total * width >= SHARED_FROM else None
+    thread when that is :data:`SHARED_FROM` values or more and there is another CPU (and it
+    is not taken, see :func:`one_thread`). ``work`` must write only what its rows own, so
+    the result is the same either way."""
+    pool = _second_thread() if _sharing and total * width >= SHARED_FROM else None
     if pool is None:
         work(0, total)
         return

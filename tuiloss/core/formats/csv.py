@@ -25,6 +25,7 @@ import threading
 import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -195,7 +196,7 @@ class CsvParser:
 
         # Every piece is waited for, failed or not: a piece still parsing must not
         # share its reader with the next chunk.
-        parts = [attempt(jobs[0])] if len(jobs) == 1 else list(_pool().map(attempt, jobs))
+        parts = [attempt(jobs[0])] if len(jobs) == 1 else list(_pool(workers).map(attempt, jobs))
         if shelf is not None:
             _kept.give(shelf.key, shelf.free)
         if any(part is None for part in parts):
@@ -416,19 +417,40 @@ _MAX_WORKERS = 4
 _PIECES_PER_WORKER = 3
 
 
+#: CPUs left to the work of whoever loads (see :func:`leaving_a_cpu`).
+_left_to_caller = 0
+
+
 @lru_cache(maxsize=1)
-def _workers() -> int:
-    """Threads a big chunk is parsed on: the CPUs this process may use, at most four."""
+def _available() -> int:
     try:
-        available = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        available = os.cpu_count() or 1
-    return max(1, min(available, _MAX_WORKERS))
+        return os.cpu_count() or 1
 
 
-@lru_cache(maxsize=1)
-def _pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(_workers(), thread_name_prefix="tuiloss-csv")
+def _workers() -> int:
+    """Threads a big chunk is parsed on: the CPUs this process may use (less those left to
+    the caller), at most four."""
+    return max(1, min(_available() - _left_to_caller, _MAX_WORKERS))
+
+
+@contextmanager
+def leaving_a_cpu():
+    """Within, chunks are parsed on one thread fewer: the caller works on each batch as it
+    comes (``report`` analyses it), and a thread more than the CPUs would only take turns
+    with that work, and cost the switches between them."""
+    global _left_to_caller
+    _left_to_caller += 1
+    try:
+        yield
+    finally:
+        _left_to_caller -= 1
+
+
+@lru_cache(maxsize=None)
+def _pool(workers: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(workers, thread_name_prefix="tuiloss-csv")
 
 
 #: What the numbers-only path reads its pieces with: "buffer", a pandas C reader kept
@@ -680,7 +702,7 @@ def _gather(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
         for out, values in zip(joined, parts[k]):
             out[offsets[k] : offsets[k + 1]] = values  # numpy lets go of the GIL to copy
 
-    list(_pool().map(copy, range(len(parts))))
+    list(_pool(_workers()).map(copy, range(len(parts))))
     return joined
 
 
