@@ -770,3 +770,32 @@ def test_layout_reads_plain_give_what_pandas_gives(log, seed, odd_share, monkeyp
         assert parser.layouts.layout is not None
     _, by_line = feed_all(make, data, cuts, False, monkeypatch)
     assert_same(by_plain, by_line)
+
+
+def test_a_big_chunk_on_one_thread_is_parsed_in_pieces_to_the_same_columns(monkeypatch):
+    """On one thread (a report's load leaves the other CPU to the analysis) a big chunk is still
+    cut into cache-sized pieces; the columns are those of the chunk read in one piece."""
+    from tuiloss.core.formats import csv as csv_module
+
+    data = b"step,loss,lr\n" + "".join(f"{k},{1 / (k + 1):.6f},{3e-4 * 0.999 ** k:.6e}\n" for k in range(3000)).encode()
+    end = len(data)
+
+    def read(piece_bytes: int):
+        cut = []
+        with monkeypatch.context() as patch:
+            patch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
+            patch.setattr(csv_module, "_workers", lambda: 1)
+            patch.setattr(csv_module, "PIECE_BYTES", piece_bytes)
+            original = csv_module._split_lines
+            patch.setattr(csv_module, "_split_lines", lambda *args: cut.append(original(*args)) or cut[-1])
+            batch = csv_module.CsvParser().feed_range(data, 0, end, 1)
+        return batch, cut
+
+    whole, one = read(1 << 40)
+    pieces, many = read(len(data) // 7)
+    assert len(one[-1]) == 1 and len(many[-1]) >= 6
+    assert whole.series.keys() == pieces.series.keys() == {"loss", "lr"}
+    for name in whole.series:
+        for a, b in zip(whole.series[name], pieces.series[name]):
+            assert np.array_equal(a, b)
+    assert len(whole.series["loss"][0]) == 3000
