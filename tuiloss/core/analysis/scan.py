@@ -748,8 +748,10 @@ def _smooth(raw: np.ndarray, start: int) -> np.ndarray:
     spread = NOISE_SPREAD
     lo = max(0, start - spread)
     padded = np.concatenate((np.full(spread - (start - lo), np.nan), raw[lo:total], np.full(spread, np.nan)))
-    ordered = np.sort(np.lib.stride_tricks.sliding_window_view(padded, 2 * spread + 1), axis=1)
-    count = np.isfinite(ordered).sum(axis=1)
+    width = 2 * spread + 1
+    ordered = np.sort(np.lib.stride_tricks.sliding_window_view(padded, width), axis=1)  # NaN sorts last
+    known = np.concatenate(([0], np.cumsum(np.isfinite(padded))))
+    count = known[width:] - known[:-width]  # finite values in each window
     rows = np.arange(len(ordered))
     low = np.maximum((count - 1) // 2, 0)
     high = np.maximum(count // 2, 0)
