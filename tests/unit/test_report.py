@@ -2,6 +2,9 @@
 
 import json
 import math
+import os
+import sys
+import threading
 
 import numpy as np
 import pytest
@@ -328,32 +331,54 @@ def test_twins_are_found_the_same_wherever_the_comparison_cuts_its_blocks(monkey
     assert any(answers) and not all(answers)
 
 
-def test_report_load_leaves_a_cpu_to_the_analysis_of_each_batch(tmp_path, monkeypatch):
-    """While ``report`` loads, its analysis of each batch keeps a CPU: chunks are parsed on one
-    thread fewer and the analysis takes no second thread (three busy threads on two CPUs only
-    take turns); a load without that work, and everything after it, uses them all."""
+def _load_watching_parsers(tmp_path, monkeypatch, analysed: bool):
+    """Load a CSV big enough to be parsed in pieces; what each piece's thread was (priority,
+    whether the analysis could take a second thread) and how many threads parsed at most."""
     from tuiloss.core.analysis import stats
     from tuiloss.core.engine import Options, load
     from tuiloss.core.formats import csv as csv_module
 
+    monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
+    monkeypatch.setattr(csv_module, "PIECE_BYTES", 4096)
     monkeypatch.setattr(csv_module, "_available", lambda: 2)
     log = tmp_path / "metrics.csv"
-    log.write_text("step,loss\n" + "".join(f"{k},{1 / (k + 1):.4f}\n" for k in range(100)))
+    log.write_text("step,loss\n" + "".join(f"{k},{1 / (k + 1):.6f}\n" for k in range(5000)))
+    seen = []
+    original = csv_module.CsvParser._read_piece
+
+    def read_piece(self, *args):
+        seen.append((os.getpriority(os.PRIO_PROCESS, threading.get_native_id()), csv_module._workers()))
+        return original(self, *args)
+
+    monkeypatch.setattr(csv_module.CsvParser, "_read_piece", read_piece)
     during = []
-    load([str(log)], Options(), lambda store: during.append((csv_module._workers(), stats._sharing)))
-    assert during and set(during) == {(1, False)}
-    assert (csv_module._workers(), stats._sharing) == (2, True)
-    plain = []
-    monkeypatch.setattr(csv_module.CsvParser, "feed_range", _spy(csv_module.CsvParser.feed_range, plain))
-    load([str(log)], Options())
-    assert plain and set(plain) == {2}
+    store, _, _ = load([str(log)], Options(), (lambda store: during.append(stats._sharing)) if analysed else None)
+    assert len(store.runs) == 1 and len(next(iter(store.runs.values())).series["loss"]) == 5000
+    return seen, during
 
 
-def _spy(method, seen):
-    def spied(self, *args, **kwargs):
-        from tuiloss.core.formats import csv as csv_module
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are Linux's")
+def test_report_parses_at_the_lowest_priority_while_it_analyses_each_batch(tmp_path, monkeypatch):
+    """While ``report`` loads, its analysis of each batch comes first: the chunks are parsed on
+    threads of the lowest priority, which take the CPU it leaves, and the analysis takes no
+    second thread (three busy threads on two CPUs would only take turns). A load without that
+    work parses at the process' own priority."""
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen, during = _load_watching_parsers(tmp_path, monkeypatch, analysed=True)
+    assert seen and {priority for priority, _ in seen} == {19} and {workers for _, workers in seen} == {2}
+    assert during and not any(during)
+    from tuiloss.core.analysis import stats
 
-        seen.append(csv_module._workers())
-        return method(self, *args, **kwargs)
+    assert stats._sharing
+    seen, _ = _load_watching_parsers(tmp_path, monkeypatch, analysed=False)
+    assert seen and {priority for priority, _ in seen} == {own}
 
-    return spied
+
+def test_without_thread_priorities_report_parses_on_one_thread_fewer(tmp_path, monkeypatch):
+    from tuiloss.core.formats import csv as csv_module
+
+    monkeypatch.setattr(csv_module, "_THREAD_PRIORITIES", False)
+    seen, during = _load_watching_parsers(tmp_path, monkeypatch, analysed=True)
+    assert seen and {workers for _, workers in seen} == {1} and not any(during)
+    seen, _ = _load_watching_parsers(tmp_path, monkeypatch, analysed=False)
+    assert {workers for _, workers in seen} == {2}

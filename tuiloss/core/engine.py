@@ -404,11 +404,11 @@ def load(paths: list[str], options: Options = Options(),
     posted: queue.SimpleQueue = queue.SimpleQueue()
     driver = Ingestor(engine, NoWatcher(), posted.put)
     from tuiloss.core.analysis.stats import one_thread
-    from tuiloss.core.formats.csv import leaving_a_cpu, release_freed_memory
+    from tuiloss.core.formats.csv import release_freed_memory, yielding_to_caller
 
     with contextlib.ExitStack() as sharing:
-        if stored is not None:  # its work on each batch keeps a CPU: the parsing takes the others
-            sharing.enter_context(leaving_a_cpu())
+        if stored is not None:  # its work on each batch comes first: the parsing takes what CPU it leaves
+            sharing.enter_context(yielding_to_caller())
             sharing.enter_context(one_thread())
         _load(driver, posted, store, notices, options, stored)
     release_freed_memory()  # what the reads and parses freed, given back before the store is used

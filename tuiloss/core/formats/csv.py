@@ -21,6 +21,7 @@ import csv
 import io
 import os
 import re
+import sys
 import threading
 import warnings
 import weakref
@@ -422,8 +423,10 @@ PIECE_BYTES = 1_400_000
 _PIECES_PER_WORKER = 3
 
 
-#: CPUs left to the work of whoever loads (see :func:`leaving_a_cpu`).
-_left_to_caller = 0
+#: Set within :func:`yielding_to_caller`.
+_yielding = 0
+#: Where threads can be given a priority of their own (Linux: a thread is a task with its own nice value).
+_THREAD_PRIORITIES = sys.platform.startswith("linux") and hasattr(os, "setpriority")
 
 
 @lru_cache(maxsize=1)
@@ -435,27 +438,42 @@ def _available() -> int:
 
 
 def _workers() -> int:
-    """Threads a big chunk is parsed on: the CPUs this process may use (less those left to
-    the caller), at most four."""
-    return max(1, min(_available() - _left_to_caller, _MAX_WORKERS))
+    """Threads a big chunk is parsed on: the CPUs this process may use, at most four (one
+    fewer within :func:`yielding_to_caller` where threads have no priorities of their own)."""
+    fewer = 1 if _yielding and not _THREAD_PRIORITIES else 0
+    return max(1, min(_available() - fewer, _MAX_WORKERS))
 
 
 @contextmanager
-def leaving_a_cpu():
-    """Within, chunks are parsed on one thread fewer: the caller works on each batch as it
-    comes (``report`` analyses it), and a thread more than the CPUs would only take turns
-    with that work, and cost the switches between them."""
-    global _left_to_caller
-    _left_to_caller += 1
+def yielding_to_caller():
+    """Within, chunks are parsed on threads that give way to the caller's own work on each
+    batch (``report`` analyses each as it comes): on Linux threads of the lowest priority,
+    which take what CPU that work leaves, and all of it while it waits for the next batch;
+    elsewhere one thread fewer. Parsing on every CPU at the caller's priority would make
+    the two take turns, and cost the switches between them."""
+    global _yielding
+    _yielding += 1
     try:
         yield
     finally:
-        _left_to_caller -= 1
+        _yielding -= 1
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    return _pool_of(workers, bool(_yielding and _THREAD_PRIORITIES))
 
 
 @lru_cache(maxsize=None)
-def _pool(workers: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(workers, thread_name_prefix="tuiloss-csv")
+def _pool_of(workers: int, low: bool) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(workers, thread_name_prefix="tuiloss-csv", initializer=_lowest_priority if low else None)
+
+
+def _lowest_priority() -> None:
+    """This thread at the lowest priority (nice 19): it runs when nothing else of this process wants the CPU."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except OSError:
+        pass
 
 
 #: What the numbers-only path reads its pieces with: "buffer", a pandas C reader kept
