@@ -382,3 +382,23 @@ def test_without_thread_priorities_report_parses_on_one_thread_fewer(tmp_path, m
     assert seen and {workers for _, workers in seen} == {1} and not any(during)
     seen, _ = _load_watching_parsers(tmp_path, monkeypatch, analysed=False)
     assert {workers for _, workers in seen} == {2}
+
+
+def test_a_long_runs_events_read_on_a_second_thread_are_those_read_on_one(monkeypatch):
+    import tuiloss.core.report as report_module
+
+    steps = np.arange(1, 20_001, dtype=float)
+    lr = np.where(steps < 10_000, 1e-3, 1e-4)  # one step decay: an lr_drop event
+    loss = 2.0 / np.sqrt(steps)
+    store = make_store(_named_run("a", loss=_series(steps, loss), lr=_series(steps, lr)))
+    monkeypatch.setattr(report_module, "EVENTS_APART_FROM", 1 << 62)
+    alone = report_json(build_report(store))
+    monkeypatch.setattr(report_module, "EVENTS_APART_FROM", 0)
+    seen = []
+    original = report_module.events_of
+    monkeypatch.setattr(report_module, "events_of",
+                        lambda *args: seen.append(threading.current_thread().name) or original(*args))
+    apart = report_json(build_report(store))
+    assert seen and seen[0].startswith("tuiloss-report") or report_module._helper() is None
+    assert apart == alone
+    assert any(event["kind"] == "lr_drop" for event in alone["runs"][0]["events"])

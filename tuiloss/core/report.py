@@ -7,10 +7,12 @@ what it returns, and JSON exists only at the edge (:func:`report_json`).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import stat
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping
@@ -402,6 +404,10 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
     axis = _axis(run)
     metrics = {}
     fact = None
+    # A long run's events (its LR's, say) are read on a second thread meanwhile: they need
+    # nothing of the metrics, and the load that kept the other CPU busy is over.
+    helper = _helper() if sum(len(one) for one in series.values()) >= EVENTS_APART_FROM else None
+    events = helper.submit(events_of, run, series, primary) if helper is not None else None
     counterpart = names.eval_counterpart(primary, list(series)) if primary in series else None
     for name in sorted(series, key=lambda m: (m != primary, m)):
         if name in EVENT_SERIES:
@@ -432,9 +438,23 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         segments=_segments(series.get(primary) if primary else None),
         metrics=MappingProxyType(metrics),
         axis=axis,
-        events=tuple(events_of(run, series, primary)),
+        events=tuple(events.result() if events is not None else events_of(run, series, primary)),
     )
     return entry, fact
+
+
+#: Points (of all a run's series) from which its events are read on :func:`_helper`'s thread.
+EVENTS_APART_FROM = 1 << 20
+
+
+@functools.lru_cache(maxsize=1)
+def _helper() -> ThreadPoolExecutor | None:
+    """The thread a long run's events are read on; None with a single CPU."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        available = os.cpu_count() or 1
+    return ThreadPoolExecutor(1, thread_name_prefix="tuiloss-report") if available > 1 else None
 
 
 def _axis(run: Run) -> StepAxis:
