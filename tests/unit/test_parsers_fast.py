@@ -377,7 +377,7 @@ def test_csv_files_read_in_turns_share_one_set_of_piece_readers(tmp_path, monkey
 
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     monkeypatch.setattr(csv_module, "_workers", lambda: 2)
-    csv_module._pool.cache_clear()  # two threads, whatever another test made the pool with
+    csv_module._pool_of.cache_clear()  # pools made afresh, whatever another test made them with
     monkeypatch.setattr(csv_module, "_kept", csv_module._Kept())
     body = "step,loss\n" + "".join(f"{i},{i / 7:.5f}\n" for i in range(300_000))
     sources = []
@@ -408,7 +408,7 @@ def test_csv_big_reads_keep_pandas_readers_until_the_file_is_read_to_its_end(tmp
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     monkeypatch.setattr(csv_module, "_workers", lambda: 2)
     monkeypatch.setattr(csv_module, "PIECE_READER", pieces)
-    csv_module._pool.cache_clear()  # two threads, whatever another test made the pool with
+    csv_module._pool_of.cache_clear()  # pools made afresh, whatever another test made them with
     monkeypatch.setattr(csv_module, "_kept", csv_module._Kept())
     path = tmp_path / "metrics.csv"
     lines = 400_000  # over two reads of the smallest size a source reads
