@@ -27,8 +27,11 @@ ALL = results.ORDER
 BOUNDS = {
     "csv": (
         "`pandas.read_csv(path)` (pandas 3.1) maps the file and parses it on both cores with no copy."
-        " tuiloss parses with the same C reader on both cores, in place in each 16 MiB read: the"
-        " parser alone takes ~0.8x the baseline's whole read. What it adds is the read itself (a copy"
+        " tuiloss parses with the same C reader on both cores, in place in each 8 MiB read: the"
+        " parser alone takes ~0.8x the baseline's whole read on the AMD EPYC VMs, ~1.1x on the Intel"
+        " Xeon one, where the row measures 1.48x (1.16-1.84) and the pairs swing widely; there the"
+        " code of the start of this work took 1.09-1.20 s against 0.87-0.94 s for this code,"
+        " interleaved in one process (ratios 1.66-2.32x against 1.22-1.79x). What it adds is the read itself (a copy"
         " out of the page cache, ~70 ms for 300 MB; mapping the file instead would kill the process"
         " with SIGBUS when a log is truncated while mapped) and storing 20M points in fresh memory,"
         " whose page faults are slow and vary on this VM. Reading and storing overlap on two threads,"
