@@ -38,6 +38,7 @@ from tuiloss.core.analysis.events import EVENT_SERIES, Event, counted
 from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.signals import find_signals, signal_series
+from tuiloss.core.analysis.stats import available_cpus
 from tuiloss.core.analysis.state import RunState, planned_steps, run_state
 from tuiloss.core.analysis.summary import final_value
 from tuiloss.core.model import Notice
@@ -450,11 +451,7 @@ EVENTS_APART_FROM = 1 << 20
 @functools.lru_cache(maxsize=1)
 def _helper() -> ThreadPoolExecutor | None:
     """The thread a long run's events are read on; None with a single CPU."""
-    try:
-        available = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        available = os.cpu_count() or 1
-    return ThreadPoolExecutor(1, thread_name_prefix="tuiloss-report") if available > 1 else None
+    return ThreadPoolExecutor(1, thread_name_prefix="tuiloss-report") if available_cpus() > 1 else None
 
 
 def _axis(run: Run) -> StepAxis:

@@ -32,13 +32,18 @@ SHARED_FROM = 1 << 18
 
 
 @functools.lru_cache(maxsize=1)
+def available_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@functools.lru_cache(maxsize=1)
 def _second_thread() -> ThreadPoolExecutor | None:
     """The one thread that takes half of a long row-by-row job; None with a single CPU."""
-    try:
-        available = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        available = os.cpu_count() or 1
-    return ThreadPoolExecutor(1, thread_name_prefix="tuiloss-stats") if available > 1 else None
+    return ThreadPoolExecutor(1, thread_name_prefix="tuiloss-stats") if available_cpus() > 1 else None
 
 
 #: Whether a long job may take the second thread (see :func:`one_thread`).

@@ -31,6 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from tuiloss.core.analysis.stats import available_cpus
 from tuiloss.core.formats import plain
 from tuiloss.core.formats.base import find_step_key, unwrap_scalar_text
 from tuiloss.core.formats.counters import INNER_COUNTERS, WITHIN_EPOCH, WithinEpoch
@@ -429,12 +430,8 @@ _yielding = 0
 _THREAD_PRIORITIES = sys.platform.startswith("linux") and hasattr(os, "setpriority")
 
 
-@lru_cache(maxsize=1)
 def _available() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return available_cpus()
 
 
 def _workers() -> int:
