@@ -340,7 +340,7 @@ def _load_watching_parsers(tmp_path, monkeypatch, analysed: bool):
 
     monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
     monkeypatch.setattr(csv_module, "PIECE_BYTES", 4096)
-    monkeypatch.setattr(csv_module, "_available", lambda: 2)
+    monkeypatch.setattr(csv_module, "available_cpus", lambda: 2)
     log = tmp_path / "metrics.csv"
     log.write_text("step,loss\n" + "".join(f"{k},{1 / (k + 1):.6f}\n" for k in range(5000)))
     seen = []

@@ -587,11 +587,11 @@ class LocalTrack:
         # candidates: final where the chunk's smoothed noise is
         stable_hi = self.noise_stable * NOISE_CHUNK
         if stable_hi > self.cand_stable:
-            found = self._candidates(owner, y, med, m0, self.cand_stable, stable_hi, residuals)
+            found = self._candidates(owner, med, m0, self.cand_stable, stable_hi, residuals)
             self.cand.extend(found)
             self.cand_base.extend(self.baselines(found))
             self.cand_stable = stable_hi
-        self.tail_cand = self._candidates(owner, y, med, m0, self.cand_stable, nf, residuals)
+        self.tail_cand = self._candidates(owner, med, m0, self.cand_stable, nf, residuals)
         self._forget_medians()
 
     def baselines(self, idx: np.ndarray) -> np.ndarray:
@@ -621,7 +621,7 @@ class LocalTrack:
         tail.extend(self.med.view[drop:])
         self.med, self.med_start = tail, keep
 
-    def _candidates(self, owner: Scan, y: np.ndarray, med: np.ndarray, m0: int, lo: int, hi: int,
+    def _candidates(self, owner: Scan, med: np.ndarray, m0: int, lo: int, hi: int,
                     residuals: tuple[int, np.ndarray, np.ndarray]) -> np.ndarray:
         """Points well above the centred median, or above the median just before them.
 

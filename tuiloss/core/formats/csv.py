@@ -387,8 +387,6 @@ class CsvParser:
             batch.skip("no value", first_line, count=int(empty.sum()))
 
 
-
-
 class _Joined:
     """The header line and ``data[start:end]``, read as one file without copying them together."""
 
@@ -430,15 +428,11 @@ _yielding = 0
 _THREAD_PRIORITIES = sys.platform.startswith("linux") and hasattr(os, "setpriority")
 
 
-def _available() -> int:
-    return available_cpus()
-
-
 def _workers() -> int:
     """Threads a big chunk is parsed on: the CPUs this process may use, at most four (one
     fewer within :func:`yielding_to_caller` where threads have no priorities of their own)."""
     fewer = 1 if _yielding and not _THREAD_PRIORITIES else 0
-    return max(1, min(_available() - fewer, _MAX_WORKERS))
+    return max(1, min(available_cpus() - fewer, _MAX_WORKERS))
 
 
 @contextmanager
