@@ -1,3 +1,3 @@
-from tuiloss.cli import main
+from tuiloss.cli import run
 
-raise SystemExit(main())
+run()

@@ -1,6 +1,7 @@
 """`tuiloss report`: the table, the JSON schema, exit codes, messages instead of tracebacks."""
 
 import json
+import os
 
 import pytest
 import subprocess
@@ -105,6 +106,23 @@ def test_python_dash_m_and_usage_errors():
     assert result.returncode == 0 and "watch" in result.stdout
     result = subprocess.run([sys.executable, "-m", "tuiloss", "report"], capture_output=True, text=True)
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("extra, code", [((), 0), (("--fail-on", "spike"), 3)])
+def test_the_command_prints_the_whole_report_and_its_exit_code(capsys, sample_logs, extra, code):
+    """The command leaves at once after a report: what it printed, to a pipe, is all there."""
+    assert main(["report", str(sample_logs), "--json", *extra]) == code
+    printed = capsys.readouterr().out
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # its output buffered, as it is by default
+    result = subprocess.run([sys.executable, "-m", "tuiloss", "report", str(sample_logs), "--json", *extra],
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == code
+    ours, theirs = json.loads(result.stdout), json.loads(printed)
+    for data in (ours, theirs):
+        for run in data["runs"]:
+            run.pop("state", None)  # the logs' age moves on between the two
+    assert ours == theirs
+    assert "Traceback" not in result.stderr
 
 
 def test_markdown_report_is_a_table(capsys, sample_logs):
