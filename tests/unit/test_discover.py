@@ -181,6 +181,42 @@ def test_load_reads_ahead_on_a_thread_and_stores_every_read_in_order(tmp_path, m
     assert not [t for t in threading.enumerate() if t.name == "tuiloss-load"]
 
 
+def test_batches_read_while_the_last_was_handed_on_are_handed_on_as_one(tmp_path, monkeypatch):
+    """A caller slower than the reads (a report analysing each batch) is handed what waits at once."""
+    from tuiloss.core import driver as driver_module
+    from tuiloss.core import engine as engine_module
+    from tuiloss.core.sources import line as line_module
+
+    write(tmp_path / "a.csv", "step,loss\n" + "".join(f"{i},{1 / (i + 1):.6f}\n" for i in range(600_000)))
+    monkeypatch.setattr(line_module, "DEFAULT_MAX_READ", 1)  # reads of the smallest size: several
+    posted, ready = [], threading.Condition()
+    real = driver_module.Ingestor._post
+
+    def post(self, message):
+        real(self, message)
+        with ready:
+            posted.append(message)
+            ready.notify_all()
+
+    monkeypatch.setattr(driver_module.Ingestor, "_post", post)
+    handed = []  # (points stored, batches posted) at each hand-on
+
+    def stored(store):
+        with ready:
+            handed.append((store.points, len(posted)))
+            if len(handed) == 1:  # slow the first time: the next batches are read meanwhile
+                assert ready.wait_for(lambda: len(posted) >= 2, timeout=30)
+
+    store, _, _ = engine_module.load([str(tmp_path)], stored=stored)
+    assert store.points == 600_000 and len(posted) > 3
+    points = [p for p, _ in handed]
+    assert points == sorted(points) and points[-1] == 600_000
+    # the batches posted while the first hand-on was slow came in one hand-on; then one each
+    assert max(b - a for (_, a), (_, b) in zip(handed, handed[1:])) >= 2
+    assert len(handed) < len(posted) + 1
+    assert not [t for t in threading.enumerate() if t.name == "tuiloss-load"]
+
+
 def test_load_raises_what_a_read_raised_and_leaves_no_reader_behind(tmp_path, monkeypatch):
     from tuiloss.core import engine as engine_module
 

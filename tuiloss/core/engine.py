@@ -396,7 +396,8 @@ def load(paths: list[str], options: Options = Options(),
     as it is. As in the viewer, reading and storing overlap:
     it reads and parses the next chunks on a thread while this one stores the last. What
     a read raised is raised here, and the reader thread is gone when this returns.
-    ``stored(store)``, if given, is called after each batch is stored (on this thread).
+    ``stored(store)``, if given, is called on this thread after each batch is stored, or after
+    all that were read meanwhile, when it was slower than the reads.
     """
     engine = Engine(paths, options, hold=0.0)
     store = Store()
@@ -420,19 +421,35 @@ def _load(driver: Ingestor, posted: queue.SimpleQueue, store: Store, notices: li
     """:func:`load`'s reading thread driven, and its batches stored and handed on, to the end."""
     thread = threading.Thread(target=_drive, args=(driver, posted), name="tuiloss-load", daemon=True)
     thread.start()
+
+    def take(event) -> bool:
+        """Store one posted event; False when it says the load is over."""
+        if isinstance(event, LoadFinished):
+            return False
+        if isinstance(event, BaseException):
+            raise event
+        if isinstance(event, IngestFailed) and event.error is not None:
+            raise event.error
+        if isinstance(event, Ingested):
+            apply_result(store, event.result, options, now=time.time())
+            notices.extend(event.result.notices)
+            driver.ack()
+        return True
+
     try:
-        while not isinstance(event := posted.get(), LoadFinished):
-            if isinstance(event, BaseException):
-                raise event
-            if isinstance(event, IngestFailed) and event.error is not None:
-                raise event.error
-            if isinstance(event, Ingested):
-                apply_result(store, event.result, options, now=time.time())
-                notices.extend(event.result.notices)
-                del event  # its parsed columns, stored now, go before the next read is waited for
-                driver.ack()
-                if stored is not None:
-                    stored(store)
+        going = take(posted.get())
+        while going:
+            if stored is not None:
+                # Batches parsed meanwhile are stored first, and handed on as one: the
+                # caller's work on them (an analysis) then pays its per-call costs once.
+                while going:
+                    try:
+                        going = take(posted.get_nowait())
+                    except queue.Empty:
+                        break
+                stored(store)
+            if going:
+                going = take(posted.get())
     finally:
         driver.stop()
         thread.join()
