@@ -1,5 +1,9 @@
 """Storage keeps every point, NaN included, and splits series into segments."""
 
+import mmap
+import resource
+import sys
+
 import numpy as np
 import pytest
 
@@ -552,6 +556,31 @@ def test_a_big_array_grows_into_room_reserved_ahead_and_is_not_copied_again(monk
         assert grown.view.base is moved  # the same room: nothing copied, nothing held twice
     assert np.array_equal(grown.view, np.arange(float(len(grown))))
     assert np.array_equal(early, np.arange(1000.0))  # what was read before is unchanged
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pages are written in ahead on Linux")
+def test_a_long_logs_next_batch_lands_on_pages_written_in_beforehand():
+    """A series read with a backlog has the pages of its next batch faulted in on another
+    thread: storing that batch takes (almost) no page faults on the storing thread."""
+    from tuiloss.core.analysis import arrays
+
+    series = Series()
+    batch = 1 << 19  # 4 MiB of values
+    steps = np.arange(float(batch))
+    series.extend(steps, steps * 0.5, backlog=10.0)
+    assert arrays._pager is not None
+    arrays._pager.submit(lambda: None).result(timeout=30)  # what was asked is done
+    if not arrays._madvise:
+        pytest.skip("this kernel cannot write pages in ahead (MADV_POPULATE_WRITE)")
+    more = np.arange(float(batch), 2.0 * batch)
+    halves = more * 0.5
+    before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+    series.extend(more, halves, backlog=9.0)  # one batch fewer behind it
+    faults = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before
+    pages = 2 * batch * 8 // mmap.PAGESIZE
+    assert faults < pages // 10, (faults, pages)
+    steps_now, values_now = series.visible()
+    assert np.array_equal(steps_now, np.arange(2.0 * batch)) and np.array_equal(values_now, steps_now * 0.5)
 
 
 def test_where_no_room_can_be_reserved_ahead_an_array_grows_as_before(monkeypatch):

@@ -93,6 +93,9 @@ class Series:
         self.steps.extend(steps)
         _make_room(self.values, len(values), self.phase)
         self.values.extend(values)
+        if backlog > 0:  # a batch like this one follows
+            self.steps.page_in(len(steps))
+            self.values.page_in(len(values))
         self.segments.extend(opened)
         return opened
 
@@ -126,6 +129,8 @@ class Series:
         self._visible_cache = None
         _make_room(self.values, len(values), self.phase)
         self.values.extend(values)
+        if backlog > 0:
+            self.values.page_in(len(values))
         k = len(self.segments)
         if k and self.segments[k - 1] is not leader.segments[k - 1]:
             self.segments[k - 1] = leader.segments[k - 1]

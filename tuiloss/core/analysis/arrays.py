@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
 import math
 import sys
 
@@ -74,6 +76,19 @@ class GrowableArray:
         self._data = grown
         return True
 
+    def page_in(self, count: int) -> None:
+        """Have the pages of the next ``count`` values written in on another thread, where the
+        array lives in a mapping (see :meth:`reserve_ahead`) and the system can (Linux 5.14+).
+
+        A long log's load writes each batch into pages never touched before: the kernel
+        zeroes each on its first write, a fault per 4 KiB (a fifth of a second of a 10M-line
+        report). Asked ahead for the next batch, that work is done beside the thread storing this one.
+        """
+        start = self._size * self._data.itemsize
+        end = min(self._size + count, len(self._data)) * self._data.itemsize
+        if count > 0 and end - start >= _PAGE_IN_MIN and isinstance(getattr(self._data.base, "obj", None), _mmap_type()):
+            _page_in(self._data, start, end)
+
     def extend(self, values: np.ndarray) -> None:
         needed = self._size + len(values)
         if needed > len(self._data):
@@ -104,6 +119,62 @@ class GrowableArray:
     @property
     def nbytes(self) -> int:
         return self._data.nbytes
+
+
+#: Fewest bytes worth asking to have written in ahead (see :meth:`GrowableArray.page_in`).
+_PAGE_IN_MIN = 1 << 20
+_MADV_POPULATE_WRITE = 23  # Linux 5.14+ (not in Python's mmap before 3.12... and not everywhere)
+_pager: concurrent.futures.ThreadPoolExecutor | None = None
+_madvise = None  # libc's madvise (called through ctypes, which lets go of the GIL), or False
+
+
+@functools.lru_cache(maxsize=1)
+def _mmap_type() -> type:
+    import mmap
+
+    return mmap.mmap
+
+
+def _page_in(array: np.ndarray, start: int, end: int) -> None:
+    """``array``'s bytes ``[start, end)`` written in by the kernel, on the pager thread."""
+    global _pager, _madvise
+    if _madvise is None:
+        _madvise = _libc_madvise() if sys.platform.startswith("linux") else False
+    if not _madvise:
+        return
+    if _pager is None:
+        _pager = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tuiloss-pager")
+    page = mmap_page_size()
+    base = array.ctypes.data
+    first = (base + start + page - 1) // page * page  # whole pages only: the one shared with the values stored stays as it is
+    last = (base + end) // page * page
+    if last > first:
+        _pager.submit(_advise, array, first, last - first)  # the array (and its mapping) kept until done
+
+
+def _advise(array: np.ndarray, address: int, length: int) -> None:
+    global _madvise
+    if _madvise and _madvise(address, length, _MADV_POPULATE_WRITE) != 0:
+        _madvise = False  # not on this kernel (EINVAL): not asked again
+
+
+def _libc_madvise():
+    try:
+        import ctypes
+
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return False
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    madvise.restype = ctypes.c_int
+    return madvise
+
+
+@functools.lru_cache(maxsize=1)
+def mmap_page_size() -> int:
+    import mmap
+
+    return mmap.PAGESIZE
 
 
 def first_min(values: np.ndarray) -> int | None:
