@@ -1,6 +1,7 @@
 """Each format parses as the real tools write it."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -149,6 +150,34 @@ def test_trainer_state_restarted_from_checkpoint_is_a_rewrite():
     parser.parse(state([{"loss": 1.0, "step": 10}, {"loss": 0.9, "step": 20}]))
     batch, rewritten = parser.parse(state([{"loss": 1.0, "step": 10}, {"loss": 0.95, "step": 20}]))
     assert rewritten and pts(batch, "loss") == [(20, 0.95)]
+
+
+def test_trainer_states_final_summary_says_the_run_finished(tmp_path):
+    """``train()`` logs a summary (runtime, throughput, mean loss) when it returns: the run finished,
+    even short of its planned steps; evaluations may follow it, a resumed training may not."""
+    from tuiloss.core.engine import load
+    from tuiloss.core.report import build_report
+
+    logs = [{"loss": 1.39 + 0.01 * (k % 3), "learning_rate": 1e-5, "step": 50 * k} for k in range(1, 63)]
+    summary = {"step": 3140, "train_loss": 1.39, "train_runtime": 12359.4, "total_flos": 5.3e16}
+    evaluation = {"eval_loss": 1.3863, "step": 3140}
+    assert TrainerStateParser().parse(state(logs))[0].meta["end"] is None
+    ended = TrainerStateParser().parse(state(logs + [summary, evaluation]))[0].meta["end"]
+    assert (ended.kind, ended.reason) == ("finished", "the trainer's final summary") and "train_runtime" in ended.line
+    resumed = logs + [summary, {"loss": 1.2, "step": 3200}]
+    assert TrainerStateParser().parse(state(resumed))[0].meta["end"] is None
+    (tmp_path / "run").mkdir()
+    written = tmp_path / "run" / "trainer_state.json"
+    written.write_bytes(json_state(logs + [summary], max_steps=3140))
+    os.utime(written, (1e9, 1e9))  # long silent: without the summary it would read "stopped"
+    (entry,) = build_report(load([str(tmp_path)])[0]).runs
+    assert (entry.state.state, entry.state.reason) == ("finished", "the trainer's final summary")
+
+
+def json_state(entries, **fields):
+    import json
+
+    return json.dumps({"global_step": 0, "log_history": entries, **fields}).encode()
 
 
 def test_trainer_state_half_written_waits():

@@ -13,6 +13,7 @@ import os
 import re
 
 from tuiloss.core.formats.base import DocumentParser
+from tuiloss.core.formats.endings import Ending
 from tuiloss.core.formats.jsonl import flatten_record, as_number
 from tuiloss.core.model import Batch
 
@@ -81,8 +82,27 @@ class TrainerStateParser(DocumentParser):
         if planned is not None and planned > 0:
             batch.meta["planned_steps"] = planned  # the Trainer's planned total, for finished vs stopped
         batch.meta["step_key"] = "step"
+        batch.meta["end"] = _ending(history)  # the whole history says it, each time it is written
         self._taken = prints
         return batch, rewritten
+
+
+#: A key of the summary the Trainer logs when ``train()`` returns: runtime, throughput, mean loss.
+_SUMMARY_KEY = "train_runtime"
+
+
+def _ending(history: list) -> Ending | None:
+    """Finished, when the history holds the Trainer's final summary and no training log after it
+    (evaluations may follow it: ``trainer.evaluate()`` once the training is done); else None."""
+    for entry in reversed(history):
+        if not isinstance(entry, dict):
+            continue
+        if _SUMMARY_KEY in entry:
+            line = json.dumps({k: v for k, v in entry.items() if isinstance(v, (int, float, str))})
+            return Ending("finished", "the trainer's final summary", line[:200])
+        if "loss" in entry:
+            return None  # training logs after the last summary: a resumed run, still going
+    return None
 
 
 def _fingerprint(entry) -> tuple:
