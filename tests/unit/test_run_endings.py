@@ -54,6 +54,11 @@ def ending_after(*chunks, parser=None):
          "early stopping"),
         ("[2022-04-08 21:30:47][fairseq_cli.train][INFO] - done training in 8123.4 seconds\n", "finished",
          "the trainer's final summary"),
+        ("[12/01 10:20:00 d2.engine.hooks]: Overall training speed: 4998 iterations in 0:33:20 (0.4002 s / it)\n"
+         "[12/01 10:20:00 d2.engine.hooks]: Total training time: 0:34:00 (0:00:40 on hooks)\n", "finished",
+         "the trainer's final summary"),
+        ("\n300 epochs completed in 12.345 hours.\n", "finished", "the trainer's final summary"),
+        ("Training time 1 day, 2:03:04\n", "finished", "the trainer's final summary"),
     ],
 )
 def test_a_log_ending_in_a_marker_says_how_it_ended(tail, kind, reason):

@@ -76,14 +76,16 @@ _RULES = (
           r"^.*(?:\*{5} train metrics \*{5}|['\"]train_runtime['\"]\s*:|Training (?:completed|finished)\b|"
           r"\bProcess \d+ exits successfully|"
           r"`?Trainer\.fit`? stopped: `?max_(?:steps|epochs)=\d+`? reached|done training in [\d.]+ sec|"
-          r"\[after training is done\]).*$"),
+          r"\[after training is done\]|Overall training speed: \d+ iterations in |Total training time: \d|"
+          r"\b\d+ epochs completed in [\d.]+ hours\.?\s*$|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d\s*$).*$"),
     _rule("finished", "early stopping", 1, r"^.*(?:\bearly stopping\s*$|Early Stop!?\s*$).*$"),
 )
 #: Literal text at least one marker holds: a chunk without any is read no further.
 _HINTS = ("memory", "NCCL", "nccl", "Timeout", "timeout", "TIME LIMIT", "TERM_", "oom", "Killed", "CANCELLED",
           "signal", "Signal", "SIG", "Interrupt", "Traceback", "Error", "Exception", "Failure", "Aborted",
           "Segmentation", "srun", "train metrics", "train_runtime", "completed", "Trainer.fit", "done training",
-          "after training", "early stopping", "Early Stop", "finished", "exits successfully")
+          "after training", "early stopping", "Early Stop", "finished", "exits successfully", "training speed",
+          "training time", "Training time", "epochs completed")
 _HINT_BYTES = tuple(hint.encode() for hint in _HINTS)
 
 
