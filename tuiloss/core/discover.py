@@ -717,8 +717,11 @@ GENERIC_FILE_STEMS = frozenset((
     "metrics", "trainer_state", "trainer_log", "train", "training", "train_log", "training_log", "log", "logs",
     "output", "out", "stdout", "stderr", "progress", "results", "history", "scalars", "hydra_train", "main",
     "run", "monitor", "events", "nohup", "console", "debug", "info", "all_results", "train_results",
-    "eval_results", "log_history", "loss", "losses",
+    "eval_results", "log_history", "loss", "losses", "slurm",
 ))
+#: A stamped or numbered name (``20211207_135738.log.json``, ``log_1733000000.txt``,
+#: ``slurm-4242.out``): a time, a job id or a rank, after at most a generic word.
+_NUMBERED = re.compile(r"^(?:(?P<word>[a-z]+)[-_])?\d[\d_\-:t]*$")
 #: Folder names that hold runs rather than name one.
 GENERIC_FOLDERS = frozenset((
     "logs", "log", "runs", "outputs", "output", "tensorboard", "tb", "tb_logs", "tblogs", "csv_logs", "events",
@@ -749,7 +752,8 @@ def specific_name(run_id: str, source: str) -> str | None:
 
 
 def is_generic_file(name: str) -> bool:
-    """Whether a log's file name is one every trainer of its kind writes."""
+    """Whether a log's file name is one every trainer of its kind writes, or only a time or
+    number (mmdetection's start time, torchtune's, a Slurm job id)."""
     if _TFEVENTS.match(name):
         return True
     stem = name.lower()
@@ -758,7 +762,10 @@ def is_generic_file(name: str) -> bool:
         if not ext.isalpha() and not ext.isdigit():
             stem = f"{stem}.{ext}"
             break
-    return stem in GENERIC_FILE_STEMS
+    if stem in GENERIC_FILE_STEMS:
+        return True
+    numbered = _NUMBERED.match(stem)
+    return numbered is not None and (numbered["word"] is None or numbered["word"] in GENERIC_FILE_STEMS)
 
 
 def _run_name(config: dict) -> str | None:
