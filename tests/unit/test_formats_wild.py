@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from tuiloss.core.discover import discover, sniff
 from tuiloss.core.formats.counters import EpochCounter
 from tuiloss.core.formats.csv import CsvParser
@@ -698,6 +700,30 @@ def test_a_test_set_summary_is_the_evaluation_at_the_step_reached():
         assert pts(batch, "test_Average loss") == [(640, 0.0474)]
         # an evaluation's batch line (timm's 'Test: [ 0/29]') is none of these: its values are one batch's
         assert set(batch.series) == {"Loss", "test_Average loss"}
+
+
+PADDLE = (
+    "[2023/12/01 10:00:00] ppocr INFO: epoch: [1/500], global_step: 10, lr: 0.001000, loss: 5.1, avg_reader_cost: 0.01 s, "
+    "ips: 35.0 samples/s, eta: 1 day, 1:02:03\n"
+    "[2023/12/01 10:00:10] ppocr INFO: epoch: [1/500], global_step: 20, lr: 0.001000, loss: 4.7, avg_reader_cost: 0.01 s, "
+    "ips: 35.0 samples/s, eta: 1 day, 1:02:01\n"
+    "[2023/12/01 10:10:00] ppocr INFO: cur metric, precision: 0.61, recall: 0.51, hmean: 0.56, fps: 20.1\n"
+    "[2023/12/01 10:10:00] ppocr INFO: best metric, hmean: 0.56, precision: 0.61, recall: 0.51, fps: 20.1, best_epoch: 1\n"
+)
+
+
+@pytest.mark.parametrize("prefix", ["", "2023-12-01 10:10:00,123 - INFO - ", "INFO:root:", "[12/01 10:10:00] train INFO: "])
+def test_an_evaluations_summary_written_through_a_logger_is_read_at_the_step_reached(prefix):
+    data = f"{prefix}Train Epoch: 1 [640/60000 (1%)]\tLoss: 2.213470\n{prefix}Test set: Average loss: 0.0474, Accuracy: 0.98\n"
+    for batch in (TextParser().feed(data.encode(), 1), feed_lines(TextParser(), data)):
+        assert pts(batch, "test_Average loss") == [(640, 0.0474)] and pts(batch, "test_Accuracy") == [(640, 0.98)]
+
+
+def test_paddles_current_metrics_are_the_evaluation_and_its_best_so_far_is_no_point():
+    for batch in (TextParser().feed(PADDLE.encode(), 1), feed_lines(TextParser(), PADDLE)):
+        assert pts(batch, "loss") == [(10, 5.1), (20, 4.7)]
+        assert pts(batch, "eval_hmean") == [(20, 0.56)] and pts(batch, "eval_precision") == [(20, 0.61)]
+        assert not any("best" in name for name in batch.series)
 
 
 def test_timm_s_last_evaluation_batch_gives_its_running_means():

@@ -1474,8 +1474,13 @@ def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
     return True
 
 
-# an evaluation's summary line: ``Test set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)``
-_EVAL_HEAD = re.compile(r"^\W*(?P<phase>test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?\s*[:|\-]\s", re.I)
+# an evaluation's summary line: ``Test set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)``,
+# PaddleOCR's ``cur metric, precision: 0.61, recall: 0.51, hmean: 0.56`` (its ``best metric`` is a running best)
+_EVAL_HEAD = re.compile(r"^\W*(?:(?P<phase>test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?\s*[:|\-]"
+                        r"|(?P<current>cur(?:rent)? metrics?)\s*[:,])\s", re.I)
+# a logging library's prefix before the message: ``[2023/12/01 10:10:00] ppocr INFO: ``,
+# ``2023-12-01 10:10:00,123 - INFO - ``, ``INFO:root:``
+_LEVEL_PREFIX = re.compile(r"^[^\n]{0,160}?\b(?:INFO|DEBUG|NOTICE|WARNING|WARN)\b[\s:\]\-|]*(?:[\w.]+:(?=\S))?\s*")
 _BRACKET_COUNT = re.compile(r"\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]")
 # ``Loss:  0.5951 (0.5882)``: a batch's value and the running mean
 _WITH_MEAN = re.compile(r"(?P<key>[A-Za-z_][\w@/.\-]*):\s*" + NUM + r"\s*\(\s*(?P<mean>" + NUM + r")\s*\)")
@@ -1485,12 +1490,18 @@ def _read_alone(parser: "TextParser", line: str) -> bool:
     """A line with no counter: one metric and nothing else, or an evaluation's summary
     (``Test set: Average loss: 0.0474, ...``), placed at the latest step."""
     head = _EVAL_HEAD.match(line)
+    if head is None and (level := _LEVEL_PREFIX.match(line)) is not None:
+        message = line[level.end() :]  # the evaluation's line written through a logger
+        head = _EVAL_HEAD.match(message)
+        if head is not None:
+            line = message
     if head is not None:
+        phase = (head["phase"] or "eval").lower()
         count = _BRACKET_COUNT.search(line)
         if count is None:
-            return _read_eval_summary(parser, line[head.end() :], head["phase"].lower())
+            return _read_eval_summary(parser, line[head.end() :], phase)
         if count["n"] == count["m"]:  # timm's last batch: its running means are the evaluation's
-            return _read_eval_means(parser, line[count.end() :], head["phase"].lower())
+            return _read_eval_means(parser, line[count.end() :], phase)
         return False  # one batch of an evaluation: its values are that batch's
     pairs = _fields(line)
     if len(pairs) > 1:
