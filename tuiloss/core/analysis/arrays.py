@@ -123,7 +123,7 @@ class GrowableArray:
 
 #: Fewest bytes worth asking to have written in ahead (see :meth:`GrowableArray.page_in`).
 _PAGE_IN_MIN = 1 << 20
-_MADV_POPULATE_WRITE = 23  # Linux 5.14+ (not in Python's mmap before 3.12... and not everywhere)
+_MADV_POPULATE_WRITE = 23  # Linux 5.14+; Python's mmap module does not name it
 _pager: concurrent.futures.ThreadPoolExecutor | None = None
 _madvise = None  # libc's madvise (called through ctypes, which lets go of the GIL), or False
 
@@ -144,7 +144,7 @@ def _page_in(array: np.ndarray, start: int, end: int) -> None:
         return
     if _pager is None:
         _pager = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tuiloss-pager")
-    page = mmap_page_size()
+    page = _page_size()
     base = array.ctypes.data
     first = (base + start + page - 1) // page * page  # whole pages only: the one shared with the values stored stays as it is
     last = (base + end) // page * page
@@ -162,7 +162,7 @@ def _libc_madvise():
     try:
         import ctypes
 
-        madvise = ctypes.CDLL(None, use_errno=True).madvise
+        madvise = ctypes.CDLL(None).madvise
     except (OSError, AttributeError):
         return False
     madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
@@ -171,7 +171,7 @@ def _libc_madvise():
 
 
 @functools.lru_cache(maxsize=1)
-def mmap_page_size() -> int:
+def _page_size() -> int:
     import mmap
 
     return mmap.PAGESIZE
