@@ -653,23 +653,24 @@ def watch_argv(args, parser: argparse.ArgumentParser) -> list[str]:
 
 #: Seconds the reading threads get to end once the viewer has quit.
 QUIT_GRACE = 3.0
-#: Name prefix of the CSV parser's worker threads (tuiloss.core.formats.csv).
-CSV_POOL = "tuiloss-csv"
+#: Name prefixes of tuiloss' own thread pools, whose idle workers end with the interpreter: the
+#: CSV parser's, the analysis' second thread, the report's helper and the store's pager.
+POOLS = ("tuiloss-csv", "tuiloss-stats", "tuiloss-report", "tuiloss-pager")
 
 
 def _leave_promptly(grace: float = QUIT_GRACE, ignore: set | frozenset = frozenset()) -> None:
     """Exit now if a reading thread is still busy once the viewer has quit (a read hung on a
     dead network mount, say): ``q`` quits whatever that thread does.
 
-    Threads in ``ignore`` (those alive before the viewer started) and the CSV parser's pool,
-    whose idle workers end with the interpreter, are not the viewer's to wait for.
+    Threads in ``ignore`` (those alive before the viewer started) and tuiloss' own pools
+    (:data:`POOLS`) are not the viewer's to wait for.
     """
     import threading
     import time
 
     def waited(thread: threading.Thread) -> bool:
         return (thread is not threading.current_thread() and not thread.daemon and thread not in ignore
-                and not thread.name.startswith(CSV_POOL))
+                and not thread.name.startswith(POOLS))
 
     deadline = time.monotonic() + grace
     for thread in threading.enumerate():

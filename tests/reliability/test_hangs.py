@@ -134,20 +134,23 @@ def test_a_reading_thread_that_never_returns_does_not_keep_the_quit_viewer_alive
     assert done.returncode == 0 and done.stdout == "quit\n", done
 
 
-def test_leaving_waits_only_for_the_viewers_own_threads():
-    """Threads alive before the viewer started, and the CSV parser's idle pool, do not make a
-    quit viewer leave by ``os._exit`` (in a test process that would end the whole run)."""
+@pytest.mark.parametrize("pool", ["tuiloss-csv_0", "tuiloss-stats_0", "tuiloss-report_0", "tuiloss-pager_0"])
+def test_leaving_waits_only_for_the_viewers_own_threads(pool):
+    """Threads alive before the viewer started, and tuiloss' own idle pools (the CSV parser's,
+    the analysis', the report's, the store's pager), neither hold a quit viewer for the grace
+    period nor make it leave by ``os._exit`` (in a test process that would end the whole run)."""
     import subprocess
 
-    code = ("import threading\n"
+    code = ("import threading, time\n"
             "from tuiloss.cli import _leave_promptly\n"
             "stop = threading.Event()\n"
             "old = threading.Thread(target=stop.wait)\n"
             "old.start()\n"
-            "pool = threading.Thread(target=stop.wait, name='tuiloss-csv_0')\n"
+            f"pool = threading.Thread(target=stop.wait, name={pool!r})\n"
             "pool.start()\n"
-            "_leave_promptly(0.2, ignore={old})\n"
-            "print('returned', flush=True)\n"
+            "began = time.monotonic()\n"
+            "_leave_promptly(60, ignore={old})\n"
+            "print('returned', time.monotonic() - began < 30, flush=True)\n"
             "stop.set()\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout == "returned\n", done
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "returned True\n", done
