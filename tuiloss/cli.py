@@ -654,8 +654,8 @@ def watch_argv(args, parser: argparse.ArgumentParser) -> list[str]:
 #: Seconds the reading threads get to end once the viewer has quit.
 QUIT_GRACE = 3.0
 #: Name prefixes of tuiloss' own thread pools, whose idle workers end with the interpreter: the
-#: CSV parser's, the analysis' second thread, the report's helper and the store's pager.
-POOLS = ("tuiloss-csv", "tuiloss-stats", "tuiloss-report", "tuiloss-pager")
+#: CSV parser's, the report's helper and the store's pager.
+POOLS = ("tuiloss-csv", "tuiloss-report", "tuiloss-pager")
 
 
 def _leave_promptly(grace: float = QUIT_GRACE, ignore: set | frozenset = frozenset()) -> None:

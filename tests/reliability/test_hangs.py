@@ -134,10 +134,10 @@ def test_a_reading_thread_that_never_returns_does_not_keep_the_quit_viewer_alive
     assert done.returncode == 0 and done.stdout == "quit\n", done
 
 
-@pytest.mark.parametrize("pool", ["tuiloss-csv_0", "tuiloss-stats_0", "tuiloss-report_0", "tuiloss-pager_0"])
+@pytest.mark.parametrize("pool", ["tuiloss-csv_0", "tuiloss-report_0", "tuiloss-pager_0"])
 def test_leaving_waits_only_for_the_viewers_own_threads(pool):
     """Threads alive before the viewer started, and tuiloss' own idle pools (the CSV parser's,
-    the analysis', the report's, the store's pager), neither hold a quit viewer for the grace
+    the report's, the store's pager), neither hold a quit viewer for the grace
     period nor make it leave by ``os._exit`` (in a test process that would end the whole run)."""
     import subprocess
 

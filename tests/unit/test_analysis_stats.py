@@ -1,7 +1,6 @@
 """The batch and fast forms of the statistics give exactly what the plain forms give."""
 
 import math
-import os
 
 import numpy as np
 
@@ -86,34 +85,19 @@ def test_row_medians_are_numpys_for_rows_short_and_long():
         assert np.array_equal(row_medians(block), np.median(block, axis=1)), width
 
 
-def test_a_long_running_median_and_chunk_noise_shared_by_two_threads_are_those_of_one(monkeypatch):
+def test_a_long_running_median_and_chunk_noise_are_numpys(monkeypatch):
     from tuiloss.core.analysis import scan
 
     rng = np.random.default_rng(3)
     y = np.exp(rng.standard_t(2, 120_001) * 0.2) + np.linspace(2, 0, 120_001)
     resid = y - stats.running_median(y, 3)
-    resid[::997] = np.nan  # rows with gaps take the slow path on either thread
-    shared = stats.running_median(y, 10), stats.running_median(y, 10, 5, 119_990), scan._chunk_mad(resid)
-    assert stats._second_thread() is not None or (os.cpu_count() or 1) == 1
-    monkeypatch.setattr(stats, "SHARED_FROM", 1 << 62)  # one thread
-    alone = stats.running_median(y, 10), stats.running_median(y, 10, 5, 119_990), scan._chunk_mad(resid)
-    for a, b in zip(shared, alone):
-        assert np.array_equal(a, b, equal_nan=True)
+    resid[::997] = np.nan  # rows with gaps take the slow path
+    whole = stats.running_median(y, 10)
     windows = np.lib.stride_tricks.sliding_window_view(y, 21)
-    assert np.array_equal(alone[0][10:-10], np.median(windows, axis=1))
-
-
-def test_one_thread_keeps_a_long_job_on_the_calling_thread(monkeypatch):
-    import threading
-
-    monkeypatch.setattr(stats, "SHARED_FROM", 1)
-    seen: set[int] = set()
-
-    def work(lo, hi):
-        seen.add(threading.get_ident())
-
-    with stats.one_thread():
-        stats.in_halves(work, 100, 10)
-    assert seen == {threading.get_ident()}
-    stats.in_halves(work, 100, 10)  # and after it, the second thread again (where there is a second CPU)
-    assert len(seen) == (2 if stats._second_thread() is not None else 1)
+    assert np.array_equal(whole[10:-10], np.median(windows, axis=1))
+    assert np.array_equal(stats.running_median(y, 10, 5, 119_990), whole[5:119_990])
+    noise = scan._chunk_mad(resid)
+    rows = resid[: len(resid) // scan.NOISE_CHUNK * scan.NOISE_CHUNK].reshape(-1, scan.NOISE_CHUNK)
+    with np.errstate(all="ignore"):
+        centred = np.abs(rows - np.nanmedian(rows, axis=1, keepdims=True))
+    assert np.allclose(noise[: len(rows)], stats.MAD_SCALE * np.nanmedian(centred, axis=1), equal_nan=True)

@@ -404,13 +404,10 @@ def load(paths: list[str], options: Options = Options(),
     notices: list[Notice] = []
     posted: queue.SimpleQueue = queue.SimpleQueue()
     driver = Ingestor(engine, NoWatcher(), posted.put)
-    from tuiloss.core.analysis.stats import one_thread
     from tuiloss.core.formats.csv import release_freed_memory, yielding_to_caller
 
-    with contextlib.ExitStack() as sharing:
-        if stored is not None:  # its work on each batch comes first: the parsing takes what CPU it leaves
-            sharing.enter_context(yielding_to_caller())
-            sharing.enter_context(one_thread())
+    # the caller's work on each batch comes first: the parsing takes what CPU it leaves
+    with yielding_to_caller() if stored is not None else contextlib.nullcontext():
         _load(driver, posted, store, notices, options, stored)
     release_freed_memory()  # what the reads and parses freed, given back before the store is used
     return store, engine, notices

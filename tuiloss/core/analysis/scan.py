@@ -17,7 +17,7 @@ import numpy as np
 
 from tuiloss.core.analysis.arrays import GrowableArray, first_min
 from tuiloss.core.analysis.blocks import block_size, compute_blocks
-from tuiloss.core.analysis.stats import in_halves, MAD_SCALE, median, medians_in_place, row_medians, running_median
+from tuiloss.core.analysis.stats import MAD_SCALE, median, medians_in_place, row_medians, running_median
 
 #: Half-width of the local running median (points).
 LOCAL_HALF = 10
@@ -709,9 +709,8 @@ def _mad_rows(block: np.ndarray, centre: bool) -> np.ndarray:
 
     Worked out a few rows at a time in one small buffer, so no temporary grows with the series.
     """
-    rows, width = block.shape
-    out = np.empty(rows)
-    in_halves(lambda lo, hi: _mad_rows_of(block[lo:hi], centre, out[lo:hi]), rows, width)
+    out = np.empty(len(block))
+    _mad_rows_of(block, centre, out)
     return out
 
 

@@ -6,12 +6,9 @@ result must not depend on how an array was split (live analysis relies on that).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -25,10 +22,6 @@ _BUFFER_ELEMENTS = 1 << 17
 #: Rows up to this long are sorted to find their median (numpy sorts short rows in vector
 #: registers: twice as fast as a selection and the maximum of the half below it).
 _SORTED_WIDTH = 256
-#: Values one call orders from which half of its windows (or rows) go to a second thread:
-#: numpy's sorts, copies and clips let go of the GIL, so a long series' first analysis uses
-#: two cores (a thread's hand-over costs about as much as ordering a few thousand values).
-SHARED_FROM = 1 << 18
 
 
 @functools.lru_cache(maxsize=1)
@@ -38,46 +31,6 @@ def available_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-@functools.lru_cache(maxsize=1)
-def _second_thread() -> ThreadPoolExecutor | None:
-    """The one thread that takes half of a long row-by-row job; None with a single CPU."""
-    return ThreadPoolExecutor(1, thread_name_prefix="tuiloss-stats") if available_cpus() > 1 else None
-
-
-#: Whether a long job may take the second thread (see :func:`one_thread`).
-_sharing = True
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Within, :func:`in_halves` does all the work on the calling thread: the other CPUs
-    are busy (a load parsing the next batches while this one is analysed), and a second
-    thread would only take turns with their work."""
-    global _sharing
-    before, _sharing = _sharing, False
-    try:
-        yield
-    finally:
-        _sharing = before
-
-
-def in_halves(work: Callable[[int, int], None], total: int, width: int) -> None:
-    """``work(lo, hi)`` over ``0..total`` rows of ``width`` values: the second half on another
-    thread when that is :data:`SHARED_FROM` values or more and there is another CPU (and it
-    is not taken, see :func:`one_thread`). ``work`` must write only what its rows own, so
-    the result is the same either way."""
-    pool = _second_thread() if _sharing and total * width >= SHARED_FROM else None
-    if pool is None:
-        work(0, total)
-        return
-    mid = total // 2
-    later = pool.submit(work, mid, total)
-    try:
-        work(0, mid)
-    finally:
-        later.result()
 
 
 def window_bounds(i: int, n: int, half: int) -> tuple[int, int]:
@@ -142,14 +95,13 @@ def _full_windows(y: np.ndarray, half: int, a: int, b: int, out: np.ndarray) -> 
     Neighbouring windows share most of their points, so a group of them sorts what they
     share once (:func:`_six_windows_of`, or :func:`_pairs_of` for narrow windows) and finds
     each one's median from the few points it adds. Groups are worked out in pieces, in small
-    buffers (per thread: a long range is shared by two) that stay in cache, so no temporary
-    grows with the series.
+    buffers that stay in cache, so no temporary grows with the series.
     """
     if half == 0:
         out[:] = y[a:b]
         return
     windows_of = _six_windows_of if half >= _SIX_FROM else _pairs_of
-    in_halves(lambda lo, hi: windows_of(y, half, a + lo, a + hi, out[lo:hi]), b - a, half)
+    windows_of(y, half, a, b, out)
 
 
 def _pairs_of(y: np.ndarray, half: int, a: int, b: int, out: np.ndarray) -> None:
