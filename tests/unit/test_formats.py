@@ -134,6 +134,15 @@ def state(entries):
     return json.dumps({"global_step": 0, "log_history": entries}).encode()
 
 
+def test_a_row_with_an_unbalanced_quote_and_a_trailing_delimiter_is_read_not_raised():
+    """The quote is read as text on both reads a row with one field too many takes (the second
+    drops its empty last field): it opened a string to the end of the chunk on the second."""
+    parser = CsvParser()
+    parser.feed(b"epoch,step,train_loss,val_loss,lr\n", 1)
+    batch = parser.feed(b'"0,0,100,,0.6123,\n', 2)
+    assert pts(batch, "train_loss") == [(0, 100.0)] and pts(batch, "lr") == [(0, 0.6123)]
+
+
 def test_trainer_state_takes_only_new_entries_on_rewrite():
     parser = TrainerStateParser()
     first = [{"epoch": 0.1, "loss": 1.0, "step": 10}, {"epoch": 0.2, "loss": 0.9, "step": 20}]

@@ -122,12 +122,14 @@ class CsvParser:
             self._collect(columns, batch, first_line, gappy)
             return batch
         lines = data.count(b"\n", start, end)
+        options = dict(_GENERAL)
         try:
-            frame = self._read(data, start, end, **_GENERAL)
+            frame = self._read(data, start, end, **options)
         except Exception:  # pandas raises many types on hostile bytes
+            # an unbalanced quote swallows the rest of the chunk: read quotes as text (and again so below)
+            options["quoting"] = csv.QUOTE_NONE
             try:
-                # an unbalanced quote swallows the rest of the chunk: read quotes as text
-                frame = self._read(data, start, end, quoting=csv.QUOTE_NONE, **_GENERAL)
+                frame = self._read(data, start, end, **options)
             except Exception as exc:
                 count = lines - _count_blank(data, start, end)
                 batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=count)
@@ -145,7 +147,12 @@ class CsvParser:
                 return batch
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # pandas warns of the dropped empty fields
-                frame = self._read(data, start, end, index_col=False, **_GENERAL)
+                try:
+                    frame = self._read(data, start, end, index_col=False, **options)
+                except Exception as exc:  # pandas raises many types on hostile bytes
+                    count = lines - _count_blank(data, start, end)
+                    batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=count)
+                    return batch
         if lines != len(frame):
             bad_shape = lines - _count_blank(data, start, end) - len(frame)
             if bad_shape > 0:
