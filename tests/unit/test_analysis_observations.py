@@ -134,6 +134,15 @@ def test_same_format_and_metrics_in_different_folders_are_one_family():
     assert compare_runs(runs) == []
 
 
+def test_beside_runs_it_was_not_compared_with_a_clean_family_names_its_runs():
+    runs = [facts("a", curve(1), source="x/a.csv"), facts("b", curve(2, final=0.3), source="x/b.csv"),
+            facts("c", curve(3), metric="val_dice", source="y/c.csv", names=("val_dice",))]
+    (said,) = [o.message for o in compare_runs(runs) if o.kind == "anomalies"]
+    assert said == "no anomalies in any of the 2 runs compared here: a, b"
+    (alone,) = [o.message for o in compare_runs(runs[:2]) if o.kind == "anomalies"]
+    assert alone == "no anomalies in any of the 2 runs"
+
+
 def test_two_sources_of_one_training_are_one_run():
     values = curve(4)
     runs = [facts("csv", values, source="run/progress.csv"), facts("tb", values.copy(), source="run/events")]

@@ -222,8 +222,10 @@ def most_stable(label: str, last: Plateau, spread: float) -> str:
     )
 
 
-def no_anomalies(runs: int) -> str:
-    """No run has an anomaly."""
+def no_anomalies(runs: int, labels: list[str] | None = None) -> str:
+    """No run has an anomaly; ``labels`` names them (the runs compared, when others were not)."""
+    if labels:
+        return f"no anomalies in any of the {runs} runs compared here: {', '.join(labels)}"
     return f"no anomalies in any of the {runs} runs"
 
 

@@ -130,14 +130,16 @@ def compare_runs(runs: Sequence[RunFacts], by_configuration: bool = True) -> lis
     """
     runs = [r for r in runs if r is not None and r.analysis.final is not None]
     out: list[Observation] = []
-    for family in families(runs):
+    groups = families(runs)
+    for family in groups:
         if len(family) < 2:
             continue
         with np.errstate(all="ignore"):
             out.extend(_convergence(family))
             out.extend(_final(family))
             out.extend(_stability(family))
-            out.extend(_anomalies(family))
+            # beside other families, "no anomalies in any of the 2 runs" says which two
+            out.extend(_anomalies(family, named=len(groups) > 1))
             out.extend(_pairs(family, by_configuration))
     return out
 
@@ -309,7 +311,7 @@ def _stability(runs: list[RunFacts]) -> list[Observation]:
     ]
 
 
-def _anomalies(runs: list[RunFacts]) -> list[Observation]:
+def _anomalies(runs: list[RunFacts], named: bool = False) -> list[Observation]:
     found = []
     for r in runs:
         counts: dict[str, int] = {}
@@ -324,7 +326,8 @@ def _anomalies(runs: list[RunFacts]) -> list[Observation]:
         if counts:
             found.append((r, counts))
     if not found:
-        return [_obs("anomalies", [], describe.no_anomalies(len(runs)), counts={})]
+        labels = [r.label for r in runs] if named else None
+        return [_obs("anomalies", [], describe.no_anomalies(len(runs), labels), counts={})]
     clean = [r.label for r in runs if r not in [f[0] for f in found]]
     message = describe.anomaly_counts([(r.label, counts) for r, counts in found], len(runs), clean)
     return [_obs("anomalies", [r.id for r, _ in found], message, counts={r.id: c for r, c in found})]
