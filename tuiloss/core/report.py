@@ -38,9 +38,9 @@ from tuiloss.core.analysis.events import EVENT_SERIES, Event, counted
 from tuiloss.core.analysis.metrics import Direction
 from tuiloss.core.analysis.live import LiveAnalyzer
 from tuiloss.core.analysis.signals import find_signals, signal_series
-from tuiloss.core.analysis.stats import available_cpus
 from tuiloss.core.analysis.state import RunState, planned_steps, run_state
 from tuiloss.core.analysis.summary import final_value
+from tuiloss.core.cpus import available_cpus
 from tuiloss.core.model import Notice
 from tuiloss.core.ranks import Job, facts_of, find_jobs, job_json, rank_name
 from tuiloss.core.remote import is_url, modified

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -22,15 +21,6 @@ _BUFFER_ELEMENTS = 1 << 17
 #: Rows up to this long are sorted to find their median (numpy sorts short rows in vector
 #: registers: twice as fast as a selection and the maximum of the half below it).
 _SORTED_WIDTH = 256
-
-
-@functools.lru_cache(maxsize=1)
-def available_cpus() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def window_bounds(i: int, n: int, half: int) -> tuple[int, int]:

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from tuiloss.core.analysis.stats import available_cpus
+from tuiloss.core.cpus import available_cpus
 from tuiloss.core.formats import plain
 from tuiloss.core.formats.base import find_step_key, unwrap_scalar_text
 from tuiloss.core.formats.counters import INNER_COUNTERS, WITHIN_EPOCH, WithinEpoch
