@@ -246,14 +246,17 @@ def test_a_run_is_labelled_by_its_folder_not_a_generic_file_name():
 
 def test_a_log_named_by_a_time_or_a_number_is_labelled_by_its_folder():
     """mmdetection names its logs by their start time, torchtune by a Unix time, Slurm by the
-    job id: the folder (the config, the experiment) is what names the run."""
+    job id, ms-swift writes ``logging.jsonl`` in each run's folder: the folder (the config,
+    the experiment) is what names the run."""
     labels = make_labels([
         ("/w/work_dirs/faster_rcnn_r50_fpn_1x/20211207_135738.log.json", "faster_rcnn_r50_fpn_1x/20211207_135738.log.json", {}),
         ("/w/tune/llama3_lora/log_1733000000.txt", "llama3_lora/log_1733000000.txt", {}),
         ("/w/jobs/gpt2_small/slurm-4242.out", "gpt2_small/slurm-4242.out", {}),
         ("/w/sweep/bs10_2023-07-26_23:44:21", "sweep/bs10_2023-07-26_23:44:21", {}),
+        ("/w/output/qwen_sft/v0-20250101-100000/logging.jsonl", "qwen_sft/v0-20250101-100000/logging.jsonl", {}),
     ])
-    assert sorted(labels.values()) == ["bs10_2023-07-26_23:44:21", "faster_rcnn_r50_fpn_1x", "gpt2_small", "llama3_lora"]
+    assert sorted(labels.values()) == ["bs10_2023-07-26_23:44:21", "faster_rcnn_r50_fpn_1x", "gpt2_small", "llama3_lora",
+                                       "v0-20250101-100000"]
     two = make_labels([
         ("/w/work_dirs/retinanet/20211207_135738.log", "retinanet/20211207_135738.log", {}),
         ("/w/work_dirs/retinanet/20211208_101010.log", "retinanet/20211208_101010.log", {}),

@@ -312,6 +312,20 @@ def test_jsonl_planned_total_and_string_numbers():
     assert batch.meta["planned_steps"] == 100 and batch.meta["step_key"] == "current_steps"
 
 
+def test_jsonl_step_written_with_its_total_as_a_string():
+    # ms-swift's logging.jsonl: the step only as ``"global_step/max_steps": "5/60"``, beside a
+    # fractional epoch; its clock and percentage are strings that are no numbers
+    data = b"".join(
+        b'{"loss": %.2f, "epoch": %.3f, "global_step/max_steps": "%d/60", "percentage": "%.2f%%", "elapsed_time": "3m 5s"}\n'
+        % (1 / k, k / 11.6, k, k / 0.6) for k in (1, 2, 3))
+    data += b'{"eval_loss": 0.4, "epoch": 0.259, "global_step/max_steps": "3/60"}\n'
+    batch = JsonlParser().feed(data, 1)
+    assert pts(batch, "loss") == [(1, 1.0), (2, 0.5), (3, 0.33)]
+    assert pts(batch, "eval_loss") == [(3, 0.4)]
+    assert not {"percentage", "elapsed_time", "global_step/max_steps"} & set(batch.series)
+    assert batch.meta["planned_steps"] == 60 and batch.meta["step_key"] == "global_step"
+
+
 def test_pytorch_examples_ruled_lines_with_spaced_pairs():
     data = (
         "| epoch   1 |   200/ 2983 batches | lr 20.0000 | ms/batch 12.12 | loss  7.64 | ppl  2079.22\n"

@@ -105,3 +105,41 @@ def test_key_value_fields_after_the_counter_are_read_beside_the_pairs_that_follo
     batch = TextParser().feed(text.encode(), 1)
     assert pts(batch, "loss") == [(1, 2.9), (2, 2.8), (3, 2.7)]
     assert batch.meta["step_key"] == "step"
+
+
+SWIFT = (
+    "[INFO:swift] Start time of running main: 2025-01-01 10:00:00\n"
+    "Train:   2%|▏         | 1/60 [00:42<41:47, 42.51s/it]{'loss': '0.3713', 'grad_norm': '0.8901', "
+    "'learning_rate': '3.333e-05', 'epoch': '0.08602', 'global_step/max_steps': '1/60', 'elapsed_time': '43s', "
+    "'remaining_time': '41m 48s', 'memory(GiB)': '14.3', 'train_speed(s/it)': '42.51'}\n"
+    "{'loss': 0.2992, 'grad_norm': 0.6541, 'learning_rate': 9.97e-05, 'epoch': 0.4301, "
+    "'global_step/max_steps': '5/60', 'percentage': '8.33%', 'elapsed_time': '3m 53s', 'remaining_time': '42m 43s'}\n"
+    "{'eval_loss': '0.2804', 'eval_runtime': '9.8578', 'epoch': '0.4301', 'global_step/max_steps': '5/60', "
+    "'percentage': '8.33%', 'elapsed_time': '4m 3s', 'remaining_time': '0s'}\n"
+)
+
+
+def test_a_counters_progress_in_a_string_is_the_step_and_its_total_and_times_are_no_metrics():
+    # ms-swift prints its step as ``'global_step/max_steps': '5/60'`` beside a fractional epoch,
+    # and its clock as ``'elapsed_time': '3m 53s'``: numbers only at the start of a string
+    for batch, parser in ((TextParser().feed(SWIFT.encode(), 1), None), (None, TextParser())):
+        if batch is None:
+            batch = feed_lines(parser, SWIFT)
+        assert pts(batch, "loss") == [(1, 0.3713), (5, 0.2992)]
+        assert pts(batch, "eval_loss") == [(5, 0.2804)]
+        assert pts(batch, "memory(GiB)") == [(1, 14.3)]
+        assert not {"elapsed_time", "remaining_time", "percentage", "global_step/max_steps", "epoch"} & set(batch.series)
+    parser = TextParser()
+    feed_lines(parser, SWIFT)
+    assert parser.state.meta["planned_steps"] == 60
+    assert parser.state.meta["step_key"] == "global_step"
+
+
+def test_a_json_counters_progress_is_the_step_and_a_progress_under_another_name_is_no_counter():
+    text = ('{"loss": 0.5, "epoch": 0.1, "step": "10/200"}\n'
+            '{"loss": 0.4, "epoch": 0.2, "step": "20/200", "shards": "3/8"}\n')
+    parser = TextParser()
+    batch = parser.feed(text.encode(), 1)
+    assert pts(batch, "loss") == [(10, 0.5), (20, 0.4)]
+    assert "shards" not in batch.series
+    assert parser.state.meta["planned_steps"] == 200

@@ -717,7 +717,7 @@ GENERIC_FILE_STEMS = frozenset((
     "metrics", "trainer_state", "trainer_log", "train", "training", "train_log", "training_log", "log", "logs",
     "output", "out", "stdout", "stderr", "progress", "results", "history", "scalars", "hydra_train", "main",
     "run", "monitor", "events", "nohup", "console", "debug", "info", "all_results", "train_results",
-    "eval_results", "log_history", "loss", "losses", "slurm",
+    "eval_results", "log_history", "loss", "losses", "slurm", "logging", "train_metrics",
 ))
 #: A stamped or numbered name (``20211207_135738.log.json``, ``log_1733000000.txt``,
 #: ``slurm-4242.out``): a time, a job id or a rank, after at most a generic word.

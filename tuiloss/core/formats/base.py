@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import Callable, Protocol
 
 from tuiloss.core.model import Batch
 
@@ -51,6 +51,23 @@ def is_metric_name(name: str) -> bool:
     """Whether a key read from a line can name a metric: not a source file of a log prefix."""
     name = name.strip()
     return bool(name) and not _SOURCE_FILE.search(name)
+
+
+#: A counter's progress written as a string: ms-swift's ``'global_step/max_steps': '5/60'``.
+_PROGRESS = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def counter_progress(key: str, value: str, is_counter: Callable[[str], bool]) -> tuple[str, float, float] | None:
+    """``(counter, n, total)`` of a value ``"n/total"`` under a key naming a counter
+    (``global_step/max_steps``: ``global_step``; ``step``), the counter the part of the key
+    ``is_counter`` accepts; None for any other value or key (``"shards": "3/8"``)."""
+    match = _PROGRESS.match(value)
+    if match is None:
+        return None
+    counter = next((part.strip() for part in key.split("/") if is_counter(part.strip())), None)
+    if counter is None:
+        return None
+    return counter, float(match[1]), float(match[2])
 
 
 class LineParser(Protocol):

@@ -19,7 +19,7 @@ import math
 
 import re
 
-from tuiloss.core.formats.base import STEP_KEYS, LineParser
+from tuiloss.core.formats.base import STEP_KEYS, LineParser, counter_progress, step_rank
 from tuiloss.core.formats.counters import INNER_COUNTERS, MAX_EPOCHS, WITHIN_EPOCH, EpochCounter, WithinEpoch, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
@@ -130,6 +130,7 @@ class JsonlParser(LineParser):
             if planned is not None:
                 self.meta["planned_epochs"] = float(planned[1])
         flat = flatten_record(record)
+        progress = _progress_of(flat)
         step = None
         key = self.step_key if self.step_key in flat else _first_step_key(flat)
         if key is not None:
@@ -140,6 +141,8 @@ class JsonlParser(LineParser):
                     if planned is not None and planned > 0:
                         self.meta["planned_steps"] = planned
                         break
+            if progress is not None and progress[0] == key and progress[1] > 0:
+                self.meta["planned_steps"] = progress[1]
             step = as_number(flat.get(key))
             if step is None or not math.isfinite(step):
                 batch.skip("missing step", line_no)
@@ -270,6 +273,20 @@ def flatten_record(record: dict, prefix: str = "", out: dict | None = None, dept
         else:
             out[name] = value
     return out
+
+
+def _progress_of(flat: dict) -> tuple[str, float] | None:
+    """A counter written with its total as a string (ms-swift's ``"global_step/max_steps": "5/60"``):
+    the counter is put in ``flat`` (``global_step``: 5) in its place; it and its total are returned."""
+    for name, value in list(flat.items()):
+        if isinstance(value, str) and "/" in value:
+            progress = counter_progress(name, value, lambda part: step_rank(part) is not None)
+            if progress is not None:
+                counter, n, total = progress
+                del flat[name]
+                flat.setdefault(counter, n)
+                return counter, total
+    return None
 
 
 def _first_step_key(flat: dict) -> str | None:

@@ -30,7 +30,8 @@ from typing import Callable
 
 import numpy as np
 
-from tuiloss.core.formats.base import LineParser, may_wrap_scalars, parse_number, strip_controls, unwrap_scalars
+from tuiloss.core.formats.base import (LineParser, counter_progress, may_wrap_scalars, parse_number, strip_controls,
+                                      unwrap_scalars)
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
 from tuiloss.core.formats import eventlines
 from tuiloss.core.formats.endings import TAIL, Ending, ending_of, last_stamp, may_hold
@@ -1039,7 +1040,12 @@ _METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
 _NOT_METRICS = frozenset({"eta", "v_num"})  # a time estimate; Lightning's version number
 _DICT_START = re.compile(r"\{\s*['\"]")
-_DICT_PAIR = re.compile(r"['\"]([^'\"]{1,120})['\"]\s*:\s*(?:np\.float\d*\(|tensor\(|torch\.tensor\()?\s*['\"]?(" + NUM + r")['\"]?")
+# ``'loss': 0.37``, ``'loss': '0.37'`` (a number in a string is the whole string: ``'43s'``, ``'1m 2s'``
+# and ``'31.25%'`` are no numbers), ``'loss': tensor(0.37, ...)``
+_DICT_PAIR = re.compile(r"['\"](?P<key>[^'\"]{1,120})['\"]\s*:\s*(?:np\.float\d*\(|tensor\(|torch\.tensor\()?\s*"
+                        r"(?:(?P<q>['\"])\s*(?P<quoted>" + NUM + r")\s*(?P=q)|(?P<bare>" + NUM + r"))")
+# a counter's progress in a string (see counter_progress)
+_DICT_PROGRESS = re.compile(r"['\"](?P<key>[^'\"]{1,120})['\"]\s*:\s*['\"](?P<value>\s*\d+\s*/\s*\d+\s*)['\"]")
 _PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 
 
@@ -1151,12 +1157,15 @@ def _counter_name(key: str) -> str | None:
     return None
 
 
-def _read_dict(body: str) -> dict[str, float] | None:
-    """The top-level numbers of a dict or JSON object printed on a line.
+def _read_dict(body: str) -> tuple[dict[str, float], tuple[str, float] | None] | None:
+    """The top-level numbers of a dict or JSON object printed on a line, and a counter and its
+    planned total when a value gives them.
 
     Values may be numbers or numbers in strings (fairseq's ``"loss": "9.276"``);
-    nested objects and other values are left out. JSON is parsed; a Python dict
-    is read by pattern, never evaluated. None when ``body`` is no object.
+    nested objects and other values are left out. A counter's progress in a string
+    (ms-swift's ``'global_step/max_steps': '5/60'``) is that counter (``global_step``: 5)
+    and its planned total (60). JSON is parsed; a Python dict is read by pattern, never
+    evaluated. None when ``body`` is no object.
     """
     import json
 
@@ -1166,6 +1175,7 @@ def _read_dict(body: str) -> dict[str, float] | None:
             obj = json.loads(body)
         except (ValueError, RecursionError):
             obj = None
+    planned = None
     if isinstance(obj, dict):
         out = {}
         for key, value in obj.items():
@@ -1177,19 +1187,33 @@ def _read_dict(body: str) -> dict[str, float] | None:
                 out[str(key)] = float(value)
             elif isinstance(value, str) and value.strip().lower() in ("nan", "inf", "-inf"):
                 out[str(key)] = float(value.strip())
-        return out
+            elif isinstance(value, str) and (progress := _progress(str(key), value)) is not None:
+                counter, out[counter], total = progress
+                planned = counter, total
+        return out, planned
     if obj is not None:
         return None
     # A Python dict (repr of a dict: never evaluated): its top-level ``'key': number`` pairs
     pairs = {}
     for match in _DICT_PAIR.finditer(body):
-        at = match.start()
-        if body.count("{", 0, at) - body.count("}", 0, at) != 1:
+        if not _top_level(body, match.start()):
             continue  # inside a nested dict (a settings dump)
-        number = _num(match[2])
+        number = _num(match["quoted"] or match["bare"])
         if number is not None:
-            pairs[match[1]] = number
-    return pairs or None
+            pairs[match["key"]] = number
+    for match in _DICT_PROGRESS.finditer(body):
+        if _top_level(body, match.start()) and (progress := _progress(match["key"], match["value"])) is not None:
+            counter, pairs[counter], total = progress
+            planned = counter, total
+    return (pairs, planned) if pairs else None
+
+
+def _top_level(body: str, at: int) -> bool:
+    return body.count("{", 0, at) - body.count("}", 0, at) == 1
+
+
+def _progress(key: str, value: str) -> tuple[str, float, float] | None:
+    return counter_progress(key, value, lambda part: _counter_name(part) is not None)
 
 
 def _choose_step(names) -> str | None:
@@ -1447,9 +1471,10 @@ def _read_eval_bar(parser: "TextParser", line: str, bar: re.Match, phase: str) -
 def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
     """A dict or JSON object printed on a line, its step one of its keys or a counter written
     just before it (Hugging Face's no-trainer examples: ``epoch 0: {'accuracy': 0.76, 'f1': 0.84}``)."""
-    values = _read_dict(body)
-    if not values:
+    read = _read_dict(body)
+    if not read or not read[0]:
         return False
+    values, planned = read
     key = _choose_step(values)
     if key is None:
         counter = _COUNTER_BEFORE.search(before) if before else None
@@ -1467,6 +1492,8 @@ def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
         return False
     state.step = step
     state.meta["step_key"] = key
+    if planned is not None and planned[0] == key and planned[1] > 0 and _counter_name(key) != "epoch":
+        state.meta["planned_steps"] = planned[1]
     if _counter_name(key) == "epoch" and step != int(step):
         state.meta["coarse_steps"] = True
     for name, value in values.items():
