@@ -143,3 +143,36 @@ def test_a_json_counters_progress_is_the_step_and_a_progress_under_another_name_
     assert pts(batch, "loss") == [(10, 0.5), (20, 0.4)]
     assert "shards" not in batch.series
     assert parser.state.meta["planned_steps"] == 200
+
+
+VERL = (
+    "trainer:\n"
+    "  total_epochs: 15\n"
+    "  total_training_steps: 200\n"
+    "\x1b[36m(TaskRunner pid=1234)\x1b[0m step:1 - actor/entropy:np.float64(1.2) - actor/pg_loss:np.float64(-0.02) "
+    "- critic/score/mean:0.25 - timing_s/step:60.5 - training/global_step:1 - training/epoch:0\n"
+    "\x1b[36m(TaskRunner pid=1234)\x1b[0m step:2 - actor/entropy:1.1 - actor/pg_loss:0.01 - critic/score/mean:0.5 "
+    "- timing_s/step:59.5 - training/global_step:2 - training/epoch:0\n"
+    "(TaskRunner pid=1234) step:2 - val-core/openai/gsm8k/reward/mean@1:0.625 - val-aux/num_turns/min:1\n"
+)
+
+
+def test_verl_console_lines_behind_a_ray_prefix_with_metric_names_holding_an_at():
+    # verl prints ``step:N - key:value - ...`` behind Ray's ``(TaskRunner pid=N)``: the process id
+    # is no metric, ``mean@1`` is part of a name, and its config gives the planned total
+    for parser, batch in ((TextParser(), None), (TextParser(), "lines")):
+        batch = parser.feed(VERL.encode(), 1) if batch is None else feed_lines(parser, VERL)
+        assert pts(batch, "actor/pg_loss") == [(1, -0.02), (2, 0.01)]
+        assert pts(batch, "critic/score/mean") == [(1, 0.25), (2, 0.5)]
+        assert pts(batch, "val-core/openai/gsm8k/reward/mean@1") == [(2, 0.625)]
+        assert not {"pid", "training/global_step", "training/epoch", "total_training_steps"} & set(batch.series)
+        assert parser.state.meta["planned_steps"] == 200
+
+
+def test_planned_totals_as_trainers_spell_them():
+    for line, total in (("  total_training_steps: 200", 200), ("--max_train_steps=1000", 1000),
+                        ("  Total optimization steps = 1,250", 1250), ("max_iters = 5000", 5000),
+                        ("  total_training_steps: null", None), ("max_steps: 1.5e3", None)):
+        parser = TextParser()
+        parser.feed(f"{line}\nstep 1: loss 2.5\nstep 2: loss 2.25\n".encode(), 1)
+        assert parser.state.meta.get("planned_steps") == total, line

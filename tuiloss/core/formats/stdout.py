@@ -1004,7 +1004,13 @@ _EPOCH_LINE = re.compile(r"^[\W_]*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+)
 # PyTorch's CIFAR-10 tutorial, ``[1,  2000] loss: 2.170``: the epoch, then the batch in it, leading the line
 _EPOCH_BATCH = re.compile(r"^\s*\[\s*(?P<e>\d+)\s*,\s*(?P<n>\d+)\s*\](?=\s*[A-Za-z_])")
 _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
-_PLANNED = re.compile(r"(?<![\w])['\"]?max_(?:update|updates|steps|iters|iterations)['\"]?\s*[:=]\s*(\d+)")
+# the planned total of a settings dump or argument list: ``max_iters = 5000``, ``'max_steps': 500``,
+# verl's ``total_training_steps: 200``, HF's ``max_train_steps=1000``, the Trainer's banner
+# ``Total optimization steps = 1,000``
+_PLANNED = re.compile(r"(?<![\w])['\"]?(?:max_(?:update|updates|steps|iters|iterations|train_steps|training_steps)"
+                      r"|total_training_steps|num_training_steps|Total optimization steps)['\"]?\s*[:=]\s*(\d[\d,]*)(?![\d.])")
+#: Text without which a line can hold no planned total (a cheap test before the pattern).
+_PLANNED_HINTS = ("max_", "_training_steps", "optimization steps")
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
 # torchtune's bar: ``1|25|Loss: 1.65:  10%|###   | 25/250 [...]``, the epoch and the step in its description
@@ -1019,14 +1025,14 @@ _EVAL_BAR = re.compile(
 _EVAL_PHASE = {"validating": "val", "validation": "val", "valid": "val", "evaluation": "eval", "evaluating": "eval",
                "testing": "test"}
 _EVAL_NAME = re.compile(r"^(?:val|valid|validation|eval|test|dev)(?:[_/ ]|$)", re.I)
-_KEY = r"[A-Za-z_][\w./\-()]*"
+_KEY = r"[A-Za-z_][\w./\-()@]*"  # ``Acc@1``, verl's ``val-core/gsm8k/reward/mean@1``
 # A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``.
 _WHOLE = re.compile(
     r"^(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
 )
 # Pairs inside a field: one-word keys, the value ending the field or followed by more words.
 _TIGHT = re.compile(
-    r"(?<![\w./\-])(?P<key>[A-Za-z_][\w./\-]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
+    r"(?<![\w./\-@])(?P<key>[A-Za-z_][\w./\-@]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
 )
 # ``[D loss: 0.52] [G loss: 0.91]``: brackets side by side are fields of their own too
 # ``__main__:train:142``: a code location (module, function, line: loguru's), not ``train: 142``
@@ -1038,7 +1044,7 @@ _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lu
 _METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou)"
 _METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-])")
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
-_NOT_METRICS = frozenset({"eta", "v_num"})  # a time estimate; Lightning's version number
+_NOT_METRICS = frozenset({"eta", "v_num", "pid"})  # a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``
 _DICT_START = re.compile(r"\{\s*['\"]")
 # ``'loss': 0.37``, ``'loss': '0.37'`` (a number in a string is the whole string: ``'43s'``, ``'1m 2s'``
 # and ``'31.25%'`` are no numbers), ``'loss': tensor(0.37, ...)``
@@ -1244,10 +1250,10 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
                 continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
             continue
-        if "max_" in line and "planned_steps" not in parser.state.meta:
-            planned = _PLANNED.search(line)  # a settings dump or argument list: the planned total
-            if planned is not None and int(planned[1]) > 0:
-                parser.state.meta["planned_steps"] = float(planned[1])
+        if "planned_steps" not in parser.state.meta and any(hint in line for hint in _PLANNED_HINTS):
+            planned = _planned(line)  # a settings dump or argument list: the planned total
+            if planned:
+                parser.state.meta["planned_steps"] = planned
         if "\r" in line:
             # a progress bar redrawn in place: every redraw is an update of its own
             found = False
@@ -1848,7 +1854,7 @@ class TextParser(LineParser):
         if self._plan_room > 0 and "planned_steps" not in self.state.meta:
             head = data if len(data) <= self._plan_room else data[: self._plan_room]
             self._plan_room -= len(head)
-            if b"max_" in head:
+            if any(hint.encode() in head for hint in _PLANNED_HINTS):
                 _note_planned(head, self.state.meta)
         data = strip_controls(data)  # a colourised log: its colours are no text
         family = self.family
@@ -1936,11 +1942,18 @@ def _note_planned(data: bytes, meta: dict) -> None:
     """The planned total of a settings dump or argument list (``max_iters = 5000``, ``--max-steps``
     spelled ``max_steps=...``), whatever the family: the first one the log prints."""
     for line in data.split(b"\n"):
-        if b"max_" in line:
-            planned = _PLANNED.search(line.decode("utf-8", "replace"))
-            if planned is not None and int(planned[1]) > 0:
-                meta["planned_steps"] = float(planned[1])
+        if any(hint.encode() in line for hint in _PLANNED_HINTS):
+            planned = _planned(line.decode("utf-8", "replace"))
+            if planned:
+                meta["planned_steps"] = planned
                 return
+
+
+def _planned(line: str) -> float | None:
+    """The planned total ``line`` gives (see :data:`_PLANNED`), or None."""
+    match = _PLANNED.search(line)
+    total = float(match[1].replace(",", "")) if match is not None else 0.0
+    return total if total > 0 else None
 
 
 def _read_ending(data: bytes, held: Ending | None, went_on: Callable[[str], bool]) -> Ending | None:
