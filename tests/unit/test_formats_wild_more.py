@@ -176,3 +176,33 @@ def test_planned_totals_as_trainers_spell_them():
         parser = TextParser()
         parser.feed(f"{line}\nstep 1: loss 2.5\nstep 2: loss 2.25\n".encode(), 1)
         assert parser.state.meta.get("planned_steps") == total, line
+
+
+def test_llm_c_validation_lines_without_a_colon_and_torchtitans_planned_total():
+    llmc = "".join(f"step {k:4d}/500 | train loss {4 / k:.6f} | norm 1.2 | lr 6.00e-04 | 150.00 ms | 45.2% bf16 MFU | 150000 tok/s\n"
+                   for k in (1, 2)) + "val loss 3.500000\nval loss: 3.25\nval loss:3.125\n"
+    batch = TextParser().feed(llmc.encode(), 1)
+    assert pts(batch, "val loss") == [(2, 3.5), (2, 3.25), (2, 3.125)]
+    titan = ("[rank0]:[titan] 2025-01-01 10:00:00,000 - root - INFO - Training starts at step 1, with local batch size 8, "
+             "global batch size 64, sequence length 8192, total steps 1000 (warmup 200)\n"
+             "[rank0]:[titan] 2025-01-01 10:00:05,000 - root - INFO - \x1b[31mstep:  1  \x1b[32mloss: 12.2500  "
+             "\x1b[33mmemory: 30.12GiB(38.05%)  \x1b[34mtps: 1,234  \x1b[35mmfu: 15.06%\x1b[39m\n")
+    parser = TextParser()
+    batch = feed_lines(parser, titan)
+    assert pts(batch, "loss") == [(1, 12.25)] and pts(batch, "tps") == [(1, 1234)]
+    assert parser.state.meta["planned_steps"] == 1000
+
+
+def test_nanotrons_magnitudes_are_their_numbers_and_its_bracketed_prefix_no_metrics():
+    # nanotron writes ``tokens_per_sec: 1.3M`` behind ``[INFO|DP=0|PP=0|TP=0|lm-head-pp0]:``
+    text = "".join(
+        f"12/01/2024 10:00:0{k} [INFO|DP=0|PP=0|TP=0|lm-head-pp0]: iteration: {k} / 300 | consumed_tokens: {k * 0.5}M | "
+        f"elapsed_time_per_iteration_ms: 1.2K | tokens_per_sec: 164K | lm_loss: {10 / k} | memory: 30.5GiB | lr: 0.0003\n"
+        for k in (1, 2))
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert pts(batch, "lm_loss") == [(1, 10), (2, 5)]
+        assert pts(batch, "consumed_tokens") == [(1, 500_000), (2, 1_000_000)]
+        assert pts(batch, "tokens_per_sec") == [(1, 164_000), (2, 164_000)]
+        assert pts(batch, "elapsed_time_per_iteration_ms") == [(1, 1200), (2, 1200)]
+        assert pts(batch, "memory") == [(1, 30.5), (2, 30.5)]  # a unit, not a magnitude
+        assert not {"DP", "PP", "TP"} & set(batch.series)

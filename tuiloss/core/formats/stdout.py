@@ -142,7 +142,8 @@ def _parse_nanogpt(parser: "TextParser", text: str, first_line: int, batch: Batc
 
 
 _PIPE = re.compile(r"^step\s+(\d+)(?:\s*/\s*(\d+))?\s*[|:]\s*(.*\|.*)$", re.M)
-_STANDALONE = re.compile(r"^(validation loss|val loss|eval loss|test loss)\s*:\s*(" + NUM + r")\s*$", re.M | re.I)
+# ``val loss: 4.5``; llm.c prints ``val loss 4.5``
+_STANDALONE = re.compile(r"^(validation loss|val loss|eval loss|test loss)(?:\s*:\s*|\s+)(" + NUM + r")\s*$", re.M | re.I)
 
 
 def _parse_pipe(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
@@ -1006,11 +1007,12 @@ _EPOCH_BATCH = re.compile(r"^\s*\[\s*(?P<e>\d+)\s*,\s*(?P<n>\d+)\s*\](?=\s*[A-Za
 _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
 # the planned total of a settings dump or argument list: ``max_iters = 5000``, ``'max_steps': 500``,
 # verl's ``total_training_steps: 200``, HF's ``max_train_steps=1000``, the Trainer's banner
-# ``Total optimization steps = 1,000``
+# ``Total optimization steps = 1,000``, torchtitan's ``Training starts at step 1, ..., total steps 1000``
 _PLANNED = re.compile(r"(?<![\w])['\"]?(?:max_(?:update|updates|steps|iters|iterations|train_steps|training_steps)"
-                      r"|total_training_steps|num_training_steps|Total optimization steps)['\"]?\s*[:=]\s*(\d[\d,]*)(?![\d.])")
+                      r"|total_training_steps|num_training_steps|Total optimization steps)['\"]?\s*[:=]\s*(\d[\d,]*)(?![\d.])"
+                      r"|\btotal steps:?\s+(\d[\d,]*)(?![\d.])")
 #: Text without which a line can hold no planned total (a cheap test before the pattern).
-_PLANNED_HINTS = ("max_", "_training_steps", "optimization steps")
+_PLANNED_HINTS = ("max_", "_training_steps", "optimization steps", "total steps")
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
 # torchtune's bar: ``1|25|Loss: 1.65:  10%|###   | 25/250 [...]``, the epoch and the step in its description
@@ -1028,16 +1030,18 @@ _EVAL_NAME = re.compile(r"^(?:val|valid|validation|eval|test|dev)(?:[_/ ]|$)", r
 _KEY = r"[A-Za-z_][\w./\-()@]*"  # ``Acc@1``, verl's ``val-core/gsm8k/reward/mean@1``
 # A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``.
 _WHOLE = re.compile(
-    r"^(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
+    r"^(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?P<unit>[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
 )
 # Pairs inside a field: one-word keys, the value ending the field or followed by more words.
 _TIGHT = re.compile(
-    r"(?<![\w./\-@])(?P<key>[A-Za-z_][\w./\-@]*)\s*[:=]\s*(?P<value>" + NUM + r")(?:[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
+    r"(?<![\w./\-@])(?P<key>[A-Za-z_][\w./\-@]*)\s*[:=]\s*(?P<value>" + NUM + r")(?P<unit>[A-Za-z%]+)?(?=\s*$|\s+[A-Za-z_\[(]|[\])])"
 )
 # ``[D loss: 0.52] [G loss: 0.91]``: brackets side by side are fields of their own too
 # ``__main__:train:142``: a code location (module, function, line: loguru's), not ``train: 142``
 _CODE_LOCATION = re.compile(r"(?<!\S)[\w.<>]+:[\w.<>]+:\d+(?!\S)")
-_FIELD_SPLIT = re.compile(r"\s*(?:[,;|\t]|\s-\s|\]\s*\[)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
+# fields end at ``,`` (not one grouping thousands: torchtitan's ``tps: 1,234``), ``;``, ``|``, tabs,
+# `` - ``, between brackets side by side, and at runs of spaces
+_FIELD_SPLIT = re.compile(r"\s*(?:(?<!\d),|,(?!\d{3}(?!\d))|[;|\t]|\s-\s|\]\s*\[)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
 _PREFIX_END = re.compile(r"^.*\](?=\s*[A-Za-z_])\s*")  # a log prefix ends in ``]`` before the first key
 _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lua|jl|scala|kt)$", re.I)
 #: Words that name a measurement: a "key value" field is read only when one names a metric.
@@ -1117,6 +1121,8 @@ def _fields(text: str) -> list[tuple[str, float]]:
     out = []
     if text.count(":") >= 2:
         text = _CODE_LOCATION.sub(" ", text)
+    if "[" in text:
+        text = _LEVEL_BRACKET.sub(" ", text)
     for part in _FIELD_SPLIT.split(text):
         if not part or (":" not in part and "=" not in part):
             continue
@@ -1126,16 +1132,31 @@ def _fields(text: str) -> list[tuple[str, float]]:
         whole = _WHOLE.match(part) if part.count(":") + part.count("=") == 1 else None
         if whole is not None:
             key = whole["key"].strip()
-            value = _num(whole["value"])
+            value = _scaled(_num(whole["value"]), whole["unit"])
             if value is not None and _is_metric_key(key):
                 out.append((key, value))
             continue
         for pair in _TIGHT.finditer(part):
             key = pair["key"]
-            value = _num(pair["value"])
+            value = _scaled(_num(pair["value"]), pair["unit"])
             if value is not None and _is_metric_key(key):
                 out.append((key, value))
     return out
+
+
+def _scaled(value: float | None, unit: str | None) -> float | None:
+    """``value`` times the magnitude its suffix names: ``1.3M`` tokens/s, ``164K`` (nanotron
+    writes its throughputs so). A unit (``GiB``, ``ms``, ``%``) is left as it is."""
+    if value is None or unit is None or len(unit) != 1:
+        return value
+    return value * _MAGNITUDES.get(unit, 1.0)
+
+
+#: One capital letter right after a number: its magnitude.
+_MAGNITUDES = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+#: A bracketed log prefix that names a level, with fields of its own: nanotron's
+#: ``[INFO|DP=0|PP=0|TP=0|lm-head-pp0]:``; its ``DP=0`` are no metrics.
+_LEVEL_BRACKET = re.compile(r"\[[^\[\]\n]*\b(?:INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL)\b[^\[\]\n]*\]:?")
 
 
 @lru_cache(maxsize=4096)
@@ -1952,7 +1973,7 @@ def _note_planned(data: bytes, meta: dict) -> None:
 def _planned(line: str) -> float | None:
     """The planned total ``line`` gives (see :data:`_PLANNED`), or None."""
     match = _PLANNED.search(line)
-    total = float(match[1].replace(",", "")) if match is not None else 0.0
+    total = float((match[1] or match[2]).replace(",", "")) if match is not None else 0.0
     return total if total > 0 else None
 
 
