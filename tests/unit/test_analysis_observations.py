@@ -117,7 +117,22 @@ def test_unrelated_logs_are_not_compared():
         facts("pinn", curve(3), metric="train_loss_epoch", source="pinn/metrics.csv", fmt="csv",
               names=("train_loss_epoch", "lr")),
     ]
-    assert compare_runs(runs) == []
+    found = compare_runs(runs)
+    assert [o.kind for o in found] == ["not_compared"]  # nothing compared, and that is said
+    assert found[0].runs == ("olmo", "unet", "pinn")
+    assert found[0].message.startswith("no two of the 3 runs are compared")
+
+
+def test_the_runs_compared_with_none_are_named_beside_a_family():
+    family = [facts(f"seed{k}", curve(k), source=f"sweep/seed{k}.csv") for k in range(2)]
+    alone = [facts(f"other{k}", curve(10 + k), metric=f"metric{k}", source=f"o{k}/m.csv", names=(f"metric{k}",))
+             for k in range(8)]
+    found = compare_runs(family + alone)
+    assert found[-1].kind == "not_compared" and found[-1].runs == tuple(r.id for r in alone)
+    assert found[-1].message == ("8 runs compared with no other (none shares another's folder, configuration, or format "
+                                 "and metrics with it): other0, other1, other2, other3, other4, other5 and 2 more")
+    assert all(o.kind != "not_compared" for o in compare_runs(family))  # one family: nobody left out
+    assert compare_runs(alone[:1]) == []  # a lone run is compared with nothing, and needs no saying
 
 
 def test_train_loss_names_are_one_metric_and_one_folder_is_one_family():
@@ -131,7 +146,7 @@ def test_same_format_and_metrics_in_different_folders_are_one_family():
             facts("b", curve(2, final=0.3), source="y/b/log.csv", names=("loss", "lr"))]
     assert compare_runs(runs)
     runs[1] = facts("b", curve(2, final=0.3), source="y/b/log.csv", names=("loss", "acc"))
-    assert compare_runs(runs) == []
+    assert [o.kind for o in compare_runs(runs)] == ["not_compared"]
 
 
 def test_beside_runs_it_was_not_compared_with_a_clean_family_names_its_runs():

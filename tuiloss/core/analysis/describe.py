@@ -229,6 +229,21 @@ def no_anomalies(runs: int, labels: list[str] | None = None) -> str:
     return f"no anomalies in any of the {runs} runs"
 
 
+#: Runs named at most in a sentence; the rest are counted.
+NAMED_RUNS = 6
+
+
+def not_compared(labels: list[str], others_compared: bool) -> str:
+    """The runs compared with no other: none shares its folder, configuration, or format and metrics."""
+    why = "none shares another's folder, configuration, or format and metrics"
+    if not others_compared:
+        return f"no two of the {len(labels)} runs are compared: {why}"
+    named = ", ".join(labels[:NAMED_RUNS])
+    more = f" and {len(labels) - NAMED_RUNS} more" if len(labels) > NAMED_RUNS else ""
+    which = "1 run" if len(labels) == 1 else f"{len(labels)} runs"
+    return f"{which} compared with no other ({why} with it): {named}{more}"
+
+
 def anomaly_counts(found: list[tuple[str, dict[str, int]]], runs: int, clean: list[str]) -> str:
     """``anomalies in 1 of 3 runs: B (1 spike, 2 spikes in val_loss); none in A, C``.
 

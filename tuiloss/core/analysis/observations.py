@@ -99,7 +99,8 @@ class Observation:
 
     Attributes:
         kind: ``fastest_convergence``, ``slowest_convergence``, ``not_converged``,
-            ``lowest_final``, ``most_stable``, ``anomalies`` or ``config_pair``.
+            ``lowest_final``, ``most_stable``, ``anomalies``, ``config_pair`` or
+            ``not_compared`` (the runs with no other of their family here).
         runs: the run ids it is about (the one it names first, first).
         message: the sentence.
         fields: the numbers (the report makes them JSON).
@@ -126,7 +127,7 @@ def compare_runs(runs: Sequence[RunFacts], by_configuration: bool = True) -> lis
 
     Returns:
         Observations in a stable order, family by family: convergence, final loss,
-        stability, anomalies, then config pairs.
+        stability, anomalies, then config pairs; last, the runs compared with none.
     """
     runs = [r for r in runs if r is not None and r.analysis.final is not None]
     out: list[Observation] = []
@@ -141,6 +142,10 @@ def compare_runs(runs: Sequence[RunFacts], by_configuration: bool = True) -> lis
             # beside other families, "no anomalies in any of the 2 runs" says which two
             out.extend(_anomalies(family, named=len(groups) > 1))
             out.extend(_pairs(family, by_configuration))
+    alone = [family[0] for family in groups if len(family) == 1]
+    if len(alone) > 1 or (alone and len(alone) < len(groups)):
+        compared = len(groups) > len(alone)
+        out.append(_obs("not_compared", [r.id for r in alone], describe.not_compared([r.label for r in alone], compared)))
     return out
 
 
