@@ -206,3 +206,30 @@ def test_nanotrons_magnitudes_are_their_numbers_and_its_bracketed_prefix_no_metr
         assert pts(batch, "elapsed_time_per_iteration_ms") == [(1, 1200), (2, 1200)]
         assert pts(batch, "memory") == [(1, 30.5), (2, 30.5)]  # a unit, not a magnitude
         assert not {"DP", "PP", "TP"} & set(batch.series)
+
+
+D2_EVAL = (
+    "[03/15 10:00:00 d2.utils.events]:  eta: 0:10:00  iter: 999  total_loss: 0.9  loss_cls: 0.3  lr: 0.02  max_mem: 3417M\n"
+    "[03/15 10:40:00 d2.evaluation.coco_evaluation]: Evaluation results for bbox: \n"
+    "|   AP   |  AP50  |  AP75  |  APs   |  APm   |  APl   |\n"
+    "|:------:|:------:|:------:|:------:|:------:|:------:|\n"
+    "| 40.221 | 61.013 | 43.812 | 24.203 | 43.511 | 52.004 |\n"
+    "[03/15 10:40:01 d2.evaluation.testing]: copypaste: Task: bbox\n"
+    "[03/15 10:40:01 d2.evaluation.testing]: copypaste: AP,AP50,AP75,APs,APm,APl\n"
+    "[03/15 10:40:01 d2.evaluation.testing]: copypaste: 40.2210,61.0130,43.8120,24.2030,43.5110,52.0040\n"
+    "[03/15 10:40:01 d2.evaluation.testing]: copypaste: Task: segm\n"
+    "[03/15 10:40:01 d2.evaluation.testing]: copypaste: AP,AP50\n"
+    "[03/15 10:40:01 d2.evaluation.testing]: copypaste: 36.5,58.25\n"
+    "[03/15 10:40:01 d2.evaluation.testing]: copypaste: 1.0,2.0\n"
+    "[03/15 10:41:00 d2.utils.events]:  eta: 0:09:00  iter: 1019  total_loss: 0.875  loss_cls: 0.3  lr: 0.02  max_mem: 3417M\n"
+)
+
+
+def test_detectron2s_copypaste_evaluation_is_read_at_the_iteration_reached():
+    for batch in (TextParser().feed(D2_EVAL.encode(), 1), feed_lines(TextParser(), D2_EVAL)):
+        assert pts(batch, "total_loss") == [(999, 0.9), (1019, 0.875)]
+        assert pts(batch, "eval_bbox/AP") == [(999, 40.221)]
+        assert pts(batch, "eval_bbox/APl") == [(999, 52.004)]
+        assert pts(batch, "eval_segm/AP50") == [(999, 58.25)]  # a row without its names is not read
+        assert pts(batch, "max_mem") == [(999, 3417e6), (1019, 3417e6)]
+        assert not any(name.startswith(("AP", "eval_AP")) for name in batch.series)

@@ -67,6 +67,8 @@ class _State:
     announced: bool = False  # a line of a counter alone set the step of the metric lines under it
     block: dict | None = None  # a Stable-Baselines3 table read so far: its values by name
     section: str = ""  # ... and the section its rows are under (``rollout/``)
+    copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
+    copy_names: list[str] | None = None  # ... and the names its next row of values is for
 
 
 @dataclass(frozen=True)
@@ -1288,6 +1290,8 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
 def _read_line(parser: "TextParser", line: str) -> bool:
     """Read one line (or one redraw of a progress bar); whether it gave points."""
     state = parser.state
+    if "copypaste:" in line:
+        return _read_copypaste(state, line)
     if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
         return False  # ``epoch 1, loss 0.29, train acc 0.91`` has none of them, and a counter first
     start = _DICT_START.search(line) if "{" in line else None
@@ -1525,6 +1529,39 @@ def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
         state.meta["coarse_steps"] = True
     for name, value in values.items():
         _emit(state, step, name, value)
+    return True
+
+
+# detectron2's evaluation in CSV form, behind its logger's prefix::
+#   copypaste: Task: bbox
+#   copypaste: AP,AP50,AP75,APs,APm,APl
+#   copypaste: 40.2210,61.0130,43.8120,24.2030,43.5110,52.0040
+_COPYPASTE = re.compile(r"\bcopypaste:\s*(?P<body>.*?)\s*$")
+
+
+def _read_copypaste(state: _State, line: str) -> bool:
+    """One line of detectron2's ``copypaste:`` block: the task, the names, then their values,
+    the evaluation at the latest step (``eval_bbox/AP``). Whether the line was one of them."""
+    match = _COPYPASTE.search(line)
+    if match is None:
+        return False
+    body = match["body"]
+    if body.startswith("Task:"):
+        state.copy_task, state.copy_names = body[len("Task:"):].strip(), None
+        return True
+    cells = [cell.strip() for cell in body.split(",")]
+    values = [_num(cell) for cell in cells]
+    if all(cells) and all(value is None for value in values):
+        state.copy_names = cells
+        return True
+    names, state.copy_names = state.copy_names, None  # a row of values follows its names once
+    if names is None or len(names) != len(values) or any(value is None for value in values):
+        return False
+    state.derived = True  # placed at the step the lines before reached
+    step = state.step if state.step is not None else 0.0
+    task = f"{state.copy_task}/" if state.copy_task else ""
+    for name, value in zip(names, values):
+        _emit(state, step, f"eval_{task}{name}", value)
     return True
 
 
