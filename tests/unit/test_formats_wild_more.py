@@ -233,3 +233,65 @@ def test_detectron2s_copypaste_evaluation_is_read_at_the_iteration_reached():
         assert pts(batch, "eval_segm/AP50") == [(999, 58.25)]  # a row without its names is not read
         assert pts(batch, "max_mem") == [(999, 3417e6), (1019, 3417e6)]
         assert not any(name.startswith(("AP", "eval_AP")) for name in batch.series)
+
+
+ACCELERATE = (
+    "10/10/2022 22:57:22 - INFO - __main__ - ***** Running training *****\n"
+    "10/10/2022 22:57:22 - INFO - __main__ -   Num Epochs = 5\n"
+    "10/10/2022 22:57:22 - INFO - __main__ -   Total optimization steps = 245\n"
+    " 20%|##        | 49/245 [01:03<04:11,  1.28s/it]\n"
+    "10/10/2022 22:58:29 - INFO - __main__ - epoch 0: perplexity: 1222.16 eval_loss: 7.108\n"
+    " 40%|####      | 98/245 [02:05<03:08,  1.28s/it]\n"
+    "10/10/2022 22:59:29 - INFO - __main__ - epoch 1: perplexity: 894.52 eval_loss: 6.796\n"
+)
+
+
+def test_a_total_of_optimizer_steps_is_no_total_of_an_axis_of_epochs():
+    # accelerate's no-trainer examples log their evaluation per epoch under the Trainer-like
+    # banner: 'at step 1 of 245 planned' would compare epochs with optimizer steps
+    for feed in (lambda p: p.feed(ACCELERATE.encode(), 1), lambda p: feed_lines(p, ACCELERATE)):
+        parser = TextParser()
+        batch = feed(parser)
+        assert pts(batch, "eval_loss") == [(0, 7.108), (1, 6.796)]
+        assert batch.meta["step_key"] == "epoch" and batch.meta.get("planned_steps") is None
+    steps = "  Total optimization steps = 245\n" + "".join(f"step {k}: loss {1 / k}\n" for k in (1, 2))
+    assert TextParser().feed(steps.encode(), 1).meta["planned_steps"] == 245  # on an axis of steps it holds
+
+
+METRIC_LOGGER = (
+    "Namespace(batch_size=256, epochs=2, model='deit_tiny_patch16_224')\n"
+    "Start training for 2 epochs\n"
+    "Epoch: [0]  [  0/250]  eta: 0:02:30  lr: 0.000001  loss: 9.1294 (9.1794)  time: 0.6007  data: 0.0004  max mem: 5800\n"
+    "Epoch: [0]  [249/250]  eta: 0:00:00  lr: 0.000021  loss: 8.8695 (8.9195)  time: 0.6007  data: 0.0004  max mem: 5800\n"
+    "Epoch: [0] Total time: 0:02:31 (0.6007 s / it)\n"
+    "Averaged stats: lr: 0.000021  loss: 8.9277 (8.9777)\n"
+    "Test:  [ 0/20]  eta: 0:00:10  loss: 7.0000 (7.0000)  acc1: 2.0000 (2.0000)  time: 0.3876  data: 0.2001  max mem: 5800\n"
+    "Test:  [19/20]  eta: 0:00:00  loss: 7.0000 (7.0000)  acc1: 2.0000 (2.0000)  time: 0.3876  data: 0.2001  max mem: 5800\n"
+    "Test: Total time: 0:00:08 (0.3876 s / it)\n"
+    "* Acc@1 2.000 Acc@5 20.000 loss 7.000\n"
+    "Max accuracy: 2.00%\n"
+    "Epoch: [1]  [  0/250]  eta: 0:02:30  lr: 0.000041  loss: 7.5 (7.5)  time: 0.6007  data: 0.0004  max mem: 5800\n"
+    "Test:  Acc@1 3.500 Acc@5 25.000\n"
+)
+
+
+def test_a_metric_loggers_lines_step_on_the_global_batch_with_the_evaluation_at_each_epochs_end():
+    # torchvision's references, DeiT, MAE, DETR and DINO: ``Epoch: [e]  [i/n]``, meters as
+    # ``name: value (average)`` or ``name: value``; the evaluation's summary after ``*`` or ``Test:``
+    for parser, whole in ((TextParser(), True), (TextParser(), False)):
+        batch = parser.feed(METRIC_LOGGER.encode(), 1) if whole else feed_lines(parser, METRIC_LOGGER)
+        assert pts(batch, "loss") == [(0, 9.1294), (249, 8.8695), (250, 7.5)]
+        assert pts(batch, "lr") == [(0, 0.000001), (249, 0.000021), (250, 0.000041)]
+        assert pts(batch, "max mem") == [(0, 5800), (249, 5800), (250, 5800)]
+        assert pts(batch, "val_Acc@1") == [(250, 2.0), (500, 3.5)]
+        assert pts(batch, "val_loss") == [(250, 7.0)]
+        assert "eta" not in batch.series and "Max accuracy" not in batch.series
+        assert parser.state.meta["planned_steps"] == 500  # 2 epochs of 250 batches
+
+
+def test_paddledetections_bracketed_epoch_and_batch_make_the_global_batch():
+    text = "".join(f"[08/15 04:03:30] ppdet.engine INFO: Epoch: [{e}] [{i:3d}/300] learning_rate: 0.064000 "
+                   f"loss: {3 - e - i / 300:.6f} eta: 0:25:34 batch_cost: 1.3390 data_cost: 0.0007 ips: 17.9954 images/s\n"
+                   for e in (0, 1) for i in (0, 20))
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert [step for step, _ in pts(batch, "loss")] == [0, 20, 300, 320]

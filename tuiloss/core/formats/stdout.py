@@ -67,6 +67,7 @@ class _State:
     announced: bool = False  # a line of a counter alone set the step of the metric lines under it
     block: dict | None = None  # a Stable-Baselines3 table read so far: its values by name
     section: str = ""  # ... and the section its rows are under (``rollout/``)
+    setting_total: float | None = None  # the planned total a settings line gave: optimizer steps
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
 
@@ -771,15 +772,19 @@ def _parse_clu(parser: "TextParser", text: str, first_line: int, batch: Batch) -
 # -- average meters: PyTorch's ImageNet example and the many that copied it --------------
 
 # ``Epoch: [0][  10/1307]`` (``Train: [1][10/391]``), an evaluation's batch ``Test: [ 10/196]``
-# and its summary `` * Acc@1 75.000 Acc@5 92.000``
+# and its summary `` * Acc@1 75.000 Acc@5 92.000``; torchvision's references, DeiT, DETR and
+# DINO print ``Epoch: [0]  [ 50/250]  eta: 0:02:00  lr: 0.000021  loss: 8.8695 (8.9195)``,
+# and ``Test:  Acc@1 76.130 Acc@5 92.862`` as a summary
 _METER_LINE = re.compile(
     r"^[ \t]*(?:(?P<phase>Epoch|Train|Training|Test|Val|Validation|Eval)\s*:\s*"
     r"(?:\[\s*(?P<epoch>\d+)\s*\]\s*)?\[\s*(?P<inner>\d+)\s*/\s*(?P<total>\d+)\s*\]"
-    r"|(?P<summary>\*))(?P<rest>[^\n]*)$",
+    r"|(?P<summary>\*|(?:Test|Val|Validation|Eval)\s*:(?=\s+[A-Za-z][\w@/.\-]*\s+[-+.\d])))(?P<rest>[^\n]*)$",
     re.M,
 )
-# ``Loss 2.3915e+01 (1.5221e+01)``: a meter's latest value, then its running average
-_METER = re.compile(r"(?<![\w@.])(?P<name>[A-Za-z][\w@/.\-]*)\s+(?P<value>" + NUM + r")\s*\(\s*" + NUM + r"\s*\)")
+# ``Loss 2.3915e+01 (1.5221e+01)``, ``loss: 8.8695 (8.9195)``: a meter's latest value, then its running average
+_METER = re.compile(r"(?<![\w@.])(?P<name>[A-Za-z][\w@/.\-]*):?\s+(?P<value>" + NUM + r")\s*\(\s*" + NUM + r"\s*\)")
+# ``Start training for 300 epochs`` (DeiT, MAE, DETR): the planned epochs
+_TRAINING_FOR = re.compile(r"\btraining for (\d+) epochs\b", re.I)
 # `` * Acc@1 75.000 Acc@5 92.000``: an evaluation's results, name then value
 _METER_RESULT = re.compile(r"(?<![\w@.])(?P<name>[A-Za-z][\w@/.\-]*)\s+(?P<value>" + NUM + r")(?![\w.])")
 
@@ -822,10 +827,16 @@ def _parse_meters(parser: "TextParser", text: str, first_line: int, batch: Batch
             continue  # an evaluation's batch: its progress, read from its summary
         if match["epoch"] is None:
             continue  # ``Epoch: [10/1307]``: no epoch to place it in
+        if ": " in match["rest"]:
+            # ``lr: 0.000021  loss: 8.8695 (8.9195)  max mem: 5800``: a logger's meters, some
+            # printed without their average; each is its first number
+            meters = [(key, value) for key, value in _fields(match["rest"]) if key.lower() != "eta"]
         for step, items in state.counter.add(float(match["epoch"]), float(match["inner"]), meters, float(match["total"])):
             state.step = step
             for key, value in items:
                 _emit(state, step, key, value)
+    if "planned_epochs" in state.meta and state.counter.size:
+        state.meta["planned_steps"] = state.meta["planned_epochs"] * state.counter.size
 
 
 # mmengine's iteration-based loops: ``Iter(train) [  50/90000]  lr: ...  loss: 1.52``
@@ -1006,7 +1017,10 @@ _COUNTER = re.compile(
 _EPOCH_LINE = re.compile(r"^[\W_]*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?[\W_]*$", re.I | re.M)
 # PyTorch's CIFAR-10 tutorial, ``[1,  2000] loss: 2.170``: the epoch, then the batch in it, leading the line
 _EPOCH_BATCH = re.compile(r"^\s*\[\s*(?P<e>\d+)\s*,\s*(?P<n>\d+)\s*\](?=\s*[A-Za-z_])")
-_EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
+# ``Epoch 3 [10/50]``, ``Train: 3 [10/50 (20%)]``, PaddleDetection's ``Epoch: [0] [ 20/300]``:
+# the epoch, then the batch within it
+_EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?:(?P<e>\d+)|\[\s*(?P<eb>\d+)\s*\])\s*"
+                            r"\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
 # the planned total of a settings dump or argument list: ``max_iters = 5000``, ``'max_steps': 500``,
 # verl's ``total_training_steps: 200``, HF's ``max_train_steps=1000``, the Trainer's banner
 # ``Total optimization steps = 1,000``, torchtitan's ``Training starts at step 1, ..., total steps 1000``
@@ -1276,7 +1290,7 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
         if "planned_steps" not in parser.state.meta and any(hint in line for hint in _PLANNED_HINTS):
             planned = _planned(line)  # a settings dump or argument list: the planned total
             if planned:
-                parser.state.meta["planned_steps"] = planned
+                parser.state.meta["planned_steps"] = parser.state.setting_total = planned
         if "\r" in line:
             # a progress bar redrawn in place: every redraw is an update of its own
             found = False
@@ -1315,7 +1329,7 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             counters.append(("epoch", float(pair["e"]), None))
             counters.append(("batch", float(pair["n"]), None))
         for match in _EPOCH_BRACKET.finditer(line):
-            counters.append(("epoch", float(match["e"]), None))
+            counters.append(("epoch", float(match["e"] or match["eb"]), None))
             counters.append(("batch", float(match["n"]), match["m"]))
             words.add(match[0].split(":")[0].split()[0].lower())
     if "|" in line and line.lstrip()[:1].isdigit():
@@ -1698,7 +1712,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("clu", re.compile(r"\][ \t]+\[\d+\][ \t]+[A-Za-z_][\w/.\-]*=" + NUM), _parse_clu, hint="] ["),
     Family(
         "meters",
-        re.compile(r"\n[ \t]*(?:Epoch|Train|Training):\s*\[\s*\d+\s*\]\s*\[\s*\d+\s*/\s*\d+\s*\][^\n]*?[A-Za-z]\s+"
+        re.compile(r"\n[ \t]*(?:Epoch|Train|Training):\s*\[\s*\d+\s*\]\s*\[\s*\d+\s*/\s*\d+\s*\][^\n]*?[A-Za-z]:?\s+"
                    + NUM + r"\s*\(\s*" + NUM + r"\s*\)"),
         _parse_meters,
         hint=": [",
@@ -1912,8 +1926,9 @@ class TextParser(LineParser):
         if self._plan_room > 0 and "planned_steps" not in self.state.meta:
             head = data if len(data) <= self._plan_room else data[: self._plan_room]
             self._plan_room -= len(head)
-            if any(hint.encode() in head for hint in _PLANNED_HINTS):
+            if any(hint.encode() in head for hint in _PLANNED_HINTS) or b"raining for " in head:
                 _note_planned(head, self.state.meta)
+                self.state.setting_total = self.state.meta.get("planned_steps")
         data = strip_controls(data)  # a colourised log: its colours are no text
         family = self.family
         if (family is None or family.generic or family.weak) and may_wrap_scalars(data):
@@ -1925,7 +1940,7 @@ class TextParser(LineParser):
             fitted = self.layouts.feed(data, first_line, batch)
             if fitted is not None:
                 batch.unmatched = max(data.count(b"\n") - self.matched - fitted, 0)
-                batch.meta.update(self.state.meta)
+                batch.meta.update(self._meta())
                 note_repeats(batch)
                 return batch
         return self._feed_text(_decode(data) if text is None else text, first_line)
@@ -1951,11 +1966,21 @@ class TextParser(LineParser):
         for name, (steps, values) in self.state.columns.items():
             batch.add(name, steps, values)
         self.state.columns = {}
-        batch.meta.update(self.state.meta)
+        batch.meta.update(self._meta())
         if self.state.counter is not None and self.state.counter.held:
             batch.meta["held"] = len(self.state.counter.held)  # lines that wait for the epoch's length
         note_repeats(batch)
         return batch
+
+    def _meta(self) -> dict:
+        """What the log says of its axis. A total of optimizer steps from its settings (the
+        Trainer's ``Total optimization steps = 245``) is no total of an axis of epochs
+        (``epoch 0: perplexity: ...`` lines): it is left out there."""
+        meta = self.state.meta
+        total = self.state.setting_total
+        if total is not None and meta.get("planned_steps") == total and _counter_name(str(meta.get("step_key") or "")) == "epoch":
+            return {**meta, "planned_steps": None}  # None, not left out: it replaces what an earlier batch said
+        return meta
 
     # -- what the layout reader needs ------------------------------------------------
 
@@ -1998,7 +2023,13 @@ PLAN_BYTES = 1 << 20
 
 def _note_planned(data: bytes, meta: dict) -> None:
     """The planned total of a settings dump or argument list (``max_iters = 5000``, ``--max-steps``
-    spelled ``max_steps=...``), whatever the family: the first one the log prints."""
+    spelled ``max_steps=...``), whatever the family: the first one the log prints. The planned
+    epochs of ``Start training for 300 epochs`` are noted too (a family that counts batches
+    within epochs makes them a total of steps)."""
+    if b"raining for " in data and "planned_epochs" not in meta:
+        epochs = _TRAINING_FOR.search(data.decode("utf-8", "replace"))
+        if epochs is not None and int(epochs[1]) > 0:
+            meta["planned_epochs"] = float(epochs[1])
     for line in data.split(b"\n"):
         if any(hint.encode() in line for hint in _PLANNED_HINTS):
             planned = _planned(line.decode("utf-8", "replace"))
