@@ -4,11 +4,11 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# CI runs the fuzz tests on the same examples every time (a red CI is then a bug to replay, never
-# luck); elsewhere each run explores new ones.
-settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# The fuzz tests run on the same examples every time (a red run is then a bug to replay, never
+# luck); TUILOSS_FUZZ_EXPLORE=1 makes each run draw new ones, to look for bugs.
+settings.register_profile("fixed", derandomize=True, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile("explore" if os.environ.get("TUILOSS_FUZZ_EXPLORE") else "fixed")
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_LOGS = REPO / "sample_logs"
