@@ -295,3 +295,39 @@ def test_paddledetections_bracketed_epoch_and_batch_make_the_global_batch():
                    for e in (0, 1) for i in (0, 20))
     for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
         assert [step for step, _ in pts(batch, "loss")] == [0, 20, 300, 320]
+
+
+def test_an_evaluation_shown_again_beside_every_step_is_one_point():
+    # NeMo prints the latest validation on every training line until the next one; its
+    # iteration counts within the epoch, its global_step through the training
+    lines = [f"[default0]:Training epoch {k // 100}, iteration {k % 100}/100 | lr: 0.0003 | global_step: {k} | "
+             f"reduced_train_loss: {7 - k / 100:.2f}" + ("" if k < 50 else f" | val_loss: {7.5 if k < 150 else 7.25}")
+             for k in range(40, 160)]
+    text = "\n".join(lines) + "\n"
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert pts(batch, "val_loss") == [(50, 7.5), (150, 7.25)]
+        steps = [step for step, _ in pts(batch, "reduced_train_loss")]
+        assert steps == list(range(40, 160))
+        assert "global_step" not in batch.series
+
+
+def test_mpi_output_tags_and_keys_with_parentheses():
+    # Open MPI's --tag-output and horovodrun put the process before each line; DGL's
+    # examples write ``Time(s) nan | Loss 2.1575``
+    tagged = "".join(f"[1,{rank}]<stdout>:{line}\n" for epoch in (1, 2) for rank in (0, 1) for line in (
+        f"Epoch {epoch}/2", f"250/250 - 5s - loss: {1.5 - epoch / 4 + rank / 100:.4f} - accuracy: 0.5 - val_loss: 0.9"))
+    batch = TextParser().feed(tagged.encode(), 1)
+    assert sorted(step for step, _ in pts(batch, "loss")) == [1, 1, 2, 2]  # both ranks' values, at their epochs
+    dgl = "".join(f"Epoch {k:05d} | Time(s) {'nan' if k < 3 else '0.0041'} | Loss {2 - k / 10:.4f} | TrainAcc 0.18 | ValAcc 0.15\n"
+                  for k in (1, 2, 3))
+    for batch in (TextParser().feed(dgl.encode(), 1), feed_lines(TextParser(), dgl)):
+        assert pts(batch, "Loss") == [(1, 1.9), (2, 1.8), (3, 1.7)]
+        assert pts(batch, "ValAcc") == [(1, 0.15), (2, 0.15), (3, 0.15)]
+
+
+def test_a_loguru_module_and_line_before_the_message_is_no_metric():
+    text = "".join(f"2021-07-20 12:00:12 | INFO     | yolox.core.trainer:261 - epoch: 1/4, iter: {k}/250, mem: 6013Mb, "
+                   f"iter_time: 0.502s, total_loss: {19 - k / 10:.1f}, lr: 4.000e-06, size: 640, ETA: 0:08:15\n" for k in (10, 20))
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert pts(batch, "total_loss") == [(10, 18.0), (20, 17.0)]
+        assert not any("yolox" in name or "trainer" in name for name in batch.series)

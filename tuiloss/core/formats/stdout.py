@@ -68,6 +68,7 @@ class _State:
     block: dict | None = None  # a Stable-Baselines3 table read so far: its values by name
     section: str = ""  # ... and the section its rows are under (``rollout/``)
     setting_total: float | None = None  # the planned total a settings line gave: optimizer steps
+    shown: dict = field(default_factory=dict)  # the evaluation values last shown beside training values
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
 
@@ -249,9 +250,23 @@ def _parse_megatron(parser: "TextParser", text: str, first_line: int, batch: Bat
     state = parser.state
     for match in _MEGATRON.finditer(text):
         parser.matched += 1
-        state.meta["planned_steps"] = float(match[2])
-        if not _pairs_split(match[3], "|", state, float(match[1])):
+        step, pairs = float(match[1]), []
+        for part in match[3].split("|"):
+            pair = _PAIR.search(part.strip().strip("()"))
+            if pair is None or _num(pair["value"]) is None:
+                continue
+            if _counter_name(pair["key"].strip()) in _GLOBAL_COUNTERS:
+                # NeMo's ``Training epoch 1, iteration 9/199 | ... | global_step: 208 |``: the
+                # iteration counts within the epoch, the global step is the step
+                step = _num(pair["value"])
+                continue
+            pairs.append((pair["key"], _num(pair["value"])))
+        if step == float(match[1]):
+            state.meta["planned_steps"] = float(match[2])
+        if not pairs:
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+        for key, value in _new_evaluations(state, pairs):
+            _emit(state, step, key, value)
     for match in _MEGATRON_VAL.finditer(text):
         parser.matched += 1
         step = float(match[1])
@@ -1054,7 +1069,8 @@ _TIGHT = re.compile(
 )
 # ``[D loss: 0.52] [G loss: 0.91]``: brackets side by side are fields of their own too
 # ``__main__:train:142``: a code location (module, function, line: loguru's), not ``train: 142``
-_CODE_LOCATION = re.compile(r"(?<!\S)[\w.<>]+:[\w.<>]+:\d+(?!\S)")
+# where a logger was called: ``train.py:main:96``, loguru's ``yolox.core.trainer:261 - `` (a module, its line)
+_CODE_LOCATION = re.compile(r"(?<!\S)(?:[\w.<>]+:[\w.<>]+:\d+(?!\S)|[A-Za-z_]\w*(?:\.\w+)+:\d+(?=\s+-\s))")
 # fields end at ``,`` (not one grouping thousands: torchtitan's ``tps: 1,234``), ``;``, ``|``, tabs,
 # `` - ``, between brackets side by side, and at runs of spaces
 _FIELD_SPLIT = re.compile(r"\s*(?:(?<!\d),|,(?!\d{3}(?!\d))|[;|\t]|\s-\s|\]\s*\[)\s*|(?<![:=\s])\s{2,}(?![:=\s])")
@@ -1075,7 +1091,8 @@ _DICT_PROGRESS = re.compile(r"['\"](?P<key>[^'\"]{1,120})['\"]\s*:\s*['\"](?P<va
 _PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 
 
-_SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,3})\s+(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+)?$")
+# ``loss 2.4``, ``lr 3.0e-04``, ``valid ppl 252.86``, DGL's ``Time(s) 0.0041``
+_SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_][\w./\-()]*){0,3})\s+(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+)?$")
 # ``200/ 2983 batches``: an inner counter written after its number
 _COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
 
@@ -1100,7 +1117,7 @@ _AFTER_COUNTER = re.compile(r"^(?:\s*[:|,;]\s*|\s+(?=" + _METRIC_NAMES + r"\b))"
 # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
 _COUNTER_THEN_SPACED = (
     r"(?<![\w.])(?:" + _COUNTER_WORDS + r")\s+\d+(?:\s*/\s*\d+)?(?:\s*[:|,;]\s*|\s+(?=" + _METRIC_NAMES + r"\b))"
-    r"[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,3}\s+[-+]?(?:\d|\.\d|nan|inf)"
+    r"[A-Za-z_][\w./\-()]*(?: [A-Za-z_][\w./\-()]*){0,3}\s+[-+]?(?:\d|\.\d|nan|inf)"
 )
 _SPACED_AFTER_COUNTER = re.compile(_COUNTER_THEN_SPACED, re.I)
 
@@ -1460,7 +1477,7 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
         if state.counter is None:
             state.counter = EpochCounter()
         state.derived = True
-        placed = state.counter.add(epoch[1], value, pairs, float(total) if total else None)
+        placed = state.counter.add(epoch[1], value, _new_evaluations(state, pairs), float(total) if total else None)
         if not state.counter.restarts and total:
             state.meta["planned_steps"] = float(total)  # it was a global counter with its total
         elif epoch[2] and state.counter.size:
@@ -1468,7 +1485,7 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
     elif name == "epoch" and state.counter is not None:
         placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end (held till known)
     else:
-        placed = [(value, pairs)]
+        placed = [(value, pairs if name == "epoch" else _new_evaluations(state, pairs))]
         if total:
             state.meta["planned_steps"] = float(total)
         state.meta["step_key"] = name
@@ -1476,6 +1493,32 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
         state.step = step
         for key, number in items:
             _emit(state, step, key, number)
+
+
+#: Counters that count every step of the whole training.
+_GLOBAL_COUNTERS = frozenset({"global_step", "trainer/global_step", "num_updates"})
+
+
+def _new_evaluations(state: _State, pairs: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """``pairs`` of a training step's line without the evaluation values it shows again.
+
+    A logger that prints the latest validation beside every step's training values (NeMo's
+    ``| reduced_train_loss: 7.42 | ... | val_loss: 7.591``, a progress bar's postfix) repeats one
+    evaluation on every line until the next: a value equal to the last one shown is that same
+    evaluation, not a new point. Lines of evaluations alone, and epochs, are left as they are.
+    """
+    evals = [k for k, (key, _) in enumerate(pairs) if _EVAL_NAME.match(key)]
+    if not evals or len(evals) == len(pairs):
+        return pairs
+    state.derived = True  # what is read depends on the lines before: no layout reads it
+    kept = []
+    for k, (key, value) in enumerate(pairs):
+        if k in evals:
+            if state.shown.get(key) == value:
+                continue
+            state.shown[key] = value
+        kept.append((key, value))
+    return kept
 
 
 # ``task=detect``, ``save=True``, ``device=None``, ``model=yolov8n.pt``: a setting, not a measurement
@@ -1930,6 +1973,8 @@ class TextParser(LineParser):
                 _note_planned(head, self.state.meta)
                 self.state.setting_total = self.state.meta.get("planned_steps")
         data = strip_controls(data)  # a colourised log: its colours are no text
+        if b">:" in data:
+            data = _OUTPUT_TAG.sub(b"", data)  # ``[1,0]<stdout>:``: which process printed the line
         family = self.family
         if (family is None or family.generic or family.weak) and may_wrap_scalars(data):
             data = unwrap_scalars(data)  # ``loss: tensor(0.69, device='cuda:0')`` is ``loss: 0.69``
@@ -2019,6 +2064,11 @@ class TextParser(LineParser):
 #: How far into a log its settings dump (``max_iters = 5000``) is looked for: trainers print
 #: their plan before they train, and searching every chunk of a long log cost ~10% of its read.
 PLAN_BYTES = 1 << 20
+
+
+#: The tag an MPI launcher puts before each line of a process's output: Open MPI's
+#: ``--tag-output`` ``[1,0]<stdout>:``, horovodrun's ``[0]<stdout>:``.
+_OUTPUT_TAG = re.compile(rb"(?m)^\[\d+(?:,\d+)*\]<std(?:out|err)>:")
 
 
 def _note_planned(data: bytes, meta: dict) -> None:
