@@ -331,3 +331,18 @@ def test_a_loguru_module_and_line_before_the_message_is_no_metric():
     for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
         assert pts(batch, "total_loss") == [(10, 18.0), (20, 17.0)]
         assert not any("yolox" in name or "trainer" in name for name in batch.series)
+
+
+FLAIR = "".join(
+    f"2023-02-27 17:07:43,414 epoch {e} - iter {i}/469 - loss {3 - e / 2 - i / 1000:.8f} - time (sec): 3.95 - samples/sec: 4201.00 - lr: 0.100000\n"
+    for e in (1, 2) for i in (46, 92)
+) + "2023-02-27 17:07:47,121 EPOCH 2 done: loss 1.9812 - lr 0.100000\n" \
+    "2023-02-27 17:07:47,458 DEV : loss 1.5114094900901995 - f1-score (micro avg)  0.6850\n"
+
+
+def test_flairs_dashed_fields_after_the_iteration_and_its_dev_summary():
+    for batch in (TextParser().feed(FLAIR.encode(), 1), feed_lines(TextParser(), FLAIR)):
+        assert [step for step, _ in pts(batch, "loss")] == [46, 92, 469 + 46, 469 + 92]
+        assert pts(batch, "loss")[0] == (46, 2.454)
+        assert pts(batch, "dev_loss") == [(469 + 92, 1.5114094900901995)]
+        assert pts(batch, "dev_f1-score (micro avg)") == [(469 + 92, 0.685)]

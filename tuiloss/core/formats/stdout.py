@@ -1092,7 +1092,7 @@ _PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 
 
 # ``loss 2.4``, ``lr 3.0e-04``, ``valid ppl 252.86``, DGL's ``Time(s) 0.0041``
-_SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_][\w./\-()]*){0,3})\s+(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+)?$")
+_SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_(][\w./\-()]*){0,3})\s+(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+)?$")
 # ``200/ 2983 batches``: an inner counter written after its number
 _COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
 
@@ -1113,10 +1113,11 @@ def _spaced_fields(text: str) -> list[tuple[str, float]]:
 
 
 # after a counter, a separator or (``Epoch 1 Batch 0 Loss 4.56``) a space before a metric's name
-_AFTER_COUNTER = re.compile(r"^(?:\s*[:|,;]\s*|\s+(?=" + _METRIC_NAMES + r"\b))", re.I)
+# (Flair: ``epoch 1 - iter 46/469 - loss 2.83 - time (sec): 3.95``, a dash between fields)
+_AFTER_COUNTER = re.compile(r"^(?:\s*[:|,;]\s*|\s+-\s+|\s+(?=" + _METRIC_NAMES + r"\b))", re.I)
 # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
 _COUNTER_THEN_SPACED = (
-    r"(?<![\w.])(?:" + _COUNTER_WORDS + r")\s+\d+(?:\s*/\s*\d+)?(?:\s*[:|,;]\s*|\s+(?=" + _METRIC_NAMES + r"\b))"
+    r"(?<![\w.])(?:" + _COUNTER_WORDS + r")\s+\d+(?:\s*/\s*\d+)?(?:\s*[:|,;]\s*|\s+-\s+|\s+(?=" + _METRIC_NAMES + r"\b))"
     r"[A-Za-z_][\w./\-()]*(?: [A-Za-z_][\w./\-()]*){0,3}\s+[-+]?(?:\d|\.\d|nan|inf)"
 )
 _SPACED_AFTER_COUNTER = re.compile(_COUNTER_THEN_SPACED, re.I)
@@ -1130,7 +1131,7 @@ def _spaced_after(rest: str) -> list[tuple[str, float]]:
     if start is None:
         return []
     out = []
-    for part in re.split(r"\s*[|,;]\s*", rest[start.end():]):
+    for part in re.split(r"\s*[|,;]\s*|\s+-\s+", rest[start.end():]):
         match = _SPACED.match(part.strip())
         if match is None:
             break  # the fields end where a part is no pair
@@ -1331,6 +1332,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             return True
     ruled = line.count("|") >= 3
     if not ruled and _ANY_PAIR.search(line) is None and _SPACED_AFTER_COUNTER.search(line) is None:
+        if _EVAL_SPACED.search(line) is not None:
+            return _read_alone(parser, line)  # ``DEV : loss 1.5114 - f1-score (micro avg)  0.6850``
         return False  # no key next to a number (a progress bar, a banner): nothing to read
     if "=" in line and _is_settings(line):
         return False
@@ -1629,6 +1632,10 @@ _EVAL_HEAD = re.compile(r"^\W*(?:(?P<phase>test|val|valid|validation|eval|evalua
 # a logging library's prefix before the message: ``[2023/12/01 10:10:00] ppocr INFO: ``,
 # ``2023-12-01 10:10:00,123 - INFO - ``, ``INFO:root:``
 _LEVEL_PREFIX = re.compile(r"^[^\n]{0,160}?\b(?:INFO|DEBUG|NOTICE|WARNING|WARN)\b[\s:\]\-|]*(?:[\w.]+:(?=\S))?\s*")
+# an evaluation's summary of "key value" fields (Flair): its phase, then a name and a number
+_EVAL_SPACED = re.compile(r"(?i)\b(?:test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?\s*:\s+[A-Za-z_][\w\-]*\s+[-+]?[\d.]")
+# a date and time alone before the message: Flair's ``2023-02-27 17:07:47,458 DEV : loss 1.51``
+_STAMP_PREFIX = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s+")
 _BRACKET_COUNT = re.compile(r"\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]")
 # ``Loss:  0.5951 (0.5882)``: a batch's value and the running mean
 _WITH_MEAN = re.compile(r"(?P<key>[A-Za-z_][\w@/.\-]*):\s*" + NUM + r"\s*\(\s*(?P<mean>" + NUM + r")\s*\)")
@@ -1638,7 +1645,7 @@ def _read_alone(parser: "TextParser", line: str) -> bool:
     """A line with no counter: one metric and nothing else, or an evaluation's summary
     (``Test set: Average loss: 0.0474, ...``), placed at the latest step."""
     head = _EVAL_HEAD.match(line)
-    if head is None and (level := _LEVEL_PREFIX.match(line)) is not None:
+    if head is None and ((level := _LEVEL_PREFIX.match(line)) is not None or (level := _STAMP_PREFIX.match(line)) is not None):
         message = line[level.end() :]  # the evaluation's line written through a logger
         head = _EVAL_HEAD.match(message)
         if head is not None:
@@ -1691,7 +1698,12 @@ def _read_eval_means(parser: "TextParser", rest: str, phase: str) -> bool:
 
 
 def _read_eval_summary(parser: "TextParser", rest: str, phase: str) -> bool:
-    return _eval_pairs(parser, [(key, value) for key, value in _fields(rest) if _counter_name(key) is None], phase)
+    pairs = _fields(rest)
+    if not pairs:  # Flair's ``DEV : loss 1.5114 - f1-score (micro avg)  0.6850``: "key value" fields
+        pairs = [(m["key"].strip(), _num(m["value"])) for part in re.split(r"\s*[|,;]\s*|\s+-\s+", rest.strip())
+                 if (m := _SPACED.match(part.strip())) is not None]
+        pairs = [(key, value) for key, value in pairs if value is not None]
+    return _eval_pairs(parser, [(key, value) for key, value in pairs if _counter_name(key) is None], phase)
 
 
 def _eval_pairs(parser: "TextParser", pairs: list[tuple[str, float]], phase: str, named: bool = True) -> bool:
