@@ -346,3 +346,21 @@ def test_flairs_dashed_fields_after_the_iteration_and_its_dev_summary():
         assert pts(batch, "loss")[0] == (46, 2.454)
         assert pts(batch, "dev_loss") == [(469 + 92, 1.5114094900901995)]
         assert pts(batch, "dev_f1-score (micro avg)") == [(469 + 92, 0.685)]
+
+
+TF_OD = "".join(
+    f"INFO:tensorflow:Step {k} per-step time 0.567s\n"
+    f"I0813 12:00:56.003700 139687560058752 model_lib_v2.py:700] Step {k} per-step time 0.567s\n"
+    + "".join(f"{head}{{'Loss/classification_loss': {1 / k:.6f},\n 'Loss/total_loss': {2 / k:.6f},\n 'learning_rate': 0.008}}\n"
+              for head in ("INFO:tensorflow:", "I0813 12:00:56.003700 139687560058752 model_lib_v2.py:701] "))
+    for k in (100, 200))
+
+
+def test_tensorflow_object_detections_losses_in_a_dict_over_several_lines_under_the_step():
+    # printed twice, by TensorFlow's logger and by absl's: each value is read once
+    for batch in (TextParser().feed(TF_OD.encode(), 1), feed_lines(TextParser(), TF_OD)):
+        assert pts(batch, "Loss/total_loss") == [(100, 0.02), (200, 0.01)]
+        assert pts(batch, "learning_rate") == [(100, 0.008), (200, 0.008)]
+        assert pts(batch, "per-step time") == [(100, 0.567), (200, 0.567)]
+    settings = "{'batch_size': 32,\n 'lr': 0.001}\niter 1: loss 2.0\n"
+    assert sorted(TextParser().feed(settings.encode(), 1).series) == ["loss"]  # a dict under no step is no record

@@ -69,6 +69,7 @@ class _State:
     section: str = ""  # ... and the section its rows are under (``rollout/``)
     setting_total: float | None = None  # the planned total a settings line gave: optimizer steps
     shown: dict = field(default_factory=dict)  # the evaluation values last shown beside training values
+    dict_values: dict | None = None  # the values of the dict printed under ``Step N per-step time``
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
 
@@ -1331,6 +1332,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1], line[: start.start()]):
             return True
     ruled = line.count("|") >= 3
+    if "per-step time" in line or (state.announced and "'" in line):
+        read = _read_step_dict(state, line)
+        if read is not None:
+            return read
     if not ruled and _ANY_PAIR.search(line) is None and _SPACED_AFTER_COUNTER.search(line) is None:
         if _EVAL_SPACED.search(line) is not None:
             return _read_alone(parser, line)  # ``DEV : loss 1.5114 - f1-score (micro avg)  0.6850``
@@ -1625,6 +1630,39 @@ def _read_copypaste(state: _State, line: str) -> bool:
     return True
 
 
+# TensorFlow's Object Detection API: ``Step 100 per-step time 0.567s``, then its losses in a dict
+# printed over several lines (twice: by TensorFlow's logger and by absl's)::
+#   INFO:tensorflow:{'Loss/classification_loss': 0.88019011,
+#    'Loss/total_loss': 1.6256098,
+#    'learning_rate': 0.008}
+_STEP_TIME = re.compile(r"\bStep (?P<n>\d+) per-step time (?P<t>" + NUM + r")s\b")
+_DICT_PIECE = re.compile(r"^(?:[^{'\"]*[\]:])?\s*\{?\s*['\"](?P<key>[^'\"]{1,120})['\"]\s*:\s*(?P<value>" + NUM + r")\s*,?\s*\}?\s*$")
+
+
+def _read_step_dict(state: _State, line: str) -> bool | None:
+    """A step announced with its time, or one ``'key': value`` line of a dict printed over
+    several lines under it, at that step (a value printed again by a second logger is read
+    once); None when the line is neither."""
+    stepped = _STEP_TIME.search(line)
+    if stepped is not None:
+        step, took = float(stepped["n"]), _num(stepped["t"])
+        if state.dict_values is not None and state.step == step and state.dict_values.get("per-step time") == took:
+            return True  # the same line printed again
+        state.step, state.announced, state.dict_values = step, True, {"per-step time": took}
+        state.meta["step_key"] = "step"
+        return _emit(state, step, "per-step time", took)
+    piece = _DICT_PIECE.match(line) if state.dict_values is not None else None
+    if piece is None:
+        return None
+    key, value = piece["key"], _num(piece["value"])
+    if value is None or state.step is None:
+        return None
+    if state.dict_values.get(key) == value:
+        return True  # the same dict printed again
+    state.dict_values[key] = value
+    return _emit(state, state.step, key, value)
+
+
 # an evaluation's summary line: ``Test set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)``,
 # PaddleOCR's ``cur metric, precision: 0.61, recall: 0.51, hmean: 0.56`` (its ``best metric`` is a running best)
 _EVAL_HEAD = re.compile(r"^\W*(?:(?P<phase>test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?\s*[:|\-]"
@@ -1734,7 +1772,9 @@ _GENERIC = re.compile(
     # torchtune's bar description: ``1|25|Loss: 1.65:  10%|``
     r"|\|\d+\|[A-Za-z_][\w/ .\-]{0,40}:\s*[-+]?(?:\d|\.\d|nan|inf)[^\n\r|]{0,80}?\d%\|"
     # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
-    r"|" + _COUNTER_THEN_SPACED + ")"
+    r"|" + _COUNTER_THEN_SPACED +
+    # TensorFlow's Object Detection API: ``Step 100 per-step time 0.567s``, then a dict of losses
+    r"|\bStep \d+ per-step time [\d.]+s\b" + ")"
 )
 
 
