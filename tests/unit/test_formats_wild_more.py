@@ -233,3 +233,75 @@ def test_detectron2s_copypaste_evaluation_is_read_at_the_iteration_reached():
         assert pts(batch, "eval_segm/AP50") == [(999, 58.25)]  # a row without its names is not read
         assert pts(batch, "max_mem") == [(999, 3417e6), (1019, 3417e6)]
         assert not any(name.startswith(("AP", "eval_AP")) for name in batch.series)
+
+
+NNUNET_V2 = "".join(f"2024-03-01 21:{k // 10:02d}:{k % 10:02d}.593456: {line} \n" for k, line in enumerate((
+    "This split has 16 training and 4 validation cases.",
+    "Desired fold for training: 0",
+    "",
+    "Epoch 0",
+    "Current learning rate: 0.01",
+    "train_loss 0.05",
+    "val_loss 0.125",
+    "Pseudo dice [np.float32(0.3), np.float32(0.25)]",
+    "Epoch time: 95.31 s",
+    "Yayy! New best EMA pseudo Dice: 0.3",
+    "",
+    "Epoch 1",
+    "Current learning rate: 0.00999",
+    "train_loss -0.0180",
+    "val_loss 0.052",
+    "Pseudo dice [np.float32(0.359), np.float32(0.3)]",
+    "Epoch time: 95.68 s",
+    "Training done.",
+    "Desired fold for training: 0",
+    "Mean Validation Dice:  0.9181",
+)))
+NNUNET_V1 = (
+    "2021-06-20 08:13:03.113071: lr: 0.01\n"
+    "2021-06-20 08:13:03.123071: \n"
+    "epoch:  0 \n"
+    "2021-06-20 08:17:03.123071: train loss : 0.1000\n"
+    "2021-06-20 08:17:43.123071: validation loss: 0.3000\n"
+    "2021-06-20 08:17:43.133071: Average global foreground Dice: [0.5]\n"
+    "2021-06-20 08:17:43.143071: (interpret this as an estimate for the Dice of the different classes. This is not exact.)\n"
+    "2021-06-20 08:17:43.153071: lr: 0.009991\n"
+    "2021-06-20 08:17:43.173071: This epoch took 288.040000 s\n"
+    "\n"
+    "2021-06-20 08:17:43.183071: \n"
+    "epoch:  1 \n"
+    "2021-06-20 08:21:43.183071: train loss : -0.0944\n"
+    "2021-06-20 08:22:23.183071: validation loss: 0.1056\n"
+    "2021-06-20 08:22:23.193071: Average global foreground Dice: [0.625]\n"
+    "2021-06-20 08:22:23.213071: lr: 0.009982\n"
+)
+
+
+def test_nnunets_epoch_lines_and_their_values_on_lines_alone_behind_its_clock():
+    # nnU-Net writes no line of a counter and a metric: ``Epoch 5`` on a line of its own, then one
+    # value a line behind a wall-clock stamp (``train_loss -0.2396``, no colon); its losses are
+    # negative (a Dice term), its pseudo Dice a list of one value a class
+    from tuiloss.core.discover import sniff_head
+
+    for text in (NNUNET_V2, NNUNET_V1):
+        assert sniff_head("training_log_2024_3_1_21_49_46.txt", text.encode()) == ("text", "")
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(NNUNET_V2.encode(), 1) if whole else feed_lines(parser, NNUNET_V2)
+        assert pts(batch, "train_loss") == [(0, 0.05), (1, -0.018)]
+        assert pts(batch, "val_loss") == [(0, 0.125), (1, 0.052)]
+        assert pts(batch, "Pseudo dice[0]") == [(0, 0.3), (1, 0.359)]
+        assert pts(batch, "Pseudo dice[1]") == [(0, 0.25), (1, 0.3)]
+        assert pts(batch, "Current learning rate") == [(0, 0.01), (1, 0.00999)]
+        assert pts(batch, "Mean Validation Dice") == [(1, 0.9181)]  # the final validation, after training
+        # a time with its unit, a running best and a setting printed again are no points
+        assert set(batch.series) == {"train_loss", "val_loss", "Pseudo dice[0]", "Pseudo dice[1]",
+                                     "Current learning rate", "Mean Validation Dice"}
+        assert parser.state.meta["step_key"] == "epoch"
+        assert parser.ending is not None and parser.ending.kind == "finished"
+        parser = TextParser()
+        batch = parser.feed(NNUNET_V1.encode(), 1) if whole else feed_lines(parser, NNUNET_V1)
+        assert pts(batch, "train loss") == [(0, 0.1), (1, -0.0944)]
+        assert pts(batch, "validation loss") == [(0, 0.3), (1, 0.1056)]
+        assert pts(batch, "Average global foreground Dice") == [(0, 0.5), (1, 0.625)]
+        assert pts(batch, "lr") == [(0, 0.009991), (1, 0.009982)]  # (not the setting before training)

@@ -1001,9 +1001,26 @@ _COUNTER = re.compile(
     r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s*#\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.%])",
     re.I,
 )
+# the wall-clock time a logger writes before each message, then a colon: nnU-Net's ``2024-03-01 21:57:46.593456: ``
+_STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?:[ \t]"
+_STAMP_LEAD = re.compile(_STAMP)
 # timm's ``Train: 1 [ 100/1251 (  8%)]`` and ``Epoch 1 [100/500]``: an epoch, then the batch in it
-# a line that is an epoch's number and nothing else: ``Epoch 2/3``, ``=== Epoch 2 ===``, ``[Epoch 2]``
-_EPOCH_LINE = re.compile(r"^[\W_]*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?[\W_]*$", re.I | re.M)
+# a line that is an epoch's number and nothing else: ``Epoch 2/3``, ``=== Epoch 2 ===``, ``[Epoch 2]``,
+# nnU-Net's ``2024-03-01 21:57:46.593456: Epoch 5``
+_EPOCH_LINE = re.compile(r"^(?:" + _STAMP + r")?[\W_]*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?[\W_]*$", re.I | re.M)
+# one value of the epoch a line of its own announced, alone on its line, as nnU-Net writes them:
+# ``train_loss -0.2396``, ``train loss : -0.0944``, ``Current learning rate: 0.00995``, ``Pseudo dice [0.5440]``
+# (a list holds a value a class: ``Average global foreground Dice: [0.91, 0.88]``)
+_RECORD = re.compile(
+    r"^\s*(?P<key>[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,4}?)(?:\s*:\s*|\s+)"
+    r"(?:\[(?P<items>[^\[\]]*)\]|(?P<value>" + NUM + r"))\s*$"
+)
+# a loss alone on its line (behind a stamp): under an epoch line of its own, it shows the general
+# reader's log before any line of a counter and a metric does (nnU-Net writes none)
+_LOSS_RECORD = re.compile(r"(?im)^(?:" + _STAMP + r")?\s*(?:[A-Za-z_][\w ./\-]{0,40}?)?loss\s*:?\s*" + NUM + r"\s*$")
+_BEST_KEY = re.compile(r"(?i)^best(?:[\s_]|$)")  # a running best: never a point of its own step
+# the learning rate, the one record that names no metric (``Current learning rate: 0.00995``, ``lr: 0.0099``)
+_RATE_WORD = re.compile(r"(?i)(?:^|[\s_/.-])(?:lr|learning[\s_]rate)(?:$|[\s_/.-])")
 # PyTorch's CIFAR-10 tutorial, ``[1,  2000] loss: 2.170``: the epoch, then the batch in it, leading the line
 _EPOCH_BATCH = re.compile(r"^\s*\[\s*(?P<e>\d+)\s*,\s*(?P<n>\d+)\s*\](?=\s*[A-Za-z_])")
 _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
@@ -1047,7 +1064,7 @@ _FIELD_SPLIT = re.compile(r"\s*(?:(?<!\d),|,(?!\d{3}(?!\d))|[;|\t]|\s-\s|\]\s*\[
 _PREFIX_END = re.compile(r"^.*\](?=\s*[A-Za-z_])\s*")  # a log prefix ends in ``]`` before the first key
 _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lua|jl|scala|kt)$", re.I)
 #: Words that name a measurement: a "key value" field is read only when one names a metric.
-_METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou)"
+_METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou|dice)"
 _METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-])")
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
 _NOT_METRICS = frozenset({"eta", "v_num", "pid"})  # a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``
@@ -1264,13 +1281,19 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     metric (``ppl: 4.99``, ``Validation perplexity: 5.45``) is placed at the latest
     step. The total a counter announces (``N/M``) is kept as ``planned_steps``.
     """
+    state = parser.state
     for line in text.split("\n"):
+        if line[:1].isdigit() and (stamp := _STAMP_LEAD.match(line)) is not None:
+            line = line[stamp.end() :]  # the logger's clock: the message is the line
         if "poch" in line or "POCH" in line:
             head = _EPOCH_LINE.match(line)
             if head is not None:  # ``Epoch 2/3``, ``=== Epoch 2 ===``: the epoch of the lines under it
                 _announce(parser, [("epoch", float(head["n"]), head["m"])])
                 parser.matched += 1
                 continue
+        if _under_epoch_line(state) and _read_record(state, line):
+            parser.matched += 1
+            continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
             continue
         if "planned_steps" not in parser.state.meta and any(hint in line for hint in _PLANNED_HINTS):
@@ -1285,6 +1308,34 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
         else:
             found = _read_line(parser, line)
         parser.matched += found
+
+
+def _under_epoch_line(state: _State) -> bool:
+    """Whether the log's step is an epoch announced on a line of its own (``Epoch 5``), with no
+    count under it: the lines of one value that follow are that epoch's record."""
+    return state.announced and state.counter is None and state.meta.get("step_key") == "epoch"
+
+
+def _read_record(state: _State, line: str) -> bool:
+    """A line of one value under an epoch line of its own (see :data:`_RECORD`): that epoch's
+    point (one a class, ``name[k]``, for a list of several), when its name says it is a metric or
+    the learning rate: a setting printed again (``Desired fold for training: 0``), a counter, a
+    running best (``best_metric: 0.87``) and a value with more words after it (``Epoch time: 95.3 s``)
+    are none."""
+    match = _RECORD.match(line)
+    if match is None:
+        return False
+    key = match["key"]
+    if not (_METRIC_WORD.search(key) or _RATE_WORD.search(key)) or _BEST_KEY.match(key) or _counter_name(key):
+        return False
+    cells = [match["value"]] if match["items"] is None else match["items"].split(",")
+    values = [_num(cell) for cell in cells]
+    if any(value is None for value in values):
+        return False
+    names = [key] if len(values) == 1 else [f"{key}[{k}]" for k in range(len(values))]
+    for name, value in zip(names, values):
+        _emit(state, state.step, name, value)
+    return True
 
 
 def _read_line(parser: "TextParser", line: str) -> bool:
@@ -1749,6 +1800,10 @@ FAMILIES: tuple[Family, ...] = (
 )
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
 _TABLE = next(f for f in FAMILIES if f.name == "table")
+_GENERAL = next(f for f in FAMILIES if f.generic)
+#: Characters of text kept from an epoch line of its own until a family is known (its values may
+#: come on lines alone, before the loss that shows the family: see ``_shows_epoch_records``).
+_HELD_RECORDS = 16 * 1024
 _ALIASES = {"hf_dict": "generic"}  # read by the general reader since dicts are one of its shapes
 _DETECT_PREFIX = 1 << 16  # bytes of a chunk decoded to detect its family first
 
@@ -1761,7 +1816,19 @@ def detect_family(text: str) -> Family | None:
             continue
         if family.detect.search(lined):
             return family
+    if _shows_epoch_records(text):
+        return _GENERAL
     return None
+
+
+def _shows_epoch_records(text: str) -> bool:
+    """Whether ``text`` shows epoch lines of their own with the epoch's values on lines alone
+    (nnU-Net's ``Epoch 5``, then ``train_loss -0.2396``), which no family's pattern detects:
+    a loss alone under an epoch line."""
+    if ("oss" not in text and "OSS" not in text) or ("poch" not in text and "POCH" not in text):
+        return False
+    head = _EPOCH_LINE.search(text)
+    return head is not None and _LOSS_RECORD.search(text, head.end()) is not None
 
 
 def _has_hint(family: Family, text: str | bytes) -> bool:
@@ -1812,6 +1879,7 @@ class TextParser(LineParser):
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
         self.read_any = False  # whether the family read a point yet (a guess may still change before)
         self.last_line = ""  # the last line of the text read before
+        self.since_epoch = ""  # before any family: the text from the last epoch line of its own on
 
     def restart(self) -> None:
         self.state = _State()
@@ -1823,6 +1891,7 @@ class TextParser(LineParser):
         self.layouts.reset()
         self.read_any = False
         self.last_line = ""
+        self.since_epoch = ""
         if not self._fixed:
             self.family = None
 
@@ -1919,7 +1988,7 @@ class TextParser(LineParser):
         if (family is None or family.generic or family.weak) and may_wrap_scalars(data):
             data = unwrap_scalars(data)  # ``loss: tensor(0.69, device='cuda:0')`` is ``loss: 0.69``
         text = self._detect(data)
-        if self.family is not None and self.family.layout and self.layouts.wants(data):
+        if self.family is not None and self.family.layout and not self.since_epoch and self.layouts.wants(data):
             batch = Batch()
             self.matched = 0
             fitted = self.layouts.feed(data, first_line, batch)
@@ -1934,12 +2003,22 @@ class TextParser(LineParser):
         batch = Batch()
         lines = text.count("\n")
         self.matched = 0
+        if self.family is None and _under_epoch_line(self.state) and _LOSS_RECORD.search(text) is not None:
+            self.family = _GENERAL  # a loss alone under the epoch line read before (see detect_family)
         if self.family is not None:
+            if self.since_epoch:  # the lines from an epoch line on, read before the family was known
+                held, self.since_epoch = self.since_epoch, ""
+                text, first_line = held + text, first_line - held.count("\n")
             self._parse_pieces(text, first_line, batch)
         else:
+            head = None
             if "poch" in text or "POCH" in text:  # ``=== Epoch 1 ===`` before any metric line shows the family
                 for head in _EPOCH_LINE.finditer(text):
                     _announce(self, [("epoch", float(head["n"]), head["m"])])
+            if head is not None:
+                self.since_epoch = text[head.start() :]
+            elif self.since_epoch:
+                self.since_epoch = self.since_epoch + text if len(self.since_epoch) < _HELD_RECORDS else ""
             for end, series, value in eventlines.event_lines(text) if eventlines.may_hold(text) else []:
                 if self.reached is not None:  # a log whose family is not known yet: at the step read before
                     steps, values = self.events.setdefault(series, ([], []))
