@@ -305,3 +305,29 @@ def test_nnunets_epoch_lines_and_their_values_on_lines_alone_behind_its_clock():
         assert pts(batch, "validation loss") == [(0, 0.3), (1, 0.1056)]
         assert pts(batch, "Average global foreground Dice") == [(0, 0.5), (1, 0.625)]
         assert pts(batch, "lr") == [(0, 0.009991), (1, 0.009982)]  # (not the setting before training)
+
+
+def test_gpt_neox_validation_results_and_its_speed_before_the_iteration():
+    # GPT-NeoX prints ``validation results at iteration N`` (Megatron-LM ``validation loss at``) and
+    # starts its training line with ``samples/sec``
+    rule = "-" * 99 + "\n"
+    neox = "".join(
+        f" samples/sec: {52 + k / 10:.3f} | iteration {k * 10:8d}/{500:8d} | elapsed time per iteration (ms): 626.1 | "
+        f"learning rate: 1.199E-04 | lm_loss: {8 - k:.6E} | loss scale: 65536.0 | number of skipped iterations:   0 |\n"
+        for k in (1, 2)) + rule + (
+        " validation results at iteration 20 | lm_loss value: 6.500000E+00 | lm_loss_ppl value: 6.650000E+02 | \n") + rule
+    megatron = (" [2024-05-01 12:00:00] iteration       20/     500 | consumed samples:         1280 | lm loss: 6.250000E+00 |\n"
+                + rule + " validation loss at iteration 20 | lm loss value: 7.900000E+00 | lm loss PPL: 2.800000E+03 | \n" + rule)
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(neox.encode(), 1) if whole else feed_lines(parser, neox)
+        assert pts(batch, "lm_loss") == [(10, 7), (20, 6)]
+        assert pts(batch, "samples/sec") == [(10, 52.1), (20, 52.2)]
+        assert pts(batch, "val_lm_loss") == [(20, 6.5)]
+        assert pts(batch, "val_lm_loss_ppl") == [(20, 665)]
+        assert parser.state.meta["planned_steps"] == 500
+        parser = TextParser()
+        batch = parser.feed(megatron.encode(), 1) if whole else feed_lines(parser, megatron)
+        assert pts(batch, "lm loss") == [(20, 6.25)] and pts(batch, "consumed samples") == [(20, 1280)]
+        assert pts(batch, "validation lm loss") == [(20, 7.9)]
+        assert pts(batch, "validation lm loss PPL") == [(20, 2800)]

@@ -240,29 +240,40 @@ def _parse_tf(parser: "TextParser", text: str, first_line: int, batch: Batch) ->
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
-_MEGATRON = re.compile(r"^.*?\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$", re.M)
-_MEGATRON_VAL = re.compile(r"^.*?\bvalidation loss at iteration\s+(\d+)\s*\|(.*)$", re.M)
+# ``[2024-05-01 12:00:00] iteration   10/ 500 | consumed samples: 640 | lm loss: 1.1E+01 |``; GPT-NeoX
+# puts its speed first: `` samples/sec: 52.100 | iteration   10/ 500 | ... | lm_loss: 1.3E+01 |``
+_MEGATRON = re.compile(r"^(?P<before>.*?)\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$", re.M)
+# Megatron-LM's `` validation loss at iteration 100 | lm loss value: 7.9E+00 | lm loss PPL: 2.8E+03 |``,
+# GPT-NeoX's `` validation results at iteration 100 | lm_loss value: 7.9E+00 | lm_loss_ppl value: 2.8E+03 |``
+_MEGATRON_VAL = re.compile(r"^.*?\bvalidation (?P<what>loss|results) at iteration\s+(\d+)\s*\|(.*)$", re.M)
 
 
 def _parse_megatron(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Megatron-LM's and GPT-NeoX's ``iteration N/M | key: value | ...`` lines and their evaluations
+    at an iteration, named as each names them: ``validation lm loss``, ``val_lm_loss``."""
     state = parser.state
     for match in _MEGATRON.finditer(text):
         parser.matched += 1
-        state.meta["planned_steps"] = float(match[2])
-        if not _pairs_split(match[3], "|", state, float(match[1])):
+        state.meta["planned_steps"] = float(match[3])
+        step = float(match[2])
+        found = _pairs_split(match[4], "|", state, step)
+        for key, value in _fields(match["before"]) if ":" in match["before"] else ():
+            found += _emit(state, step, key, value)  # GPT-NeoX's speed, before the iteration
+        if not found:
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
     for match in _MEGATRON_VAL.finditer(text):
         parser.matched += 1
-        step = float(match[1])
+        step = float(match[2])
+        prefix = "validation " if match["what"] == "loss" else "val_"
         found = 0
-        for part in match[2].split("|"):
+        for part in match[3].split("|"):
             pair = _PAIR.search(part.strip())
             if pair is None:
                 continue
             name = pair["key"].strip()
             if name.endswith(" value"):
                 name = name[: -len(" value")]
-            found += _emit(state, step, "validation " + name, _num(pair["value"]))
+            found += _emit(state, step, prefix + name, _num(pair["value"]))
         if not found:
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
