@@ -331,3 +331,33 @@ def test_gpt_neox_validation_results_and_its_speed_before_the_iteration():
         assert pts(batch, "lm loss") == [(20, 6.25)] and pts(batch, "consumed samples") == [(20, 1280)]
         assert pts(batch, "validation lm loss") == [(20, 7.9)]
         assert pts(batch, "validation lm loss PPL") == [(20, 2800)]
+
+
+FAIRSEQ2 = (
+    "[Rank 0] 2025-04-18 12:00:02,007 INFO fairseq2 - Config:\n"
+    "  regime:\n"
+    "    num_steps: 400\n"
+    "[Rank 0] 2025-04-18 12:09:40,805 INFO fairseq2 - Train Metrics (step 100) - Loss: 136.993 | Gradient Norm: 8.46 | "
+    "Elapsed Time: 565s | Learning Rate: 5e-05 | Elements per Second: 1,791 | Padding Ratio (%): 12%\n"
+    "[Rank 0] 2025-04-18 12:09:41,007 INFO fairseq2 - Validating at step 100.\n"
+    "[Rank 0] 2025-04-18 12:10:26,315 INFO fairseq2 - Validation Metrics (step 100) - Loss: 164.391 | "
+    "Unit Error Rate (UER): 51.20 | Word Error Rate (WER): 85.33 | Elapsed Time: 41s | Number of Examples: 2,416\n"
+    "[Rank 0] 2025-04-18 12:12:21,805 INFO fairseq2 - Train Metrics (step 120) - Loss: 108.081 | Gradient Norm: 7.75 | "
+    "Elapsed Time: 680s | Learning Rate: 5e-05 | Elements per Second: 1,790 | Padding Ratio (%): 11%\n"
+    "[Rank 0] 2025-04-18 12:41:34,007 INFO fairseq2 - End of training reached at step 120.\n"
+    "[Rank 0] 2025-04-18 12:41:35,007 INFO fairseq2 - Training complete in 46m 12s! Model saved to /ckpt/omniasr_ctc_300m\n"
+)
+
+
+def test_fairseq2_keys_with_an_abbreviation_in_parentheses_and_its_end_of_training():
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(FAIRSEQ2.encode(), 1) if whole else feed_lines(parser, FAIRSEQ2)
+        assert pts(batch, "Loss") == [(100, 136.993), (120, 108.081)]
+        assert pts(batch, "val_Loss") == [(100, 164.391)]
+        assert pts(batch, "val_Unit Error Rate (UER)") == [(100, 51.2)]
+        assert pts(batch, "val_Word Error Rate (WER)") == [(100, 85.33)]
+        assert pts(batch, "Padding Ratio (%)") == [(100, 12), (120, 11)]
+        assert parser.ending is not None and parser.ending.kind == "finished"
+        # a regime's ``num_steps`` is no planned total everywhere (CleanRL's is the steps of one rollout)
+        assert "planned_steps" not in parser.state.meta

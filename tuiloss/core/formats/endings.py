@@ -78,7 +78,7 @@ _RULES = (
           r"`?Trainer\.fit`? stopped: `?max_(?:steps|epochs)=\d+`? reached|done training in [\d.]+ sec|"
           r"\[after training is done\]|Overall training speed: \d+ iterations in |Total training time: \d|"
           r"\b\d+ epochs completed in [\d.]+ hours\.?\s*$|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d\s*$|"
-          r"\bTraining done\.\s*$).*$"),  # (nnU-Net's last line of training)
+          r"\bTraining done\.\s*$|\bEnd of training reached at step \d+).*$"),  # (nnU-Net's, fairseq2's)
     _rule("finished", "early stopping", 1, r"^.*(?:\bearly stopping\s*$|Early Stop!?\s*$).*$"),
 )
 #: Literal text at least one marker holds: a chunk without any is read no further.
@@ -86,7 +86,7 @@ _HINTS = ("memory", "NCCL", "nccl", "Timeout", "timeout", "TIME LIMIT", "TERM_",
           "signal", "Signal", "SIG", "Interrupt", "Traceback", "Error", "Exception", "Failure", "Aborted",
           "Segmentation", "srun", "train metrics", "train_runtime", "completed", "Trainer.fit", "done training",
           "after training", "early stopping", "Early Stop", "finished", "exits successfully", "training speed",
-          "training time", "Training time", "epochs completed", "Training done")
+          "training time", "Training time", "epochs completed", "Training done", "End of training")
 _HINT_BYTES = tuple(hint.encode() for hint in _HINTS)
 
 

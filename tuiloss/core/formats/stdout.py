@@ -1058,9 +1058,11 @@ _EVAL_PHASE = {"validating": "val", "validation": "val", "valid": "val", "evalua
                "testing": "test"}
 _EVAL_NAME = re.compile(r"^(?:val|valid|validation|eval|test|dev)(?:[_/ ]|$)", re.I)
 _KEY = r"[A-Za-z_][\w./\-()@]*"  # ``Acc@1``, verl's ``val-core/gsm8k/reward/mean@1``
-# A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``.
+# a word of a key in parentheses, its abbreviation or unit: fairseq2's ``Word Error Rate (WER)``, ``Padding Ratio (%)``
+_KEY_ASIDE = r"\([A-Za-z%][\w%/]*\)"
+# A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``, ``Unit Error Rate (UER): 51.2``.
 _WHOLE = re.compile(
-    r"^(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?P<unit>[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
+    r"^(?P<key>" + _KEY + r"(?: (?:" + _KEY + "|" + _KEY_ASIDE + r")){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?P<unit>[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
 )
 # Pairs inside a field: one-word keys, the value ending the field or followed by more words.
 _TIGHT = re.compile(
