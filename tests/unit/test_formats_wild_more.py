@@ -361,3 +361,32 @@ def test_fairseq2_keys_with_an_abbreviation_in_parentheses_and_its_end_of_traini
         assert parser.ending is not None and parser.ending.kind == "finished"
         # a regime's ``num_steps`` is no planned total everywhere (CleanRL's is the steps of one rollout)
         assert "planned_steps" not in parser.state.meta
+
+
+UNSLOTH = (
+    "==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1\n"
+    "   \\\\   /|    Num examples = 51,760 | Num Epochs = 1\n"
+    "O^O/ \\_/ \\    Batch size per device = 2 | Gradient Accumulation steps = 4\n"
+    "\\        /    Total batch size = 8 | Total steps = 60\n"
+    ' "-____-"     Number of trainable parameters = 41,943,040\n'
+    "{'loss': 2.6228, 'grad_norm': 0.698158, 'learning_rate': 4e-05, 'epoch': 0.0002}\n"
+    "{'loss': 2.5145, 'grad_norm': 0.785511, 'learning_rate': 8e-05, 'epoch': 0.0003}\n"
+)
+
+
+def test_unsloths_banner_gives_no_points_and_its_total_steps_is_the_planned_total():
+    # ``Gradient Accumulation steps = 4`` and ``Total steps = 60`` are amounts set for the run, not the
+    # step reached: the banner's batch sizes were points at "step 4" and "step 60"
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(UNSLOTH.encode(), 1) if whole else feed_lines(parser, UNSLOTH)
+        assert set(batch.series) == {"loss", "grad_norm", "learning_rate"}
+        assert pts(batch, "loss") == [(0.0002, 2.6228), (0.0003, 2.5145)]
+        assert parser.state.meta["planned_steps"] == 60
+    for line, total in (("Total steps: 60", 60), ("  TOTAL STEPS = 1,000", 1000), ("Total steps: 5000 | reward: 12.5", None)):
+        parser = TextParser()
+        parser.feed(f"{line}\nstep 1: loss 2.5\nstep 2: loss 2.25\n".encode(), 1)
+        assert parser.state.meta.get("planned_steps") == total, line
+    # a running total of steps beside a metric is still the step (an RL loop's ``Total steps``)
+    batch = TextParser().feed(b"Total steps: 5000 | reward: 12.5\nTotal steps: 6000 | reward: 13.5\n", 1)
+    assert pts(batch, "reward") == [(5000, 12.5), (6000, 13.5)]

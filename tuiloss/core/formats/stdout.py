@@ -1037,12 +1037,17 @@ _EPOCH_BATCH = re.compile(r"^\s*\[\s*(?P<e>\d+)\s*,\s*(?P<n>\d+)\s*\](?=\s*[A-Za
 _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?P<e>\d+)\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
 # the planned total of a settings dump or argument list: ``max_iters = 5000``, ``'max_steps': 500``,
 # verl's ``total_training_steps: 200``, HF's ``max_train_steps=1000``, the Trainer's banner
-# ``Total optimization steps = 1,000``, torchtitan's ``Training starts at step 1, ..., total steps 1000``
+# ``Total optimization steps = 1,000``, torchtitan's ``Training starts at step 1, ..., total steps 1000``,
+# Unsloth's banner ``Total batch size = 8 | Total steps = 60`` (a ``total steps`` only on a line naming no
+# metric: ``Total steps: 5000 | reward: 12`` counts the steps taken)
 _PLANNED = re.compile(r"(?<![\w])['\"]?(?:max_(?:update|updates|steps|iters|iterations|train_steps|training_steps)"
                       r"|total_training_steps|num_training_steps|Total optimization steps)['\"]?\s*[:=]\s*(\d[\d,]*)(?![\d.])"
-                      r"|\btotal steps:?\s+(\d[\d,]*)(?![\d.])")
+                      r"|(?i:\btotal steps)\s*(?:[:=]\s*|\s)(\d[\d,]*)(?![\d.])")
 #: Text without which a line can hold no planned total (a cheap test before the pattern).
-_PLANNED_HINTS = ("max_", "_training_steps", "optimization steps", "total steps")
+_PLANNED_HINTS = ("max_", "_training_steps", "optimization steps", "otal steps", "otal Steps", "OTAL STEPS")
+# a counter's name qualified as an amount (Unsloth's ``Gradient Accumulation steps = 4``, ``Total steps = 60``):
+# on a line naming no metric, a setting, not the step reached
+_AMOUNT_BEFORE = re.compile(r"(?i)\b(?:total|max|maximum|num|number of|accumulation|warmup|warm-up)\s+$")
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
 # torchtune's bar: ``1|25|Loss: 1.65:  10%|###   | 25/250 [...]``, the epoch and the step in its description
@@ -1079,6 +1084,7 @@ _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lu
 #: Words that name a measurement: a "key value" field is read only when one names a metric.
 _METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou|dice)"
 _METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-])")
+_NAMES_METRIC = re.compile(r"(?i)(?:^|[\W_])" + _METRIC_NAMES + r"(?:$|[\W_])")  # a metric's name anywhere in a line
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
 _NOT_METRICS = frozenset({"eta", "v_num", "pid"})  # a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``
 _DICT_START = re.compile(r"\{\s*['\"]")
@@ -1323,6 +1329,12 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
         parser.matched += found
 
 
+def _is_amount(line: str, at: int) -> bool:
+    """Whether the counter at ``at`` is an amount set for the run, not the step reached (see
+    :data:`_AMOUNT_BEFORE`): named so, on a line that names no metric."""
+    return _AMOUNT_BEFORE.search(line, max(0, at - 24), at) is not None and _NAMES_METRIC.search(line) is None
+
+
 def _under_epoch_line(state: _State) -> bool:
     """Whether the log's step is an epoch announced on a line of its own (``Epoch 5``), with no
     count under it: the lines of one value that follow are that epoch's record."""
@@ -1370,6 +1382,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     counters = []
     after = 0  # where the last counter ends: "key value" fields may follow it
     for match in _COUNTER.finditer(line):
+        if _is_amount(line, match.start()):
+            continue
         counters.append((match["key"].lower(), float(match["n"]), match["m"]))
         after = match.end()
     words = set()
@@ -2102,6 +2116,8 @@ def _note_planned(data: bytes, meta: dict) -> None:
 def _planned(line: str) -> float | None:
     """The planned total ``line`` gives (see :data:`_PLANNED`), or None."""
     match = _PLANNED.search(line)
+    if match is not None and match[2] and _NAMES_METRIC.search(line):
+        return None  # the steps taken so far, beside the metrics at them
     total = float((match[1] or match[2]).replace(",", "")) if match is not None else 0.0
     return total if total > 0 else None
 
