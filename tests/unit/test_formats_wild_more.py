@@ -390,3 +390,28 @@ def test_unsloths_banner_gives_no_points_and_its_total_steps_is_the_planned_tota
     # a running total of steps beside a metric is still the step (an RL loop's ``Total steps``)
     batch = TextParser().feed(b"Total steps: 5000 | reward: 12.5\nTotal steps: 6000 | reward: 13.5\n", 1)
     assert pts(batch, "reward") == [(5000, 12.5), (6000, 13.5)]
+
+
+SKLEARN_MLP = (
+    "Fitting MLPClassifier(early_stopping=True, hidden_layer_sizes=(100,), max_iter=200, verbose=True)\n"
+    "Iteration 1, loss = 0.69549982\n"
+    "Validation score: 0.627984\n"
+    "Iteration 2, loss = 0.65386959\n"
+    "Validation score: 0.653731\n"
+    "Validation score did not improve more than tol=0.000100 for 10 consecutive epochs. Stopping.\n"
+    "test set score: 0.947500\n"
+)
+
+
+def test_scikit_learns_validation_score_is_an_evaluation_like_an_accuracy_and_its_stop_ends_the_run():
+    from tuiloss.core.analysis import metrics
+
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(SKLEARN_MLP.encode(), 1) if whole else feed_lines(parser, SKLEARN_MLP)
+        assert pts(batch, "loss") == [(1, 0.69549982), (2, 0.65386959)]
+        assert pts(batch, "Validation score") == [(1, 0.627984), (2, 0.653731)]
+        assert parser.ending is not None and (parser.ending.kind, parser.ending.reason) == ("finished", "early stopping")
+    for name in ("Validation score", "val_score", "test set score"):
+        assert metrics.is_eval(name) and metrics.role(name) == "accuracy", name
+    assert metrics.role("score") == "reward" and metrics.role("eval_episode/score") == "reward"  # an RL episode's

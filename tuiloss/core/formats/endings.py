@@ -79,14 +79,16 @@ _RULES = (
           r"\[after training is done\]|Overall training speed: \d+ iterations in |Total training time: \d|"
           r"\b\d+ epochs completed in [\d.]+ hours\.?\s*$|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d\s*$|"
           r"\bTraining done\.\s*$|\bEnd of training reached at step \d+).*$"),  # (nnU-Net's, fairseq2's)
-    _rule("finished", "early stopping", 1, r"^.*(?:\bearly stopping\s*$|Early Stop!?\s*$).*$"),
+    _rule("finished", "early stopping", 1,
+          r"^.*(?:\bearly stopping\s*$|Early Stop!?\s*$|"
+          r"did not improve more than tol=\S+ for \d+ consecutive epochs\. Stopping\.).*$"),  # (scikit-learn's)
 )
 #: Literal text at least one marker holds: a chunk without any is read no further.
 _HINTS = ("memory", "NCCL", "nccl", "Timeout", "timeout", "TIME LIMIT", "TERM_", "oom", "Killed", "CANCELLED",
           "signal", "Signal", "SIG", "Interrupt", "Traceback", "Error", "Exception", "Failure", "Aborted",
           "Segmentation", "srun", "train metrics", "train_runtime", "completed", "Trainer.fit", "done training",
           "after training", "early stopping", "Early Stop", "finished", "exits successfully", "training speed",
-          "training time", "Training time", "epochs completed", "Training done", "End of training")
+          "training time", "Training time", "epochs completed", "Training done", "End of training", "consecutive epochs")
 _HINT_BYTES = tuple(hint.encode() for hint in _HINTS)
 
 
