@@ -415,3 +415,28 @@ def test_scikit_learns_validation_score_is_an_evaluation_like_an_accuracy_and_it
     for name in ("Validation score", "val_score", "test set score"):
         assert metrics.is_eval(name) and metrics.role(name) == "accuracy", name
     assert metrics.role("score") == "reward" and metrics.role("eval_episode/score") == "reward"  # an RL episode's
+
+
+MONAI = (
+    "Loading dataset: 100%|##########| 32/32 [00:41<00:00,  1.29s/it]\n"
+    + "".join("----------\n" + f"epoch {e}/3\n" + "".join(f"{b}/4, train_loss: {1 - e / 10 - b / 100:.4f}\n" for b in (1, 2, 3, 4))
+              + f"epoch {e} average loss: {1 - e / 10:.4f}\n" for e in (1, 2, 3))
+)
+MONAI = MONAI.replace("epoch 2 average loss: 0.8000\n", "epoch 2 average loss: 0.8000\nsaved new best metric model\n"
+                      "current epoch: 2 current mean dice: 0.6582\nbest mean dice: 0.7300 at epoch: 1\n")
+MONAI += "train completed, best_metric: 0.7300 at epoch: 1\n"
+
+
+def test_monai_batches_under_an_epoch_line_step_globally_and_its_running_best_is_no_point():
+    # MONAI's tutorials print ``1/16, train_loss: 0.1751`` under ``epoch 12/20``: the batch in the epoch;
+    # ``best mean dice: 0.73 at epoch: 10`` is the best so far and the epoch it was reached at
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(MONAI.encode(), 1) if whole else feed_lines(parser, MONAI)
+        assert [s for s, _ in pts(batch, "train_loss")] == list(range(1, 13))
+        assert pts(batch, "train_loss")[4] == (5, 0.79)  # epoch 2, batch 1
+        assert pts(batch, "loss") == [(4, 0.9), (8, 0.8), (12, 0.7)]  # each epoch's mean, at its end
+        assert pts(batch, "dice") == [(8, 0.6582)]
+        assert not any("best" in name for name in batch.series)
+        assert parser.state.meta["planned_epochs"] == 3 and parser.state.meta["planned_steps"] == 12
+        assert parser.ending is not None and parser.ending.kind == "finished"

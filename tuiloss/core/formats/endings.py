@@ -73,7 +73,7 @@ _RULES = (
     _rule("crashed", "traceback", 2, r"^Traceback \(most recent call last\):\s*$"),
     _rule("crashed", "", 3, r"^srun: error: .*(?:Exited with exit code [1-9]|task \d+: [A-Z][a-z]+).*$"),
     _rule("finished", "the trainer's final summary", 0,
-          r"^.*(?:\*{5} train metrics \*{5}|['\"]train_runtime['\"]\s*:|Training (?:completed|finished)\b|"
+          r"^.*(?:\*{5} train metrics \*{5}|['\"]train_runtime['\"]\s*:|[Tt]rain(?:ing)? (?:completed|finished)\b|"
           r"\bProcess \d+ exits successfully|"
           r"`?Trainer\.fit`? stopped: `?max_(?:steps|epochs)=\d+`? reached|done training in [\d.]+ sec|"
           r"\[after training is done\]|Overall training speed: \d+ iterations in |Total training time: \d|"

@@ -1026,9 +1026,12 @@ _RECORD = re.compile(
     r"^\s*(?P<key>[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,4}?)(?:\s*:\s*|\s+)"
     r"(?:\[(?P<items>[^\[\]]*)\]|(?P<value>" + NUM + r"))\s*$"
 )
-# a loss alone on its line (behind a stamp): under an epoch line of its own, it shows the general
-# reader's log before any line of a counter and a metric does (nnU-Net writes none)
-_LOSS_RECORD = re.compile(r"(?im)^(?:" + _STAMP + r")?\s*(?:[A-Za-z_][\w ./\-]{0,40}?)?loss\s*:?\s*" + NUM + r"\s*$")
+# a loss alone on its line (behind a stamp or the batch's count, MONAI's ``1/16, train_loss: 0.7525``): under
+# an epoch line of its own, it shows the general reader's log before any line of a counter and a metric does
+# (nnU-Net writes none)
+_LOSS_RECORD = re.compile(
+    r"(?im)^(?:" + _STAMP + r"|\s*\d+\s*/\s*\d+\s*[,:|])?\s*(?:[A-Za-z_][\w ./\-]{0,40}?)?loss\s*:?\s*" + NUM + r"\s*$"
+)
 _BEST_KEY = re.compile(r"(?i)^best(?:[\s_]|$)")  # a running best: never a point of its own step
 # the learning rate, the one record that names no metric (``Current learning rate: 0.00995``, ``lr: 0.0099``)
 _RATE_WORD = re.compile(r"(?i)(?:^|[\s_/.-])(?:lr|learning[\s_]rate)(?:$|[\s_/.-])")
@@ -1098,6 +1101,12 @@ _PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 
 
 _SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,3})\s+(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+)?$")
+# a count with its total leading a line of fields, MONAI's ``1/16, train_loss: 0.7525``: the batch in the
+# epoch a line of its own announced (``epoch 12/20``); with no such epoch, no counter
+_LEADING_COUNT = re.compile(r"^\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[,:|]\s*(?=[A-Za-z_])")
+# a running best and where it was reached, which ends a line: MONAI's ``best mean dice: 0.7300 at epoch: 10``,
+# ``train completed, best_metric: 0.8679 at epoch: 20`` (the epoch is the best's, not the one reached)
+_BEST_AT = re.compile(r"(?i)(?<![\w.])best[\s_][^\n]*?" + NUM + r"\s+at\s+(?:epoch|step|iter|iteration)\b")
 # ``200/ 2983 batches``: an inner counter written after its number
 _COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
 
@@ -1368,6 +1377,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     state = parser.state
     if "copypaste:" in line:
         return _read_copypaste(state, line)
+    if "best" in line or "Best" in line or "BEST" in line:
+        best = _BEST_AT.search(line)
+        if best is not None:
+            line = line[: best.start()]  # a running best and the epoch it was reached at: no point
     if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
         return False  # ``epoch 1, loss 0.29, train acc 0.91`` has none of them, and a counter first
     start = _DICT_START.search(line) if "{" in line else None
@@ -1415,6 +1428,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if ruled:
         for match in _COUNT_AFTER.finditer(line):
             counters.append(("batch", float(match["n"]), match["m"]))
+    if not counters and state.epoch is not None and line.lstrip()[:1].isdigit():
+        lead = _LEADING_COUNT.match(line)
+        if lead is not None:  # MONAI's ``1/16, train_loss: 0.7525`` under ``epoch 12/20``
+            counters.append(("batch", float(lead["n"]), lead["m"]))
     if not counters:
         return _read_alone(parser, line)
     fields = _fields(_BAR_HEAD.sub("", line, count=1) if bar is not None else line)
@@ -1502,9 +1519,11 @@ def _announce(parser: "TextParser", counters: list[tuple[str, float, str | None]
     (``=== Epoch 2 ===``) is also the epoch of the inner counts under it (``Batch 100: ...``)."""
     if len(counters) != 1:
         return
-    state, (name, value, _) = parser.state, counters[0]
+    state, (name, value, total) = parser.state, counters[0]
     if name == "epoch":
         state.epoch = value
+        if total:
+            state.meta["planned_epochs"] = float(total)  # ``epoch 12/20``: times an epoch's size, the planned steps
     if state.counter is None and state.meta.get("step_key", name) == name:
         state.step = value
         state.meta["step_key"] = name
@@ -1519,7 +1538,7 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
     name, value, total = counters[0]
     epoch = next((c for c in counters if c[0] == "epoch"), None)
     if epoch is None and state.epoch is not None and name in _UNDER_EPOCH:
-        epoch = ("epoch", state.epoch, None)  # the epoch a line of its own announced above it
+        epoch = ("epoch", state.epoch, state.meta.get("planned_epochs"))  # the epoch a line of its own announced above it
     if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
         if state.counter is None:
             state.counter = EpochCounter()
