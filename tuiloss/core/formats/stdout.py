@@ -1014,7 +1014,7 @@ _COUNTER = re.compile(
 )
 # the wall-clock time a logger writes before each message, then a colon: nnU-Net's ``2024-03-01 21:57:46.593456: ``
 _STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?:[ \t]"
-_STAMP_LEAD = re.compile(_STAMP)
+_STAMP_LEAD = re.compile(r"^" + _STAMP, re.M)
 # timm's ``Train: 1 [ 100/1251 (  8%)]`` and ``Epoch 1 [100/500]``: an epoch, then the batch in it
 # a line that is an epoch's number and nothing else: ``Epoch 2/3``, ``=== Epoch 2 ===``, ``[Epoch 2]``,
 # nnU-Net's ``2024-03-01 21:57:46.593456: Epoch 5``
@@ -1310,16 +1310,15 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     step. The total a counter announces (``N/M``) is kept as ``planned_steps``.
     """
     state = parser.state
+    text = _STAMP_LEAD.sub("", text)  # the logger's clock before each message: the message is the line
     for line in text.split("\n"):
-        if line[:1].isdigit() and (stamp := _STAMP_LEAD.match(line)) is not None:
-            line = line[stamp.end() :]  # the logger's clock: the message is the line
         if "poch" in line or "POCH" in line:
             head = _EPOCH_LINE.match(line)
             if head is not None:  # ``Epoch 2/3``, ``=== Epoch 2 ===``: the epoch of the lines under it
                 _announce(parser, [("epoch", float(head["n"]), head["m"])])
                 parser.matched += 1
                 continue
-        if _under_epoch_line(state) and _read_record(state, line):
+        if state.announced and _under_epoch_line(state) and _read_record(state, line):
             parser.matched += 1
             continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
@@ -1377,7 +1376,7 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     state = parser.state
     if "copypaste:" in line:
         return _read_copypaste(state, line)
-    if "best" in line or "Best" in line or "BEST" in line:
+    if "est" in line or "EST" in line:  # (best, Best, BEST)
         best = _BEST_AT.search(line)
         if best is not None:
             line = line[: best.start()]  # a running best and the epoch it was reached at: no point
@@ -1395,7 +1394,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     counters = []
     after = 0  # where the last counter ends: "key value" fields may follow it
     for match in _COUNTER.finditer(line):
-        if _is_amount(line, match.start()):
+        at = match.start()
+        if at > 1 and line[at - 2].isalpha() and _is_amount(line, at):  # (a word right before it: a cheap test first)
             continue
         counters.append((match["key"].lower(), float(match["n"]), match["m"]))
         after = match.end()
