@@ -364,3 +364,210 @@ def test_tensorflow_object_detections_losses_in_a_dict_over_several_lines_under_
         assert pts(batch, "per-step time") == [(100, 0.567), (200, 0.567)]
     settings = "{'batch_size': 32,\n 'lr': 0.001}\niter 1: loss 2.0\n"
     assert sorted(TextParser().feed(settings.encode(), 1).series) == ["loss"]  # a dict under no step is no record
+
+
+NNUNET_V2 = "".join(f"2024-03-01 21:{k // 10:02d}:{k % 10:02d}.593456: {line} \n" for k, line in enumerate((
+    "This split has 16 training and 4 validation cases.",
+    "Desired fold for training: 0",
+    "",
+    "Epoch 0",
+    "Current learning rate: 0.01",
+    "train_loss 0.05",
+    "val_loss 0.125",
+    "Pseudo dice [np.float32(0.3), np.float32(0.25)]",
+    "Epoch time: 95.31 s",
+    "Yayy! New best EMA pseudo Dice: 0.3",
+    "",
+    "Epoch 1",
+    "Current learning rate: 0.00999",
+    "train_loss -0.0180",
+    "val_loss 0.052",
+    "Pseudo dice [np.float32(0.359), np.float32(0.3)]",
+    "Epoch time: 95.68 s",
+    "Training done.",
+    "Desired fold for training: 0",
+    "Mean Validation Dice:  0.9181",
+)))
+NNUNET_V1 = (
+    "2021-06-20 08:13:03.113071: lr: 0.01\n"
+    "2021-06-20 08:13:03.123071: \n"
+    "epoch:  0 \n"
+    "2021-06-20 08:17:03.123071: train loss : 0.1000\n"
+    "2021-06-20 08:17:43.123071: validation loss: 0.3000\n"
+    "2021-06-20 08:17:43.133071: Average global foreground Dice: [0.5]\n"
+    "2021-06-20 08:17:43.143071: (interpret this as an estimate for the Dice of the different classes. This is not exact.)\n"
+    "2021-06-20 08:17:43.153071: lr: 0.009991\n"
+    "2021-06-20 08:17:43.173071: This epoch took 288.040000 s\n"
+    "\n"
+    "2021-06-20 08:17:43.183071: \n"
+    "epoch:  1 \n"
+    "2021-06-20 08:21:43.183071: train loss : -0.0944\n"
+    "2021-06-20 08:22:23.183071: validation loss: 0.1056\n"
+    "2021-06-20 08:22:23.193071: Average global foreground Dice: [0.625]\n"
+    "2021-06-20 08:22:23.213071: lr: 0.009982\n"
+)
+
+
+def test_nnunets_epoch_lines_and_their_values_on_lines_alone_behind_its_clock():
+    # nnU-Net writes no line of a counter and a metric: ``Epoch 5`` on a line of its own, then one
+    # value a line behind a wall-clock stamp (``train_loss -0.2396``, no colon); its losses are
+    # negative (a Dice term), its pseudo Dice a list of one value a class
+    from tuiloss.core.discover import sniff_head
+
+    for text in (NNUNET_V2, NNUNET_V1):
+        assert sniff_head("training_log_2024_3_1_21_49_46.txt", text.encode()) == ("text", "")
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(NNUNET_V2.encode(), 1) if whole else feed_lines(parser, NNUNET_V2)
+        assert pts(batch, "train_loss") == [(0, 0.05), (1, -0.018)]
+        assert pts(batch, "val_loss") == [(0, 0.125), (1, 0.052)]
+        assert pts(batch, "Pseudo dice[0]") == [(0, 0.3), (1, 0.359)]
+        assert pts(batch, "Pseudo dice[1]") == [(0, 0.25), (1, 0.3)]
+        assert pts(batch, "Current learning rate") == [(0, 0.01), (1, 0.00999)]
+        assert pts(batch, "Mean Validation Dice") == [(1, 0.9181)]  # the final validation, after training
+        # a time with its unit, a running best and a setting printed again are no points
+        assert set(batch.series) == {"train_loss", "val_loss", "Pseudo dice[0]", "Pseudo dice[1]",
+                                     "Current learning rate", "Mean Validation Dice"}
+        assert parser.state.meta["step_key"] == "epoch"
+        assert parser.ending is not None and parser.ending.kind == "finished"
+        parser = TextParser()
+        batch = parser.feed(NNUNET_V1.encode(), 1) if whole else feed_lines(parser, NNUNET_V1)
+        assert pts(batch, "train loss") == [(0, 0.1), (1, -0.0944)]
+        assert pts(batch, "validation loss") == [(0, 0.3), (1, 0.1056)]
+        assert pts(batch, "Average global foreground Dice") == [(0, 0.5), (1, 0.625)]
+        assert pts(batch, "lr") == [(0, 0.009991), (1, 0.009982)]  # (not the setting before training)
+
+
+def test_gpt_neox_validation_results_and_its_speed_before_the_iteration():
+    # GPT-NeoX prints ``validation results at iteration N`` (Megatron-LM ``validation loss at``) and
+    # starts its training line with ``samples/sec``
+    rule = "-" * 99 + "\n"
+    neox = "".join(
+        f" samples/sec: {52 + k / 10:.3f} | iteration {k * 10:8d}/{500:8d} | elapsed time per iteration (ms): 626.1 | "
+        f"learning rate: 1.199E-04 | lm_loss: {8 - k:.6E} | loss scale: 65536.0 | number of skipped iterations:   0 |\n"
+        for k in (1, 2)) + rule + (
+        " validation results at iteration 20 | lm_loss value: 6.500000E+00 | lm_loss_ppl value: 6.650000E+02 | \n") + rule
+    megatron = (" [2024-05-01 12:00:00] iteration       20/     500 | consumed samples:         1280 | lm loss: 6.250000E+00 |\n"
+                + rule + " validation loss at iteration 20 | lm loss value: 7.900000E+00 | lm loss PPL: 2.800000E+03 | \n" + rule)
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(neox.encode(), 1) if whole else feed_lines(parser, neox)
+        assert pts(batch, "lm_loss") == [(10, 7), (20, 6)]
+        assert pts(batch, "samples/sec") == [(10, 52.1), (20, 52.2)]
+        assert pts(batch, "val_lm_loss") == [(20, 6.5)]
+        assert pts(batch, "val_lm_loss_ppl") == [(20, 665)]
+        assert parser.state.meta["planned_steps"] == 500
+        parser = TextParser()
+        batch = parser.feed(megatron.encode(), 1) if whole else feed_lines(parser, megatron)
+        assert pts(batch, "lm loss") == [(20, 6.25)] and pts(batch, "consumed samples") == [(20, 1280)]
+        assert pts(batch, "validation lm loss") == [(20, 7.9)]
+        assert pts(batch, "validation lm loss PPL") == [(20, 2800)]
+
+
+FAIRSEQ2 = (
+    "[Rank 0] 2025-04-18 12:00:02,007 INFO fairseq2 - Config:\n"
+    "  regime:\n"
+    "    num_steps: 400\n"
+    "[Rank 0] 2025-04-18 12:09:40,805 INFO fairseq2 - Train Metrics (step 100) - Loss: 136.993 | Gradient Norm: 8.46 | "
+    "Elapsed Time: 565s | Learning Rate: 5e-05 | Elements per Second: 1,791 | Padding Ratio (%): 12%\n"
+    "[Rank 0] 2025-04-18 12:09:41,007 INFO fairseq2 - Validating at step 100.\n"
+    "[Rank 0] 2025-04-18 12:10:26,315 INFO fairseq2 - Validation Metrics (step 100) - Loss: 164.391 | "
+    "Unit Error Rate (UER): 51.20 | Word Error Rate (WER): 85.33 | Elapsed Time: 41s | Number of Examples: 2,416\n"
+    "[Rank 0] 2025-04-18 12:12:21,805 INFO fairseq2 - Train Metrics (step 120) - Loss: 108.081 | Gradient Norm: 7.75 | "
+    "Elapsed Time: 680s | Learning Rate: 5e-05 | Elements per Second: 1,790 | Padding Ratio (%): 11%\n"
+    "[Rank 0] 2025-04-18 12:41:34,007 INFO fairseq2 - End of training reached at step 120.\n"
+    "[Rank 0] 2025-04-18 12:41:35,007 INFO fairseq2 - Training complete in 46m 12s! Model saved to /ckpt/omniasr_ctc_300m\n"
+)
+
+
+def test_fairseq2_keys_with_an_abbreviation_in_parentheses_and_its_end_of_training():
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(FAIRSEQ2.encode(), 1) if whole else feed_lines(parser, FAIRSEQ2)
+        assert pts(batch, "Loss") == [(100, 136.993), (120, 108.081)]
+        assert pts(batch, "val_Loss") == [(100, 164.391)]
+        assert pts(batch, "val_Unit Error Rate (UER)") == [(100, 51.2)]
+        assert pts(batch, "val_Word Error Rate (WER)") == [(100, 85.33)]
+        assert pts(batch, "Padding Ratio (%)") == [(100, 12), (120, 11)]
+        assert parser.ending is not None and parser.ending.kind == "finished"
+        # a regime's ``num_steps`` is no planned total everywhere (CleanRL's is the steps of one rollout)
+        assert "planned_steps" not in parser.state.meta
+
+
+UNSLOTH = (
+    "==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1\n"
+    "   \\\\   /|    Num examples = 51,760 | Num Epochs = 1\n"
+    "O^O/ \\_/ \\    Batch size per device = 2 | Gradient Accumulation steps = 4\n"
+    "\\        /    Total batch size = 8 | Total steps = 60\n"
+    ' "-____-"     Number of trainable parameters = 41,943,040\n'
+    "{'loss': 2.6228, 'grad_norm': 0.698158, 'learning_rate': 4e-05, 'epoch': 0.0002}\n"
+    "{'loss': 2.5145, 'grad_norm': 0.785511, 'learning_rate': 8e-05, 'epoch': 0.0003}\n"
+)
+
+
+def test_unsloths_banner_gives_no_points_and_its_total_steps_is_the_planned_total():
+    # ``Gradient Accumulation steps = 4`` and ``Total steps = 60`` are amounts set for the run, not the
+    # step reached: the banner's batch sizes were points at "step 4" and "step 60"
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(UNSLOTH.encode(), 1) if whole else feed_lines(parser, UNSLOTH)
+        assert set(batch.series) == {"loss", "grad_norm", "learning_rate"}
+        assert pts(batch, "loss") == [(0.0002, 2.6228), (0.0003, 2.5145)]
+        assert parser.state.meta["planned_steps"] == 60
+    for line, total in (("Total steps: 60", 60), ("  TOTAL STEPS = 1,000", 1000), ("Total steps: 5000 | reward: 12.5", None)):
+        parser = TextParser()
+        parser.feed(f"{line}\nstep 1: loss 2.5\nstep 2: loss 2.25\n".encode(), 1)
+        assert parser.state.meta.get("planned_steps") == total, line
+    # a running total of steps beside a metric is still the step (an RL loop's ``Total steps``)
+    batch = TextParser().feed(b"Total steps: 5000 | reward: 12.5\nTotal steps: 6000 | reward: 13.5\n", 1)
+    assert pts(batch, "reward") == [(5000, 12.5), (6000, 13.5)]
+
+
+SKLEARN_MLP = (
+    "Fitting MLPClassifier(early_stopping=True, hidden_layer_sizes=(100,), max_iter=200, verbose=True)\n"
+    "Iteration 1, loss = 0.69549982\n"
+    "Validation score: 0.627984\n"
+    "Iteration 2, loss = 0.65386959\n"
+    "Validation score: 0.653731\n"
+    "Validation score did not improve more than tol=0.000100 for 10 consecutive epochs. Stopping.\n"
+    "test set score: 0.947500\n"
+)
+
+
+def test_scikit_learns_validation_score_is_an_evaluation_like_an_accuracy_and_its_stop_ends_the_run():
+    from tuiloss.core.analysis import metrics
+
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(SKLEARN_MLP.encode(), 1) if whole else feed_lines(parser, SKLEARN_MLP)
+        assert pts(batch, "loss") == [(1, 0.69549982), (2, 0.65386959)]
+        assert pts(batch, "Validation score") == [(1, 0.627984), (2, 0.653731)]
+        assert parser.ending is not None and (parser.ending.kind, parser.ending.reason) == ("finished", "early stopping")
+    for name in ("Validation score", "val_score", "test set score"):
+        assert metrics.is_eval(name) and metrics.role(name) == "accuracy", name
+    assert metrics.role("score") == "reward" and metrics.role("eval_episode/score") == "reward"  # an RL episode's
+
+
+MONAI = (
+    "Loading dataset: 100%|##########| 32/32 [00:41<00:00,  1.29s/it]\n"
+    + "".join("----------\n" + f"epoch {e}/3\n" + "".join(f"{b}/4, train_loss: {1 - e / 10 - b / 100:.4f}\n" for b in (1, 2, 3, 4))
+              + f"epoch {e} average loss: {1 - e / 10:.4f}\n" for e in (1, 2, 3))
+)
+MONAI = MONAI.replace("epoch 2 average loss: 0.8000\n", "epoch 2 average loss: 0.8000\nsaved new best metric model\n"
+                      "current epoch: 2 current mean dice: 0.6582\nbest mean dice: 0.7300 at epoch: 1\n")
+MONAI += "train completed, best_metric: 0.7300 at epoch: 1\n"
+
+
+def test_monai_batches_under_an_epoch_line_step_globally_and_its_running_best_is_no_point():
+    # MONAI's tutorials print ``1/16, train_loss: 0.1751`` under ``epoch 12/20``: the batch in the epoch;
+    # ``best mean dice: 0.73 at epoch: 10`` is the best so far and the epoch it was reached at
+    for whole in (True, False):
+        parser = TextParser()
+        batch = parser.feed(MONAI.encode(), 1) if whole else feed_lines(parser, MONAI)
+        assert [s for s, _ in pts(batch, "train_loss")] == list(range(1, 13))
+        assert pts(batch, "train_loss")[4] == (5, 0.79)  # epoch 2, batch 1
+        assert pts(batch, "loss") == [(4, 0.9), (8, 0.8), (12, 0.7)]  # each epoch's mean, at its end
+        assert pts(batch, "dice") == [(8, 0.6582)]
+        assert not any("best" in name for name in batch.series)
+        assert parser.state.meta["planned_epochs"] == 3 and parser.state.meta["planned_steps"] == 12
+        assert parser.ending is not None and parser.ending.kind == "finished"

@@ -397,3 +397,16 @@ def test_a_long_runs_events_read_on_a_second_thread_are_those_read_on_one(monkey
     assert seen and seen[0].startswith("tuiloss-report") or report_module._helper() is None
     assert apart == alone
     assert any(event["kind"] == "lr_drop" for event in alone["runs"][0]["events"])
+
+
+def test_no_progress_of_a_planned_total_of_steps_is_said_on_an_axis_of_fractional_epochs(tmp_path):
+    # Unsloth's banner plans 60 steps; the Trainer's dicts under it step on a fractional epoch
+    from tuiloss.core.engine import load
+
+    dicts = "".join(f"{{'loss': {2 - k / 10}, 'learning_rate': 4e-05, 'epoch': {k / 10000}}}\n" for k in range(1, 6))
+    (tmp_path / "train.log").write_text("\\        /    Total batch size = 8 | Total steps = 60\n" + dicts)
+    report = build_report(load([str(tmp_path)])[0], root=str(tmp_path))
+    axis = report_json(report, [])["runs"][0]["axis"]
+    # 60 optimizer steps are no total of this axis of epochs: neither the total nor a progress is said
+    assert axis["planned_steps"] is None and axis["coarse"] and axis["progress"] is None
+    assert " planned (" not in render_text(report)

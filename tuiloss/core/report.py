@@ -1084,10 +1084,11 @@ def _progress(run: RunReport) -> float | None:
     """How far the primary metric got of the total the log planned (0.0014 of 1.7M), None if unsaid.
 
     A run past its "plan" shows that the total was another counter's (a bar loading 4 shards):
-    no progress is said then.
+    no progress is said then, nor on a coarse axis: its fractional epochs are not the planned
+    steps (Hugging Face's dicts under Unsloth's ``Total steps = 60``).
     """
     m = run.primary
-    if run.axis.planned is None or m is None or finite(m.last_step) is None:
+    if run.axis.planned is None or run.axis.coarse or m is None or finite(m.last_step) is None:
         return None
     share = m.last_step / run.axis.planned
     return share if share <= 1.01 else None

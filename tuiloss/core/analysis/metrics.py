@@ -90,6 +90,9 @@ _NAMES = {
     "time_iterations": "step",
     "validation_lm_loss_ppl": "ppl",
 }
+# an evaluation's bare score (scikit-learn's ``Validation score``, ``test set score``): how well the model
+# does on held-out data, an accuracy (a score of its own stays a reward: an RL episode's score)
+_NAMES.update({f"{prefix}{part}_score": "accuracy" for prefix in EVAL_PREFIXES[:-1] for part in ("", "_set")})
 
 #: Exact train-loss names, most preferred first; then any loss by the rules below.
 TRAIN_LOSS_NAMES = (

@@ -73,19 +73,22 @@ _RULES = (
     _rule("crashed", "traceback", 2, r"^Traceback \(most recent call last\):\s*$"),
     _rule("crashed", "", 3, r"^srun: error: .*(?:Exited with exit code [1-9]|task \d+: [A-Z][a-z]+).*$"),
     _rule("finished", "the trainer's final summary", 0,
-          r"^.*(?:\*{5} train metrics \*{5}|['\"]train_runtime['\"]\s*:|Training (?:completed|finished)\b|"
+          r"^.*(?:\*{5} train metrics \*{5}|['\"]train_runtime['\"]\s*:|[Tt]rain(?:ing)? (?:completed|finished)\b|"
           r"\bProcess \d+ exits successfully|"
           r"`?Trainer\.fit`? stopped: `?max_(?:steps|epochs)=\d+`? reached|done training in [\d.]+ sec|"
           r"\[after training is done\]|Overall training speed: \d+ iterations in |Total training time: \d|"
-          r"\b\d+ epochs completed in [\d.]+ hours\.?\s*$|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d\s*$).*$"),
-    _rule("finished", "early stopping", 1, r"^.*(?:\bearly stopping\s*$|Early Stop!?\s*$).*$"),
+          r"\b\d+ epochs completed in [\d.]+ hours\.?\s*$|^Training time (?:\d+ days?, )?\d+:\d\d:\d\d\s*$|"
+          r"\bTraining done\.\s*$|\bEnd of training reached at step \d+).*$"),  # (nnU-Net's, fairseq2's)
+    _rule("finished", "early stopping", 1,
+          r"^.*(?:\bearly stopping\s*$|Early Stop!?\s*$|"
+          r"did not improve more than tol=\S+ for \d+ consecutive epochs\. Stopping\.).*$"),  # (scikit-learn's)
 )
 #: Literal text at least one marker holds: a chunk without any is read no further.
 _HINTS = ("memory", "NCCL", "nccl", "Timeout", "timeout", "TIME LIMIT", "TERM_", "oom", "Killed", "CANCELLED",
           "signal", "Signal", "SIG", "Interrupt", "Traceback", "Error", "Exception", "Failure", "Aborted",
           "Segmentation", "srun", "train metrics", "train_runtime", "completed", "Trainer.fit", "done training",
           "after training", "early stopping", "Early Stop", "finished", "exits successfully", "training speed",
-          "training time", "Training time", "epochs completed")
+          "training time", "Training time", "epochs completed", "Training done", "End of training", "consecutive epochs")
 _HINT_BYTES = tuple(hint.encode() for hint in _HINTS)
 
 

@@ -243,16 +243,22 @@ def _parse_tf(parser: "TextParser", text: str, first_line: int, batch: Batch) ->
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
 
-_MEGATRON = re.compile(r"^.*?\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$", re.M)
-_MEGATRON_VAL = re.compile(r"^.*?\bvalidation loss at iteration\s+(\d+)\s*\|(.*)$", re.M)
+# ``[2024-05-01 12:00:00] iteration   10/ 500 | consumed samples: 640 | lm loss: 1.1E+01 |``; GPT-NeoX
+# puts its speed first: `` samples/sec: 52.100 | iteration   10/ 500 | ... | lm_loss: 1.3E+01 |``
+_MEGATRON = re.compile(r"^(?P<before>.*?)\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$", re.M)
+# Megatron-LM's `` validation loss at iteration 100 | lm loss value: 7.9E+00 | lm loss PPL: 2.8E+03 |``,
+# GPT-NeoX's `` validation results at iteration 100 | lm_loss value: 7.9E+00 | lm_loss_ppl value: 2.8E+03 |``
+_MEGATRON_VAL = re.compile(r"^.*?\bvalidation (?P<what>loss|results) at iteration\s+(\d+)\s*\|(.*)$", re.M)
 
 
 def _parse_megatron(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Megatron-LM's and GPT-NeoX's ``iteration N/M | key: value | ...`` lines and their evaluations
+    at an iteration, named as each names them: ``validation lm loss``, ``val_lm_loss``."""
     state = parser.state
     for match in _MEGATRON.finditer(text):
         parser.matched += 1
-        step, pairs = float(match[1]), []
-        for part in match[3].split("|"):
+        step, pairs = float(match[2]), []
+        for part in match[4].split("|"):
             pair = _PAIR.search(part.strip().strip("()"))
             if pair is None or _num(pair["value"]) is None:
                 continue
@@ -262,24 +268,27 @@ def _parse_megatron(parser: "TextParser", text: str, first_line: int, batch: Bat
                 step = _num(pair["value"])
                 continue
             pairs.append((pair["key"], _num(pair["value"])))
-        if step == float(match[1]):
-            state.meta["planned_steps"] = float(match[2])
+        if step == float(match[2]):
+            state.meta["planned_steps"] = float(match[3])
+        if ":" in match["before"]:
+            pairs[:0] = _fields(match["before"])  # GPT-NeoX's speed, before the iteration
         if not pairs:
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
         for key, value in _new_evaluations(state, pairs):
             _emit(state, step, key, value)
     for match in _MEGATRON_VAL.finditer(text):
         parser.matched += 1
-        step = float(match[1])
+        step = float(match[2])
+        prefix = "validation " if match["what"] == "loss" else "val_"
         found = 0
-        for part in match[2].split("|"):
+        for part in match[3].split("|"):
             pair = _PAIR.search(part.strip())
             if pair is None:
                 continue
             name = pair["key"].strip()
             if name.endswith(" value"):
                 name = name[: -len(" value")]
-            found += _emit(state, step, "validation " + name, _num(pair["value"]))
+            found += _emit(state, step, prefix + name, _num(pair["value"]))
         if not found:
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
 
@@ -1028,9 +1037,29 @@ _COUNTER = re.compile(
     r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s*#\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.%])",
     re.I,
 )
+# the wall-clock time a logger writes before each message, then a colon: nnU-Net's ``2024-03-01 21:57:46.593456: ``
+_STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?:[ \t]"
+_STAMP_LEAD = re.compile(r"^" + _STAMP, re.M)
 # timm's ``Train: 1 [ 100/1251 (  8%)]`` and ``Epoch 1 [100/500]``: an epoch, then the batch in it
-# a line that is an epoch's number and nothing else: ``Epoch 2/3``, ``=== Epoch 2 ===``, ``[Epoch 2]``
-_EPOCH_LINE = re.compile(r"^[\W_]*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?[\W_]*$", re.I | re.M)
+# a line that is an epoch's number and nothing else: ``Epoch 2/3``, ``=== Epoch 2 ===``, ``[Epoch 2]``,
+# nnU-Net's ``2024-03-01 21:57:46.593456: Epoch 5``
+_EPOCH_LINE = re.compile(r"^(?:" + _STAMP + r")?[\W_]*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?[\W_]*$", re.I | re.M)
+# one value of the epoch a line of its own announced, alone on its line, as nnU-Net writes them:
+# ``train_loss -0.2396``, ``train loss : -0.0944``, ``Current learning rate: 0.00995``, ``Pseudo dice [0.5440]``
+# (a list holds a value a class: ``Average global foreground Dice: [0.91, 0.88]``)
+_RECORD = re.compile(
+    r"^\s*(?P<key>[A-Za-z_][\w./\-]*(?: [A-Za-z_][\w./\-]*){0,4}?)(?:\s*:\s*|\s+)"
+    r"(?:\[(?P<items>[^\[\]]*)\]|(?P<value>" + NUM + r"))\s*$"
+)
+# a loss alone on its line (behind a stamp or the batch's count, MONAI's ``1/16, train_loss: 0.7525``): under
+# an epoch line of its own, it shows the general reader's log before any line of a counter and a metric does
+# (nnU-Net writes none)
+_LOSS_RECORD = re.compile(
+    r"(?im)^(?:" + _STAMP + r"|\s*\d+\s*/\s*\d+\s*[,:|])?\s*(?:[A-Za-z_][\w ./\-]{0,40}?)?loss\s*:?\s*" + NUM + r"\s*$"
+)
+_BEST_KEY = re.compile(r"(?i)^best(?:[\s_]|$)")  # a running best: never a point of its own step
+# the learning rate, the one record that names no metric (``Current learning rate: 0.00995``, ``lr: 0.0099``)
+_RATE_WORD = re.compile(r"(?i)(?:^|[\s_/.-])(?:lr|learning[\s_]rate)(?:$|[\s_/.-])")
 # PyTorch's CIFAR-10 tutorial, ``[1,  2000] loss: 2.170``: the epoch, then the batch in it, leading the line
 _EPOCH_BATCH = re.compile(r"^\s*\[\s*(?P<e>\d+)\s*,\s*(?P<n>\d+)\s*\](?=\s*[A-Za-z_])")
 # ``Epoch 3 [10/50]``, ``Train: 3 [10/50 (20%)]``, PaddleDetection's ``Epoch: [0] [ 20/300]``:
@@ -1039,12 +1068,17 @@ _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?:(?P<e
                             r"\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[\](]", re.I)
 # the planned total of a settings dump or argument list: ``max_iters = 5000``, ``'max_steps': 500``,
 # verl's ``total_training_steps: 200``, HF's ``max_train_steps=1000``, the Trainer's banner
-# ``Total optimization steps = 1,000``, torchtitan's ``Training starts at step 1, ..., total steps 1000``
+# ``Total optimization steps = 1,000``, torchtitan's ``Training starts at step 1, ..., total steps 1000``,
+# Unsloth's banner ``Total batch size = 8 | Total steps = 60`` (a ``total steps`` only on a line naming no
+# metric: ``Total steps: 5000 | reward: 12`` counts the steps taken)
 _PLANNED = re.compile(r"(?<![\w])['\"]?(?:max_(?:update|updates|steps|iters|iterations|train_steps|training_steps)"
                       r"|total_training_steps|num_training_steps|Total optimization steps)['\"]?\s*[:=]\s*(\d[\d,]*)(?![\d.])"
-                      r"|\btotal steps:?\s+(\d[\d,]*)(?![\d.])")
+                      r"|(?i:\btotal steps)\s*(?:[:=]\s*|\s)(\d[\d,]*)(?![\d.])")
 #: Text without which a line can hold no planned total (a cheap test before the pattern).
-_PLANNED_HINTS = ("max_", "_training_steps", "optimization steps", "total steps")
+_PLANNED_HINTS = ("max_", "_training_steps", "optimization steps", "otal steps", "otal Steps", "OTAL STEPS")
+# a counter's name qualified as an amount (Unsloth's ``Gradient Accumulation steps = 4``, ``Total steps = 60``):
+# on a line naming no metric, a setting, not the step reached
+_AMOUNT_BEFORE = re.compile(r"(?i)\b(?:total|max|maximum|num|number of|accumulation|warmup|warm-up)\s+$")
 # a tqdm bar's count: ``|#####     | 50/100 [00:05<00:05, ...]``
 _BAR_COUNT = re.compile(r"\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[")
 # torchtune's bar: ``1|25|Loss: 1.65:  10%|###   | 25/250 [...]``, the epoch and the step in its description
@@ -1060,9 +1094,11 @@ _EVAL_PHASE = {"validating": "val", "validation": "val", "valid": "val", "evalua
                "testing": "test"}
 _EVAL_NAME = re.compile(r"^(?:val|valid|validation|eval|test|dev)(?:[_/ ]|$)", re.I)
 _KEY = r"[A-Za-z_][\w./\-()@]*"  # ``Acc@1``, verl's ``val-core/gsm8k/reward/mean@1``
-# A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``.
+# a word of a key in parentheses, its abbreviation or unit: fairseq2's ``Word Error Rate (WER)``, ``Padding Ratio (%)``
+_KEY_ASIDE = r"\([A-Za-z%][\w%/]*\)"
+# A field that is one pair: ``Train Loss: 1.94``, ``lr=[9.6e-06``, ``MemAllocated=3.96GB``, ``Unit Error Rate (UER): 51.2``.
 _WHOLE = re.compile(
-    r"^(?P<key>" + _KEY + r"(?: " + _KEY + r"){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?P<unit>[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
+    r"^(?P<key>" + _KEY + r"(?: (?:" + _KEY + "|" + _KEY_ASIDE + r")){0,5}?)\s*[:=]\s*\[?\s*(?P<value>" + NUM + r")\s*(?P<unit>[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*\]?$"
 )
 # Pairs inside a field: one-word keys, the value ending the field or followed by more words.
 _TIGHT = re.compile(
@@ -1078,8 +1114,9 @@ _FIELD_SPLIT = re.compile(r"\s*(?:(?<!\d),|,(?!\d{3}(?!\d))|[;|\t]|\s-\s|\]\s*\[
 _PREFIX_END = re.compile(r"^.*\](?=\s*[A-Za-z_])\s*")  # a log prefix ends in ``]`` before the first key
 _SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|cu|c|h|hpp|go|rs|java|js|ts|rb|lua|jl|scala|kt)$", re.I)
 #: Words that name a measurement: a "key value" field is read only when one names a metric.
-_METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou)"
+_METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|score|error|wer|cer|xent|nll|auc|precision|recall|iou|dice)"
 _METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-])")
+_NAMES_METRIC = re.compile(r"(?i)(?:^|[\W_])" + _METRIC_NAMES + r"(?:$|[\W_])")  # a metric's name anywhere in a line
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
 _NOT_METRICS = frozenset({"eta", "v_num", "pid"})  # a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``
 _DICT_START = re.compile(r"\{\s*['\"]")
@@ -1094,6 +1131,12 @@ _PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 
 # ``loss 2.4``, ``lr 3.0e-04``, ``valid ppl 252.86``, DGL's ``Time(s) 0.0041``
 _SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_(][\w./\-()]*){0,3})\s+(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+)?$")
+# a count with its total leading a line of fields, MONAI's ``1/16, train_loss: 0.7525``: the batch in the
+# epoch a line of its own announced (``epoch 12/20``); with no such epoch, no counter
+_LEADING_COUNT = re.compile(r"^\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[,:|]\s*(?=[A-Za-z_])")
+# a running best and where it was reached, which ends a line: MONAI's ``best mean dice: 0.7300 at epoch: 10``,
+# ``train completed, best_metric: 0.8679 at epoch: 20`` (the epoch is the best's, not the one reached)
+_BEST_AT = re.compile(r"(?i)(?<![\w.])best[\s_][^\n]*?" + NUM + r"\s+at\s+(?:epoch|step|iter|iteration)\b")
 # ``200/ 2983 batches``: an inner counter written after its number
 _COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
 
@@ -1297,6 +1340,8 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
     metric (``ppl: 4.99``, ``Validation perplexity: 5.45``) is placed at the latest
     step. The total a counter announces (``N/M``) is kept as ``planned_steps``.
     """
+    state = parser.state
+    text = _STAMP_LEAD.sub("", text)  # the logger's clock before each message: the message is the line
     for line in text.split("\n"):
         if "poch" in line or "POCH" in line:
             head = _EPOCH_LINE.match(line)
@@ -1304,6 +1349,9 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
                 _announce(parser, [("epoch", float(head["n"]), head["m"])])
                 parser.matched += 1
                 continue
+        if state.announced and _under_epoch_line(state) and _read_record(state, line):
+            parser.matched += 1
+            continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
             continue
         if "planned_steps" not in parser.state.meta and any(hint in line for hint in _PLANNED_HINTS):
@@ -1320,11 +1368,49 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
         parser.matched += found
 
 
+def _is_amount(line: str, at: int) -> bool:
+    """Whether the counter at ``at`` is an amount set for the run, not the step reached (see
+    :data:`_AMOUNT_BEFORE`): named so, on a line that names no metric."""
+    return _AMOUNT_BEFORE.search(line, max(0, at - 24), at) is not None and _NAMES_METRIC.search(line) is None
+
+
+def _under_epoch_line(state: _State) -> bool:
+    """Whether the log's step is an epoch announced on a line of its own (``Epoch 5``), with no
+    count under it: the lines of one value that follow are that epoch's record."""
+    return state.announced and state.counter is None and state.meta.get("step_key") == "epoch"
+
+
+def _read_record(state: _State, line: str) -> bool:
+    """A line of one value under an epoch line of its own (see :data:`_RECORD`): that epoch's
+    point (one a class, ``name[k]``, for a list of several), when its name says it is a metric or
+    the learning rate: a setting printed again (``Desired fold for training: 0``), a counter, a
+    running best (``best_metric: 0.87``) and a value with more words after it (``Epoch time: 95.3 s``)
+    are none."""
+    match = _RECORD.match(line)
+    if match is None:
+        return False
+    key = match["key"]
+    if not (_METRIC_WORD.search(key) or _RATE_WORD.search(key)) or _BEST_KEY.match(key) or _counter_name(key):
+        return False
+    cells = [match["value"]] if match["items"] is None else match["items"].split(",")
+    values = [_num(cell) for cell in cells]
+    if any(value is None for value in values):
+        return False
+    names = [key] if len(values) == 1 else [f"{key}[{k}]" for k in range(len(values))]
+    for name, value in zip(names, values):
+        _emit(state, state.step, name, value)
+    return True
+
+
 def _read_line(parser: "TextParser", line: str) -> bool:
     """Read one line (or one redraw of a progress bar); whether it gave points."""
     state = parser.state
     if "copypaste:" in line:
         return _read_copypaste(state, line)
+    if "est" in line or "EST" in line:  # (best, Best, BEST)
+        best = _BEST_AT.search(line)
+        if best is not None:
+            line = line[: best.start()]  # a running best and the epoch it was reached at: no point
     if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
         return False  # ``epoch 1, loss 0.29, train acc 0.91`` has none of them, and a counter first
     start = _DICT_START.search(line) if "{" in line else None
@@ -1345,6 +1431,9 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     counters = []
     after = 0  # where the last counter ends: "key value" fields may follow it
     for match in _COUNTER.finditer(line):
+        at = match.start()
+        if at > 1 and line[at - 2].isalpha() and _is_amount(line, at):  # (a word right before it: a cheap test first)
+            continue
         counters.append((match["key"].lower(), float(match["n"]), match["m"]))
         after = match.end()
     words = set()
@@ -1376,6 +1465,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if ruled:
         for match in _COUNT_AFTER.finditer(line):
             counters.append(("batch", float(match["n"]), match["m"]))
+    if not counters and state.epoch is not None and line.lstrip()[:1].isdigit():
+        lead = _LEADING_COUNT.match(line)
+        if lead is not None:  # MONAI's ``1/16, train_loss: 0.7525`` under ``epoch 12/20``
+            counters.append(("batch", float(lead["n"]), lead["m"]))
     if not counters:
         return _read_alone(parser, line)
     fields = _fields(_BAR_HEAD.sub("", line, count=1) if bar is not None else line)
@@ -1463,9 +1556,11 @@ def _announce(parser: "TextParser", counters: list[tuple[str, float, str | None]
     (``=== Epoch 2 ===``) is also the epoch of the inner counts under it (``Batch 100: ...``)."""
     if len(counters) != 1:
         return
-    state, (name, value, _) = parser.state, counters[0]
+    state, (name, value, total) = parser.state, counters[0]
     if name == "epoch":
         state.epoch = value
+        if total:
+            state.meta["planned_epochs"] = float(total)  # ``epoch 12/20``: times an epoch's size, the planned steps
     if state.counter is None and state.meta.get("step_key", name) == name:
         state.step = value
         state.meta["step_key"] = name
@@ -1480,7 +1575,7 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
     name, value, total = counters[0]
     epoch = next((c for c in counters if c[0] == "epoch"), None)
     if epoch is None and state.epoch is not None and name in _UNDER_EPOCH:
-        epoch = ("epoch", state.epoch, None)  # the epoch a line of its own announced above it
+        epoch = ("epoch", state.epoch, state.meta.get("planned_epochs"))  # the epoch a line of its own announced above it
     if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
         if state.counter is None:
             state.counter = EpochCounter()
@@ -1858,6 +1953,10 @@ FAMILIES: tuple[Family, ...] = (
 )
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
 _TABLE = next(f for f in FAMILIES if f.name == "table")
+_GENERAL = next(f for f in FAMILIES if f.generic)
+#: Characters of text kept from an epoch line of its own until a family is known (its values may
+#: come on lines alone, before the loss that shows the family: see ``_shows_epoch_records``).
+_HELD_RECORDS = 16 * 1024
 _ALIASES = {"hf_dict": "generic"}  # read by the general reader since dicts are one of its shapes
 _DETECT_PREFIX = 1 << 16  # bytes of a chunk decoded to detect its family first
 
@@ -1870,7 +1969,19 @@ def detect_family(text: str) -> Family | None:
             continue
         if family.detect.search(lined):
             return family
+    if _shows_epoch_records(text):
+        return _GENERAL
     return None
+
+
+def _shows_epoch_records(text: str) -> bool:
+    """Whether ``text`` shows epoch lines of their own with the epoch's values on lines alone
+    (nnU-Net's ``Epoch 5``, then ``train_loss -0.2396``), which no family's pattern detects:
+    a loss alone under an epoch line."""
+    if ("oss" not in text and "OSS" not in text) or ("poch" not in text and "POCH" not in text):
+        return False
+    head = _EPOCH_LINE.search(text)
+    return head is not None and _LOSS_RECORD.search(text, head.end()) is not None
 
 
 def _has_hint(family: Family, text: str | bytes) -> bool:
@@ -1921,6 +2032,7 @@ class TextParser(LineParser):
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
         self.read_any = False  # whether the family read a point yet (a guess may still change before)
         self.last_line = ""  # the last line of the text read before
+        self.since_epoch = ""  # before any family: the text from the last epoch line of its own on
 
     def restart(self) -> None:
         self.state = _State()
@@ -1932,6 +2044,7 @@ class TextParser(LineParser):
         self.layouts.reset()
         self.read_any = False
         self.last_line = ""
+        self.since_epoch = ""
         if not self._fixed:
             self.family = None
 
@@ -2031,7 +2144,7 @@ class TextParser(LineParser):
         if (family is None or family.generic or family.weak) and may_wrap_scalars(data):
             data = unwrap_scalars(data)  # ``loss: tensor(0.69, device='cuda:0')`` is ``loss: 0.69``
         text = self._detect(data)
-        if self.family is not None and self.family.layout and self.layouts.wants(data):
+        if self.family is not None and self.family.layout and not self.since_epoch and self.layouts.wants(data):
             batch = Batch()
             self.matched = 0
             fitted = self.layouts.feed(data, first_line, batch)
@@ -2046,12 +2159,22 @@ class TextParser(LineParser):
         batch = Batch()
         lines = text.count("\n")
         self.matched = 0
+        if self.family is None and _under_epoch_line(self.state) and _LOSS_RECORD.search(text) is not None:
+            self.family = _GENERAL  # a loss alone under the epoch line read before (see detect_family)
         if self.family is not None:
+            if self.since_epoch:  # the lines from an epoch line on, read before the family was known
+                held, self.since_epoch = self.since_epoch, ""
+                text, first_line = held + text, first_line - held.count("\n")
             self._parse_pieces(text, first_line, batch)
         else:
+            head = None
             if "poch" in text or "POCH" in text:  # ``=== Epoch 1 ===`` before any metric line shows the family
                 for head in _EPOCH_LINE.finditer(text):
                     _announce(self, [("epoch", float(head["n"]), head["m"])])
+            if head is not None:
+                self.since_epoch = text[head.start() :]
+            elif self.since_epoch:
+                self.since_epoch = self.since_epoch + text if len(self.since_epoch) < _HELD_RECORDS else ""
             for end, series, value in eventlines.event_lines(text) if eventlines.may_hold(text) else []:
                 if self.reached is not None:  # a log whose family is not known yet: at the step read before
                     steps, values = self.events.setdefault(series, ([], []))
@@ -2143,6 +2266,8 @@ def _note_planned(data: bytes, meta: dict) -> None:
 def _planned(line: str) -> float | None:
     """The planned total ``line`` gives (see :data:`_PLANNED`), or None."""
     match = _PLANNED.search(line)
+    if match is not None and match[2] and _NAMES_METRIC.search(line):
+        return None  # the steps taken so far, beside the metrics at them
     total = float((match[1] or match[2]).replace(",", "")) if match is not None else 0.0
     return total if total > 0 else None
 
