@@ -90,10 +90,16 @@ _HINTS = ("memory", "NCCL", "nccl", "Timeout", "timeout", "TIME LIMIT", "TERM_",
           "after training", "early stopping", "Early Stop", "finished", "exits successfully", "training speed",
           "training time", "Training time", "epochs completed", "Training done", "End of training", "consecutive epochs")
 _HINT_BYTES = tuple(hint.encode() for hint in _HINTS)
+#: The same hints as one pattern: on a short chunk (a line a live log just wrote) one search
+#: costs a fifth of a test per hint; on a long one the hints' own searches are faster.
+_HINT_PATTERN = re.compile(b"|".join(re.escape(hint) for hint in _HINT_BYTES))
+_SHORT = 2048
 
 
 def may_hold(data: bytes) -> bool:
     """Whether ``data`` (the end of a chunk) can hold a marker: a cheap test before reading it."""
+    if len(data) <= _SHORT:
+        return _HINT_PATTERN.search(data) is not None
     return any(hint in data for hint in _HINT_BYTES)
 
 

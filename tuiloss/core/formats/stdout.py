@@ -1076,6 +1076,7 @@ _PLANNED = re.compile(r"(?<![\w])['\"]?(?:max_(?:update|updates|steps|iters|iter
                       r"|(?i:\btotal steps)\s*(?:[:=]\s*|\s)(\d[\d,]*)(?![\d.])")
 #: Text without which a line can hold no planned total (a cheap test before the pattern).
 _PLANNED_HINTS = ("max_", "_training_steps", "optimization steps", "otal steps", "otal Steps", "OTAL STEPS")
+_PLANNED_HINTS_BYTES = tuple(hint.encode() for hint in _PLANNED_HINTS) + (b"raining for ",)
 # a counter's name qualified as an amount (Unsloth's ``Gradient Accumulation steps = 4``, ``Total steps = 60``):
 # on a line naming no metric, a setting, not the step reached
 _AMOUNT_BEFORE = re.compile(r"(?i)\b(?:total|max|maximum|num|number of|accumulation|warmup|warm-up)\s+$")
@@ -2134,7 +2135,7 @@ class TextParser(LineParser):
         if self._plan_room > 0 and "planned_steps" not in self.state.meta:
             head = data if len(data) <= self._plan_room else data[: self._plan_room]
             self._plan_room -= len(head)
-            if any(hint.encode() in head for hint in _PLANNED_HINTS) or b"raining for " in head:
+            if any(hint in head for hint in _PLANNED_HINTS_BYTES):
                 _note_planned(head, self.state.meta)
                 self.state.setting_total = self.state.meta.get("planned_steps")
         data = strip_controls(data)  # a colourised log: its colours are no text
@@ -2256,7 +2257,7 @@ def _note_planned(data: bytes, meta: dict) -> None:
         if epochs is not None and int(epochs[1]) > 0:
             meta["planned_epochs"] = float(epochs[1])
     for line in data.split(b"\n"):
-        if any(hint.encode() in line for hint in _PLANNED_HINTS):
+        if any(hint in line for hint in _PLANNED_HINTS_BYTES[:-1]):
             planned = _planned(line.decode("utf-8", "replace"))
             if planned:
                 meta["planned_steps"] = planned
