@@ -1076,7 +1076,9 @@ _PLANNED = re.compile(r"(?<![\w])['\"]?(?:max_(?:update|updates|steps|iters|iter
                       r"|(?i:\btotal steps)\s*(?:[:=]\s*|\s)(\d[\d,]*)(?![\d.])")
 #: Text without which a line can hold no planned total (a cheap test before the pattern).
 _PLANNED_HINTS = ("max_", "_training_steps", "optimization steps", "otal steps", "otal Steps", "OTAL STEPS")
-_PLANNED_HINTS_BYTES = tuple(hint.encode() for hint in _PLANNED_HINTS) + (b"raining for ",)
+_PLANNED_HINTS_BYTES = tuple(hint.encode() for hint in _PLANNED_HINTS)
+#: ... and those of a settings dump's planned total or planned epochs (``Start training for 300 epochs``).
+_PLAN_HINTS_BYTES = _PLANNED_HINTS_BYTES + (b"raining for ",)
 # a counter's name qualified as an amount (Unsloth's ``Gradient Accumulation steps = 4``, ``Total steps = 60``):
 # on a line naming no metric, a setting, not the step reached
 _AMOUNT_BEFORE = re.compile(r"(?i)\b(?:total|max|maximum|num|number of|accumulation|warmup|warm-up)\s+$")
@@ -1168,6 +1170,10 @@ _COUNTER_THEN_SPACED = (
 _SPACED_AFTER_COUNTER = re.compile(_COUNTER_THEN_SPACED, re.I)
 
 
+#: Where "key value" fields part: ``|``, ``,``, ``;``, or a dash between spaces (Flair's ``- loss 2.83 -``).
+_SPACED_SPLIT = re.compile(r"\s*[|,;]\s*|\s+-\s+")
+
+
 def _spaced_after(rest: str) -> list[tuple[str, float]]:
     """``key value`` fields right after a counter and a separator: ``Step 10: loss 2.4``,
     ``step 10/15000 | loss 2.4 | lr 3.0e-04``. Read only when one of them names a metric
@@ -1176,7 +1182,7 @@ def _spaced_after(rest: str) -> list[tuple[str, float]]:
     if start is None:
         return []
     out = []
-    for part in re.split(r"\s*[|,;]\s*|\s+-\s+", rest[start.end():]):
+    for part in _SPACED_SPLIT.split(rest[start.end():]):
         match = _SPACED.match(part.strip())
         if match is None:
             break  # the fields end where a part is no pair
@@ -1834,7 +1840,7 @@ def _read_eval_means(parser: "TextParser", rest: str, phase: str) -> bool:
 def _read_eval_summary(parser: "TextParser", rest: str, phase: str) -> bool:
     pairs = _fields(rest)
     if not pairs:  # Flair's ``DEV : loss 1.5114 - f1-score (micro avg)  0.6850``: "key value" fields
-        pairs = [(m["key"].strip(), _num(m["value"])) for part in re.split(r"\s*[|,;]\s*|\s+-\s+", rest.strip())
+        pairs = [(m["key"].strip(), _num(m["value"])) for part in _SPACED_SPLIT.split(rest.strip())
                  if (m := _SPACED.match(part.strip())) is not None]
         pairs = [(key, value) for key, value in pairs if value is not None]
     return _eval_pairs(parser, [(key, value) for key, value in pairs if _counter_name(key) is None], phase)
@@ -2135,7 +2141,7 @@ class TextParser(LineParser):
         if self._plan_room > 0 and "planned_steps" not in self.state.meta:
             head = data if len(data) <= self._plan_room else data[: self._plan_room]
             self._plan_room -= len(head)
-            if any(hint in head for hint in _PLANNED_HINTS_BYTES):
+            if any(hint in head for hint in _PLAN_HINTS_BYTES):
                 _note_planned(head, self.state.meta)
                 self.state.setting_total = self.state.meta.get("planned_steps")
         data = strip_controls(data)  # a colourised log: its colours are no text
@@ -2257,7 +2263,7 @@ def _note_planned(data: bytes, meta: dict) -> None:
         if epochs is not None and int(epochs[1]) > 0:
             meta["planned_epochs"] = float(epochs[1])
     for line in data.split(b"\n"):
-        if any(hint in line for hint in _PLANNED_HINTS_BYTES[:-1]):
+        if any(hint in line for hint in _PLANNED_HINTS_BYTES):
             planned = _planned(line.decode("utf-8", "replace"))
             if planned:
                 meta["planned_steps"] = planned
