@@ -9,7 +9,8 @@ flat at the start then learning, no progress at all, collapse into a dead platea
 to a high level with almost no noise), eval series that overfit (eval rises while train
 falls) or spike, grad-norm-only spikes (the loss stays clean), RL losses oscillating
 around zero (some loud and large early, as a PPO loss is while its value loss dominates,
-with or without one late spike), and runs too short to say anything about.
+with or without one late spike), runs too short to say anything about, and a level that
+steps up and stays (labelled drift).
 
 Every case carries a verdict label (see :func:`generate.verdict_of`), and eval and
 grad-norm columns where it has them.
@@ -202,6 +203,8 @@ def make_realistic(k: int, rng: np.random.Generator, kind: str, lengths: list[in
         return _heavy_batch(k, rng, lengths)
     elif kind == "flat_wander":  # never learns; its noise is correlated, so its level wanders
         return _flat_wander(k, rng, lengths)
+    elif kind == "level_step":  # steps up and stays (a changed data mix), maybe while still settling
+        return _level_step(k, rng, lengths)
     else:
         raise ValueError(kind)
     z = clean + _noise(n, sigma, noise_kind, rng, clean)
@@ -275,10 +278,32 @@ def _flat_wander(k: int, rng: np.random.Generator, lengths: list[int]) -> Case:
     return case
 
 
+def _level_step(k: int, rng: np.random.Generator, lengths: list[int]) -> Case:
+    """A decaying loss over 1,000-100,000 points that steps up 8-40% at 30-85% of the run and
+    stays there (labelled drift at the step; 1.5x would be a divergence); the step is at least
+    6 noise sigmas (12 for autocorrelated noise, whose level wanders)."""
+    n = max(1000, int(rng.choice(lengths)))
+    interval = int(rng.choice((1, 10, 100)))
+    t = np.arange(n) / n
+    steps = (np.arange(n) + 1) * float(interval)
+    noise_kind = str(rng.choice(NOISE_KINDS))
+    sigma = float(rng.choice((0.01, 0.02) if noise_kind == "ar" else (0.01, 0.02, 0.05)))
+    start = rng.uniform(2.0, 8.0)
+    clean = _decay(t, rng, start, start * rng.uniform(0.1, 0.3))
+    at = int(rng.uniform(0.3, 0.85) * n)
+    least = max(math.log(1.08), (12.0 if noise_kind == "ar" else 6.0) * sigma)  # at most 1.35x
+    clean = clean + rng.uniform(least, math.log(1.4)) * (np.arange(n) >= at)  # below a divergence's 1.5x
+    z = clean + _noise(n, sigma, noise_kind, rng, clean)
+    labels = [Label("drift", steps[at - 1], steps[at])]
+    return _make(k, "level_step", n, steps, z, labels, sigma, noise_kind, None, clean=clean)
+
+
 #: Cases added later, generated after all others so the earlier cases keep their draws.
 LATER_PLAN = ("rl_loud_start", "overfit_late")
 #: ...and after those: heavier batch noise over long runs, flat runs whose level wanders.
 HARDER_PLAN = ("heavy_batch", "heavy_batch", "flat_wander")
+#: ...and after those: a level that steps up and stays.
+STEP_PLAN = ("level_step", "level_step")
 
 REALISTIC_PLAN = (
     SCHEDULES

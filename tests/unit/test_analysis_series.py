@@ -268,6 +268,42 @@ def test_a_drift_on_autocorrelated_noise_is_still_found():
     assert 1300 <= drift.step <= 1700 and 2100 <= drift.end_step <= 2400, drift
 
 
+@pytest.mark.parametrize("jump", [1.08, 1.15, 1.3])
+@pytest.mark.parametrize("at", [0.5, 0.8])
+def test_a_step_up_that_stays_is_a_drift_at_the_step(jump, at):
+    # a changed data mix or sequence length: the loss steps up while it is still settling and
+    # stays there; Mann-Kendall over windows holding the fall before the step missed a 30% step
+    n = 3000
+    rng = np.random.default_rng(int(jump * 100 + at * 10))
+    t = np.arange(n) / n
+    clean = np.log(0.8 + 2.2 * np.exp(-t / 0.1)) + np.log(jump) * (t >= at)
+    steps = np.arange(1, n + 1) * 10.0
+    [drift] = kinds(analyze_series(steps, np.exp(clean + 0.015 * rng.standard_normal(n))), "drift")
+    jump_step = steps[int(at * n)]
+    assert jump_step - 0.02 * steps[-1] <= drift.step <= jump_step <= drift.end_step <= jump_step + 0.02 * steps[-1]
+    assert drift.message.startswith("stepped up"), drift.message
+    assert drift.value / drift.baseline == pytest.approx(jump, rel=0.04)
+
+
+def test_a_loss_that_steps_down_at_each_decay_of_the_rate_has_no_drift():
+    n = 3000
+    rng = np.random.default_rng(5)
+    t = np.arange(n) / n
+    clean = np.log(0.8 + 2.2 * np.exp(-t / 0.1)) - np.log(1.3) * ((t >= 0.4).astype(float) + (t >= 0.7))
+    result = analyze_series(np.arange(1, n + 1) * 10.0, np.exp(clean + 0.015 * rng.standard_normal(n)))
+    assert kinds(result, "drift") == []
+
+
+def test_pairs_across_a_split_are_counted_as_rank_sums():
+    from tuiloss.core.analysis.stats import KendallTable
+
+    x = np.random.default_rng(0).standard_normal(40)
+    table = KendallTable(x)
+    for a, h, b in ((0, 20, 40), (3, 10, 31), (5, 6, 7)):
+        expected = sum(np.sign(x[j] - x[i]) for i in range(a, h) for j in range(h, b))
+        assert table.across_many(np.array([a]), np.array([h]), np.array([b]))[0] == expected
+
+
 def test_a_drift_starts_where_it_rises_not_at_a_dip_of_the_noise_before_it():
     from tuiloss.core.analysis.trends import _trim
 

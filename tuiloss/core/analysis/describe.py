@@ -75,10 +75,11 @@ def divergence(step: float, baseline: float, value: float, nan_step: float | Non
 
 
 def drift(step: float, end_step: float, start_level: float, end_level: float, relative: bool, ongoing: bool,
-          higher: bool = False) -> str:
+          higher: bool = False, sudden: bool = False) -> str:
     """``drifted up from 0.200 to 0.260 (+30%) between 40.0K and 80.0K`` (``drifted down`` where
-    higher is better)."""
-    text = f"drifted {'down' if higher else 'up'} from {format_value(start_level)} to {format_value(end_level)}"
+    higher is better); ``stepped up`` when it rose within a small part of the run (``sudden``)."""
+    verb = "stepped" if sudden else "drifted"
+    text = f"{verb} {'down' if higher else 'up'} from {format_value(start_level)} to {format_value(end_level)}"
     if relative and start_level > 0:
         text += f" ({format_percent(end_level / start_level - 1)})"
     if ongoing:

@@ -55,6 +55,8 @@ FINAL_POINTS = 51
 MAX_NAN_STRETCHES = 50
 #: At most this many spikes are reported (the highest).
 MAX_SPIKES = 100
+#: A drift that rose within this part of the run's steps is said to have stepped up.
+SUDDEN_DRIFT = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,7 +556,9 @@ def _drift(drift, blocks: Blocks, scan: Scan, fs: np.ndarray, nf: int) -> Anomal
     end_step = _drift_end(drift, blocks, fs, nf)
     start_level = _level(scan, drift.start_level)
     end_level = _level(scan, drift.end_level)
-    message = describe.drift(step, end_step, start_level, end_level, scan.log, drift.ongoing, higher=scan.sign < 0)
+    sudden = end_step - step <= SUDDEN_DRIFT * (float(fs[nf - 1]) - float(fs[0]))
+    message = describe.drift(step, end_step, start_level, end_level, scan.log, drift.ongoing, higher=scan.sign < 0,
+                             sudden=sudden)
     rise = severity.rise_of(drift.end_level, drift.start_level, scan.log)
     sev = min(severity.HIGH, rise / severity.DRIFT_UNIT) if rise is not None and rise > 0 else 0.1
     return Anomaly("drift", step, end_step, end_level, start_level, message, sev)

@@ -44,6 +44,11 @@ DRIFT_NOISE_RISE = 2.0
 DRIFT_MIN_BLOCKS = 8
 DRIFT_MIN_FRACTION = 0.15
 DRIFT_MIN_POINTS = 60
+#: A drift is bounded where the smoothed level is this part of its rise above the level before
+#: it (and where it reaches the level after it, or this part below its top).
+DRIFT_EDGE = 0.1
+#: A step up that stays: the blocks each side of a split compared (at least this many a side).
+DRIFT_STEP_BLOCKS = 12
 #: Where convergence (for drift) begins: within 15% of the lowest level, or 25% of the way down.
 DRIFT_NEAR = math.log(1.15)
 
@@ -242,6 +247,7 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool, y: np.
         rise = slope * (x[b - 1] - x[a])
         if rise >= _rise_needed(median(d[a:b]), log, DRIFT_MIN_RISE):
             windows.append((a, b, slope))
+    windows.extend(_step_windows(table, d, x, inflation, shortest, log))
     if not windows:
         return []
     # noise of the levels: point to point, or the wander around a short running median
@@ -254,6 +260,34 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool, y: np.
             ja, jb, lo_level, hi_level = drift
             if hi_level - lo_level >= DRIFT_NOISE_RISE * noise:
                 out.append(Drift(ja, jb, lo_level, hi_level, jb >= stop - 2))
+    return out
+
+
+def _step_windows(table: KendallTable, d: np.ndarray, x: np.ndarray, inflation: float, shortest: int,
+                  log: bool) -> list[tuple[int, int, float]]:
+    """Windows ``(a, b, slope)`` around a step up that stays: the levels after a split stand
+    above those before it (the sum of signs across the split, a rank-sum test, at ``DRIFT_Z``),
+    by at least ``DRIFT_MIN_RISE`` between their medians.
+
+    Mann-Kendall misses a sudden step where the curve was still settling before it: a window
+    wide enough to be significant takes in the fall before the step, whose pairs count
+    against the few across it. Each side is at least ``DRIFT_STEP_BLOCKS`` long and half the
+    shortest drift window, then twice, four times ... as long, while both fit.
+    """
+    m = len(d)
+    out: list[tuple[int, int, float]] = []
+    k = max(DRIFT_STEP_BLOCKS, -(-shortest // 2))
+    while 2 * k <= m:
+        h = np.arange(k, m - k + 1)
+        s = table.across_many(h - k, h, h + k)
+        z = (s - 1) / math.sqrt(k * k * (2 * k + 1) / 3.0 * inflation)
+        for split in h[z >= DRIFT_Z].tolist():
+            a, b = split - k, split + k
+            before = median(d[a:split])
+            rise = median(d[split:b]) - before
+            if rise >= _rise_needed(before, log, DRIFT_MIN_RISE):
+                out.append((a, b, rise / max(x[b - 1] - x[a], 1.0)))
+        k *= 2
     return out
 
 
@@ -304,12 +338,13 @@ def _trim(d: np.ndarray, x: np.ndarray, a: int, b: int, log: bool) -> tuple[int,
     h = _step_at(d, lo, top)
     before = median(zt[a : h + 1])
     after = median(zt[h:b])
-    start = lo + int(np.flatnonzero(zt[lo : h + 1] <= before)[-1])
+    hi_level = float(zt[top])
+    edge = DRIFT_EDGE * max(hi_level - before, 0.0)  # the noise of a flat level is no part of the rise
+    start = lo + int(np.flatnonzero(zt[lo : h + 1] <= before + edge)[-1])
     if top >= len(zt) - 3:
         end = top  # still rising at the end of the data
     else:
-        end = h + int(np.flatnonzero(zt[h : top + 1] >= after)[0])
-    hi_level = float(zt[top])
+        end = h + int(np.flatnonzero(zt[h : top + 1] >= min(after, hi_level - edge))[0])
     if hi_level - before < _rise_needed(before, log, DRIFT_MIN_RISE):
         return None
     return int(x[start]), int(x[end]), before, hi_level
