@@ -165,3 +165,10 @@ def test_light_tailed_runs_keep_their_spikes():
             values[3 * n // 4] *= math.exp(12 * 0.05)
             found[n] += float(3 * n // 4 + 1) in [a.step for a in spikes(analyze_series(steps, values))]
     assert found[200] >= 26 and found[1000] >= 29, found
+
+
+def test_a_rise_too_large_for_a_ratio_is_the_largest_ratio_not_an_overflow():
+    from tuiloss.core.analysis.severity import rise_of
+
+    rise = rise_of(math.log(1e300), math.log(1e-300), True)
+    assert math.isfinite(rise) and rise > 1e300

@@ -42,6 +42,7 @@ is the eval rise over its best value, over ``DRIFT_UNIT``.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Sequence
 
 import numpy as np
@@ -79,11 +80,15 @@ def word(severity: float) -> str:
     return "medium" if severity >= MEDIUM_FROM else "low"
 
 
+#: The largest log-space rise whose ratio a float holds.
+_LARGEST_LOG = math.log(sys.float_info.max) - 1.0
+
+
 def rise_of(peak: float, baseline: float, log: bool) -> float | None:
     """How far ``peak`` (analysis space) rose above ``baseline``, as a fraction of the
     baseline; None when the level is not positive (no relative size)."""
     if log:
-        return math.expm1(peak - baseline)
+        return math.expm1(min(peak - baseline, _LARGEST_LOG))  # 1e-300 to 1e300 is a rise, not an overflow
     if baseline > 0:
         return (peak - baseline) / baseline
     return None

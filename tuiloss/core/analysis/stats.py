@@ -327,12 +327,6 @@ class KendallTable:
         c = self._cum
         return c[b, b] - c[a, b] - c[b, a] + c[a, a]
 
-    def across_many(self, a: np.ndarray, h: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """S over the pairs across each split: ``a <= i < h <= j < b`` (a rank-sum test of
-        ``[h, b)`` against ``[a, h)``, as sums of signs)."""
-        c = self._cum
-        return c[h, b] - c[a, b] - c[h, h] + c[a, h]
-
 
 def kendall_z(s: float, n: int, inflation: float = 1.0) -> float:
     """Normal score of a Mann-Kendall S over ``n`` points (continuity corrected).

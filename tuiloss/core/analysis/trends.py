@@ -47,7 +47,10 @@ DRIFT_MIN_POINTS = 60
 #: A drift is bounded where the smoothed level is this part of its rise above the level before
 #: it (and where it reaches the level after it, or this part below its top).
 DRIFT_EDGE = 0.1
-#: A step up that stays: the blocks each side of a split compared (at least this many a side).
+#: A step up that stays: the median of this many levels after a split against those before it,
+#: at least this many spreads of such jumps apart, and held for this many levels (see _step_windows).
+DRIFT_STEP_SIDE = 3
+DRIFT_STEP_SIGMAS = 8.0
 DRIFT_STEP_BLOCKS = 12
 #: Where convergence (for drift) begins: within 15% of the lowest level, or 25% of the way down.
 DRIFT_NEAR = math.log(1.15)
@@ -247,7 +250,7 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool, y: np.
         rise = slope * (x[b - 1] - x[a])
         if rise >= _rise_needed(median(d[a:b]), log, DRIFT_MIN_RISE):
             windows.append((a, b, slope))
-    windows.extend(_step_windows(table, d, x, inflation, shortest, log))
+    windows.extend(_step_windows(d, x, shortest, log))
     if not windows:
         return []
     # noise of the levels: point to point, or the wander around a short running median
@@ -263,31 +266,38 @@ def find_drifts(blocks: Blocks, masked: np.ndarray, stop: int, log: bool, y: np.
     return out
 
 
-def _step_windows(table: KendallTable, d: np.ndarray, x: np.ndarray, inflation: float, shortest: int,
-                  log: bool) -> list[tuple[int, int, float]]:
-    """Windows ``(a, b, slope)`` around a step up that stays: the levels after a split stand
-    above those before it (the sum of signs across the split, a rank-sum test, at ``DRIFT_Z``),
-    by at least ``DRIFT_MIN_RISE`` between their medians.
+def _step_windows(d: np.ndarray, x: np.ndarray, shortest: int, log: bool) -> list[tuple[int, int, float]]:
+    """Windows ``(a, b, slope)`` around a step up that stays: the median of the
+    ``DRIFT_STEP_SIDE`` levels after a split stands ``DRIFT_MIN_RISE`` and ``DRIFT_STEP_SIGMAS``
+    times the robust spread of such jumps at every split above the median of those before
+    it, and the levels after it stay at least half that high for ``DRIFT_STEP_BLOCKS`` (or
+    half the shortest drift window).
 
-    Mann-Kendall misses a sudden step where the curve was still settling before it: a window
-    wide enough to be significant takes in the fall before the step, whose pairs count
-    against the few across it. Each side is at least ``DRIFT_STEP_BLOCKS`` long and half the
-    shortest drift window, then twice, four times ... as long, while both fit.
+    Mann-Kendall misses a sudden step where the curve was still settling: a window wide
+    enough to be significant takes in the fall before the step, whose pairs count against
+    the few across it. A step is told by its size against what the same jump measures
+    elsewhere in the run instead: the noise, a slow trend and the wander of correlated noise
+    all widen that spread, and one step does not.
     """
-    m = len(d)
+    m, w = len(d), DRIFT_STEP_SIDE
+    hold = max(DRIFT_STEP_BLOCKS, -(-shortest // 2))
+    if m < w + hold:
+        return []
+    sides = np.sort(np.lib.stride_tricks.sliding_window_view(d, w), axis=1)[:, w // 2]  # medians of w levels
+    every = sides[w:] - sides[:-w]  # the jump at every split: their spread is what noise and wander do
+    spread = robust_sigma(every)
+    h = np.arange(w, m - hold + 1)
+    jumps = every[: len(h)]
     out: list[tuple[int, int, float]] = []
-    k = max(DRIFT_STEP_BLOCKS, -(-shortest // 2))
-    while 2 * k <= m:
-        h = np.arange(k, m - k + 1)
-        s = table.across_many(h - k, h, h + k)
-        z = (s - 1) / math.sqrt(k * k * (2 * k + 1) / 3.0 * inflation)
-        for split in h[z >= DRIFT_Z].tolist():
-            a, b = split - k, split + k
-            before = median(d[a:split])
-            rise = median(d[split:b]) - before
-            if rise >= _rise_needed(before, log, DRIFT_MIN_RISE):
-                out.append((a, b, rise / max(x[b - 1] - x[a], 1.0)))
-        k *= 2
+    for split in h[jumps >= DRIFT_STEP_SIGMAS * spread].tolist():
+        before = float(sides[split - w])
+        jump = float(sides[split]) - before
+        if jump < _rise_needed(before, log, DRIFT_MIN_RISE) or median(d[split : split + hold]) - before < 0.5 * jump:
+            continue
+        if np.min(d[split : split + w]) <= np.max(d[split - w : split]):
+            continue  # the levels either side overlap: no step (the spread above says nothing when it is 0)
+        a, b = split - w, split + hold
+        out.append((a, b, jump / max(x[b - 1] - x[a], 1.0)))
     return out
 
 
