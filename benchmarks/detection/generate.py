@@ -345,7 +345,8 @@ def make_suite(seed: int = 0, scale: int = 1, max_length: int = 100_000, realist
         name = f"{k:04d}_{family}_{'+'.join(events) or ('noisy' if sigma > 0.1 else 'clean')}_{n}"
         cases.append(make_case(name, rng, family=family, n=n, interval=interval, sigma=sigma, events=events))
     if realistic:
-        from benchmarks.detection.realistic import HARDER_PLAN, LATER_PLAN, REALISTIC_PLAN, STEP_PLAN, make_realistic
+        from benchmarks.detection.realistic import (HARDER_PLAN, LATER_PLAN, QUIET_PLAN, REALISTIC_PLAN, STEP_PLAN,
+                                                    make_realistic)
 
         for _ in range(scale):
             for kind in REALISTIC_PLAN:
@@ -358,6 +359,9 @@ def make_suite(seed: int = 0, scale: int = 1, max_length: int = 100_000, realist
                 cases.append(make_realistic(len(cases), rng, kind, lengths))
         for _ in range(scale):
             for kind in STEP_PLAN:
+                cases.append(make_realistic(len(cases), rng, kind, lengths))
+        for _ in range(scale):
+            for kind in QUIET_PLAN:
                 cases.append(make_realistic(len(cases), rng, kind, lengths))
     return cases
 

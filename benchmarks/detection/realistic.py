@@ -9,8 +9,9 @@ flat at the start then learning, no progress at all, collapse into a dead platea
 to a high level with almost no noise), eval series that overfit (eval rises while train
 falls) or spike, grad-norm-only spikes (the loss stays clean), RL losses oscillating
 around zero (some loud and large early, as a PPO loss is while its value loss dominates,
-with or without one late spike), runs too short to say anything about, and a level that
-steps up and stays (labelled drift).
+with or without one late spike), runs too short to say anything about, a level that
+steps up and stays (labelled drift), and a language model's quiet curve with spikes of 10-30%
+(labelled) or with autocorrelated noise whose humps are as large (controls).
 
 Every case carries a verdict label (see :func:`generate.verdict_of`), and eval and
 grad-norm columns where it has them.
@@ -205,6 +206,8 @@ def make_realistic(k: int, rng: np.random.Generator, kind: str, lengths: list[in
         return _flat_wander(k, rng, lengths)
     elif kind == "level_step":  # steps up and stays (a changed data mix), maybe while still settling
         return _level_step(k, rng, lengths)
+    elif kind in ("quiet_spike", "quiet_ar"):  # a language model's quiet curve: small spikes, or a wander
+        return _quiet(k, rng, lengths, kind)
     else:
         raise ValueError(kind)
     z = clean + _noise(n, sigma, noise_kind, rng, clean)
@@ -298,12 +301,47 @@ def _level_step(k: int, rng: np.random.Generator, lengths: list[int]) -> Case:
     return _make(k, "level_step", n, steps, z, labels, sigma, noise_kind, None, clean=clean)
 
 
+def _quiet(k: int, rng: np.random.Generator, lengths: list[int], kind: str) -> Case:
+    """A language model's curve over 2,000-100,000 points, from ln(50257) to 2-3.5, with quiet
+    noise (sigma 0.002-0.007). ``quiet_spike``: white or heavy-tailed (t3, clipped at 10 sigmas)
+    noise and one or two spikes of 10-30%, 1-50 points wide (sharp rise, slower decay), each
+    at least 35 noise sigmas (labelled). ``quiet_ar``: autocorrelated noise (phi 0.7-0.95),
+    whose humps of the same size are its wander, not spikes (a control)."""
+    n = max(2000, int(rng.choice(lengths)))
+    interval = int(rng.choice((1, 10)))
+    t = np.arange(n) / n
+    steps = (np.arange(n) + 1) * float(interval)
+    sigma = float(rng.uniform(0.002, 0.007))  # 35 sigmas stay under 1.3x
+    clean = _decay(t, rng, math.log(50257.0), rng.uniform(2.0, 3.5))
+    labels: list[Label] = []
+    if kind == "quiet_ar":
+        noise_kind = "ar"
+        eps = _ar1(rng.standard_normal(n), rng.uniform(0.7, 0.95))
+    else:
+        noise_kind = str(rng.choice(("gaussian", "heavy")))
+        eps = rng.standard_normal(n) if noise_kind == "gaussian" else np.clip(rng.standard_t(3, n) / math.sqrt(3.0), -10, 10)
+    z = clean + sigma * eps
+    if kind == "quiet_spike":
+        ats = sorted(rng.choice(np.arange(int(0.3 * n), int(0.9 * n)), size=int(rng.integers(1, 3)), replace=False))
+        for at in ats:
+            width = int(rng.choice((1, 3, 10, 50)))
+            height = rng.uniform(max(math.log(1.1), 35 * sigma), math.log(1.3))
+            z[at : at + width] += height * np.exp(-3.0 * np.arange(min(width, n - at)) / width)
+            labels.append(Label("spike", steps[at], steps[min(n - 1, at + width)]))
+    case = Case(f"{k:04d}_{kind}_{noise_kind}_{n}", kind, steps, np.exp(z), labels, [], control=not labels, sigma=sigma)
+    case.noise = noise_kind
+    case.verdict, case.convergence_step = verdict_of(clean, steps, sigma)
+    return case
+
+
 #: Cases added later, generated after all others so the earlier cases keep their draws.
 LATER_PLAN = ("rl_loud_start", "overfit_late")
 #: ...and after those: heavier batch noise over long runs, flat runs whose level wanders.
 HARDER_PLAN = ("heavy_batch", "heavy_batch", "flat_wander")
 #: ...and after those: a level that steps up and stays.
 STEP_PLAN = ("level_step", "level_step")
+#: ...and after those: quiet curves with small spikes, and their autocorrelated controls.
+QUIET_PLAN = ("quiet_spike", "quiet_spike", "quiet_ar")
 
 REALISTIC_PLAN = (
     SCHEDULES

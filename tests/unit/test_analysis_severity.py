@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from tuiloss.core.analysis import analyze_series
 from tuiloss.core.analysis.severity import word
@@ -172,3 +173,44 @@ def test_a_rise_too_large_for_a_ratio_is_the_largest_ratio_not_an_overflow():
 
     rise = rise_of(math.log(1e300), math.log(1e-300), True)
     assert math.isfinite(rise) and rise > 1e300
+
+
+def _language_model_curve(n, sigma, seed, noise="white"):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) / n
+    clean = np.log(2.0 + 8.8 * np.exp(-t / 0.01))
+    white = rng.standard_normal(n)
+    if noise == "ar":  # phi 0.9, unit variance
+        eps = np.empty(n)
+        acc = 0.0
+        for i, w in enumerate(white * math.sqrt(1 - 0.81)):
+            acc = 0.9 * acc + w
+            eps[i] = acc
+        white = eps
+    return np.arange(1, n + 1, dtype=float), clean + sigma * white
+
+
+def test_a_small_spike_on_a_quiet_long_curve_is_reported():
+    # a language model's loss: 0.5% noise, a 20% spike 50 steps wide stands 36 sigmas out
+    steps, z = _language_model_curve(50_000, 0.005, 1)
+    z[30_000:30_050] += np.log(1.2) * np.exp(-np.arange(50) / 15)
+    [spike] = analyze_series(steps, np.exp(z)).of_kind("spike")
+    assert spike.step == 30_001 and spike.value / spike.baseline == pytest.approx(1.2, abs=0.03)
+
+
+def test_the_wander_of_correlated_noise_before_a_collapse_is_no_spike():
+    # AR(1) noise, then a collapse to a flat level with almost no noise: the chunks' noise is
+    # smoothed over their neighbours, so just before the collapse it reads tiny, and the
+    # noise's 10-15% humps there stood hundreds of those sigmas out
+    for seed in range(3):
+        steps, z = _language_model_curve(10_000, 0.05, seed, noise="ar")
+        z[7300:] = np.log(3.0) + 1e-4 * np.random.default_rng(seed).standard_normal(2700)
+        result = analyze_series(steps, np.exp(z))
+        assert result.of_kind("spike") == (), result.of_kind("spike")
+        assert len(result.of_kind("divergence")) == 1
+
+
+def test_a_short_series_keeps_the_thirty_percent_rule():
+    steps, z = _language_model_curve(400, 0.002, 2)
+    z[300] += np.log(1.2)
+    assert analyze_series(steps, np.exp(z)).of_kind("spike") == ()

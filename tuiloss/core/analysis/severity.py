@@ -12,7 +12,11 @@ sigmas as at 200):
 so ``1`` is a loss that doubled and stood 20 noise sigmas out; ``high`` from 1,
 ``medium`` from 0.5, ``low`` below (a 1.6x spike clear of the noise is medium, a 29x
 spike on a noisy curve high, a 1.4x outlier at 7 sigmas low). A spike is reported only when it rose at least
-``MIN_RISE`` (30%) above its baseline and ``MIN_SIGMAS`` noise sigmas; on a series whose
+``MIN_RISE`` (30%) above its baseline and ``MIN_SIGMAS`` noise sigmas, or, on a series of at
+least ``SMALL_RISE_POINTS`` (500) points, ``SMALL_RISE`` (10%) and ``SMALL_RISE_SIGMAS`` (25):
+a language model's loss is quiet, and its spikes are often 10-30% (the summary also checks
+those sigmas against the correlation of the points before: correlated noise wanders that
+far by itself); on a series whose
 outliers come often (heavy-tailed noise: at least ``CROWD`` candidates, one per
 ``CROWD_POINTS`` points) only the ones at least ``CROWD_HEIGHT`` (2.5) times the typical
 outlier's height (in the analysis space; up to 4 times as the outliers grow in number,
@@ -53,6 +57,9 @@ RISE_UNIT = 1.0
 SIGMA_UNIT = 20.0
 MIN_RISE = 0.3
 MIN_SIGMAS = 5.0
+SMALL_RISE = 0.1
+SMALL_RISE_SIGMAS = 25.0
+SMALL_RISE_POINTS = 500
 NEAR_ZERO_SIGMAS = 20.0
 NEAR_ZERO_HIGH = 100.0
 CROWD = 6
@@ -121,6 +128,8 @@ def reportable(peaks: Sequence[float], baselines: Sequence[float], sigmas: Seque
         else:
             rise = np.where(base > 0, height / np.where(base > 0, base, 1.0), np.inf)
         keep = (rise >= MIN_RISE) & (z >= MIN_SIGMAS)
+        if nf >= SMALL_RISE_POINTS:  # a long, quiet curve (a language model's): a small rise is clear
+            keep |= (rise >= SMALL_RISE) & (z >= SMALL_RISE_SIGMAS)
     crowded = len(height) >= max(CROWD, nf // CROWD_POINTS)
     # a few outliers that all sit just over the detection threshold are a noise tail too
     tail = len(height) >= FEW and median(z) < TAIL_SIGMAS

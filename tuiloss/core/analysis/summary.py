@@ -45,7 +45,7 @@ from tuiloss.core.analysis.spikes import (
     tail_reach,
     wide_candidates,
 )
-from tuiloss.core.analysis.stats import mad_sigma, median
+from tuiloss.core.analysis.stats import lag1_autocorrelation, mad_sigma, median
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
 from tuiloss.core.analysis.verdicts import NONFINITE_END, TOO_SHORT, Verdict, judge
 
@@ -195,6 +195,8 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         [y[ex.peak] for ex in excursions], [ex.baseline for ex in excursions], [ex.sigma for ex in excursions],
         nf, scan.log, near_zero,
     )
+    if not near_zero:
+        keep = [k and not _small_in_wander(y, ex, scan.log) for k, ex in zip(keep, excursions)]
     if excursions and scan.tracks:
         # heavy-tailed noise reaches far by itself: a rise must stand above its tail too
         spans = (np.array([ex.onset for ex in excursions]), np.array([ex.end for ex in excursions]))
@@ -530,6 +532,34 @@ def _own_noise(y: np.ndarray, ex: Excursion) -> float:
     if len(steps) < 3:
         return 0.0
     return float(mad_sigma(steps) / math.sqrt(2))
+
+
+#: Points before a small rise whose correlation says how far the noise wanders (see below),
+#: read around a running median this wide (half-width).
+WANDER_POINTS = 512
+WANDER_HALF = 30
+
+
+def _small_in_wander(y: np.ndarray, ex: Excursion, log: bool) -> bool:
+    """Whether a rise under ``severity.MIN_RISE`` is no clearer than the wander of the points before it.
+
+    A small rise is reported on a quiet curve when it stands ``severity.SMALL_RISE_SIGMAS``
+    out; but correlated noise wanders further than its spread around a running median says
+    (a 10% hump of AR noise stands 25 of those sigmas out), so its sigmas are shrunk by the
+    variance inflation of the points' lag-1 correlation. Too few points before it to tell:
+    not reported.
+    """
+    rise = severity.rise_of(y[ex.peak], ex.baseline, log)
+    if rise is None or rise >= severity.MIN_RISE:
+        return False
+    before = y[max(0, ex.onset - WANDER_POINTS) : ex.onset]
+    if len(before) < 2:
+        return True
+    phi = lag1_autocorrelation(before, WANDER_HALF)
+    # the noise of the points just before it, too: a chunk's noise is smoothed over its
+    # neighbours, and a quiet stretch after (a run that collapsed to a flat level) lowers it
+    sigma = max(ex.sigma, mad_sigma(np.diff(before)) / math.sqrt(2.0), 1e-300)
+    return (y[ex.peak] - ex.baseline) / sigma * math.sqrt((1 - phi) / (1 + phi)) < severity.SMALL_RISE_SIGMAS
 
 
 def _spike(ex: Excursion, scan: Scan, fs: np.ndarray, fv: np.ndarray, nf: int, near_zero: bool) -> Anomaly:
