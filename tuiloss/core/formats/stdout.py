@@ -1044,6 +1044,8 @@ _STAMP_LEAD = re.compile(r"^" + _STAMP, re.M)
 # a line that is an epoch's number and nothing else: ``Epoch 2/3``, ``=== Epoch 2 ===``, ``[Epoch 2]``,
 # nnU-Net's ``2024-03-01 21:57:46.593456: Epoch 5``
 _EPOCH_LINE = re.compile(r"^(?:" + _STAMP + r")?[\W_]*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?[\W_]*$", re.I | re.M)
+# the same line in the bytes of a chunk a layout reads (see :meth:`TextParser._under_epoch_lines`)
+_EPOCH_LINE_BYTES = re.compile(_EPOCH_LINE.pattern.encode(), re.I | re.M)
 # one value of the epoch a line of its own announced, alone on its line, as nnU-Net writes them:
 # ``train_loss -0.2396``, ``train loss : -0.0944``, ``Current learning rate: 0.00995``, ``Pseudo dice [0.5440]``
 # (a list holds a value a class: ``Average global foreground Dice: [0.91, 0.88]``)
@@ -2040,6 +2042,9 @@ class TextParser(LineParser):
         self.read_any = False  # whether the family read a point yet (a guess may still change before)
         self.last_line = ""  # the last line of the text read before
         self.since_epoch = ""  # before any family: the text from the last epoch line of its own on
+        self.epoch_lines = False  # an epoch line of its own was seen: the batches under it count within it
+        self._epoch_bound = False  # the lines of the layout learnt last step otherwise under such a line
+        self._chunk = b""  # the chunk a layout reads, until it was looked at for an epoch line
 
     def restart(self) -> None:
         self.state = _State()
@@ -2052,6 +2057,8 @@ class TextParser(LineParser):
         self.read_any = False
         self.last_line = ""
         self.since_epoch = ""
+        self.epoch_lines = False
+        self._epoch_bound = False
         if not self._fixed:
             self.family = None
 
@@ -2152,9 +2159,13 @@ class TextParser(LineParser):
             data = unwrap_scalars(data)  # ``loss: tensor(0.69, device='cuda:0')`` is ``loss: 0.69``
         text = self._detect(data)
         if self.family is not None and self.family.layout and not self.since_epoch and self.layouts.wants(data):
+            self._chunk = data
+            if self._epoch_bound and self.layouts.layout is not None and self._under_epoch_lines():
+                self.layouts.reset()  # learnt before the first epoch line: its steps are no longer the lines' own
             batch = Batch()
             self.matched = 0
             fitted = self.layouts.feed(data, first_line, batch)
+            self._chunk = b""
             if fitted is not None:
                 batch.unmatched = max(data.count(b"\n") - self.matched - fitted, 0)
                 batch.meta.update(self._meta())
@@ -2212,21 +2223,52 @@ class TextParser(LineParser):
     # -- what the layout reader needs ------------------------------------------------
 
     def _parse_line(self, line: bytes) -> tuple[float, dict[str, float]] | None:
-        """The family's reading of one line on its own: a step and its metrics."""
+        """The family's reading of one line on its own: a step and its metrics.
+
+        A line read on its own knows nothing of the lines above it: ``Batch 100: loss=...`` is
+        step 100 alone, but batch 100 of the epoch under an epoch line of its own (``=== Epoch 2
+        ===``), made global line by line (see :func:`_place`). Such a line is read under an epoch
+        too; when that changes its reading and the log shows epoch lines, no layout reads it, so
+        a chunk read at once gives the steps its lines read one by one give.
+        """
+        text = line.decode("utf-8", "replace")
+        alone, meta = self._read_alone(text, None)
+        if alone is not None:
+            self._epoch_bound = self._read_alone(text, 1.0)[0] != alone
+            if self._epoch_bound and self._under_epoch_lines():
+                return None
+            self._probe_meta = meta
+        return alone
+
+    def _read_alone(self, text: str, epoch: float | None) -> tuple[tuple[float, dict[str, float]] | None, dict]:
+        """:meth:`_parse_line`'s reading of one line, under an epoch line of ``epoch`` if one is given, and
+        what it says of the axis."""
         assert self.family is not None
         probe = TextParser(self.family.name)
+        probe.state.epoch = epoch
         batch = Batch()
-        self.family.parse(probe, line.decode("utf-8", "replace"), 1, batch)
+        self.family.parse(probe, text, 1, batch)
         columns = probe.state.columns
         if batch.skipped or probe.matched != 1 or not columns or probe.state.derived:
-            return None
-        self._probe_meta = {k: v for k, v in probe.state.meta.items() if k != "coarse_steps"}
+            return None, {}
+        meta = {k: v for k, v in probe.state.meta.items() if k != "coarse_steps"}
         if any(len(steps) != 1 for steps, _ in columns.values()):
-            return None
+            return None, meta
         steps = {steps[0] for steps, _ in columns.values()}
         if len(steps) != 1:
-            return None
-        return steps.pop(), {name: values[0] for name, (_, values) in columns.items()}
+            return None, meta
+        return (steps.pop(), {name: values[0] for name, (_, values) in columns.items()}), meta
+
+    def _under_epoch_lines(self) -> bool:
+        """Whether the log showed an epoch line of its own (``=== Epoch 2 ===``) up to the end of the
+        chunk a layout reads. The chunk is searched once, and only for lines whose step an epoch line
+        changes (a search of a long log whose every line names its epoch cost a tenth of its read)."""
+        if not self.epoch_lines:
+            data, self._chunk = self._chunk, b""
+            self.epoch_lines = self.state.epoch is not None or (
+                (b"poch" in data or b"POCH" in data) and _EPOCH_LINE_BYTES.search(data) is not None
+            )
+        return self.epoch_lines
 
     def _parse_odd(self, data: bytes, first_line: int, batch: Batch) -> None:
         self._parse_pieces(_decode(data), first_line, batch)
