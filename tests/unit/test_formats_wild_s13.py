@@ -81,3 +81,60 @@ def test_a_global_step_under_epoch_lines_is_still_read_by_a_layout():
     assert pts(batch, "loss") == pts(feed_lines(TextParser(), text), "loss")
     assert [s for s, _ in pts(batch, "loss")] == list(range(2400))
 
+
+
+# -- icefall ------------------------------------------------------------------------------------
+
+ICEFALL = """\
+2024-02-03 08:00:00,100 INFO [train.py:1100] (0/2) Training started
+2024-02-03 08:00:00,200 INFO [train.py:1110] (0/2) {'best_train_loss': inf, 'batch_idx_train': 0, 'log_interval': 20, 'valid_interval': 40, 'num_epochs': 2}
+2024-02-03 08:00:01,000 INFO [train.py:1000] (0/2) Computing validation loss
+2024-02-03 08:00:05,000 INFO [train.py:1010] (0/2) Epoch 1, validation: loss=5.5, ctc_loss=4.25, over 50000.00 frames. 
+2024-02-03 08:00:06,000 INFO [train.py:990] (0/2) Epoch 1, batch 0, loss[loss=6.5, ctc_loss=5.5, over 1200.00 frames. ], tot_loss[loss=6.75, ctc_loss=5.75, over 3000.00 frames. ], batch size: 40, lr: 1.00e-04, grad_scale: 1.0
+2024-02-03 08:00:16,000 INFO [train.py:990] (0/2) Epoch 1, batch 20, loss[loss=4.5, ctc_loss=3.5, over 1300.00 frames. ], tot_loss[loss=5.25, ctc_loss=4.25, over 26000.00 frames. ], batch size: 38, lr: 2.00e-03, grad_scale: 1.0
+2024-02-03 08:00:26,000 INFO [train.py:990] (0/2) Epoch 1, batch 40, loss[loss=3.5, ctc_loss=2.75, over 1250.00 frames. ], tot_loss[loss=4.25, ctc_loss=3.25, over 51000.00 frames. ], batch size: 41, lr: 4.00e-03, grad_scale: 2.0
+2024-02-03 08:00:27,000 INFO [train.py:1000] (0/2) Computing validation loss
+2024-02-03 08:00:31,000 INFO [train.py:1010] (0/2) Epoch 1, validation: loss=3.75, ctc_loss=3.0, over 50000.00 frames. 
+2024-02-03 08:00:32,000 INFO [train.py:1020] (0/2) Maximum memory allocated so far is 9000MB
+2024-02-03 08:00:36,000 INFO [train.py:990] (0/2) Epoch 1, batch 60, loss[loss=3.25, ctc_loss=2.5, over 1210.00 frames. ], tot_loss[loss=3.75, ctc_loss=3.0, over 60000.00 frames. ], batch size: 39, lr: 6.00e-03, grad_scale: 2.0
+2024-02-03 08:00:40,000 INFO [checkpoint.py:75] (0/2) Saving checkpoint to exp/epoch-1.pt
+2024-02-03 08:00:46,000 INFO [train.py:990] (0/2) Epoch 2, batch 0, loss[loss=3.0, ctc_loss=2.25, over 1200.00 frames. ], tot_loss[loss=3.0, ctc_loss=2.25, over 1200.00 frames. ], batch size: 40, lr: 8.00e-03, grad_scale: 2.0
+2024-02-03 08:00:56,000 INFO [train.py:990] (0/2) Epoch 2, batch 20, loss[loss=2.75, ctc_loss=2.0, over 1300.00 frames. ], tot_loss[loss=2.875, ctc_loss=2.125, over 26000.00 frames. ], batch size: 38, lr: 8.00e-03, grad_scale: 4.0
+2024-02-03 08:00:57,000 INFO [train.py:1010] (0/2) Epoch 2, validation: loss=2.5, ctc_loss=2.0, over 50000.00 frames. 
+2024-02-03 08:01:00,000 INFO [train.py:1200] (0/2) Done!
+"""
+
+
+def test_icefalls_batch_and_running_average_are_series_of_their_own_on_the_global_batch():
+    # ``loss[...]`` is the batch's, ``tot_loss[...]`` the running average: once read as one series that
+    # zigzagged between them; the batch count restarts at 0 every epoch (61 batches in epoch 1 here)
+    for batch in every_way(ICEFALL):
+        assert pts(batch, "loss") == [(0, 6.5), (20, 4.5), (40, 3.5), (60, 3.25), (61, 3.0), (81, 2.75)]
+        assert pts(batch, "tot_loss") == [(0, 6.75), (20, 5.25), (40, 4.25), (60, 3.75), (61, 3.0), (81, 2.875)]
+        assert pts(batch, "ctc_loss")[3:] == [(60, 2.5), (61, 2.25), (81, 2.0)]
+        assert pts(batch, "tot_ctc_loss")[:2] == [(0, 5.75), (20, 4.25)]
+        assert pts(batch, "lr")[-1] == (81, 8e-3) and pts(batch, "grad_scale")[-1] == (81, 4.0)
+        # validation runs within the epoch: at the batch reached (before any batch: at 0)
+        assert pts(batch, "valid_loss") == [(0, 5.5), (40, 3.75), (81, 2.5)]
+        assert pts(batch, "valid_ctc_loss") == [(0, 4.25), (40, 3.0), (81, 2.0)]
+        assert sorted(n for n in batch.series if not n.startswith("_")) == ["ctc_loss", "grad_scale", "loss", "lr", "tot_ctc_loss", "tot_loss",
+                                                                         "valid_ctc_loss", "valid_loss"]  # no frames, no batch size
+        assert batch.meta["step_key"] == "batch"
+
+
+def test_icefalls_older_validation_line_and_a_loss_alone_in_its_summaries():
+    text = (
+        "2023-01-02 10:00:00,000 INFO [train.py:400] Epoch 0, batch 0, loss[loss=1.25, over 2400.00 frames. ], "
+        "tot_loss[loss=1.25, over 2400.00 frames. ], batch size: 4\n"
+        "2023-01-02 10:00:01,000 INFO [train.py:400] Epoch 0, batch 10, loss[loss=0.5, over 2800.00 frames. ], "
+        "tot_loss[loss=0.75, over 22000.50 frames. ], batch size: 4\n"
+        "2023-01-02 10:00:02,000 INFO [train.py:420] Epoch 0, validation loss=0.875, over 18000.00 frames.\n"
+        "2023-01-02 10:00:03,000 INFO [train.py:400] Epoch 1, batch 0, loss[loss=0.25, over 2400.00 frames. ], "
+        "tot_loss[loss=0.25, over 2400.00 frames. ], batch size: 5\n"
+        "2023-01-02 10:00:04,000 INFO [train.py:420] Epoch 1, validation loss=0.125, over 18000.00 frames.\n"
+    )
+    for batch in every_way(text):
+        assert pts(batch, "loss") == [(0, 1.25), (10, 0.5), (11, 0.25)]
+        assert pts(batch, "tot_loss") == [(0, 1.25), (10, 0.75), (11, 0.25)]
+        assert pts(batch, "valid_loss") == [(10, 0.875), (11, 0.125)]
+        assert sorted(batch.series) == ["loss", "tot_loss", "valid_loss"]

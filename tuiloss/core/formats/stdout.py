@@ -545,6 +545,75 @@ def _parse_espnet(parser: "TextParser", text: str, first_line: int, batch: Batch
                 _emit(state, step, key, value)
 
 
+# -- icefall (k2 and lhotse speech recipes) ----------------------------------------
+
+#: A number in icefall's summaries: plain, no thousands separators (a comma ends the field).
+_ICEFALL_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)"
+# ``Epoch 1, batch 50, loss[loss=0.31, ctc_loss=0.4, over 1234.00 frames. ], tot_loss[loss=0.42, ...,
+# over 5678.00 frames. ], batch size: 52, lr: 4.5e-02, grad_scale: 2.0``: a training batch's line
+_ICEFALL_BATCH = re.compile(
+    r"Epoch (?P<epoch>\d+), batch (?P<batch>\d+), loss\[(?P<loss>[^\]\n]*)\], tot_loss\[(?P<tot>[^\]\n]*)\](?P<rest>[^\n]*)"
+)
+# ``Epoch 1, validation: loss=0.35, ctc_loss=0.3, over 94403.00 frames.`` (``validation loss=...`` in older recipes)
+_ICEFALL_VALID = re.compile(r"Epoch (?P<epoch>\d+), validation:? (?P<pairs>[^\n]*)")
+# one ``name=value`` of a summary (its ``over 1234.00 frames.`` is how much was averaged, no metric)
+_ICEFALL_PAIR = re.compile(r"(?<![\w.])(?P<key>[A-Za-z_]\w*)=(?P<value>" + _ICEFALL_NUM + r")(?![\w.])")
+# one ``, name: value`` field after the summaries: ``lr: 4.5e-02``, ``grad_scale: 2.0``, ``batch size: 52``
+_ICEFALL_FIELD = re.compile(r",\s*(?P<key>[A-Za-z_][\w ]*?):\s*(?P<value>" + _ICEFALL_NUM + r")(?=\s*(?:,|$))")
+#: Fields after the summaries that are no metrics: the utterances in the batch.
+_ICEFALL_NOT_METRICS = frozenset({"batch size"})
+
+
+def _parse_icefall(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """icefall's training log (k2/lhotse speech recipes)::
+
+        Epoch 1, batch 50, loss[loss=0.31, simple_loss=0.4, over 1234.00 frames. ], tot_loss[loss=0.42,
+            simple_loss=0.5, over 5678.00 frames. ], batch size: 52, lr: 4.5e-02, grad_scale: 2.0
+        Epoch 1, validation: loss=0.35, simple_loss=0.45, over 94403.00 frames.
+
+    ``loss[...]`` is the batch's own values, ``tot_loss[...]`` a running average over the last
+    batches (weighted by their frames): two series each, ``loss`` and ``tot_loss`` (icefall's own
+    TensorBoard names, ``train/current_loss`` and ``train/tot_loss``), so a spike of the batch is
+    not smoothed into the average nor the average zigzag with the batch. The batch's ``loss`` is
+    the run's loss: the analysis smooths it itself. The frames are how much was averaged and the
+    batch size the utterances in the batch, counts, not metrics.
+
+    The batch count restarts every epoch, from 0: the step is the global batch (see
+    :class:`~tuiloss.core.formats.counters.EpochCounter`). Validation runs every few thousand
+    batches, within an epoch: its ``valid_`` values are at the batch reached.
+    """
+    state = parser.state
+    found = sorted([*_ICEFALL_BATCH.finditer(text), *_ICEFALL_VALID.finditer(text)], key=lambda m: m.start())
+    for match in found:
+        if state.counter is None:
+            state.counter = EpochCounter(from_zero=True)
+        counter = state.counter
+        epoch = float(match["epoch"])
+        if match.re is _ICEFALL_BATCH:
+            pairs = _icefall_pairs(match["loss"], "") + _icefall_pairs(match["tot"], "tot_")
+            pairs += [(m["key"].strip(), _num(m["value"])) for m in _ICEFALL_FIELD.finditer(match["rest"])
+                      if m["key"].strip() not in _ICEFALL_NOT_METRICS]
+            inner = float(match["batch"])
+        else:
+            pairs = _icefall_pairs(match["pairs"], "valid_")
+            inner = counter.last if counter.epoch == epoch and counter.last is not None else 0.0
+        if not pairs:
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+            continue
+        parser.matched += 1
+        state.derived = True
+        state.meta["step_key"] = "batch"  # made global: the batches of the epochs before, plus this one
+        for step, items in counter.add(epoch, inner, pairs):
+            state.step = step
+            for key, value in items:
+                _emit(state, step, key, value)
+
+
+def _icefall_pairs(summary: str, prefix: str) -> list[tuple[str, float | None]]:
+    """The ``name=value`` pairs of one of icefall's summaries, named with ``prefix``."""
+    return [(prefix + m["key"], _num(m["value"])) for m in _ICEFALL_PAIR.finditer(summary)]
+
+
 # -- Caffe (glog) ------------------------------------------------------------------
 
 _CAFFE_ITER = re.compile(
@@ -1919,6 +1988,13 @@ FAMILIES: tuple[Family, ...] = (
     # an epoch's line, then Keras' bar or summary (``[====``, ``━━━``, `` - loss: 0.3``), not other text
     Family("keras", re.compile(r"\nEpoch \d+/\d+[ \t]*\r?\n[^\n]*(?:\[[=.>]|━| - \w+: ?[-+.\dna])"), _parse_keras, hint="Epoch "),
     Family("espnet", re.compile(r"\depoch(?::[a-z]+:\d+-\d+batch:| results: \[)"), _parse_espnet, hint="epoch"),
+    # icefall's batch line, or its validation line (the first comes before any batch)
+    Family(
+        "icefall",
+        re.compile(r"Epoch \d+, (?:batch \d+, loss\[[^\]\n]*\], tot_loss\[|validation:? [^\n]*?, over \d+\.\d+ frames\.)"),
+        _parse_icefall,
+        hint=("tot_loss[", " frames."),
+    ),
     Family(
         "tf_estimator",
         re.compile(r"(?m)(?:, step = \d+\b|Saving dict for global step \d+:)"),
