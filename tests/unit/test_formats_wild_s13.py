@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tuiloss.core.analysis.metrics import choose_primary, role
 from tuiloss.core.formats.layout import LAYOUT_MIN_BYTES
 from tuiloss.core.formats.stdout import TextParser
 
@@ -138,3 +139,24 @@ def test_icefalls_older_validation_line_and_a_loss_alone_in_its_summaries():
         assert pts(batch, "tot_loss") == [(0, 1.25), (10, 0.75), (11, 0.25)]
         assert pts(batch, "valid_loss") == [(10, 0.875), (11, 0.125)]
         assert sorted(batch.series) == ["loss", "tot_loss", "valid_loss"]
+
+
+# -- PaddleDetection's times -------------------------------------------------------------------
+
+
+def test_paddledetections_batch_and_data_costs_are_times_and_an_older_logs_cost_is_the_loss():
+    # ``cost`` is a loss word: ``batch_cost: 0.41`` and ``data_cost: 0.003`` (seconds) were losses
+    text = "".join(
+        f"[03/02 11:00:{i:02d}] ppdet.engine INFO: Epoch: [0] [{i:3d}/120] learning_rate: 0.010000 loss_cls: {2 - i / 100:.6f} "
+        f"loss: {3 - i / 100:.6f} eta: 0:10:00 batch_cost: {0.41 + i / 1000:.4f} data_cost: 0.0030 ips: 19.5000 images/s\n"
+        for i in (0, 10, 20)
+    )
+    for batch in every_way(text):
+        assert pts(batch, "batch_cost") == [(0, 0.41), (10, 0.42), (20, 0.43)]
+        assert pts(batch, "data_cost") == [(0, 0.003), (10, 0.003), (20, 0.003)]
+        assert [role(name) for name in ("batch_cost", "data_cost", "loss", "loss_cls")] == ["time", "time", "loss", "loss"]
+        assert choose_primary(list(batch.series)) == "loss"
+    old = "Epoch: 0001 cost= 2.302585093\nEpoch: 0002 cost= 1.201234567\n"
+    for batch in every_way(old):
+        assert pts(batch, "cost") == [(1, 2.302585093), (2, 1.201234567)]
+        assert role("cost") == "loss" and choose_primary(list(batch.series)) == "cost"

@@ -68,6 +68,11 @@ _WORDS = {
                  "win", "winrate", "pass"},
 }
 
+#: Words beside ``cost`` that make it a time, not the objective (``cost = 2.3`` in older TF and
+#: Theano logs): PaddlePaddle's ``batch_cost``, ``data_cost``, ``avg_reader_cost`` are the seconds a
+#: batch took or waited for its data, and a unit in the name (``cost_ms``) says so too.
+_TIME_COSTS = frozenset({"batch", "data", "reader", "s"}) | _WORDS["time"]
+
 #: The order roles are tried in: a quality word wins over a unit-like word, except
 #: where the unit makes the quantity something else (``loss scale``, ``loss/sec``).
 _ROLE_ORDER = ("scale", "throughput", "ppl", "loss", "error", "reward", "accuracy",
@@ -167,6 +172,8 @@ def role(name: str) -> str:
     w = set(words(name))
     if not w:
         return "other"
+    if "cost" in w and w & _TIME_COSTS:
+        return "time"
     for candidate in _ROLE_ORDER:
         if w & _WORDS[candidate]:
             if candidate == "loss" and w & {"n", "num", "number", "count"}:
