@@ -160,3 +160,46 @@ def test_paddledetections_batch_and_data_costs_are_times_and_an_older_logs_cost_
     for batch in every_way(old):
         assert pts(batch, "cost") == [(1, 2.302585093), (2, 1.201234567)]
         assert role("cost") == "loss" and choose_primary(list(batch.series)) == "cost"
+
+
+# -- Tianshou ------------------------------------------------------------------------------------
+
+
+def _tianshou_epoch(epoch: int, reward: float, spread: float, best: float) -> str:
+    bars = "".join(
+        f"\rEpoch #{epoch}: {k * 50}%|#####     | {k * 500}/1000 [00:01<00:01, 900.00it/s, env_step={(epoch - 1) * 1000 + k * 500}, "
+        f"len={10 + k}, loss={1.5 - epoch / 10 - k / 100:.3f}, n/ep=4, n/st=10, rew={10 + k}.00]"
+        for k in (1, 2)
+    )
+    return (f"Epoch #{epoch}:   0%|          | 0/1000 [00:00<?, ?it/s]{bars}\n"
+            f"Epoch #{epoch}: test_reward: {reward:.6f} ± {spread:.6f}, best_reward: {best:.6f} ± {spread:.6f} in #{epoch}\n")
+
+
+TIANSHOU = (
+    "Observations shape: (4,)\n"
+    + _tianshou_epoch(1, 12.5, 2.25, 12.5)
+    + _tianshou_epoch(2, 9.75, 1.5, 12.5)
+    + _tianshou_epoch(3, 30.0, 0.5, 30.0)
+    + "{'best_result': '30.00 ± 0.50', 'best_reward': 30.0, 'duration': '9.10s', 'test_episode': 300, "
+    "'test_speed': '5000.00 step/s', 'test_step': 4200, 'test_time': '0.84s', 'train_episode': 250, "
+    "'train_speed': '900.00 step/s', 'train_step': 3000, 'train_time/model': '2.10s'}\n"
+)
+
+
+def test_tianshous_test_reward_is_its_mean_at_each_epochs_end_and_its_best_is_no_point():
+    # ``test_reward: 12.5 ± 2.25`` was read as nothing (the spread is no field end); its best so far
+    # (``best_reward: ... in #1``) and the summary's best are running bests, never points
+    for batch in every_way(TIANSHOU):
+        assert pts(batch, "test_reward") == [(1000, 12.5), (2000, 9.75), (3000, 30.0)]
+        assert pts(batch, "loss") == [(500, 1.39), (1000, 1.38), (1500, 1.29), (2000, 1.28), (2500, 1.19), (3000, 1.18)]
+        assert not any("best" in name for name in batch.series)
+        assert not any(value in (2.25, 1.5, 0.5) for _, values in batch.series.values() for value in values)
+        # the summary's step is the training's steps, not its tests'
+        assert pts(batch, "train_episode") == [(3000, 250)] and batch.meta["step_key"] == "train_step"
+
+
+def test_a_spread_after_a_mean_leaves_the_mean():
+    text = "step 10: acc: 0.91 +/- 0.02, loss: 0.25\nstep 20: acc: 0.93 ± 0.01, loss: 0.125\n"
+    for batch in every_way(text):
+        assert pts(batch, "acc") == [(10, 0.91), (20, 0.93)] and pts(batch, "loss") == [(10, 0.25), (20, 0.125)]
+        assert sorted(batch.series) == ["acc", "loss"]

@@ -1209,8 +1209,11 @@ _SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_(][\w./\-()]*){0
 # epoch a line of its own announced (``epoch 12/20``); with no such epoch, no counter
 _LEADING_COUNT = re.compile(r"^\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[,:|]\s*(?=[A-Za-z_])")
 # a running best and where it was reached, which ends a line: MONAI's ``best mean dice: 0.7300 at epoch: 10``,
-# ``train completed, best_metric: 0.8679 at epoch: 20`` (the epoch is the best's, not the one reached)
-_BEST_AT = re.compile(r"(?i)(?<![\w.])best[\s_][^\n]*?" + NUM + r"\s+at\s+(?:epoch|step|iter|iteration)\b")
+# ``train completed, best_metric: 0.8679 at epoch: 20``, Tianshou's ``best_reward: 9.40 ± 0.92 in #3`` (the
+# epoch is the best's, not the one reached)
+_BEST_AT = re.compile(r"(?i)(?<![\w.])best[\s_][^\n]*?" + NUM + r"\s+(?:at\s+(?:epoch|step|iter|iteration)\b|in\s+#\d)")
+# the spread after a mean: Tianshou's ``test_reward: 9.40 ± 0.92``, ``acc: 0.91 +/- 0.02`` (the mean is the value)
+_SPREAD = re.compile(r"(?<=\d)\s*(?:\u00b1|\+/-)\s*" + NUM)
 # ``200/ 2983 batches``: an inner counter written after its number
 _COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
 
@@ -1400,12 +1403,18 @@ def _progress(key: str, value: str) -> tuple[str, float, float] | None:
 
 
 def _choose_step(names) -> str | None:
+    """The finest counter among ``names``; of two alike, the training's: Tianshou's summary holds
+    ``test_step`` (the steps its tests took) beside ``train_step``."""
     best = None
     for name in names:
         counter = _counter_name(name)
-        if counter is not None and (best is None or _COUNTER_RANK[counter] < _COUNTER_RANK[_counter_name(best)]):
+        if counter is not None and (best is None or _step_rank(name, counter) < _step_rank(best, _counter_name(best))):
             best = name
     return best
+
+
+def _step_rank(name: str, counter: str) -> tuple[int, bool]:
+    return _COUNTER_RANK[counter], name.lower().startswith(_SPLITS[1:])
 
 
 def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
@@ -1489,6 +1498,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         best = _BEST_AT.search(line)
         if best is not None:
             line = line[: best.start()]  # a running best and the epoch it was reached at: no point
+    if "\u00b1" in line or "+/-" in line:
+        line = _SPREAD.sub("", line)  # a mean and its spread: the mean, not a point of the next key
     if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
         return False  # ``epoch 1, loss 0.29, train acc 0.91`` has none of them, and a counter first
     start = _DICT_START.search(line) if "{" in line else None
@@ -1755,8 +1766,8 @@ def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
     step = values.pop(key)
     if not math.isfinite(step):
         return False  # no place on the axis: the line is counted as not matched
-    for name in [name for name in values if _counter_name(name) is not None]:
-        del values[name]
+    for name in [name for name in values if _counter_name(name) is not None or _BEST_KEY.match(name)]:
+        del values[name]  # the other counters, and running bests (``'best_reward': 200.0``): no points
     if not values:
         return False
     state.step = step
