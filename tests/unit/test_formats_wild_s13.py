@@ -203,3 +203,44 @@ def test_a_spread_after_a_mean_leaves_the_mean():
     for batch in every_way(text):
         assert pts(batch, "acc") == [(10, 0.91), (20, 0.93)] and pts(batch, "loss") == [(10, 0.25), (20, 0.125)]
         assert sorted(batch.series) == ["acc", "loss"]
+
+
+# -- Marian NMT ----------------------------------------------------------------------------------
+
+MARIAN = """\
+[2023-03-04 09:00:01] [marian] Marian v1.12.0 abcdef12 2023-02-20 10:00:00 +0000
+[2023-03-04 09:00:02] [config] disp-freq: 200
+[2023-03-04 09:00:03] [data] Setting vocabulary size for input 0 to 16,000
+[2023-03-04 09:00:04] Training started
+[2023-03-04 09:01:00] Ep. 1 : Up. 200 : Sen. 20,400 : Cost 8.50000000 * 812,340 @ 3,010 after 812,340 : Time 40.50s : 20057.78 words/s : gNorm 1.2500 : L.r. 1.0000e-05
+[2023-03-04 09:02:00] Ep. 1 : Up. 400 : Sen. 40,800 : Cost 7.25000000 * 811,020 @ 2,990 after 1,623,360 : Time 40.25s : 20149.56 words/s : gNorm 1.1250 : L.r. 2.0000e-05
+[2023-03-04 09:02:01] Saving model weights and runtime parameters to model/model.iter400.npz
+[2023-03-04 09:02:02] [valid] Ep. 1 : Up. 400 : ce-mean-words : 6.875 : new best
+[2023-03-04 09:02:03] [valid] Ep. 1 : Up. 400 : perplexity : 968.75 : new best
+[2023-03-04 09:02:04] [valid] Ep. 1 : Up. 400 : bleu : 3.125 : new best
+[2023-03-04 09:03:00] Starting data epoch 2 in logical epoch 2
+[2023-03-04 09:04:00] Ep. 2 : Up. 600 : Sen. 9,600 : Cost 6.00000000 * 813,500 @ 3,005 after 2,436,860 : Time 40.75s : 19963.19 words/s : gNorm 1.0000 : L.r. 3.0000e-05
+[2023-03-04 09:05:00] Ep. 2 : Up. 800 : Sen. 30,000 : Cost 5.50000000 * 812,000 @ 2,998 after 3,248,860 : Time 40.50s : 20049.38 words/s : gNorm 0.8750 : L.r. 4.0000e-05
+[2023-03-04 09:05:02] [valid] Ep. 2 : Up. 800 : ce-mean-words : 7.000 : stalled 1 times (last best: 6.875)
+[2023-03-04 09:05:03] [valid] Ep. 2 : Up. 800 : perplexity : 1096.63 : stalled 1 times (last best: 968.75)
+[2023-03-04 09:05:04] [valid] Ep. 2 : Up. 800 : bleu : 4.5 : new best
+[2023-03-04 09:05:05] Training finished
+"""
+
+
+def test_marians_updates_are_the_step_its_cost_the_loss_and_its_validations_valid_series():
+    for batch in every_way(MARIAN):
+        assert pts(batch, "cost") == [(200, 8.5), (400, 7.25), (600, 6.0), (800, 5.5)]
+        assert pts(batch, "words/s") == [(200, 20057.78), (400, 20149.56), (600, 19963.19), (800, 20049.38)]
+        assert pts(batch, "gNorm") == [(200, 1.25), (400, 1.125), (600, 1.0), (800, 0.875)]
+        assert pts(batch, "lr") == [(200, 1e-5), (400, 2e-5), (600, 3e-5), (800, 4e-5)]
+        assert pts(batch, "time")[-1] == (800, 40.5)
+        assert pts(batch, "valid_ce-mean-words") == [(400, 6.875), (800, 7.0)]
+        assert pts(batch, "valid_perplexity") == [(400, 968.75), (800, 1096.63)]
+        assert pts(batch, "valid_bleu") == [(400, 3.125), (800, 4.5)]
+        assert sorted(n for n in batch.series if not n.startswith("_")) == [
+            "cost", "gNorm", "lr", "time", "valid_bleu", "valid_ce-mean-words", "valid_perplexity", "words/s"]
+        assert batch.meta["step_key"] == "updates"
+        assert choose_primary(list(batch.series)) == "cost"
+        assert [role(n) for n in ("words/s", "gNorm", "valid_ce-mean-words", "valid_bleu")] == [
+            "throughput", "norm", "loss", "accuracy"]

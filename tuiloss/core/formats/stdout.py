@@ -661,6 +661,57 @@ def _parse_caffe(parser: "TextParser", text: str, first_line: int, batch: Batch)
         _emit(state, state.step, f"{phase}/{match['key']}", _num(match["value"]))
 
 
+# -- Marian NMT ------------------------------------------------------------------------
+
+# ``Ep. 1 : Up. 500 : Sen. 61,500 : Cost 9.07 * 1,363,970 @ 4,095 after 4,123,456 : Time 52.07s : ...`` and
+# ``[valid] Ep. 1 : Up. 5000 : cross-entropy : 5.3789 : new best``: the epoch, the updates, then fields
+_MARIAN = re.compile(r"(?P<valid>\[valid\] )?Ep\. (?P<epoch>\d+) : Up\. (?P<updates>\d+) : (?P<rest>[^\n]*)")
+# a field of a training line: ``Cost 9.07 * ...``, ``L.r. 1.87e-05``, ``gNorm 0.92``, ``Time 52.07s``
+_MARIAN_FIELD = re.compile(r"^(?P<key>[A-Za-z][\w.\-]*)\s+(?P<value>" + NUM + r")")
+# ``26189.43 words/s``: a speed, its unit after its number
+_MARIAN_SPEED = re.compile(r"^(?P<value>" + NUM + r")\s+(?P<key>\w+/s)$")
+#: Marian's training fields by the names given them; None: a count, no metric (sentences seen).
+_MARIAN_NAMES = {"Cost": "cost", "L.r.": "lr", "Time": "time", "Sen.": None}
+
+
+def _parse_marian(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Marian NMT's training log::
+
+        [2022-06-05 10:01:08] Ep. 1 : Up. 500 : Sen. 61,500 : Cost 9.07076065 * 1,363,970 @ 4,095
+            after 4,123,456 : Time 52.07s : 26189.43 words/s : gNorm 0.9214 : L.r. 1.8750e-05
+        [2022-06-05 10:08:58] [valid] Ep. 1 : Up. 5000 : cross-entropy : 5.3789 : new best
+
+    The step is the updates (``Up.``). ``Cost`` is the training loss, over the labels counted
+    after ``*`` (those counts, the sentences seen and the labels so far are no metrics); ``Time``
+    is the seconds the last updates shown took. A validation line gives one metric, named by
+    Marian (``valid_cross-entropy``, ``valid_perplexity``, ``valid_bleu-detok``); whether it is a
+    new best is no value.
+    """
+    state = parser.state
+    for match in _MARIAN.finditer(text):
+        fields = match["rest"].split(" : ")
+        step = float(match["updates"])
+        if match["valid"]:
+            pairs = [(f"valid_{fields[0].strip()}", _num(fields[1]))] if len(fields) > 1 else []
+        else:
+            pairs = []
+            for field in fields:
+                field = field.strip()
+                found = _MARIAN_FIELD.match(field) or _MARIAN_SPEED.match(field)
+                if found is not None:
+                    key = _MARIAN_NAMES.get(found["key"], found["key"])
+                    if key is not None:
+                        pairs.append((key, _num(found["value"])))
+        if not pairs or any(value is None for _, value in pairs):
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+            continue
+        parser.matched += 1
+        state.step = step
+        state.meta["step_key"] = "updates"
+        for key, value in pairs:
+            _emit(state, step, key, value)
+
+
 # -- Darknet (YOLO v2-v4) ------------------------------------------------------------
 
 _DARKNET = re.compile(
@@ -1988,6 +2039,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("mmiter", re.compile(r"\bIter\(train\)[ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmiter, hint="Iter(train)"),
     Family("mllog", re.compile(r":::MLLOG[ \t]+\{"), _parse_mllog, hint=":::MLLOG"),
+    Family("marian", re.compile(r"\bEp\. \d+ : Up\. \d+ : "), _parse_marian, hint=" : Up. "),
     Family("clu", re.compile(r"\][ \t]+\[\d+\][ \t]+[A-Za-z_][\w/.\-]*=" + NUM), _parse_clu, hint="] ["),
     Family(
         "meters",
