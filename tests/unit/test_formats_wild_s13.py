@@ -244,3 +244,37 @@ def test_marians_updates_are_the_step_its_cost_the_loss_and_its_validations_vali
         assert choose_primary(list(batch.series)) == "cost"
         assert [role(n) for n in ("words/s", "gNorm", "valid_ce-mean-words", "valid_bleu")] == [
             "throughput", "norm", "loss", "accuracy"]
+
+
+# -- DreamerV3's console -------------------------------------------------------------------------
+
+DREAMER = """\
+Logdir: /runs/dmc_walker
+Observations
+  image            Space(uint8, shape=(64, 64, 3), low=0, high=255)
+Start training loop
+Writing metrics: /runs/dmc_walker/metrics.jsonl
+
+--------------------[Step 5000]--------------------
+
+episode/score 12.5 / episode/length 500 / train/loss/dec 3.1e4 / train/loss/rew 0.75 / train/opt/grad_norm 120 / fps/train 64.5
+
+Writing metrics: /runs/dmc_walker/metrics.jsonl
+
+--------------------[Step 10000]--------------------
+
+train/loss/dec 2.5e4 / train/loss/rew 0.5 / train/opt/grad_norm 96 / fps/train 65.25
+
+Writing metrics: /runs/dmc_walker/metrics.jsonl
+"""
+
+
+def test_dreamerv3s_console_steps_on_its_ruled_header_and_reads_the_fields_under_it():
+    for batch in every_way(DREAMER):
+        assert pts(batch, "train/loss/dec") == [(5000, 31000.0), (10000, 25000.0)]
+        assert pts(batch, "train/loss/rew") == [(5000, 0.75), (10000, 0.5)]
+        assert pts(batch, "episode/score") == [(5000, 12.5)]  # only when an episode ended
+        assert pts(batch, "fps/train") == [(5000, 64.5), (10000, 65.25)]
+        assert sorted(batch.series) == ["episode/length", "episode/score", "fps/train", "train/loss/dec",
+                                        "train/loss/rew", "train/opt/grad_norm"]
+        assert batch.meta["step_key"] == "step"

@@ -712,6 +712,44 @@ def _parse_marian(parser: "TextParser", text: str, first_line: int, batch: Batch
             _emit(state, step, key, value)
 
 
+# -- DreamerV3's console -----------------------------------------------------------------
+
+# ``--------------------[Step 10000]--------------------``: the step of the line of metrics under it
+_DREAMER_STEP = re.compile(r"^-+\[Step (?P<step>\d+)\]-+[ \t]*$")
+# one ``name value`` field of the line under it, the fields parted by `` / ``: ``train/loss/dec 2.6e4``
+_DREAMER_FIELD = re.compile(r"^(?P<key>[A-Za-z_][\w/.\-]*) (?P<value>" + NUM + r")$")
+
+
+def _parse_dreamer(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """DreamerV3's console log (embodied's terminal output)::
+
+        --------------------[Step 10000]--------------------
+
+        episode/score 20 / episode/length 1000 / train/loss/dec 2.6e4 / train/loss/rew 0.52 / ...
+
+    A ruled header gives the step; the line of ``name value`` fields under it, parted by
+    `` / ``, its metrics (their names are those of its ``metrics.jsonl``, their values
+    rounded to a few digits). Other lines (``Writing metrics: ...``) are no metrics.
+    """
+    state = parser.state
+    for line in text.split("\n"):
+        if line.startswith("-") and "[Step " in line:
+            head = _DREAMER_STEP.match(line)
+            if head is not None:
+                state.step = float(head["step"])
+                state.meta["step_key"] = "step"
+                parser.matched += 1
+            continue
+        if " / " not in line or state.step is None:
+            continue
+        found = 0
+        for field in line.strip().split(" / "):
+            pair = _DREAMER_FIELD.match(field.strip())
+            if pair is not None:
+                found += _emit(state, state.step, pair["key"], _num(pair["value"]))
+        parser.matched += found > 0
+
+
 # -- Darknet (YOLO v2-v4) ------------------------------------------------------------
 
 _DARKNET = re.compile(
@@ -2039,6 +2077,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("mmiter", re.compile(r"\bIter\(train\)[ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmiter, hint="Iter(train)"),
     Family("mllog", re.compile(r":::MLLOG[ \t]+\{"), _parse_mllog, hint=":::MLLOG"),
+    Family("dreamer", re.compile(r"\n-+\[Step \d+\]-+[ \t]*\r?\n"), _parse_dreamer, hint="[Step "),
     Family("marian", re.compile(r"\bEp\. \d+ : Up\. \d+ : "), _parse_marian, hint=" : Up. "),
     Family("clu", re.compile(r"\][ \t]+\[\d+\][ \t]+[A-Za-z_][\w/.\-]*=" + NUM), _parse_clu, hint="] ["),
     Family(
