@@ -278,3 +278,40 @@ def test_dreamerv3s_console_steps_on_its_ruled_header_and_reads_the_fields_under
         assert sorted(batch.series) == ["episode/length", "episode/score", "fps/train", "train/loss/dec",
                                         "train/loss/rew", "train/opt/grad_norm"]
         assert batch.meta["step_key"] == "step"
+
+
+# -- Sentence-Transformers' evaluators (before v3) -----------------------------------------------
+
+
+def _sbert_block(stamp: str, where: str, base: float) -> str:
+    rows = [("Cosine-Similarity :", 0.0), ("Manhattan-Distance:", -0.0125), ("Euclidean-Distance:", -0.015),
+            ("Dot-Product-Similarity:", -0.03125)]
+    head = f"{stamp} - EmbeddingSimilarityEvaluator: Evaluating the model on sts-dev dataset{where}:\n"
+    return head + "".join(f"{stamp} - {sim}\tPearson: {base + shift:.5f}\tSpearman: {base + shift + 0.0025:.5f}\n"
+                          for sim, shift in rows)
+
+
+SBERT = (
+    "2022-05-01 12:00:00 - Use pytorch device: cpu\n"
+    "2022-05-01 12:00:01 - Warmup-steps: 40\n"
+    "Epoch:   0%|          | 0/2 [00:00<?, ?it/s]\n"
+    + _sbert_block("2022-05-01 12:01:00", " in epoch 0 after 100 steps", 0.75)
+    + "2022-05-01 12:01:01 - Save model to output/sts\n"
+    + _sbert_block("2022-05-01 12:02:00", " after epoch 0", 0.78125)
+    + _sbert_block("2022-05-01 12:03:00", " in epoch 1 after 100 steps", 0.8125)
+    + _sbert_block("2022-05-01 12:04:00", " after epoch 1", 0.8125)
+    + "2022-05-01 12:04:30 - Load pretrained SentenceTransformer: output/sts\n"
+    + _sbert_block("2022-05-01 12:05:00", "", 0.796875).replace("sts-dev", "sts-test")
+)
+
+
+def test_sentence_transformers_similarity_evaluations_at_the_global_step():
+    # the steps count within the epoch; the epoch's end is where the epoch's steps end
+    for batch in every_way(SBERT):
+        assert pts(batch, "eval_sts-dev_pearson_cosine") == [(100, 0.75), (100, 0.78125), (200, 0.8125), (200, 0.8125)]
+        assert pts(batch, "eval_sts-dev_spearman_cosine")[0] == (100, 0.7525)
+        assert pts(batch, "eval_sts-dev_pearson_dot")[2] == (200, 0.78125)
+        assert pts(batch, "eval_sts-test_spearman_manhattan") == [(200, 0.78687)]  # the test after training
+        assert len([n for n in batch.series if not n.startswith("_")]) == 16
+        assert choose_primary(list(batch.series)) == "eval_sts-dev_pearson_cosine"
+        assert role("eval_sts-dev_spearman_cosine") == "accuracy"

@@ -65,7 +65,7 @@ _WORDS = {
                  "rouge", "rouge1", "rouge2", "rougel", "auc", "auroc", "precision", "recall", "iou", "miou",
                  "dice", "psnr", "ssim", "r2", "em", "exact", "match", "matches", "correct", "hit", "hits",
                  "ndcg", "mrr", "mean_io_u", "io", "coef", "kappa", "bertscore", "meteor", "chrf", "success",
-                 "win", "winrate", "pass"},
+                 "win", "winrate", "pass", "pearson", "spearman"},
 }
 
 #: Words beside ``cost`` that make it a time, not the objective (``cost = 2.3`` in older TF and
@@ -243,7 +243,8 @@ def _loss_rank(name: str) -> tuple:
     """Sort key among names of one role: the total before components, train before other prefixes, short first."""
     w = words(name)
     component = any(part in w for part in ("cls", "bbox", "rpn", "mask", "aux", "reg", "obj", "dfl", "kl",
-                                           "entropy", "value", "policy", "gradient", "std", "max", "min"))
+                                           "entropy", "value", "policy", "gradient", "std", "max", "min",
+                                           "dot", "manhattan", "euclidean"))  # (similarities besides the cosine)
     return (component, "total" not in w and "train" not in w, len(name), name)
 
 

@@ -71,6 +71,7 @@ class _State:
     shown: dict = field(default_factory=dict)  # the evaluation values last shown beside training values
     dict_values: dict | None = None  # the values of the dict printed under ``Step N per-step time``
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
+    evaluated: str = ""  # Sentence-Transformers: the dataset whose similarity lines follow, if they have a step
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
 
 
@@ -748,6 +749,76 @@ def _parse_dreamer(parser: "TextParser", text: str, first_line: int, batch: Batc
             if pair is not None:
                 found += _emit(state, state.step, pair["key"], _num(pair["value"]))
         parser.matched += found > 0
+
+
+# -- Sentence-Transformers' evaluators (before v3) -------------------------------------
+
+# ``EmbeddingSimilarityEvaluator: Evaluating the model on sts-dev dataset in epoch 0 after 180 steps:``,
+# ``... dataset after epoch 0:`` (the epoch's end), ``... on sts-test dataset:`` (after training)
+_SBERT_HEAD = re.compile(
+    r"EmbeddingSimilarityEvaluator: Evaluating the model on (?P<name>\S+) dataset"
+    r"(?: in epoch (?P<epoch>\d+) after (?P<steps>\d+) steps| after epoch (?P<end>\d+))?:[ \t]*$"
+)
+# ``Cosine-Similarity :	Pearson: 0.8198	Spearman: 0.8238``: two correlations of one similarity
+_SBERT_LINE = re.compile(
+    r"(?P<sim>Cosine-Similarity|Manhattan-Distance|Euclidean-Distance|Dot-Product-Similarity)\s*:"
+    r"\s*Pearson:\s*(?P<pearson>" + NUM + r")\s+Spearman:\s*(?P<spearman>" + NUM + r")[ \t]*$"
+)
+#: The similarities by the names Sentence-Transformers v3 gives them.
+_SBERT_SIMILARITIES = {"Cosine-Similarity": "cosine", "Manhattan-Distance": "manhattan",
+                       "Euclidean-Distance": "euclidean", "Dot-Product-Similarity": "dot"}
+
+
+def _parse_sbert(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Sentence-Transformers' similarity evaluations, as its versions before 3 log them::
+
+        2021-07-06 17:41:16 - EmbeddingSimilarityEvaluator: Evaluating the model on sts-dev dataset in epoch 0 after 180 steps:
+        2021-07-06 17:41:30 - Cosine-Similarity :	Pearson: 0.8198	Spearman: 0.8238
+        2021-07-06 17:41:30 - Manhattan-Distance:	Pearson: 0.8098	Spearman: 0.8118
+
+    The steps count within the epoch: an evaluation is at the global step (see
+    :class:`~tuiloss.core.formats.counters.EpochCounter`), one ``after epoch 0`` at the epoch's
+    end, and one with neither (the test after training) at the step reached. Each similarity
+    gives two correlations, named as v3 names them: ``eval_sts-dev_spearman_cosine``. The loss
+    is not logged.
+    """
+    state = parser.state
+    for line in text.split("\n"):
+        if "Evaluating the model on" in line:
+            head = _SBERT_HEAD.search(line)
+            if head is None:
+                continue
+            parser.matched += 1
+            state.evaluated = _sbert_head(state, head)
+        elif state.evaluated and ("Pearson" in line):
+            row = _SBERT_LINE.search(line)
+            if row is None:
+                continue
+            parser.matched += 1
+            sim = _SBERT_SIMILARITIES[row["sim"]]
+            for kind in ("pearson", "spearman"):
+                _emit(state, state.step, f"eval_{state.evaluated}_{kind}_{sim}", _num(row[kind]))
+
+
+def _sbert_head(state: _State, head: re.Match) -> str:
+    """Place an evaluation's header: its step, made global, becomes ``state.step``; the name of its
+    dataset, or "" when its step is not known yet (the lines of a log resumed past its first epoch)."""
+    if head["epoch"] is None and head["end"] is None:
+        if state.step is None:
+            state.step = 0.0
+        return head["name"]
+    if state.counter is None:
+        state.counter = EpochCounter()
+    state.derived = True
+    state.meta["step_key"] = "steps"
+    if head["epoch"] is not None:
+        placed = state.counter.add(float(head["epoch"]), float(head["steps"]), None)
+    else:
+        placed = state.counter.add(float(head["end"]), None, None)
+    if not placed:
+        return ""
+    state.step = placed[-1][0]
+    return head["name"]
 
 
 # -- Darknet (YOLO v2-v4) ------------------------------------------------------------
@@ -2078,6 +2149,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("mmiter", re.compile(r"\bIter\(train\)[ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmiter, hint="Iter(train)"),
     Family("mllog", re.compile(r":::MLLOG[ \t]+\{"), _parse_mllog, hint=":::MLLOG"),
     Family("dreamer", re.compile(r"\n-+\[Step \d+\]-+[ \t]*\r?\n"), _parse_dreamer, hint="[Step "),
+    Family("sbert", re.compile(r"EmbeddingSimilarityEvaluator: Evaluating the model on \S+ dataset"), _parse_sbert,
+           hint="EmbeddingSimilarityEvaluator"),
     Family("marian", re.compile(r"\bEp\. \d+ : Up\. \d+ : "), _parse_marian, hint=" : Up. "),
     Family("clu", re.compile(r"\][ \t]+\[\d+\][ \t]+[A-Za-z_][\w/.\-]*=" + NUM), _parse_clu, hint="] ["),
     Family(
