@@ -71,8 +71,8 @@ class _State:
     shown: dict = field(default_factory=dict)  # the evaluation values last shown beside training values
     dict_values: dict | None = None  # the values of the dict printed under ``Step N per-step time``
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
-    evaluated: str = ""  # Sentence-Transformers: the dataset whose similarity lines follow, if they have a step
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
+    evaluated: str = ""  # Sentence-Transformers: the dataset whose similarity lines follow, if they have a step
 
 
 @dataclass(frozen=True)
