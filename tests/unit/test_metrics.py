@@ -26,6 +26,10 @@ from tuiloss.core.analysis.metrics import Direction, choose_primary, direction, 
     ("N", "count"), ("consumed samples", "count"), ("number of nan iterations", "count"), ("skipped", "count"),
     ("epoch", "step"), ("micro_step", "step"), ("time/total_timesteps", "step"),
     ("logging.py", "other"), ("96", "other"),
+    # PaddlePaddle's seconds per batch and waiting for data; a cost alone is the objective
+    ("batch_cost", "time"), ("data_cost", "time"), ("avg_reader_cost", "time"), ("avg_batch_cost", "time"),
+    ("cost_ms", "time"), ("cost", "loss"), ("train_cost", "loss"), ("val_cost", "loss"), ("avg_cost", "loss"),
+    ("eval_sts-dev_spearman_cosine", "accuracy"), ("pearson", "accuracy"),
 ])
 def test_role_of_names_seen_in_real_logs(name, expected):
     assert role(name) == expected

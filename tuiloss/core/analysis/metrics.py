@@ -65,8 +65,13 @@ _WORDS = {
                  "rouge", "rouge1", "rouge2", "rougel", "auc", "auroc", "precision", "recall", "iou", "miou",
                  "dice", "psnr", "ssim", "r2", "em", "exact", "match", "matches", "correct", "hit", "hits",
                  "ndcg", "mrr", "mean_io_u", "io", "coef", "kappa", "bertscore", "meteor", "chrf", "success",
-                 "win", "winrate", "pass"},
+                 "win", "winrate", "pass", "pearson", "spearman"},
 }
+
+#: Words beside ``cost`` that make it a time, not the objective (``cost = 2.3`` in older TF and
+#: Theano logs): PaddlePaddle's ``batch_cost``, ``data_cost``, ``avg_reader_cost`` are the seconds a
+#: batch took or waited for its data, and a unit in the name (``cost_ms``) says so too.
+_TIME_COSTS = frozenset({"batch", "data", "reader", "s"}) | _WORDS["time"]
 
 #: The order roles are tried in: a quality word wins over a unit-like word, except
 #: where the unit makes the quantity something else (``loss scale``, ``loss/sec``).
@@ -167,6 +172,8 @@ def role(name: str) -> str:
     w = set(words(name))
     if not w:
         return "other"
+    if "cost" in w and w & _TIME_COSTS:
+        return "time"
     for candidate in _ROLE_ORDER:
         if w & _WORDS[candidate]:
             if candidate == "loss" and w & {"n", "num", "number", "count"}:
@@ -236,7 +243,8 @@ def _loss_rank(name: str) -> tuple:
     """Sort key among names of one role: the total before components, train before other prefixes, short first."""
     w = words(name)
     component = any(part in w for part in ("cls", "bbox", "rpn", "mask", "aux", "reg", "obj", "dfl", "kl",
-                                           "entropy", "value", "policy", "gradient", "std", "max", "min"))
+                                           "entropy", "value", "policy", "gradient", "std", "max", "min",
+                                           "dot", "manhattan", "euclidean"))  # (similarities besides the cosine)
     return (component, "total" not in w and "train" not in w, len(name), name)
 
 

@@ -6,7 +6,7 @@ starts again at every epoch: that is not a reset of the run. The global step is
 ``(epoch - base) * per_epoch + inner``, where ``base`` is the first epoch's
 number (0 or 1) and ``per_epoch`` comes from the line (``[i/N]``) or is learnt
 from the data (the largest inner count of an epoch, seen when the next epoch
-starts).
+starts; one more for a count a parser knows starts at 0).
 
 While ``per_epoch`` is unknown, points of any epoch but the first are held and
 given out once it is learnt (a log resumed at epoch 5 learns it when epoch 6
@@ -27,7 +27,10 @@ MAX_EPOCHS = re.compile(r"\bmax_epochs\s*=\s*(\d+)")
 class EpochCounter:
     """Global steps from ``(epoch, inner)`` pairs, in file order."""
 
-    def __init__(self) -> None:
+    def __init__(self, from_zero: bool = False) -> None:
+        # ``from_zero``: the inner count starts at 0 (a loop's ``enumerate``), so an epoch whose highest
+        # count is k held k + 1 steps; learnt as k, the next epoch's count 0 would land on its last step
+        self.from_zero = from_zero
         self.per_epoch: float | None = None  # given by a line: wins over what is learnt
         self.learnt: float | None = None
         self.base: float | None = None
@@ -73,7 +76,7 @@ class EpochCounter:
             if self.last is not None and inner > self.last and self.restarts:
                 self.restarts = False  # it kept counting: a global counter
             elif self.restarts and self.per_epoch is None:
-                self.learnt = max(self.learnt or 0.0, self.peak)
+                self.learnt = max(self.learnt or 0.0, self.peak + (1.0 if self.from_zero else 0.0))
             self.peak = 0.0
         self.epoch = epoch
         self.last = inner

@@ -72,6 +72,7 @@ class _State:
     dict_values: dict | None = None  # the values of the dict printed under ``Step N per-step time``
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
+    evaluated: str = ""  # Sentence-Transformers: the dataset whose similarity lines follow, if they have a step
 
 
 @dataclass(frozen=True)
@@ -545,6 +546,75 @@ def _parse_espnet(parser: "TextParser", text: str, first_line: int, batch: Batch
                 _emit(state, step, key, value)
 
 
+# -- icefall (k2 and lhotse speech recipes) ----------------------------------------
+
+#: A number in icefall's summaries: plain, no thousands separators (a comma ends the field).
+_ICEFALL_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)"
+# ``Epoch 1, batch 50, loss[loss=0.31, ctc_loss=0.4, over 1234.00 frames. ], tot_loss[loss=0.42, ...,
+# over 5678.00 frames. ], batch size: 52, lr: 4.5e-02, grad_scale: 2.0``: a training batch's line
+_ICEFALL_BATCH = re.compile(
+    r"Epoch (?P<epoch>\d+), batch (?P<batch>\d+), loss\[(?P<loss>[^\]\n]*)\], tot_loss\[(?P<tot>[^\]\n]*)\](?P<rest>[^\n]*)"
+)
+# ``Epoch 1, validation: loss=0.35, ctc_loss=0.3, over 94403.00 frames.`` (``validation loss=...`` in older recipes)
+_ICEFALL_VALID = re.compile(r"Epoch (?P<epoch>\d+), validation:? (?P<pairs>[^\n]*)")
+# one ``name=value`` of a summary (its ``over 1234.00 frames.`` is how much was averaged, no metric)
+_ICEFALL_PAIR = re.compile(r"(?<![\w.])(?P<key>[A-Za-z_]\w*)=(?P<value>" + _ICEFALL_NUM + r")(?![\w.])")
+# one ``, name: value`` field after the summaries: ``lr: 4.5e-02``, ``grad_scale: 2.0``, ``batch size: 52``
+_ICEFALL_FIELD = re.compile(r",\s*(?P<key>[A-Za-z_][\w ]*?):\s*(?P<value>" + _ICEFALL_NUM + r")(?=\s*(?:,|$))")
+#: Fields after the summaries that are no metrics: the utterances in the batch.
+_ICEFALL_NOT_METRICS = frozenset({"batch size"})
+
+
+def _parse_icefall(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """icefall's training log (k2/lhotse speech recipes)::
+
+        Epoch 1, batch 50, loss[loss=0.31, simple_loss=0.4, over 1234.00 frames. ], tot_loss[loss=0.42,
+            simple_loss=0.5, over 5678.00 frames. ], batch size: 52, lr: 4.5e-02, grad_scale: 2.0
+        Epoch 1, validation: loss=0.35, simple_loss=0.45, over 94403.00 frames.
+
+    ``loss[...]`` is the batch's own values, ``tot_loss[...]`` a running average over the last
+    batches (weighted by their frames): two series each, ``loss`` and ``tot_loss`` (icefall's own
+    TensorBoard names, ``train/current_loss`` and ``train/tot_loss``), so a spike of the batch is
+    not smoothed into the average nor the average zigzag with the batch. The batch's ``loss`` is
+    the run's loss: the analysis smooths it itself. The frames are how much was averaged and the
+    batch size the utterances in the batch, counts, not metrics.
+
+    The batch count restarts every epoch, from 0: the step is the global batch (see
+    :class:`~tuiloss.core.formats.counters.EpochCounter`). Validation runs every few thousand
+    batches, within an epoch: its ``valid_`` values are at the batch reached.
+    """
+    state = parser.state
+    found = sorted([*_ICEFALL_BATCH.finditer(text), *_ICEFALL_VALID.finditer(text)], key=lambda m: m.start())
+    for match in found:
+        if state.counter is None:
+            state.counter = EpochCounter(from_zero=True)
+        counter = state.counter
+        epoch = float(match["epoch"])
+        if match.re is _ICEFALL_BATCH:
+            pairs = _icefall_pairs(match["loss"], "") + _icefall_pairs(match["tot"], "tot_")
+            pairs += [(m["key"].strip(), _num(m["value"])) for m in _ICEFALL_FIELD.finditer(match["rest"])
+                      if m["key"].strip() not in _ICEFALL_NOT_METRICS]
+            inner = float(match["batch"])
+        else:
+            pairs = _icefall_pairs(match["pairs"], "valid_")
+            inner = counter.last if counter.epoch == epoch and counter.last is not None else 0.0
+        if not pairs:
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+            continue
+        parser.matched += 1
+        state.derived = True
+        state.meta["step_key"] = "batch"  # made global: the batches of the epochs before, plus this one
+        for step, items in counter.add(epoch, inner, pairs):
+            state.step = step
+            for key, value in items:
+                _emit(state, step, key, value)
+
+
+def _icefall_pairs(summary: str, prefix: str) -> list[tuple[str, float | None]]:
+    """The ``name=value`` pairs of one of icefall's summaries, named with ``prefix``."""
+    return [(prefix + m["key"], _num(m["value"])) for m in _ICEFALL_PAIR.finditer(summary)]
+
+
 # -- Caffe (glog) ------------------------------------------------------------------
 
 _CAFFE_ITER = re.compile(
@@ -590,6 +660,165 @@ def _parse_caffe(parser: "TextParser", text: str, first_line: int, batch: Batch)
             continue
         phase = "train" if match["phase"] == "Train" else "test" + (str(state.test_net) if state.test_net else "")
         _emit(state, state.step, f"{phase}/{match['key']}", _num(match["value"]))
+
+
+# -- Marian NMT ------------------------------------------------------------------------
+
+# ``Ep. 1 : Up. 500 : Sen. 61,500 : Cost 9.07 * 1,363,970 @ 4,095 after 4,123,456 : Time 52.07s : ...`` and
+# ``[valid] Ep. 1 : Up. 5000 : cross-entropy : 5.3789 : new best``: the epoch, the updates, then fields
+_MARIAN = re.compile(r"(?P<valid>\[valid\] )?Ep\. (?P<epoch>\d+) : Up\. (?P<updates>\d+) : (?P<rest>[^\n]*)")
+# a field of a training line: ``Cost 9.07 * ...``, ``L.r. 1.87e-05``, ``gNorm 0.92``, ``Time 52.07s``
+_MARIAN_FIELD = re.compile(r"^(?P<key>[A-Za-z][\w.\-]*)\s+(?P<value>" + NUM + r")")
+# ``26189.43 words/s``: a speed, its unit after its number
+_MARIAN_SPEED = re.compile(r"^(?P<value>" + NUM + r")\s+(?P<key>\w+/s)$")
+#: Marian's training fields by the names given them; None: a count, no metric (sentences seen).
+_MARIAN_NAMES = {"Cost": "cost", "L.r.": "lr", "Time": "time", "Sen.": None}
+
+
+def _parse_marian(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Marian NMT's training log::
+
+        [2022-06-05 10:01:08] Ep. 1 : Up. 500 : Sen. 61,500 : Cost 9.07076065 * 1,363,970 @ 4,095
+            after 4,123,456 : Time 52.07s : 26189.43 words/s : gNorm 0.9214 : L.r. 1.8750e-05
+        [2022-06-05 10:08:58] [valid] Ep. 1 : Up. 5000 : cross-entropy : 5.3789 : new best
+
+    The step is the updates (``Up.``). ``Cost`` is the training loss, over the labels counted
+    after ``*`` (those counts, the sentences seen and the labels so far are no metrics); ``Time``
+    is the seconds the last updates shown took. A validation line gives one metric, named by
+    Marian (``valid_cross-entropy``, ``valid_perplexity``, ``valid_bleu-detok``); whether it is a
+    new best is no value.
+    """
+    state = parser.state
+    for match in _MARIAN.finditer(text):
+        fields = match["rest"].split(" : ")
+        step = float(match["updates"])
+        if match["valid"]:
+            pairs = [(f"valid_{fields[0].strip()}", _num(fields[1]))] if len(fields) > 1 else []
+        else:
+            pairs = []
+            for field in fields:
+                field = field.strip()
+                found = _MARIAN_FIELD.match(field) or _MARIAN_SPEED.match(field)
+                if found is not None:
+                    key = _MARIAN_NAMES.get(found["key"], found["key"])
+                    if key is not None:
+                        pairs.append((key, _num(found["value"])))
+        if not pairs or any(value is None for _, value in pairs):
+            batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+            continue
+        parser.matched += 1
+        state.step = step
+        state.meta["step_key"] = "updates"
+        for key, value in pairs:
+            _emit(state, step, key, value)
+
+
+# -- DreamerV3's console -----------------------------------------------------------------
+
+# ``--------------------[Step 10000]--------------------``: the step of the line of metrics under it
+_DREAMER_STEP = re.compile(r"^-+\[Step (?P<step>\d+)\]-+[ \t]*$")
+# one ``name value`` field of the line under it, the fields parted by `` / ``: ``train/loss/dec 2.6e4``
+_DREAMER_FIELD = re.compile(r"^(?P<key>[A-Za-z_][\w/.\-]*) (?P<value>" + NUM + r")$")
+
+
+def _parse_dreamer(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """DreamerV3's console log (embodied's terminal output)::
+
+        --------------------[Step 10000]--------------------
+
+        episode/score 20 / episode/length 1000 / train/loss/dec 2.6e4 / train/loss/rew 0.52 / ...
+
+    A ruled header gives the step; the line of ``name value`` fields under it, parted by
+    `` / ``, its metrics (their names are those of its ``metrics.jsonl``, their values
+    rounded to a few digits). Other lines (``Writing metrics: ...``) are no metrics.
+    """
+    state = parser.state
+    for line in text.split("\n"):
+        if line.startswith("-") and "[Step " in line:
+            head = _DREAMER_STEP.match(line)
+            if head is not None:
+                state.step = float(head["step"])
+                state.meta["step_key"] = "step"
+                parser.matched += 1
+            continue
+        if " / " not in line or state.step is None:
+            continue
+        found = 0
+        for field in line.strip().split(" / "):
+            pair = _DREAMER_FIELD.match(field.strip())
+            if pair is not None:
+                found += _emit(state, state.step, pair["key"], _num(pair["value"]))
+        parser.matched += found > 0
+
+
+# -- Sentence-Transformers' evaluators (before v3) -------------------------------------
+
+# ``EmbeddingSimilarityEvaluator: Evaluating the model on sts-dev dataset in epoch 0 after 180 steps:``,
+# ``... dataset after epoch 0:`` (the epoch's end), ``... on sts-test dataset:`` (after training)
+_SBERT_HEAD = re.compile(
+    r"EmbeddingSimilarityEvaluator: Evaluating the model on (?P<name>\S+) dataset"
+    r"(?: in epoch (?P<epoch>\d+) after (?P<steps>\d+) steps| after epoch (?P<end>\d+))?:[ \t]*$"
+)
+# ``Cosine-Similarity :	Pearson: 0.8198	Spearman: 0.8238``: two correlations of one similarity
+_SBERT_LINE = re.compile(
+    r"(?P<sim>Cosine-Similarity|Manhattan-Distance|Euclidean-Distance|Dot-Product-Similarity)\s*:"
+    r"\s*Pearson:\s*(?P<pearson>" + NUM + r")\s+Spearman:\s*(?P<spearman>" + NUM + r")[ \t]*$"
+)
+#: The similarities by the names Sentence-Transformers v3 gives them.
+_SBERT_SIMILARITIES = {"Cosine-Similarity": "cosine", "Manhattan-Distance": "manhattan",
+                       "Euclidean-Distance": "euclidean", "Dot-Product-Similarity": "dot"}
+
+
+def _parse_sbert(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Sentence-Transformers' similarity evaluations, as its versions before 3 log them::
+
+        2021-07-06 17:41:16 - EmbeddingSimilarityEvaluator: Evaluating the model on sts-dev dataset in epoch 0 after 180 steps:
+        2021-07-06 17:41:30 - Cosine-Similarity :	Pearson: 0.8198	Spearman: 0.8238
+        2021-07-06 17:41:30 - Manhattan-Distance:	Pearson: 0.8098	Spearman: 0.8118
+
+    The steps count within the epoch: an evaluation is at the global step (see
+    :class:`~tuiloss.core.formats.counters.EpochCounter`), one ``after epoch 0`` at the epoch's
+    end, and one with neither (the test after training) at the step reached. Each similarity
+    gives two correlations, named as v3 names them: ``eval_sts-dev_spearman_cosine``. The loss
+    is not logged.
+    """
+    state = parser.state
+    for line in text.split("\n"):
+        if "Evaluating the model on" in line:
+            head = _SBERT_HEAD.search(line)
+            if head is None:
+                continue
+            parser.matched += 1
+            state.evaluated = _sbert_head(state, head)
+        elif state.evaluated and ("Pearson" in line):
+            row = _SBERT_LINE.search(line)
+            if row is None:
+                continue
+            parser.matched += 1
+            sim = _SBERT_SIMILARITIES[row["sim"]]
+            for kind in ("pearson", "spearman"):
+                _emit(state, state.step, f"eval_{state.evaluated}_{kind}_{sim}", _num(row[kind]))
+
+
+def _sbert_head(state: _State, head: re.Match) -> str:
+    """Place an evaluation's header: its step, made global, becomes ``state.step``; the name of its
+    dataset, or "" when its step is not known yet (the lines of a log resumed past its first epoch)."""
+    if head["epoch"] is None and head["end"] is None:
+        if state.step is None:
+            state.step = 0.0
+        return head["name"]
+    if state.counter is None:
+        state.counter = EpochCounter()
+    state.derived = True
+    state.meta["step_key"] = "steps"
+    if head["epoch"] is not None:
+        placed = state.counter.add(float(head["epoch"]), float(head["steps"]), None)
+    else:
+        placed = state.counter.add(float(head["end"]), None, None)
+    if not placed:
+        return ""
+    state.step = placed[-1][0]
+    return head["name"]
 
 
 # -- Darknet (YOLO v2-v4) ------------------------------------------------------------
@@ -1044,6 +1273,8 @@ _STAMP_LEAD = re.compile(r"^" + _STAMP, re.M)
 # a line that is an epoch's number and nothing else: ``Epoch 2/3``, ``=== Epoch 2 ===``, ``[Epoch 2]``,
 # nnU-Net's ``2024-03-01 21:57:46.593456: Epoch 5``
 _EPOCH_LINE = re.compile(r"^(?:" + _STAMP + r")?[\W_]*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?[\W_]*$", re.I | re.M)
+# the same line in the bytes of a chunk a layout reads (see :meth:`TextParser._under_epoch_lines`)
+_EPOCH_LINE_BYTES = re.compile(_EPOCH_LINE.pattern.encode(), re.I | re.M)
 # one value of the epoch a line of its own announced, alone on its line, as nnU-Net writes them:
 # ``train_loss -0.2396``, ``train loss : -0.0944``, ``Current learning rate: 0.00995``, ``Pseudo dice [0.5440]``
 # (a list holds a value a class: ``Average global foreground Dice: [0.91, 0.88]``)
@@ -1138,8 +1369,11 @@ _SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_(][\w./\-()]*){0
 # epoch a line of its own announced (``epoch 12/20``); with no such epoch, no counter
 _LEADING_COUNT = re.compile(r"^\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[,:|]\s*(?=[A-Za-z_])")
 # a running best and where it was reached, which ends a line: MONAI's ``best mean dice: 0.7300 at epoch: 10``,
-# ``train completed, best_metric: 0.8679 at epoch: 20`` (the epoch is the best's, not the one reached)
-_BEST_AT = re.compile(r"(?i)(?<![\w.])best[\s_][^\n]*?" + NUM + r"\s+at\s+(?:epoch|step|iter|iteration)\b")
+# ``train completed, best_metric: 0.8679 at epoch: 20``, Tianshou's ``best_reward: 9.40 ± 0.92 in #3`` (the
+# epoch is the best's, not the one reached)
+_BEST_AT = re.compile(r"(?i)(?<![\w.])best[\s_][^\n]*?" + NUM + r"\s+(?:at\s+(?:epoch|step|iter|iteration)\b|in\s+#\d)")
+# the spread after a mean: Tianshou's ``test_reward: 9.40 ± 0.92``, ``acc: 0.91 +/- 0.02`` (the mean is the value)
+_SPREAD = re.compile(r"(?<=\d)\s*(?:\u00b1|\+/-)\s*" + NUM)
 # ``200/ 2983 batches``: an inner counter written after its number
 _COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
 
@@ -1329,12 +1563,18 @@ def _progress(key: str, value: str) -> tuple[str, float, float] | None:
 
 
 def _choose_step(names) -> str | None:
+    """The finest counter among ``names``; of two alike, the training's: Tianshou's summary holds
+    ``test_step`` (the steps its tests took) beside ``train_step``."""
     best = None
     for name in names:
         counter = _counter_name(name)
-        if counter is not None and (best is None or _COUNTER_RANK[counter] < _COUNTER_RANK[_counter_name(best)]):
+        if counter is not None and (best is None or _step_rank(name, counter) < _step_rank(best, _counter_name(best))):
             best = name
     return best
+
+
+def _step_rank(name: str, counter: str) -> tuple[int, bool]:
+    return _COUNTER_RANK[counter], name.lower().startswith(_SPLITS[1:])
 
 
 def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
@@ -1418,6 +1658,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         best = _BEST_AT.search(line)
         if best is not None:
             line = line[: best.start()]  # a running best and the epoch it was reached at: no point
+    if "\u00b1" in line or "+/-" in line:
+        line = _SPREAD.sub("", line)  # a mean and its spread: the mean, not a point of the next key
     if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
         return False  # ``epoch 1, loss 0.29, train acc 0.91`` has none of them, and a counter first
     start = _DICT_START.search(line) if "{" in line else None
@@ -1684,8 +1926,8 @@ def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
     step = values.pop(key)
     if not math.isfinite(step):
         return False  # no place on the axis: the line is counted as not matched
-    for name in [name for name in values if _counter_name(name) is not None]:
-        del values[name]
+    for name in [name for name in values if _counter_name(name) is not None or _BEST_KEY.match(name)]:
+        del values[name]  # the other counters, and running bests (``'best_reward': 200.0``): no points
     if not values:
         return False
     state.step = step
@@ -1906,6 +2148,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("mmdet", re.compile(r"Epoch(?:\(\w+\))?[ \t]*\[\d+\][ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmdet, hint="Epoch"),
     Family("mmiter", re.compile(r"\bIter\(train\)[ \t]*\[[ \t]*\d+[ \t]*/[ \t]*\d+[ \t]*\]"), _parse_mmiter, hint="Iter(train)"),
     Family("mllog", re.compile(r":::MLLOG[ \t]+\{"), _parse_mllog, hint=":::MLLOG"),
+    Family("dreamer", re.compile(r"\n-+\[Step \d+\]-+[ \t]*\r?\n"), _parse_dreamer, hint="[Step "),
+    Family("sbert", re.compile(r"EmbeddingSimilarityEvaluator: Evaluating the model on \S+ dataset"), _parse_sbert,
+           hint="EmbeddingSimilarityEvaluator"),
+    Family("marian", re.compile(r"\bEp\. \d+ : Up\. \d+ : "), _parse_marian, hint=" : Up. "),
     Family("clu", re.compile(r"\][ \t]+\[\d+\][ \t]+[A-Za-z_][\w/.\-]*=" + NUM), _parse_clu, hint="] ["),
     Family(
         "meters",
@@ -1917,6 +2163,13 @@ FAMILIES: tuple[Family, ...] = (
     # an epoch's line, then Keras' bar or summary (``[====``, ``━━━``, `` - loss: 0.3``), not other text
     Family("keras", re.compile(r"\nEpoch \d+/\d+[ \t]*\r?\n[^\n]*(?:\[[=.>]|━| - \w+: ?[-+.\dna])"), _parse_keras, hint="Epoch "),
     Family("espnet", re.compile(r"\depoch(?::[a-z]+:\d+-\d+batch:| results: \[)"), _parse_espnet, hint="epoch"),
+    # icefall's batch line, or its validation line (the first comes before any batch)
+    Family(
+        "icefall",
+        re.compile(r"Epoch \d+, (?:batch \d+, loss\[[^\]\n]*\], tot_loss\[|validation:? [^\n]*?, over \d+\.\d+ frames\.)"),
+        _parse_icefall,
+        hint=("tot_loss[", " frames."),
+    ),
     Family(
         "tf_estimator",
         re.compile(r"(?m)(?:, step = \d+\b|Saving dict for global step \d+:)"),
@@ -2040,6 +2293,9 @@ class TextParser(LineParser):
         self.read_any = False  # whether the family read a point yet (a guess may still change before)
         self.last_line = ""  # the last line of the text read before
         self.since_epoch = ""  # before any family: the text from the last epoch line of its own on
+        self.epoch_lines = False  # an epoch line of its own was seen: the batches under it count within it
+        self._epoch_bound = False  # the lines of the layout learnt last step otherwise under such a line
+        self._chunk = b""  # the chunk a layout reads, until it was looked at for an epoch line
 
     def restart(self) -> None:
         self.state = _State()
@@ -2052,6 +2308,8 @@ class TextParser(LineParser):
         self.read_any = False
         self.last_line = ""
         self.since_epoch = ""
+        self.epoch_lines = False
+        self._epoch_bound = False
         if not self._fixed:
             self.family = None
 
@@ -2152,9 +2410,13 @@ class TextParser(LineParser):
             data = unwrap_scalars(data)  # ``loss: tensor(0.69, device='cuda:0')`` is ``loss: 0.69``
         text = self._detect(data)
         if self.family is not None and self.family.layout and not self.since_epoch and self.layouts.wants(data):
+            self._chunk = data
+            if self._epoch_bound and self.layouts.layout is not None and self._under_epoch_lines():
+                self.layouts.reset()  # learnt before the first epoch line: its steps are no longer the lines' own
             batch = Batch()
             self.matched = 0
             fitted = self.layouts.feed(data, first_line, batch)
+            self._chunk = b""
             if fitted is not None:
                 batch.unmatched = max(data.count(b"\n") - self.matched - fitted, 0)
                 batch.meta.update(self._meta())
@@ -2212,21 +2474,52 @@ class TextParser(LineParser):
     # -- what the layout reader needs ------------------------------------------------
 
     def _parse_line(self, line: bytes) -> tuple[float, dict[str, float]] | None:
-        """The family's reading of one line on its own: a step and its metrics."""
+        """The family's reading of one line on its own: a step and its metrics.
+
+        A line read on its own knows nothing of the lines above it: ``Batch 100: loss=...`` is
+        step 100 alone, but batch 100 of the epoch under an epoch line of its own (``=== Epoch 2
+        ===``), made global line by line (see :func:`_place`). Such a line is read under an epoch
+        too; when that changes its reading and the log shows epoch lines, no layout reads it, so
+        a chunk read at once gives the steps its lines read one by one give.
+        """
+        text = line.decode("utf-8", "replace")
+        alone, meta = self._read_alone(text, None)
+        if alone is not None:
+            self._epoch_bound = self._read_alone(text, 1.0)[0] != alone
+            if self._epoch_bound and self._under_epoch_lines():
+                return None
+            self._probe_meta = meta
+        return alone
+
+    def _read_alone(self, text: str, epoch: float | None) -> tuple[tuple[float, dict[str, float]] | None, dict]:
+        """:meth:`_parse_line`'s reading of one line, under an epoch line of ``epoch`` if one is given, and
+        what it says of the axis."""
         assert self.family is not None
         probe = TextParser(self.family.name)
+        probe.state.epoch = epoch
         batch = Batch()
-        self.family.parse(probe, line.decode("utf-8", "replace"), 1, batch)
+        self.family.parse(probe, text, 1, batch)
         columns = probe.state.columns
         if batch.skipped or probe.matched != 1 or not columns or probe.state.derived:
-            return None
-        self._probe_meta = {k: v for k, v in probe.state.meta.items() if k != "coarse_steps"}
+            return None, {}
+        meta = {k: v for k, v in probe.state.meta.items() if k != "coarse_steps"}
         if any(len(steps) != 1 for steps, _ in columns.values()):
-            return None
+            return None, meta
         steps = {steps[0] for steps, _ in columns.values()}
         if len(steps) != 1:
-            return None
-        return steps.pop(), {name: values[0] for name, (_, values) in columns.items()}
+            return None, meta
+        return (steps.pop(), {name: values[0] for name, (_, values) in columns.items()}), meta
+
+    def _under_epoch_lines(self) -> bool:
+        """Whether the log showed an epoch line of its own (``=== Epoch 2 ===``) up to the end of the
+        chunk a layout reads. The chunk is searched once, and only for lines whose step an epoch line
+        changes (a search of a long log whose every line names its epoch cost a tenth of its read)."""
+        if not self.epoch_lines:
+            data, self._chunk = self._chunk, b""
+            self.epoch_lines = self.state.epoch is not None or (
+                (b"poch" in data or b"POCH" in data) and _EPOCH_LINE_BYTES.search(data) is not None
+            )
+        return self.epoch_lines
 
     def _parse_odd(self, data: bytes, first_line: int, batch: Batch) -> None:
         self._parse_pieces(_decode(data), first_line, batch)
