@@ -331,3 +331,36 @@ def test_a_drift_starts_where_it_rises_not_at_a_dip_of_the_noise_before_it():
     d[80:] = 0.13
     start, end, before, after = _trim(d, np.arange(100.0), 0, 100, True)
     assert 65 <= start <= 72 and 76 <= end <= 82, (start, end)
+
+
+def _bumped(at, n=50_000, height=1.3, seed=3):
+    steps, values = curve(n, tau=0.1, sigma=0.02, seed=seed, final=0.5)
+    values = values.copy()
+    values[np.asarray(at)] *= height
+    return steps, values
+
+
+def test_spikes_that_recur_at_one_interval_are_said_to():
+    # a 1.3x bump at every 1,000th point (steps every 10): not every one clears the
+    # thresholds, so those reported sit at multiples of the interval
+    steps, values = _bumped(np.arange(1000, 50_000, 1000))
+    result = analyze_series(steps, values)
+    spikes = kinds(result, "spike")
+    [cycle] = kinds(result, "periodic")
+    assert len(spikes) >= 5
+    assert "recur every 10.0K steps" in cycle.message and f"the {len(spikes)} spikes" in cycle.message
+    assert cycle.step == spikes[0].step and cycle.end_step == spikes[-1].step and cycle.severity == 0
+
+
+def test_spikes_at_no_common_interval_are_not_said_to_recur():
+    rng = np.random.default_rng(4)
+    at = np.sort(rng.choice(np.arange(5000, 49_000), size=8, replace=False))
+    result = analyze_series(*_bumped(at, height=2.0))
+    assert len(kinds(result, "spike")) >= 5 and kinds(result, "periodic") == []
+
+
+def test_a_recurring_spike_is_no_anomaly_of_its_own():
+    from tuiloss.core.analysis.anomalies import counts_as_anomaly
+
+    [cycle] = kinds(analyze_series(*_bumped(np.arange(1000, 50_000, 1000))), "periodic")
+    assert not counts_as_anomaly(cycle)

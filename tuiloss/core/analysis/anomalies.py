@@ -55,8 +55,12 @@ class Anomaly:
 
 def counts_as_anomaly(anomaly: Anomaly) -> bool:
     """Whether a finding counts as one of a run's anomalies (the runs list's ``!``, the panel,
-    "Across runs"): a line of grad-norm information is not one."""
-    return anomaly.kind != "grad_norm"
+    "Across runs"): a line of information (grad-norm spikes, spikes that recur) is not one."""
+    return anomaly.kind not in INFORMATION_KINDS
+
+
+#: Findings that inform about others rather than being anomalies of their own.
+INFORMATION_KINDS = frozenset({"grad_norm", "periodic"})
 
 
 # -- simple detectors -------------------------------------------------------------

@@ -125,6 +125,12 @@ def lone_grad_norm(items: list[tuple[float, float]]) -> str:
     return f"grad-norm spike{'s' if len(items) > 1 else ''} with no loss finding at {'them' if len(items) > 1 else 'it'}: {shown}{more}"
 
 
+def periodic(count: int, period: float, first: float, last: float) -> str:
+    """``the 19 spikes recur every 1.0K steps, from 3.0K to 39.0K: one cause that repeats ...``."""
+    return (f"the {count} spikes recur every {format_step(period)} steps, from {format_step(first)} to "
+            f"{format_step(last)}: one cause that repeats at that interval, not {count} separate events")
+
+
 def evidence(items: list[tuple[str, float]]) -> str:
     """``"; with a grad-norm spike to 1.83 (5.5x) at 7.4K"`` (the first three, and how many more)."""
     shown = ", ".join(f"{text} at {format_step(step)}" for text, step in items[:3])

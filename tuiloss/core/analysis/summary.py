@@ -216,7 +216,11 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
     if len(shown) > MAX_SPIKES:  # heavy-tailed noise: name the highest ones
         shown = sorted(shown, key=lambda ex: (-(y[ex.peak] - ex.baseline), ex.onset))[:MAX_SPIKES]
         shown.sort(key=lambda ex: ex.onset)
-    found += [_spike(ex, scan, fs, fv, nf, near_zero) for ex in shown]
+    spikes = [_spike(ex, scan, fs, fv, nf, near_zero) for ex in shown]
+    found += spikes
+    cycle = _periodic(spikes, fs)
+    if cycle is not None:
+        found.append(cycle)
     plateaus = _plateaus(scan, blocks, masked, excursions, drifts, divergence, near_zero, shown)
     if divergence is not None:
         found.append(_divergence(divergence, scan, fs, fv, steps))
@@ -532,6 +536,39 @@ def _own_noise(y: np.ndarray, ex: Excursion) -> float:
     if len(steps) < 3:
         return 0.0
     return float(mad_sigma(steps) / math.sqrt(2))
+
+
+#: Spikes that recur (at least this many, each gap within this part of a whole multiple, up to
+#: this many, of one interval of at least this many logging intervals) are said to.
+PERIODIC_SPIKES = 5
+PERIODIC_TOLERANCE = 0.03
+PERIODIC_MULTIPLES = 10
+PERIODIC_LEAST = 10
+
+
+def _periodic(spikes: list[Anomaly], fs: np.ndarray) -> Anomaly | None:
+    """One line of information for spikes that recur at whole multiples of one interval.
+
+    Something that runs every N steps (an evaluation, a checkpoint, an epoch's start over a
+    dataset in the same order) can lift the loss each time: a reader sees one cause that
+    repeats, not so many separate events. Not every repeat need be reported (the smaller
+    ones stay under the thresholds), so the gaps are multiples of the interval, not equal.
+    """
+    if len(spikes) < PERIODIC_SPIKES:
+        return None
+    at = np.array([a.step for a in spikes], dtype=np.float64)
+    gaps = np.diff(at)
+    logged = float(np.median(np.diff(fs[: min(len(fs), 1025)]))) if len(fs) > 1 else 0.0
+    shortest = float(gaps.min())
+    if not math.isfinite(shortest) or shortest <= max(PERIODIC_LEAST * logged, 0.0):
+        return None
+    multiples = np.round(gaps / shortest)
+    period = float(np.median(gaps / multiples))
+    whole = np.round(gaps / period)
+    if whole.min() < 1 or whole.max() > PERIODIC_MULTIPLES or np.any(np.abs(gaps / period - whole) > PERIODIC_TOLERANCE):
+        return None
+    message = describe.periodic(len(spikes), period, float(at[0]), float(at[-1]))
+    return Anomaly("periodic", float(at[0]), float(at[-1]), None, None, message, 0.0)
 
 
 #: Points before a small rise whose correlation says how far the noise wanders (see below),
