@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuiloss.core.formats.hf_trainer import is_trainer_output_dir
-from tuiloss.core.formats.history import EPOCH_DOCUMENT, looks_like_history
+from tuiloss.core.formats.history import EPOCH_DOCUMENT, looks_like_history, looks_like_records
 from tuiloss.core.formats import sqlitedb
 from tuiloss.core.formats import wandb as wandb_format
 from tuiloss.core.formats.mlflow import is_mlflow_run_dir, mlflow_config
@@ -359,6 +359,8 @@ def sniff_head(name: str, head: bytes) -> tuple[str | None, str]:
         return None, "binary file"
     if suffix == ".json" and looks_like_history(head):
         return "history", ""  # a Keras history: one object of metric lists
+    if suffix in (".json", "") and looks_like_records(head):
+        return "history", ""  # Chainer's LogReport file ``log``: a list of records
     first = head.split(b"\n", 1)[0].strip().lstrip(b"\xef\xbb\xbf")
     if first.startswith(b"{") and _is_json_object(first):
         if suffix == ".json" and head.count(b"\n") < 2 and len(head) < SNIFF_BYTES:

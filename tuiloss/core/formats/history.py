@@ -1,4 +1,5 @@
-"""A JSON document of metric columns: Keras' ``json.dump(history.history)``.
+"""A JSON document of metric columns (Keras' ``json.dump(history.history)``), or of records
+(Chainer's ``LogReport`` file ``log``).
 
 The document is one object whose values are lists, one entry per epoch::
 
@@ -14,6 +15,15 @@ a setting) is no metric and is left out.
 A callback may dump the history again after every epoch: each re-read takes only
 the entries past those read before; if an entry read before changed, the history
 was rewritten (a new fit), and it is read again from the first entry that differs.
+
+A document that is a list of objects holds one record per report, as a line of a JSON-lines
+log does (Chainer's ``LogReport``, and ESPnet1's ``results/log``, rewritten whole at each
+report)::
+
+    [{"main/loss": 114.4, "validation/main/loss": 84.1, "epoch": 1, "iteration": 200, ...}, ...]
+
+Its records are read as :mod:`~tuiloss.core.formats.jsonl` reads lines (the step is the
+most global counter, ``iteration`` here), those past the ones read before at each re-read.
 """
 
 from __future__ import annotations
@@ -21,8 +31,8 @@ from __future__ import annotations
 import json
 import re
 
-from tuiloss.core.formats.base import DocumentParser
-from tuiloss.core.formats.jsonl import as_number
+from tuiloss.core.formats.base import DocumentParser, find_step_key
+from tuiloss.core.formats.jsonl import JsonlParser, as_number, flatten_record
 from tuiloss.core.model import Batch
 
 try:
@@ -56,6 +66,28 @@ _CUT_HISTORY = re.compile(
 _KEY = re.compile(rb'"([^"\n]{1,200})"\s*:')
 
 
+#: The start of a list of records: ``[`` and the first object's opening brace.
+_RECORDS_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*\[\s*\{")
+
+
+def looks_like_records(head: bytes) -> bool:
+    """Whether a file's first bytes (all of it, or its start) are a list of records of a training
+    log: its first object whole, with numbers, a step counter or a loss among its keys."""
+    start = _RECORDS_START.match(head)
+    if start is None:
+        return False
+    try:
+        first, _ = json.JSONDecoder().raw_decode(head[start.end() - 1 :].decode("utf-8", "replace"))
+    except ValueError:
+        return False
+    if not isinstance(first, dict):
+        return False
+    flat = flatten_record(first)
+    if sum(as_number(value) is not None for value in flat.values()) < 2:
+        return False
+    return find_step_key(flat) is not None or any("loss" in str(key).lower() for key in flat)
+
+
 def looks_like_history(head: bytes) -> bool:
     """Whether a ``.json`` file's first bytes (all of it, or its start) are a document of metric
     lists: an object whose every value is a list (of numbers, a bad entry aside), a ``loss`` among
@@ -80,6 +112,8 @@ class HistoryParser(DocumentParser):
 
     def __init__(self) -> None:
         self._taken: dict[str, list] = {}  # each column's entries already read
+        self._records: list = []  # ...or the records read, of a list of them
+        self._reader: JsonlParser | None = None
 
     def parse(self, data: bytes) -> tuple[Batch | None, bool]:
         """The entries not read before, and whether the history was rewritten.
@@ -89,6 +123,8 @@ class HistoryParser(DocumentParser):
         document = _document(data)
         if document is _UNFINISHED:
             return None, False
+        if isinstance(document, list) and any(isinstance(record, dict) for record in document):
+            return self._parse_records(document)
         batch = Batch()
         if not isinstance(document, dict):
             batch.skip("not a JSON object of metric lists")
@@ -116,6 +152,20 @@ class HistoryParser(DocumentParser):
                 batch.add(name, steps, points)
         batch.meta["step_key"] = "epoch"
         self._taken = {name: list(values) for name, values in columns.items()}
+        return batch, rewritten
+
+
+    def _parse_records(self, records: list) -> tuple[Batch, bool]:
+        """The records past those read before (all of them again, from the first that changed,
+        when the document was rewritten: a new run), numbered from 1 as lines are."""
+        same = _common(self._records, records)
+        rewritten = same < len(self._records)
+        if rewritten or self._reader is None:
+            self._reader = JsonlParser()
+        start = 0 if rewritten else len(self._records)
+        batch = Batch()
+        self._reader.read_loaded(enumerate(records[start:], start=start + 1), batch)
+        self._records = list(records)
         return batch, rewritten
 
 

@@ -117,11 +117,25 @@ class JsonlParser(LineParser):
             records = _load_each(data, first_line, batch)
         else:
             records = enumerate(records, start=first_line)
+        self._add_each(records, batch)
+
+    def _add_each(self, records, batch: Batch) -> None:
         for line_no, record in records:
             if not isinstance(record, dict):
                 batch.skip("not a JSON object", line_no, str(record)[:80])
                 continue
             self._add_record(record, line_no, self._pending, batch)
+
+    def read_loaded(self, records, batch: Batch) -> None:
+        """Records already loaded (a JSON document's list of them), as ``(number, record)``
+        pairs, read into ``batch`` as lines of a JSON-lines log are."""
+        self._pending = {}
+        self._add_each(records, batch)
+        for name, (steps, values) in self._take_pending().items():
+            batch.add(name, steps, values)
+        batch.meta.update(self.meta)
+        self._note_held(batch)
+        note_repeats(batch)
 
     def _add_record(self, record: dict, line_no: int, columns: dict, batch: Batch) -> None:
         config = record.get("config")
