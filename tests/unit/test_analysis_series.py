@@ -350,6 +350,7 @@ def test_spikes_that_recur_at_one_interval_are_said_to():
     assert len(spikes) >= 5
     assert "recur every 10.0K steps" in cycle.message and f"the {len(spikes)} spikes" in cycle.message
     assert cycle.step == spikes[0].step and cycle.end_step == spikes[-1].step and cycle.severity == 0
+    assert result.by_severity()[0] is cycle  # said before the spikes it sums up
 
 
 def test_spikes_at_no_common_interval_are_not_said_to_recur():

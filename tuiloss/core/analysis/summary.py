@@ -93,8 +93,15 @@ class SeriesAnalysis:
         return tuple(a for a in self.anomalies if a.kind == kind)
 
     def by_severity(self) -> tuple[Anomaly, ...]:
-        """The anomalies, most severe first (then by step): how the report and panel list them."""
-        return tuple(sorted(self.anomalies, key=lambda a: (-a.severity, a.step if math.isfinite(a.step) else math.inf)))
+        """The anomalies, most severe first (then by step): how the report and panel list them.
+        A line saying the spikes recur comes before the spikes it sums up."""
+        ordered = sorted(self.anomalies, key=lambda a: (-a.severity, a.step if math.isfinite(a.step) else math.inf))
+        cycle = next((a for a in ordered if a.kind == "periodic"), None)
+        if cycle is not None:
+            ordered.remove(cycle)
+            first = next((k for k, a in enumerate(ordered) if a.kind == "spike"), len(ordered))
+            ordered.insert(first, cycle)
+        return tuple(ordered)
 
 
 def analyze_series(
