@@ -348,21 +348,11 @@ def make_suite(seed: int = 0, scale: int = 1, max_length: int = 100_000, realist
         from benchmarks.detection.realistic import (HARDER_PLAN, LATER_PLAN, QUIET_PLAN, REALISTIC_PLAN, STEP_PLAN,
                                                     make_realistic)
 
-        for _ in range(scale):
-            for kind in REALISTIC_PLAN:
-                cases.append(make_realistic(len(cases), rng, kind, lengths))
-        for _ in range(scale):
-            for kind in LATER_PLAN:
-                cases.append(make_realistic(len(cases), rng, kind, lengths))
-        for _ in range(scale):
-            for kind in HARDER_PLAN:
-                cases.append(make_realistic(len(cases), rng, kind, lengths))
-        for _ in range(scale):
-            for kind in STEP_PLAN:
-                cases.append(make_realistic(len(cases), rng, kind, lengths))
-        for _ in range(scale):
-            for kind in QUIET_PLAN:
-                cases.append(make_realistic(len(cases), rng, kind, lengths))
+        # each plan after those before it, so the cases added later leave the earlier draws alone
+        for plan in (REALISTIC_PLAN, LATER_PLAN, HARDER_PLAN, STEP_PLAN, QUIET_PLAN):
+            for _ in range(scale):
+                for kind in plan:
+                    cases.append(make_realistic(len(cases), rng, kind, lengths))
     return cases
 
 
