@@ -11,7 +11,8 @@ starts).
 While ``per_epoch`` is unknown, points of any epoch but the first are held and
 given out once it is learnt (a log resumed at epoch 5 learns it when epoch 6
 starts); the parsers say how many wait in ``Batch.meta["held"]``. A counter presumed to restart that turns out to keep counting across an
-epoch change is read as global from then on.
+epoch change is read as global from then on, unless its trainer is known to restart it (MindSpore's
+``cur_step_in_epoch``: a log that quotes its first and its tenth epoch only seems to count on).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ MAX_EPOCHS = re.compile(r"\bmax_epochs\s*=\s*(\d+)")
 class EpochCounter:
     """Global steps from ``(epoch, inner)`` pairs, in file order."""
 
-    def __init__(self) -> None:
+    def __init__(self, always_restarts: bool = False) -> None:
+        self.always_restarts = always_restarts  # the trainer counts within epochs: never read as global
         self.per_epoch: float | None = None  # given by a line: wins over what is learnt
         self.learnt: float | None = None
         self.base: float | None = None
@@ -70,7 +72,7 @@ class EpochCounter:
 
     def _observe(self, epoch: float, inner: float) -> None:
         if self.epoch is not None and epoch > self.epoch:
-            if self.last is not None and inner > self.last and self.restarts:
+            if self.last is not None and inner > self.last and self.restarts and not self.always_restarts:
                 self.restarts = False  # it kept counting: a global counter
             elif self.restarts and self.per_epoch is None:
                 self.learnt = max(self.learnt or 0.0, self.peak)

@@ -1142,6 +1142,9 @@ _LEADING_COUNT = re.compile(r"^\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[,:|]\s*(?=[A-Za
 _BEST_AT = re.compile(r"(?i)(?<![\w.])best[\s_][^\n]*?" + NUM + r"\s+at\s+(?:epoch|step|iter|iteration)\b")
 # ``200/ 2983 batches``: an inner counter written after its number
 _COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
+# MindSpore's ``LossMonitor``, ``epoch: 3 step: 120, loss is 0.52``, and its tutorials' loops,
+# ``epoch: 0, step: 10, loss is 0.69``: the step counts within the epoch (``cur_step_in_epoch``)
+_STEP_IN_EPOCH = re.compile(r"(?i)(?<![\w.])epoch:?\s*\d+,?\s+step:?\s*\d+,\s*loss is\s")
 
 
 def _spaced_fields(text: str) -> list[tuple[str, float]]:
@@ -1187,6 +1190,8 @@ def _spaced_after(rest: str) -> list[tuple[str, float]]:
         if match is None:
             break  # the fields end where a part is no pair
         key = match["key"].strip()
+        if key.endswith(" is"):
+            key = key[:-3]  # MindSpore's ``loss is 0.52``: the metric is ``loss``
         value = _num(match["value"])
         if value is None or _counter_name(key) is not None or not _is_metric_key(key):
             break
@@ -1472,6 +1477,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if ruled:
         for match in _COUNT_AFTER.finditer(line):
             counters.append(("batch", float(match["n"]), match["m"]))
+    if "loss is" in line and _STEP_IN_EPOCH.search(line) is not None:
+        counters = _steps_in_epoch(state, counters)
     if not counters and state.epoch is not None and line.lstrip()[:1].isdigit():
         lead = _LEADING_COUNT.match(line)
         if lead is not None:  # MONAI's ``1/16, train_loss: 0.7525`` under ``epoch 12/20``
@@ -1555,6 +1562,21 @@ def _epoch_summary(line: str) -> str | None:
     if valid is not None:
         return valid["subset"]
     return "train" if _TRAIN_SUMMARY.search(line) else None
+
+
+def _steps_in_epoch(state: _State, counters: list[tuple[str, float, str | None]]) -> list[tuple[str, float, str | None]]:
+    """``counters`` with the ``step`` of a MindSpore line (see :data:`_STEP_IN_EPOCH`) read as the
+    count within its epoch, made global by the log's :class:`EpochCounter`.
+
+    MindSpore prints the step within the epoch, with no total: taken as the global step, every
+    epoch would go back to step 1 and read as a resumed run. Its counter never counts on, so a
+    log that quotes epoch 1 and then epoch 10 (``step 774`` after ``step 10``) is not taken for
+    a global count either.
+    """
+    if state.counter is None:
+        state.counter = EpochCounter(always_restarts=True)
+    state.meta["step_key"] = "step"  # made global: (epoch - 1) * steps per epoch + step
+    return [("batch", count, total) if name == "step" else (name, count, total) for name, count, total in counters]
 
 
 def _announce(parser: "TextParser", counters: list[tuple[str, float, str | None]]) -> None:
