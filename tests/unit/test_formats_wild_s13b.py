@@ -77,3 +77,51 @@ def test_mindspores_ranks_repeat_a_step_and_a_global_step_wins():
     text = "".join(f"epoch: {e} step: {s} global_step: {(e - 1) * 50 + s}, loss is 0.5\n" for e in (1, 2) for s in (25, 50))
     for batch in both(text):
         assert steps_of(batch, "loss") == [25, 50, 75, 100]
+
+
+# -- PaddleSeg ---------------------------------------------------------------------
+
+def paddleseg(epochs_iters, evals=()) -> str:
+    out = []
+    for epoch, it in epochs_iters:
+        out.append(f"2022-03-01 10:00:00 [INFO]\t[TRAIN] epoch: {epoch}, iter: {it}/1000, loss: {1 - it / 1000:.4f}, "
+                   f"lr: 0.009000, batch_cost: 0.4500, reader_cost: 0.00100, ips: 8.8000 samples/sec | ETA 00:10:00\n")
+        if it in evals:
+            out += ["2022-03-01 10:00:01 [INFO]\tStart evaluating (total_samples: 50, total_iters: 50)...\n",
+                    "50/50 [==============================] - 2s 30ms/step - batch_cost: 0.0300 - reader cost: 2.5e-04\n",
+                    f"2022-03-01 10:00:03 [INFO]\t[EVAL] #Images: 50 mIoU: 0.{it // 100} Acc: 0.9{it // 100} Kappa: 0.{it // 100 + 2} \n",
+                    "2022-03-01 10:00:03 [INFO]\t[EVAL] Class IoU: \n[0.9907 0.5337]\n",
+                    f"2022-03-01 10:00:03 [INFO]\t[EVAL] The model with the best validation mIoU (0.{it // 100}) was saved at iter {it}.\n"]
+    return "".join(out)
+
+
+def test_paddleseg_iter_counts_over_the_run_from_whatever_epoch_the_log_starts_in():
+    # its ``iter: M/T`` goes on across epochs (T: the run's iterations); a log that starts in
+    # epoch 2 (a tail, a watch started mid-run) must not put epoch 2 at T + M and then go back
+    run = [(2, 300), (2, 320), (2, 340), (3, 360), (3, 380), (4, 400), (4, 420)]
+    for batch in both(paddleseg(run)):
+        assert pts(batch, "loss") == [(it, round(1 - it / 1000, 4)) for _, it in run]
+        assert batch.meta["planned_steps"] == 1000
+    for batch in both(paddleseg([(1, 20), (1, 40), (2, 60), (2, 80)])):
+        assert steps_of(batch, "loss") == [20, 40, 60, 80]
+
+
+def test_paddleseg_evaluations_at_the_iteration_trained_last():
+    text = paddleseg([(1, 100), (1, 200), (2, 300), (2, 400)], evals=(200, 400))
+    for batch in both(text):
+        assert pts(batch, "eval_mIoU") == [(200, 0.2), (400, 0.4)]
+        assert pts(batch, "eval_Acc") == [(200, 0.92), (400, 0.94)]
+        assert pts(batch, "eval_Kappa") == [(200, 0.4), (400, 0.6)]
+        assert not {"Images", "eval_Images", "#Images"} & set(batch.series)
+        assert steps_of(batch, "loss") == [100, 200, 300, 400]
+
+
+def test_a_count_within_the_epoch_with_its_total_in_a_log_started_mid_run_waits_for_the_next_epoch():
+    # the PyTorch tutorials' ``Epoch [3/5], Step [100/300]``: the total is the epoch's; a log that
+    # starts in epoch 3 shows it when epoch 4 starts, its steps after two epochs of 300
+    text = "".join(f"Epoch [{e}/5], Step [{s}/300], Loss: {e + s / 1000:.4f}\n" for e in (3, 4) for s in (100, 200, 300))
+    for batch in both(text):
+        assert steps_of(batch, "Loss") == [700, 800, 900, 1000, 1100, 1200]
+    parser = TextParser()
+    waiting = feed_lines(parser, text[: text.index("Epoch [4/5]")])
+    assert "Loss" not in waiting.series and waiting.meta["held"] == 3

@@ -28,8 +28,16 @@ MAX_EPOCHS = re.compile(r"\bmax_epochs\s*=\s*(\d+)")
 class EpochCounter:
     """Global steps from ``(epoch, inner)`` pairs, in file order."""
 
-    def __init__(self, always_restarts: bool = False) -> None:
+    def __init__(self, always_restarts: bool = False, doubt_totals: bool = False) -> None:
+        """``always_restarts``: the trainer counts within epochs, so the count is never read as
+        global. ``doubt_totals``: a total printed beside the count may be the run's, not the
+        epoch's (PaddleSeg's ``epoch: 2, iter: 80/2000`` counts its iterations over the whole
+        run): in a log that starts after the first epoch, whether the count restarts is only
+        seen when the next epoch starts, and the points wait till then (placed as in an epoch of
+        2000, a global count would be read as a resumed run at the next epoch)."""
         self.always_restarts = always_restarts  # the trainer counts within epochs: never read as global
+        self.doubt_totals = doubt_totals
+        self.changed = False  # an epoch change was seen: whether the count restarts is known
         self.per_epoch: float | None = None  # given by a line: wins over what is learnt
         self.learnt: float | None = None
         self.base: float | None = None
@@ -57,6 +65,8 @@ class EpochCounter:
             self._observe(epoch, inner)
         out: list[tuple[float, Any]] = []
         known = self.size is not None or not self.restarts
+        if known and self.doubt_totals and self.restarts and not self.changed and epoch != self.base:
+            known = False  # the first epoch the log shows is not its first: is the total the run's?
         if self.held and known:
             for held_epoch, held_inner, held_payload in self.held:
                 out.append((self._place(held_epoch, held_inner), held_payload))
@@ -72,6 +82,7 @@ class EpochCounter:
 
     def _observe(self, epoch: float, inner: float) -> None:
         if self.epoch is not None and epoch > self.epoch:
+            self.changed = True
             if self.last is not None and inner > self.last and self.restarts and not self.always_restarts:
                 self.restarts = False  # it kept counting: a global counter
             elif self.restarts and self.per_epoch is None:

@@ -1607,7 +1607,7 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
         epoch = ("epoch", state.epoch, state.meta.get("planned_epochs"))  # the epoch a line of its own announced above it
     if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
         if state.counter is None:
-            state.counter = EpochCounter()
+            state.counter = EpochCounter(doubt_totals=True)  # a total may be the run's (see EpochCounter)
         state.derived = True
         placed = state.counter.add(epoch[1], value, _new_evaluations(state, pairs), float(total) if total else None)
         if not state.counter.restarts and total:
@@ -1788,8 +1788,9 @@ def _read_step_dict(state: _State, line: str) -> bool | None:
 
 
 # an evaluation's summary line: ``Test set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)``,
-# PaddleOCR's ``cur metric, precision: 0.61, recall: 0.51, hmean: 0.56`` (its ``best metric`` is a running best)
-_EVAL_HEAD = re.compile(r"^\W*(?:(?P<phase>test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?\s*[:|\-]"
+# PaddleOCR's ``cur metric, precision: 0.61, recall: 0.51, hmean: 0.56`` (its ``best metric`` is a running best),
+# PaddleSeg's ``[EVAL] #Images: 76 mIoU: 0.76 Acc: 0.99 Kappa: 0.69``
+_EVAL_HEAD = re.compile(r"^\W*(?:(?P<phase>test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?(?:\s*[:|\-]|\](?:\s*:)?)"
                         r"|(?P<current>cur(?:rent)? metrics?)\s*[:,])\s", re.I)
 # a logging library's prefix before the message: ``[2023/12/01 10:10:00] ppocr INFO: ``,
 # ``2023-12-01 10:10:00,123 - INFO - ``, ``INFO:root:``
@@ -1859,7 +1860,13 @@ def _read_eval_means(parser: "TextParser", rest: str, phase: str) -> bool:
     return _eval_pairs(parser, [(key, value) for key, value in pairs if value is not None], phase)
 
 
+# ``#Images: 76``: how many samples an evaluation saw, no result of it
+_NUMBER_OF = re.compile(r"#\s*[A-Za-z_]\w*\s*[:=]\s*\d+")
+
+
 def _read_eval_summary(parser: "TextParser", rest: str, phase: str) -> bool:
+    if "#" in rest:
+        rest = _NUMBER_OF.sub(" ", rest)
     pairs = _fields(rest)
     if not pairs:  # Flair's ``DEV : loss 1.5114 - f1-score (micro avg)  0.6850``: "key value" fields
         pairs = [(m["key"].strip(), _num(m["value"])) for part in _SPACED_SPLIT.split(rest.strip())
