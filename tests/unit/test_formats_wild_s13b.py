@@ -125,3 +125,32 @@ def test_a_count_within_the_epoch_with_its_total_in_a_log_started_mid_run_waits_
     parser = TextParser()
     waiting = feed_lines(parser, text[: text.index("Epoch [4/5]")])
     assert "Loss" not in waiting.series and waiting.meta["held"] == 3
+
+
+# -- char-rnn ----------------------------------------------------------------------
+
+def test_char_rnns_leading_count_over_the_run_is_the_step_not_the_epoch():
+    # the TensorFlow port: ``i/iterations (epoch e), train_loss = ..., time/batch = ...``
+    tf = "".join(f"{k}/6000 (epoch {k // 300}), train_loss = {3 - k / 1000:.3f}, time/batch = 0.120\n" for k in range(295, 305))
+    for batch in both(tf):
+        assert pts(batch, "train_loss") == [(k, round(3 - k / 1000, 3)) for k in range(295, 305)]
+        assert set(batch.series) == {"train_loss", "time/batch"}
+        assert batch.meta["planned_steps"] == 6000
+    # Karpathy's Lua original prints a fractional epoch and a gradient norm
+    lua = "".join(f"{k}/6000 (epoch {k / 300:.3f}), train_loss = {3 - k / 1000:.8f}, grad/param norm = 4.5e-01, "
+                  f"time/batch = 0.0950s\n" for k in range(1, 5))
+    for batch in both(lua):
+        assert steps_of(batch, "train_loss") == [1, 2, 3, 4]
+        assert pts(batch, "grad/param norm")[0] == (1, 0.45)
+        assert batch.meta["planned_steps"] == 6000
+
+
+def test_char_rnn_over_many_lines_and_ml5s_chart_lines_beside_it():
+    # enough lines for the layout reader; ml5's trainer prints a JSON point for its chart before each line
+    text = "Here we go! Reading text file...\n" + "".join(
+        f'{{"chart": "loss", "x": {k}, "y": {4 - k / 1000:.6f}}}\n{k}/4800 (epoch {k // 400}), train_loss = {4 - k / 1000:.3f}, '
+        f"time/batch = 0.060\n" for k in range(0, 600))
+    for batch in both(text):
+        assert steps_of(batch, "train_loss") == list(range(0, 600))
+        assert pts(batch, "train_loss")[450] == (450, 3.55)
+        assert set(batch.series) == {"train_loss", "time/batch"}

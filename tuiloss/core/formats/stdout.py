@@ -1137,6 +1137,9 @@ _SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_(][\w./\-()]*){0
 # a count with its total leading a line of fields, MONAI's ``1/16, train_loss: 0.7525``: the batch in the
 # epoch a line of its own announced (``epoch 12/20``); with no such epoch, no counter
 _LEADING_COUNT = re.compile(r"^\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[,:|]\s*(?=[A-Za-z_])")
+# char-rnn (Karpathy's Lua original, its TensorFlow ports, ml5's trainer): ``120/154000 (epoch 0), train_loss = 2.86``,
+# ``120/154000 (epoch 0.779), train_loss = ...``: the iteration over the whole run, with the run's total, then the epoch
+_COUNT_OF_RUN = re.compile(r"^\s*(?P<n>\d+)/(?P<m>\d+) \(epoch \d+(?:\.\d+)?\)\s*,\s*(?=[A-Za-z_])")
 # a running best and where it was reached, which ends a line: MONAI's ``best mean dice: 0.7300 at epoch: 10``,
 # ``train completed, best_metric: 0.8679 at epoch: 20`` (the epoch is the best's, not the one reached)
 _BEST_AT = re.compile(r"(?i)(?<![\w.])best[\s_][^\n]*?" + NUM + r"\s+at\s+(?:epoch|step|iter|iteration)\b")
@@ -1479,6 +1482,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             counters.append(("batch", float(match["n"]), match["m"]))
     if "loss is" in line and _STEP_IN_EPOCH.search(line) is not None:
         counters = _steps_in_epoch(state, counters)
+    if "(epoch " in line:
+        run = _COUNT_OF_RUN.match(line)
+        if run is not None:  # the iteration over the run is finer than the epoch, and global
+            counters = [("global_step", float(run["n"]), run["m"])]
     if not counters and state.epoch is not None and line.lstrip()[:1].isdigit():
         lead = _LEADING_COUNT.match(line)
         if lead is not None:  # MONAI's ``1/16, train_loss: 0.7525`` under ``epoch 12/20``
@@ -1902,6 +1909,8 @@ _GENERIC = re.compile(
     r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d"
     # torchtune's bar description: ``1|25|Loss: 1.65:  10%|``
     r"|\|\d+\|[A-Za-z_][\w/ .\-]{0,40}:\s*[-+]?(?:\d|\.\d|nan|inf)[^\n\r|]{0,80}?\d%\|"
+    # char-rnn's ``120/154000 (epoch 0.779), train_loss = 2.86``: an iteration of the run, then the epoch
+    r"|\n[ \t]*\d+/\d+ \(epoch \d+(?:\.\d+)?\)\s*,\s*[A-Za-z_][\w/ ]{0,40}=\s*[-+]?(?:\d|\.\d|nan|inf)"
     # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
     r"|" + _COUNTER_THEN_SPACED +
     # TensorFlow's Object Detection API: ``Step 100 per-step time 0.567s``, then a dict of losses
