@@ -13,6 +13,12 @@ given out once it is learnt (a log resumed at epoch 5 learns it when epoch 6
 starts); the parsers say how many wait in ``Batch.meta["held"]``. A counter presumed to restart that turns out to keep counting across an
 epoch change is read as global from then on, unless its trainer is known to restart it (MindSpore's
 ``cur_step_in_epoch``: a log that quotes its first and its tenth epoch only seems to count on).
+
+A total printed beside the inner count is the epoch's size, unless the count turns out to go on
+(PaddleSeg's ``epoch: 2, iter: 80/2000``: the run's 2000 iterations). A parser that cannot tell
+beforehand says so (``doubt_totals``): in a log that starts after the first epoch, whether the
+count restarts is only seen when the next epoch starts, and the points wait till then (placed in
+an epoch of 2000, a global count would read as a resumed run at the next epoch).
 """
 
 from __future__ import annotations
@@ -28,16 +34,7 @@ MAX_EPOCHS = re.compile(r"\bmax_epochs\s*=\s*(\d+)")
 class EpochCounter:
     """Global steps from ``(epoch, inner)`` pairs, in file order."""
 
-    def __init__(self, always_restarts: bool = False, doubt_totals: bool = False) -> None:
-        """``always_restarts``: the trainer counts within epochs, so the count is never read as
-        global. ``doubt_totals``: a total printed beside the count may be the run's, not the
-        epoch's (PaddleSeg's ``epoch: 2, iter: 80/2000`` counts its iterations over the whole
-        run): in a log that starts after the first epoch, whether the count restarts is only
-        seen when the next epoch starts, and the points wait till then (placed as in an epoch of
-        2000, a global count would be read as a resumed run at the next epoch)."""
-        self.always_restarts = always_restarts  # the trainer counts within epochs: never read as global
-        self.doubt_totals = doubt_totals
-        self.changed = False  # an epoch change was seen: whether the count restarts is known
+    def __init__(self) -> None:
         self.per_epoch: float | None = None  # given by a line: wins over what is learnt
         self.learnt: float | None = None
         self.base: float | None = None
@@ -46,6 +43,13 @@ class EpochCounter:
         self.peak = 0.0  # the largest inner count of the current epoch
         self.restarts = True  # presumed; False once the counter kept counting across epochs
         self.held: list[tuple[float, float | None, Any]] = []
+
+    #: The trainer counts within epochs: the count is never read as global (set by a parser).
+    always_restarts = False
+    #: A total beside the count may be the run's, not the epoch's (set by a parser).
+    doubt_totals = False
+    #: Whether an epoch change was seen: whether the count restarts is known.
+    changed = False
 
     @property
     def size(self) -> float | None:
@@ -61,6 +65,10 @@ class EpochCounter:
             self.per_epoch = float(total)
         if self.base is None:
             self.base = 0.0 if epoch == 0 else 1.0
+        if self.epoch is not None and epoch > self.epoch:
+            self.changed = True
+            if self.always_restarts:
+                self.last = None  # the new epoch's count never goes on from the last one's
         if inner is not None:
             self._observe(epoch, inner)
         out: list[tuple[float, Any]] = []
@@ -82,8 +90,7 @@ class EpochCounter:
 
     def _observe(self, epoch: float, inner: float) -> None:
         if self.epoch is not None and epoch > self.epoch:
-            self.changed = True
-            if self.last is not None and inner > self.last and self.restarts and not self.always_restarts:
+            if self.last is not None and inner > self.last and self.restarts:
                 self.restarts = False  # it kept counting: a global counter
             elif self.restarts and self.per_epoch is None:
                 self.learnt = max(self.learnt or 0.0, self.peak)

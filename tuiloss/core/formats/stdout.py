@@ -1581,7 +1581,8 @@ def _steps_in_epoch(state: _State, counters: list[tuple[str, float, str | None]]
     a global count either.
     """
     if state.counter is None:
-        state.counter = EpochCounter(always_restarts=True)
+        state.counter = EpochCounter()
+        state.counter.always_restarts = True
     state.meta["step_key"] = "step"  # made global: (epoch - 1) * steps per epoch + step
     return [("batch", count, total) if name == "step" else (name, count, total) for name, count, total in counters]
 
@@ -1614,7 +1615,8 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
         epoch = ("epoch", state.epoch, state.meta.get("planned_epochs"))  # the epoch a line of its own announced above it
     if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
         if state.counter is None:
-            state.counter = EpochCounter(doubt_totals=True)  # a total may be the run's (see EpochCounter)
+            state.counter = EpochCounter()
+            state.counter.doubt_totals = True  # a total beside the count may be the run's (see EpochCounter)
         state.derived = True
         placed = state.counter.add(epoch[1], value, _new_evaluations(state, pairs), float(total) if total else None)
         if not state.counter.restarts and total:
