@@ -154,3 +154,54 @@ def test_char_rnn_over_many_lines_and_ml5s_chart_lines_beside_it():
         assert steps_of(batch, "train_loss") == list(range(0, 600))
         assert pts(batch, "train_loss")[450] == (450, 3.55)
         assert set(batch.series) == {"train_loss", "time/batch"}
+
+
+# -- MXNet's Speedometer and GluonCV -------------------------------------------------
+
+def mxnet_epoch(e: int) -> str:
+    """One epoch of MXNet's Module.fit: Speedometer lines, then the epoch's mean, time and validation."""
+    batches = "".join(f"INFO:root:Epoch[{e}] Batch [{b}]\tSpeed: {100 + b}.50 samples/sec\t"
+                      f"Train-accuracy={0.5 + e / 10 + b / 1000:.6f}\n" for b in (20, 40, 60))
+    return (batches + f"INFO:root:Epoch[{e}] Train-accuracy={0.55 + e / 10:.6f}\n"
+            f"INFO:root:Epoch[{e}] Time cost={90 + e}.125\n"
+            f'INFO:root:Saved checkpoint to "./out/model-{e + 1:04d}.params"\n'
+            f"INFO:root:Epoch[{e}] Validation-accuracy={0.6 + e / 10:.6f}\n")
+
+
+def test_mxnets_epoch_means_are_a_series_of_their_own_beside_the_batches():
+    for batch in both(mxnet_epoch(0) + mxnet_epoch(1)):
+        assert pts(batch, "Train-accuracy") == [(20, 0.52), (40, 0.54), (60, 0.56), (80, 0.62), (100, 0.64), (120, 0.66)]
+        assert pts(batch, "Train-accuracy_epoch") == [(60, 0.55), (120, 0.65)]
+        assert pts(batch, "Validation-accuracy") == [(60, 0.6), (120, 0.7)]
+        assert pts(batch, "Time cost") == [(60, 90.125), (120, 91.125)]
+        assert pts(batch, "Speed")[0] == (20, 120.5)
+
+
+GLUONCV = "".join(
+    "".join(f"INFO:root:Epoch[{e}] Batch [{b}]\tSpeed: 800.25 samples/sec\taccuracy={0.1 + e / 10 + b / 1000:.6f}\n"
+            for b in (49, 99))
+    + f"INFO:root:[Epoch {e}] training: accuracy={0.2 + e / 10:.6f}\n"
+    + f"INFO:root:[Epoch {e}] time cost: {60 + e}.5\n"
+    + f"INFO:root:[Epoch {e}] validation: accuracy={0.3 + e / 10:.6f}\n"
+    for e in (0, 1)
+)
+AUTOGLUON = "".join(
+    f"[Epoch {e}] training: accuracy={0.3 + e / 10:.6f}\n"
+    f"[Epoch {e}] speed: 90 samples/sec     time cost: {7 + e}.25\n"
+    f"[Epoch {e}] validation: top1={0.4 + e / 10:.6f} top5=1.000000\n"
+    f"[Epoch {e}] Current best top-1: {0.4 + e / 10:.6f} vs previous {'-inf' if e == 0 else 0.4}, saved to /tmp/t/best.pkl\n"
+    for e in (0, 1)
+)
+
+
+def test_gluoncvs_epoch_means_and_a_running_best_that_is_no_point():
+    for batch in both(GLUONCV):
+        assert pts(batch, "accuracy") == [(49, 0.149), (99, 0.199), (148, 0.249), (198, 0.299)]
+        assert pts(batch, "accuracy_epoch") == [(99, 0.2), (198, 0.3)]
+        assert pts(batch, "val_accuracy") == [(99, 0.3), (198, 0.4)]
+        assert pts(batch, "time cost") == [(99, 60.5), (198, 61.5)]
+    # AutoGluon's image predictor: epochs alone, and ``Current best top-1: ... vs previous ...`` a running best
+    for batch in both(AUTOGLUON):
+        assert pts(batch, "accuracy") == [(0, 0.3), (1, 0.4)]
+        assert pts(batch, "val_top1") == [(0, 0.4), (1, 0.5)]
+        assert set(batch.series) == {"accuracy", "speed", "time cost", "val_top1", "val_top5"}

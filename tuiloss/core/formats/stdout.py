@@ -55,6 +55,7 @@ class _State:
     meta: dict = field(default_factory=dict)
     counter: EpochCounter | None = None  # an inner counter that restarts every epoch
     derived: bool = False  # a step was computed from two counters (no layout can read it)
+    inner_keys: set = field(default_factory=set)  # the keys of lines stepped by a count within the epoch
     held: tuple | None = None  # Keras 3: the latest bar of the current epoch, not yet final
     done_epoch: float | None = None  # Keras 3: the epoch whose final (validated) bar was read
     seen_val: bool = False
@@ -1423,6 +1424,7 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if "copypaste:" in line:
         return _read_copypaste(state, line)
     if "est" in line or "EST" in line:  # (best, Best, BEST)
+        line = _before_best_so_far(line)
         best = _BEST_AT.search(line)
         if best is not None:
             line = line[: best.start()]  # a running best and the epoch it was reached at: no point
@@ -1618,13 +1620,14 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
             state.counter = EpochCounter()
             state.counter.doubt_totals = True  # a total beside the count may be the run's (see EpochCounter)
         state.derived = True
+        state.inner_keys.update(key for key, _ in pairs)
         placed = state.counter.add(epoch[1], value, _new_evaluations(state, pairs), float(total) if total else None)
         if not state.counter.restarts and total:
             state.meta["planned_steps"] = float(total)  # it was a global counter with its total
         elif epoch[2] and state.counter.size:
             state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
     elif name == "epoch" and state.counter is not None:
-        placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end (held till known)
+        placed = state.counter.add(value, None, _epoch_means(state, pairs))  # an epoch's summary: at its end (held till known)
     else:
         placed = [(value, pairs if name == "epoch" else _new_evaluations(state, pairs))]
         if total:
@@ -1634,6 +1637,27 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
         state.step = step
         for key, number in items:
             _emit(state, step, key, number)
+
+
+def _epoch_means(state: _State, pairs: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The pairs of an epoch's summary, those the lines within the epoch also print named ``key_epoch``.
+
+    MXNet's ``Epoch[0] Train-accuracy=0.67`` after its ``Epoch[0] Batch [180] ... Train-accuracy=0.62``
+    lines, GluonCV's ``[Epoch 0] training: accuracy=0.25``: the mean over the epoch is no point of the
+    series of the latest batches (Lightning names such means ``train_loss_epoch``).
+    """
+    return [(f"{key}_epoch" if key in state.inner_keys else key, value) for key, value in pairs]
+
+
+# a running best, as a sentence: GluonCV's ``[Epoch 3] Current best top-1: 0.75 vs previous 0.43, saved to ...``,
+# ``New best val_loss: 0.31``: a copy of an evaluation read before, no point
+_BEST_SO_FAR = re.compile(r"(?i)(?<![\w.])(?:current|new) best\b")
+
+
+def _before_best_so_far(line: str) -> str:
+    """``line`` up to a running best it states (see :data:`_BEST_SO_FAR`)."""
+    best = _BEST_SO_FAR.search(line) if "best" in line or "Best" in line or "BEST" in line else None
+    return line if best is None else line[: best.start()]
 
 
 #: Counters that count every step of the whole training.
