@@ -205,3 +205,42 @@ def test_gluoncvs_epoch_means_and_a_running_best_that_is_no_point():
         assert pts(batch, "accuracy") == [(0, 0.3), (1, 0.4)]
         assert pts(batch, "val_top1") == [(0, 0.4), (1, 0.5)]
         assert set(batch.series) == {"accuracy", "speed", "time cost", "val_top1", "val_top5"}
+
+
+# -- OpenAI Spinning Up --------------------------------------------------------------
+
+SPINNINGUP = (
+    "Epoch\tAverageEpRet\tStdEpRet\tMaxEpRet\tMinEpRet\tEpLen\tAverageVVals\tTotalEnvInteracts\tLossPi\tLossV\t"
+    "DeltaLossPi\tDeltaLossV\tEntropy\tKL\tClipFrac\tStopIter\tTime\n"
+    + "".join(f"{e}\t{-80 + 5 * e:.3f}\t18.5\t{-40 + 5 * e:.3f}\t-130.25\t150.0\t0.25\t{4000 * (e + 1)}\t0.0125\t{20 - e:.2f}\t"
+              f"-0.0125\t-4.5\t0.925\t0.0045\t0.0625\t79.0\t{16.5 * (e + 1):.2f}\n" for e in range(4))
+)
+
+
+def test_spinning_ups_progress_steps_on_env_interactions_and_its_returns_are_rewards(tmp_path):
+    from tuiloss.core.analysis.metrics import Direction, choose_primary, direction, role
+    from tuiloss.core.discover import sniff
+    from tuiloss.core.formats.csv import CsvParser
+
+    path = tmp_path / "progress.txt"
+    path.write_text(SPINNINGUP)
+    assert sniff(str(path)) == ("csv", "")
+    whole = CsvParser().feed(SPINNINGUP.encode(), 1)
+    lines = SPINNINGUP.splitlines(keepends=True)
+    parser = CsvParser()
+    split = parser.feed(lines[0].encode(), 1)
+    for k, line in enumerate(lines[1:], start=2):
+        split.merge(parser.feed(line.encode(), k))
+    for batch in (whole, split):
+        assert pts(batch, "AverageEpRet") == [(4000, -80), (8000, -75), (12000, -70), (16000, -65)]
+        assert "TotalEnvInteracts" not in batch.series
+    for name in ("AverageEpRet", "AverageTestEpRet", "EpRet", "MaxEpRet", "MinEpRet"):
+        assert role(name) == "reward" and direction(name) is Direction.HIGHER
+    for name in ("Entropy", "KL", "DeltaLossPi", "DeltaLossV", "StdEpRet", "ClipFrac"):
+        assert direction(name) is Direction.UNKNOWN
+    assert role("StopIter") == "count"
+    # a KL or an entropy inside a loss's name stays a loss
+    assert role("kl_loss") == role("train/entropy_loss") == role("cross entropy") == "loss"
+    # as for Stable-Baselines3's train/loss beside rollout/ep_rew_mean, a training loss is the primary metric
+    assert choose_primary(list(whole.series)) in ("LossPi", "LossV")
+    assert choose_primary(["AverageEpRet", "AverageTestEpRet", "Entropy", "KL", "Time"]) == "AverageEpRet"
