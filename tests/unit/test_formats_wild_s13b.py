@@ -244,3 +244,36 @@ def test_spinning_ups_progress_steps_on_env_interactions_and_its_returns_are_rew
     # as for Stable-Baselines3's train/loss beside rollout/ep_rew_mean, a training loss is the primary metric
     assert choose_primary(list(whole.series)) in ("LossPi", "LossV")
     assert choose_primary(["AverageEpRet", "AverageTestEpRet", "Entropy", "KL", "Time"]) == "AverageEpRet"
+
+
+# -- kohya-ss sd-scripts ------------------------------------------------------------------
+
+def kohya_bar(k: int, total: int = 1200, loss: float | None = None) -> str:
+    rate = f", avr_loss={loss}" if loss is not None else ""
+    return f"steps: {100 * k // total:3d}%|##        | {k}/{total} [00:{k % 60:02d}<01:00,  2.50it/s{rate}]"
+
+
+KOHYA = (
+    "running training / 学習開始\n"
+    "  num train images * repeats / 学習画像の数×繰り返し回数: 300\n"
+    "  num batches per epoch / 1epochのバッチ数: 300\n"
+    "  num epochs / epoch数: 4\n"
+    "  gradient accumulation steps / 勾配を合計するステップ数 = 1\n"
+    "  total optimization steps / 学習ステップ数: 1200\n"
+    + kohya_bar(0) + "\n"
+    "epoch 1/4\n"
+    + "\r".join(kohya_bar(k, loss=round(0.2 - k / 10000, 4)) for k in (100, 200, 300)) + "\n"
+    "epoch 2/4\n"
+    + "\r".join(kohya_bar(k, loss=round(0.2 - k / 10000, 4)) for k in (400, 500)) + "\n"
+)
+
+
+def test_kohyas_bar_counts_the_whole_run_under_its_epoch_lines():
+    # its ``steps:`` bar spans all epochs (its total is the settings' total optimization steps):
+    # the ``epoch 1/4`` above it neither multiplies the planned steps nor offsets the count
+    for batch in both(KOHYA):
+        assert pts(batch, "avr_loss") == [(100, 0.19), (200, 0.18), (300, 0.17), (400, 0.16), (500, 0.15)]
+        assert batch.meta["planned_steps"] == 1200
+    parser = TextParser()
+    feed_lines(parser, KOHYA[: KOHYA.index("epoch 2/4")])
+    assert parser.state.meta["planned_steps"] == 1200  # while the first epoch runs, too

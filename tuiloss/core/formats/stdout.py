@@ -1070,10 +1070,11 @@ _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?:(?P<e
 # the planned total of a settings dump or argument list: ``max_iters = 5000``, ``'max_steps': 500``,
 # verl's ``total_training_steps: 200``, HF's ``max_train_steps=1000``, the Trainer's banner
 # ``Total optimization steps = 1,000``, torchtitan's ``Training starts at step 1, ..., total steps 1000``,
+# kohya's sd-scripts ``total optimization steps / 学習ステップ数: 48600`` (its label in English, then in Japanese),
 # Unsloth's banner ``Total batch size = 8 | Total steps = 60`` (a ``total steps`` only on a line naming no
 # metric: ``Total steps: 5000 | reward: 12`` counts the steps taken)
 _PLANNED = re.compile(r"(?<![\w])['\"]?(?:max_(?:update|updates|steps|iters|iterations|train_steps|training_steps)"
-                      r"|total_training_steps|num_training_steps|Total optimization steps)['\"]?\s*[:=]\s*(\d[\d,]*)(?![\d.])"
+                      r"|total_training_steps|num_training_steps|[Tt]otal optimization steps(?: / [^\n:=]{1,40})?)['\"]?\s*[:=]\s*(\d[\d,]*)(?![\d.])"
                       r"|(?i:\btotal steps)\s*(?:[:=]\s*|\s)(\d[\d,]*)(?![\d.])")
 #: Text without which a line can hold no planned total (a cheap test before the pattern).
 _PLANNED_HINTS = ("max_", "_training_steps", "optimization steps", "otal steps", "otal Steps", "OTAL STEPS")
@@ -1615,6 +1616,8 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
     epoch = next((c for c in counters if c[0] == "epoch"), None)
     if epoch is None and state.epoch is not None and name in _UNDER_EPOCH:
         epoch = ("epoch", state.epoch, state.meta.get("planned_epochs"))  # the epoch a line of its own announced above it
+    if epoch is not None and total and float(total) == state.setting_total:
+        epoch = None  # its total is the run's, as the settings said (kohya's bar under ``epoch 1/60``): a global count
     if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
         if state.counter is None:
             state.counter = EpochCounter()
