@@ -277,3 +277,39 @@ def test_kohyas_bar_counts_the_whole_run_under_its_epoch_lines():
     parser = TextParser()
     feed_lines(parser, KOHYA[: KOHYA.index("epoch 2/4")])
     assert parser.state.meta["planned_steps"] == 1200  # while the first epoch runs, too
+
+
+# -- YOLOv5 (up to v5.0) and YOLOv7: results.txt ---------------------------------------------
+
+def yolo_row(e: int, last: int = 9, mem: str = "2.05G") -> str:
+    cells = [0.09 - e / 1000, 0.08 - e / 2000, 0.0, 0.17 - e / 700, 31 + e, 640, 0.1 * e / 2, 0.05 * e, 0.02 * e, 0.01 * e,
+             0.07 - e / 1000, 0.05, 0.0]
+    return f"{e}/{last}".rjust(10) + mem.rjust(10) + "".join(f"{c:10.4g}" for c in cells) + "\n"
+
+
+def test_yolov5s_results_txt_is_one_row_an_epoch_named_as_its_results_csv(tmp_path):
+    from tuiloss.core.analysis.metrics import choose_primary
+    from tuiloss.core.discover import sniff
+
+    text = "".join(yolo_row(e, mem="14G" if e == 2 else "2.05G") for e in range(4))
+    path = tmp_path / "runs" / "train" / "exp" / "results.txt"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    assert sniff(str(path)) == ("text", "")
+    for batch in both(text):
+        assert pts(batch, "train/total_loss") == [(0, 0.17), (1, 0.1686), (2, 0.1671), (3, 0.1657)]
+        assert pts(batch, "metrics/mAP_0.5") == [(0, 0), (1, 0.02), (2, 0.04), (3, 0.06)]
+        assert pts(batch, "val/box_loss")[3] == (3, 0.067)
+        assert set(batch.series) == {"train/box_loss", "train/obj_loss", "train/cls_loss", "train/total_loss",
+                                     "metrics/precision", "metrics/recall", "metrics/mAP_0.5", "metrics/mAP_0.5:0.95",
+                                     "val/box_loss", "val/obj_loss", "val/cls_loss"}
+        assert batch.meta["planned_steps"] == 9 and batch.meta["step_key"] == "epoch"
+        assert choose_primary(list(batch.series)) == "train/total_loss"
+
+
+def test_a_row_of_another_width_or_a_progress_bar_is_no_yolo_results_row():
+    # YOLOv5's stdout: the epoch's bar row holds 6 numbers, then the bar
+    bar = "       3/19     3.17G   0.05923    0.0645  0.007296     0.131       207       640: 100%|##########| 112/112\n"
+    assert "train/total_loss" not in TextParser().feed((bar * 3).encode(), 1).series
+    short = yolo_row(1)[:-11] + "\n"  # 14 cells
+    assert "train/total_loss" not in TextParser().feed((short * 3).encode(), 1).series

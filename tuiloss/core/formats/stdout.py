@@ -665,6 +665,44 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
         state.meta["planned_steps"] = state.meta["planned_epochs"] * state.counter.size
 
 
+# -- YOLOv5 up to v5.0, YOLOv7, YOLOR, ScaledYOLOv4: results.txt -------------------------
+
+# a row of ``results.txt`` (``'%10s' * 2 + '%10.4g' * 13``): the epoch and the last one (``0/29``), the GPU
+# memory (``1.86G``), then 13 numbers
+_YOLO_RESULTS = re.compile(
+    r"^[ \t]*(?P<epoch>\d+)/(?P<last>\d+)[ \t]+[\d.]+G(?P<cells>(?:[ \t]+" + NUM + r"){13})[ \t]*\r?$", re.M
+)
+#: Its 13 numbers, named as YOLOv5's ``results.csv`` names them since v6 (None: no metric, the labels in
+#: the last batch and the image size)
+_YOLO_COLUMNS = ("train/box_loss", "train/obj_loss", "train/cls_loss", "train/total_loss", None, None,
+                 "metrics/precision", "metrics/recall", "metrics/mAP_0.5", "metrics/mAP_0.5:0.95",
+                 "val/box_loss", "val/obj_loss", "val/cls_loss")
+
+
+def _parse_yolo_results(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """The ``results.txt`` YOLOv5 (up to v5.0) and the trainers built on its code write, a row per
+    epoch with no header::
+
+              0/29     1.86G   0.09854   0.09318         0    0.1917        24       416         0 ...
+             29/29     1.93G   0.05005   0.08632         0    0.1364        47       416     0.273 ...
+
+    The step is the epoch (counted from 0, to the last one after the slash: the planned total).
+    The columns are the train losses (box, objectness, class, their total), the labels of the
+    last batch and the image size (no metrics), precision, recall, mAP@0.5, mAP@0.5:0.95 and the
+    validation losses.
+    """
+    state = parser.state
+    for match in _YOLO_RESULTS.finditer(text):
+        parser.matched += 1
+        step = float(match["epoch"])
+        state.step = step
+        state.meta["step_key"] = "epoch"
+        state.meta["planned_steps"] = float(match["last"])
+        for name, cell in zip(_YOLO_COLUMNS, match["cells"].split()):
+            if name is not None:
+                _emit(state, step, name, _num(cell))
+
+
 # -- Stable-Baselines3's tables -------------------------------------------------------
 
 _SB3_ROW = re.compile(r"^\|(?P<indent>[ \t]*)(?P<key>[^|\n]*?)[ \t]*\|[ \t]*(?P<value>[^|\n]*?)[ \t]*\|[ \t]*\r?$")
@@ -2016,6 +2054,12 @@ FAMILIES: tuple[Family, ...] = (
         hint="/    ",  # a section's name, padded to its column: ``| rollout/      |``
     ),
     Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
+    Family(
+        "yolo_results",
+        re.compile(r"\n[ \t]*\d+/\d+[ \t]+[\d.]+G(?:[ \t]+" + NUM + r"){13}[ \t]*\r?(?:\n|$)"),
+        _parse_yolo_results,
+        hint="G ",
+    ),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
     # last: only a log in which the general reader finds nothing is looked at for a table
     Family(
