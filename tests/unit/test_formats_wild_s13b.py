@@ -313,3 +313,38 @@ def test_a_row_of_another_width_or_a_progress_bar_is_no_yolo_results_row():
     assert "train/total_loss" not in TextParser().feed((bar * 3).encode(), 1).series
     short = yolo_row(1)[:-11] + "\n"  # 14 cells
     assert "train/total_loss" not in TextParser().feed((short * 3).encode(), 1).series
+
+
+# -- rsl_rl ---------------------------------------------------------------------------
+
+def rsl_block(it: int, total: int = 50, isaac: bool = False, indent: str = "") -> str:
+    if isaac:
+        items = [("Mean value_function loss", f"{0.02 - it / 1000:.4f}"), ("Mean surrogate loss", "-0.0050"),
+                 ("Mean entropy loss", "3.5000"), ("Mean reward", f"{1 + it / 2:.2f}"),
+                 ("Episode_Reward/track_lin_vel_xy_exp", f"{0.5 + it / 100:.4f}")]
+    else:
+        items = [("Value function loss", f"{0.02 - it / 1000:.4f}"), ("Surrogate loss", "-0.0050"),
+                 ("Mean action noise std", "1.00"), ("Mean total reward", f"{1 + it / 2:.2f}"),
+                 ("Mean episode rew_tracking_lin_vel", f"{0.5 + it / 100:.4f}")]
+    lines = ["#" * 80, f"Learning iteration {it}/{total}".center(80), "",
+             f"{'Computation':>35s}: 90000 steps/s (collection: 0.900s, learning 0.200s)"]
+    lines += [f"{key:>35s}: {value}" for key, value in items]
+    lines += ["-" * 80, f"{'Total timesteps':>35s}: {98304 * (it + 1)}", f"{'Iteration time':>35s}: 1.10s",
+              f"{'Total time':>35s}: {1.1 * (it + 1):.2f}s", f"{'ETA':>35s}: 55.0s", ""]
+    return "".join(indent + line + "\n" for line in lines)
+
+
+def test_rsl_rls_blocks_are_a_point_an_iteration():
+    for isaac in (False, True):
+        text = "Storing git diff for 'proj' in: logs/go2/git/proj.diff\n" + "".join(rsl_block(it, isaac=isaac) for it in range(3))
+        loss, reward, lin_vel = (("Mean value_function loss", "Mean reward", "Episode_Reward/track_lin_vel_xy_exp") if isaac
+                                 else ("Value function loss", "Mean total reward", "Mean episode rew_tracking_lin_vel"))
+        for batch in both(text):
+            assert pts(batch, loss) == [(0, 0.02), (1, 0.019), (2, 0.018)]
+            assert pts(batch, reward) == [(0, 1.0), (1, 1.5), (2, 2.0)]
+            assert pts(batch, lin_vel)[2] == (2, 0.52)
+            assert not {"Computation", "Total timesteps", "Iteration time", "Total time", "ETA"} & set(batch.series)
+            assert batch.meta["planned_steps"] == 50 and batch.meta["step_key"] == "iteration"
+    # a block copied with an indent, as a README quotes it
+    for batch in both("".join(rsl_block(it, indent="    ") for it in (7, 8))):
+        assert steps_of(batch, "Surrogate loss") == [7, 8]

@@ -703,6 +703,48 @@ def _parse_yolo_results(parser: "TextParser", text: str, first_line: int, batch:
                 _emit(state, step, name, _num(cell))
 
 
+# -- rsl_rl (legged_gym, Isaac Lab, Genesis' locomotion examples) ---------------------------
+
+# the head of a block, centred: ``                Learning iteration 5/101``
+_RSL_HEAD = re.compile(r"^[ \t]*Learning iteration (?P<n>\d+)/(?P<m>\d+)[ \t]*\r?$", re.M)
+# one right-aligned ``name: value`` line of a block: ``Value function loss: 0.0125``, ``Iteration time: 1.18s``
+_RSL_ITEM = re.compile(r"^[ \t]*(?P<key>[A-Za-z][\w /.\-]*?):[ \t]+(?P<value>" + NUM + r")(?P<unit>s)?[ \t]*\r?$", re.M)
+#: A block's lines that are no metrics: the environment steps so far (the iteration is the step).
+_RSL_NOT_METRICS = frozenset({"Total timesteps"})
+
+
+def _parse_rsl_rl(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """rsl_rl's block an iteration of PPO::
+
+        ################################################################################
+                                  Learning iteration 5/101
+                               Computation: 190068 steps/s (collection: 0.373s, learning 0.144s)
+                       Value function loss: 0.0030
+                            Surrogate loss: -0.0081
+                         Mean total reward: 1.20
+          Mean episode rew_tracking_lin_vel: 0.0850
+        --------------------------------------------------------------------------------
+                           Total timesteps: 589824
+                            Iteration time: 0.52s
+
+    (Isaac Lab's runner prints ``Mean value_function loss:``, ``Mean reward:``, ``Episode_Reward/...:``).
+    Each value is a point at the iteration, the planned total after the slash. The speed, the times
+    (``1.18s``) and the environment steps so far are no metrics.
+    """
+    state = parser.state
+    found = sorted([*_RSL_HEAD.finditer(text), *_RSL_ITEM.finditer(text)], key=lambda m: m.start())
+    for match in found:
+        parser.matched += 1
+        if match.re is _RSL_HEAD:
+            state.step = float(match["n"])
+            state.meta["step_key"] = "iteration"
+            state.meta["planned_steps"] = float(match["m"])
+        elif state.step is None:
+            batch.skip("metric before any step", _line_no(text, match.start(), first_line), match[0])
+        elif not match["unit"] and match["key"].strip() not in _RSL_NOT_METRICS:
+            _emit(state, state.step, match["key"], _num(match["value"]))
+
+
 # -- Stable-Baselines3's tables -------------------------------------------------------
 
 _SB3_ROW = re.compile(r"^\|(?P<indent>[ \t]*)(?P<key>[^|\n]*?)[ \t]*\|[ \t]*(?P<value>[^|\n]*?)[ \t]*\|[ \t]*\r?$")
@@ -2054,6 +2096,7 @@ FAMILIES: tuple[Family, ...] = (
         hint="/    ",  # a section's name, padded to its column: ``| rollout/      |``
     ),
     Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
+    Family("rsl_rl", re.compile(r"\n[ \t]*Learning iteration \d+/\d+[ \t]*\r?\n"), _parse_rsl_rl, hint="Learning iteration"),
     Family(
         "yolo_results",
         re.compile(r"\n[ \t]*\d+/\d+[ \t]+[\d.]+G(?:[ \t]+" + NUM + r"){13}[ \t]*\r?(?:\n|$)"),
