@@ -348,3 +348,34 @@ def test_rsl_rls_blocks_are_a_point_an_iteration():
     # a block copied with an indent, as a README quotes it
     for batch in both("".join(rsl_block(it, indent="    ") for it in (7, 8))):
         assert steps_of(batch, "Surrogate loss") == [7, 8]
+
+
+# -- VITS, so-vits-svc, RVC ------------------------------------------------------------------
+
+def test_vits_lists_name_their_losses_and_step_on_the_global_step():
+    # so-vits-svc: five losses, the global step and the learning rate in a list with no names
+    text = "".join(f"2023-03-01 10:00:0{k},123 44k INFO Train Epoch: {k + 1} [{20 * k}%]\n"
+                   f"2023-03-01 10:00:0{k},124 44k INFO [2.{k}5, 3.{k}5, 10.{k}5, 20.{k}5, 1.{k}5, {200 * k}, 0.0001]\n"
+                   f"2023-03-01 10:00:0{k},125 44k INFO ====> Epoch: {k + 1}\n" for k in range(3))
+    for batch in both(text):
+        assert pts(batch, "loss_mel") == [(0, 20.05), (200, 20.15), (400, 20.25)]
+        assert pts(batch, "loss_kl")[1] == (200, 1.15)
+        assert set(batch.series) == {"loss_disc", "loss_gen", "loss_fm", "loss_mel", "loss_kl", "lr"}
+        assert batch.meta["step_key"] == "global_step"
+    # VITS and Bert-VITS2 log a sixth loss (the duration's) before the KL: named by its place
+    six = "INFO Train Epoch: 1 [0%]\nINFO [2.5, 3.5, 10.5, 20.5, 0.75, 1.5, 0, 0.0002]\n"
+    for batch in both(six):
+        assert set(batch.series) == {"loss_disc", "loss_gen", "loss_fm", "loss_mel", "loss_4", "loss_kl", "lr"}
+        assert pts(batch, "loss_4") == [(0, 0.75)] and pts(batch, "lr") == [(0, 0.0002)]
+
+
+def test_rvc_losses_after_its_step_and_rate():
+    text = "".join(f"INFO:voice:Train Epoch: {e} [{10 * e}%]\nINFO:voice:[{100 * e}, 9.99e-05]\n"
+                   f"INFO:voice:loss_disc=3.{e}25, loss_gen=3.{e}75, loss_fm=9.{e}5,loss_mel=22.{e}5, loss_kl=2.{e}25\n"
+                   "DEBUG:matplotlib:interactive is False\n"
+                   f"INFO:voice:====> Epoch: {e} [2024-06-13 02:20:09] | (0:12:58.170309)\n" for e in (1, 2, 3))
+    for batch in both(text):
+        assert pts(batch, "loss_mel") == [(100, 22.15), (200, 22.25), (300, 22.35)]
+        assert pts(batch, "loss_disc")[0] == (100, 3.125)
+        assert pts(batch, "lr") == [(100, 9.99e-05), (200, 9.99e-05), (300, 9.99e-05)]
+        assert set(batch.series) == {"loss_disc", "loss_gen", "loss_fm", "loss_mel", "loss_kl", "lr"}

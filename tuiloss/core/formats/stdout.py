@@ -745,6 +745,52 @@ def _parse_rsl_rl(parser: "TextParser", text: str, first_line: int, batch: Batch
             _emit(state, state.step, match["key"], _num(match["value"]))
 
 
+# -- VITS and its descendants (so-vits-svc, Bert-VITS2, GPT-SoVITS, RVC) ---------------------
+
+# ``Train Epoch: 8 [14%]``, then the list VITS logs: its losses, the global step and the learning rate,
+# ``[2.37, 2.36, 10.53, 19.23, 1.89, 200, 9.99e-05]`` (RVC logs ``[200, 9.99e-05]`` and its losses after it)
+_VITS_LIST = re.compile(r"^[^\n\[]*\[(?P<items>(?:[-+]?[\d.]+(?:[eE][-+]?\d+)?, )*(?P<step>\d+), (?P<lr>" + NUM + r"))\][ \t]*\r?$", re.M)
+# RVC's losses after the list: ``loss_disc=3.728, loss_gen=3.328, loss_fm=5.902,loss_mel=23.647, loss_kl=2.332``
+_VITS_PAIRS = re.compile(r"^[^\n=]*?(?P<pairs>(?<![\w.])loss_\w+=" + NUM + r"(?:,\s*[A-Za-z_]\w*=" + NUM + r")+)[ \t]*\r?$", re.M)
+#: The losses of the list, as VITS's ``train.py`` puts them: the discriminator's, the generator's, feature
+#: matching, mel, ..., KL last (VITS and Bert-VITS2 put the duration's before it, GPT-SoVITS ``kl_ssl``).
+_VITS_LOSSES = ("loss_disc", "loss_gen", "loss_fm", "loss_mel")
+
+
+def _parse_vits(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """VITS's training log and the many trainers built on its ``train.py``::
+
+        2023-02-08 18:10:29,149 32k INFO Train Epoch: 8 [14%]
+        2023-02-08 18:10:29,150 32k INFO [2.37, 2.36, 10.53, 19.23, 1.89, 200, 9.99e-05]
+
+    the losses, the global step and the learning rate in a list with no names: the first four
+    and the last named as ``train.py`` names them (``loss_disc``, ``loss_gen``, ``loss_fm``,
+    ``loss_mel``, ..., ``loss_kl``), the others by their place (``loss_4``). RVC logs the step
+    and the rate alone, ``[200, 9.99e-05]``, then ``loss_disc=3.728, loss_gen=3.328, ...``,
+    read at that step.
+    """
+    state = parser.state
+    state.meta["step_key"] = "global_step"
+    found = sorted([*_VITS_LIST.finditer(text), *_VITS_PAIRS.finditer(text)], key=lambda m: m.start())
+    for match in found:
+        if match.re is _VITS_PAIRS:
+            if state.step is None:
+                continue
+            parser.matched += 1
+            for pair in _PAIR_TIGHT.finditer(match["pairs"]):
+                _emit(state, state.step, pair["key"], _num(pair["value"]))
+            continue
+        parser.matched += 1
+        step = state.step = float(match["step"])
+        losses = [_num(item) for item in match["items"].split(", ")[:-2]]
+        names = [f"loss_{k}" for k in range(len(losses))]
+        if len(losses) >= 5:
+            names[:4], names[-1] = _VITS_LOSSES, "loss_kl"
+        for name, value in zip(names, losses):
+            _emit(state, step, name, value)
+        _emit(state, step, "lr", _num(match["lr"]))
+
+
 # -- Stable-Baselines3's tables -------------------------------------------------------
 
 _SB3_ROW = re.compile(r"^\|(?P<indent>[ \t]*)(?P<key>[^|\n]*?)[ \t]*\|[ \t]*(?P<value>[^|\n]*?)[ \t]*\|[ \t]*\r?$")
@@ -2096,6 +2142,12 @@ FAMILIES: tuple[Family, ...] = (
         hint="/    ",  # a section's name, padded to its column: ``| rollout/      |``
     ),
     Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
+    Family(
+        "vits",
+        re.compile(r"Train Epoch: \d+ \[\d+%\][ \t]*\r?\n[^\n\[]*\[(?:[-+]?[\d.]+(?:[eE][-+]?\d+)?, )*\d+, [-+\d.eE]+\][ \t]*\r?(?:\n|$)"),
+        _parse_vits,
+        hint="Train Epoch: ",
+    ),
     Family("rsl_rl", re.compile(r"\n[ \t]*Learning iteration \d+/\d+[ \t]*\r?\n"), _parse_rsl_rl, hint="Learning iteration"),
     Family(
         "yolo_results",
@@ -2237,6 +2289,9 @@ class TextParser(LineParser):
                 self.family = found
             return None
         found, text = _detect_in(data)
+        if found is None and family is None and self.last_line:
+            # a family shown by two lines that came in two reads (VITS's ``Train Epoch: 8 [14%]``, then its list)
+            found = detect_family(self.last_line + "\n" + text)
         if found is not None and found.generic and not self.read_any:
             # the general reader finds nothing to read so far (a settings dump matched it): a table may
             text = _decode(data) if text is None else text
