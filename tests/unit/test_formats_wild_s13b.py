@@ -117,14 +117,19 @@ def test_paddleseg_evaluations_at_the_iteration_trained_last():
 
 
 def test_a_count_within_the_epoch_with_its_total_in_a_log_started_mid_run_waits_for_the_next_epoch():
-    # the PyTorch tutorials' ``Epoch [3/5], Step [100/300]``: the total is the epoch's; a log that
-    # starts in epoch 3 shows it when epoch 4 starts, its steps after two epochs of 300
-    text = "".join(f"Epoch [{e}/5], Step [{s}/300], Loss: {e + s / 1000:.4f}\n" for e in (3, 4) for s in (100, 200, 300))
+    # PaddleDetection's ``Epoch: [3] [100/300]``: an epoch with no total, so the count's total may be the
+    # run's; a log that starts in epoch 3 shows it when epoch 4 starts (its epochs taken as counted from 1)
+    text = "".join(f"ppdet.engine INFO: Epoch: [{e}] [{s:3d}/300] learning_rate: 0.0100 loss: {e + s / 1000:.4f}\n"
+                   for e in (3, 4) for s in (100, 200, 299))
     for batch in both(text):
-        assert steps_of(batch, "Loss") == [700, 800, 900, 1000, 1100, 1200]
-    parser = TextParser()
-    waiting = feed_lines(parser, text[: text.index("Epoch [4/5]")])
-    assert "Loss" not in waiting.series and waiting.meta["held"] == 3
+        assert steps_of(batch, "loss") == [700, 800, 899, 1000, 1100, 1199]
+    waiting = feed_lines(TextParser(), text[: text.index("Epoch: [4]")])
+    assert "loss" not in waiting.series and waiting.meta["held"] == 3
+    # the PyTorch tutorials' ``Epoch [3/5], Step [100/300]``: beside an epoch of a total, the count's total is
+    # the epoch's, placed at once
+    text = "".join(f"Epoch [3/5], Step [{s}/300], Loss: {3 + s / 1000:.4f}\n" for s in (100, 200, 300))
+    for batch in both(text):
+        assert steps_of(batch, "Loss") == [700, 800, 900]
 
 
 # -- char-rnn ----------------------------------------------------------------------

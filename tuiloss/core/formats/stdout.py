@@ -1747,7 +1747,9 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
     if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
         if state.counter is None:
             state.counter = EpochCounter()
-            state.counter.doubt_totals = True  # a total beside the count may be the run's (see EpochCounter)
+        # a total beside the count may be the run's when the epochs have none (PaddleSeg's ``epoch: 2, iter:
+        # 80/2000``; see EpochCounter); beside an epoch of a total (``Epoch [3/5], Step [100/300]``) it is the epoch's
+        state.counter.doubt_totals = not epoch[2]
         state.derived = True
         state.inner_keys.update(key for key, _ in pairs)
         placed = state.counter.add(epoch[1], value, _new_evaluations(state, pairs), float(total) if total else None)
