@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tuiloss.core.formats.stdout import TextParser
 
 

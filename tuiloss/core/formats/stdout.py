@@ -55,7 +55,7 @@ class _State:
     meta: dict = field(default_factory=dict)
     counter: EpochCounter | None = None  # an inner counter that restarts every epoch
     derived: bool = False  # a step was computed from two counters (no layout can read it)
-    inner_keys: set = field(default_factory=set)  # the keys of lines stepped by a count within the epoch
+    inner_keys: set[str] = field(default_factory=set)  # the keys of lines stepped by a count within the epoch
     held: tuple | None = None  # Keras 3: the latest bar of the current epoch, not yet final
     done_epoch: float | None = None  # Keras 3: the epoch whose final (validated) bar was read
     seen_val: bool = False
