@@ -60,7 +60,7 @@ _WORDS = {
     "loss": {"loss", "losses", "xent", "nll", "ce", "crossentropy", "entropy", "mse", "mae", "rmse",
              "l1", "l2", "bce", "kl", "objective", "trl", "tel", "cost", "elbo", "bpb", "bpc", "bpd"},
     "error": {"error", "err", "wer", "cer", "ter", "fid"},
-    "reward": {"reward", "rew", "rewards", "return", "returns", "score", "scores"},
+    "reward": {"reward", "rew", "rewards", "return", "returns", "ret", "score", "scores"},
     "accuracy": {"acc", "accuracy", "top1", "top5", "ap", "map", "ap50", "ap75", "map50", "bleu", "f1",
                  "rouge", "rouge1", "rouge2", "rougel", "auc", "auroc", "precision", "recall", "iou", "miou",
                  "dice", "psnr", "ssim", "r2", "em", "exact", "match", "matches", "correct", "hit", "hits",
@@ -84,6 +84,19 @@ _NAMES = {
     "ep_len_mean": "count",
     "explained_variance": "other",
     "approx_kl": "other",
+    # an RL policy's diagnostics, with no better way (Spinning Up's ``Entropy``, ``KL``; baselines'
+    # ``policy_entropy``): a KL or an entropy is a loss only as a term of one (``kl_loss``, ``cross entropy``)
+    "kl": "other",
+    "entropy": "other",
+    "policy_entropy": "other",
+    # Spinning Up: the change of a loss over an update (negative by design), the spread of the returns,
+    # and the iteration an update stopped at
+    "delta_loss_pi": "other",
+    "delta_loss_v": "other",
+    "delta_loss_q": "other",
+    "std_ep_ret": "other",
+    "std_test_ep_ret": "other",
+    "stop_iter": "count",
     "clip_fraction": "other",
     "clip_range": "other",
     "std": "other",

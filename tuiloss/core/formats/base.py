@@ -17,6 +17,7 @@ STEP_KEYS = (
     "num_updates",
     "total_timesteps",
     "time/total_timesteps",
+    "total_env_interacts",  # Spinning Up's progress.txt: the environment steps so far
     "iteration",
     "training_iteration",  # Ray Tune's progress.csv and result.json, counted from 1
     "step",

@@ -11,7 +11,14 @@ starts; one more for a count a parser knows starts at 0).
 While ``per_epoch`` is unknown, points of any epoch but the first are held and
 given out once it is learnt (a log resumed at epoch 5 learns it when epoch 6
 starts); the parsers say how many wait in ``Batch.meta["held"]``. A counter presumed to restart that turns out to keep counting across an
-epoch change is read as global from then on.
+epoch change is read as global from then on, unless its trainer is known to restart it (MindSpore's
+``cur_step_in_epoch``: a log that quotes its first and its tenth epoch only seems to count on).
+
+A total printed beside the inner count is the epoch's size, unless the count turns out to go on
+(PaddleSeg's ``epoch: 2, iter: 80/2000``: the run's 2000 iterations). A parser that cannot tell
+beforehand says so (``doubt_totals``): in a log that starts after the first epoch, whether the
+count restarts is only seen when the next epoch starts, and the points wait till then (placed in
+an epoch of 2000, a global count would read as a resumed run at the next epoch).
 """
 
 from __future__ import annotations
@@ -40,6 +47,13 @@ class EpochCounter:
         self.restarts = True  # presumed; False once the counter kept counting across epochs
         self.held: list[tuple[float, float | None, Any]] = []
 
+    #: The trainer counts within epochs: the count is never read as global (set by a parser).
+    always_restarts = False
+    #: A total beside the count may be the run's, not the epoch's (set by a parser).
+    doubt_totals = False
+    #: Whether an epoch change was seen: whether the count restarts is known.
+    changed = False
+
     @property
     def size(self) -> float | None:
         """Inner steps in one epoch, when known."""
@@ -54,10 +68,16 @@ class EpochCounter:
             self.per_epoch = float(total)
         if self.base is None:
             self.base = 0.0 if epoch == 0 else 1.0
+        if self.epoch is not None and epoch > self.epoch:
+            self.changed = True
+            if self.always_restarts:
+                self.last = None  # the new epoch's count never goes on from the last one's
         if inner is not None:
             self._observe(epoch, inner)
         out: list[tuple[float, Any]] = []
         known = self.size is not None or not self.restarts
+        if known and self.doubt_totals and self.restarts and not self.changed and epoch != self.base:
+            known = False  # the first epoch the log shows is not its first: is the total the run's?
         if self.held and known:
             for held_epoch, held_inner, held_payload in self.held:
                 out.append((self._place(held_epoch, held_inner), held_payload))

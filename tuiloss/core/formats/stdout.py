@@ -55,6 +55,7 @@ class _State:
     meta: dict = field(default_factory=dict)
     counter: EpochCounter | None = None  # an inner counter that restarts every epoch
     derived: bool = False  # a step was computed from two counters (no layout can read it)
+    inner_keys: set[str] = field(default_factory=set)  # the keys of lines stepped by a count within the epoch
     held: tuple | None = None  # Keras 3: the latest bar of the current epoch, not yet final
     done_epoch: float | None = None  # Keras 3: the epoch whose final (validated) bar was read
     seen_val: bool = False
@@ -893,6 +894,132 @@ def _parse_mmdet(parser: "TextParser", text: str, first_line: int, batch: Batch)
         state.meta["planned_steps"] = state.meta["planned_epochs"] * state.counter.size
 
 
+# -- YOLOv5 up to v5.0, YOLOv7, YOLOR, ScaledYOLOv4: results.txt -------------------------
+
+# a row of ``results.txt`` (``'%10s' * 2 + '%10.4g' * 13``): the epoch and the last one (``0/29``), the GPU
+# memory (``1.86G``), then 13 numbers
+_YOLO_RESULTS = re.compile(
+    r"^[ \t]*(?P<epoch>\d+)/(?P<last>\d+)[ \t]+[\d.]+G(?P<cells>(?:[ \t]+" + NUM + r"){13})[ \t]*\r?$", re.M
+)
+#: Its 13 numbers, named as YOLOv5's ``results.csv`` names them since v6 (None: no metric, the labels in
+#: the last batch and the image size)
+_YOLO_COLUMNS = ("train/box_loss", "train/obj_loss", "train/cls_loss", "train/total_loss", None, None,
+                 "metrics/precision", "metrics/recall", "metrics/mAP_0.5", "metrics/mAP_0.5:0.95",
+                 "val/box_loss", "val/obj_loss", "val/cls_loss")
+
+
+def _parse_yolo_results(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """The ``results.txt`` YOLOv5 (up to v5.0) and the trainers built on its code write, a row per
+    epoch with no header::
+
+              0/29     1.86G   0.09854   0.09318         0    0.1917        24       416         0 ...
+             29/29     1.93G   0.05005   0.08632         0    0.1364        47       416     0.273 ...
+
+    The step is the epoch (counted from 0, to the last one after the slash: the planned total).
+    The columns are the train losses (box, objectness, class, their total), the labels of the
+    last batch and the image size (no metrics), precision, recall, mAP@0.5, mAP@0.5:0.95 and the
+    validation losses.
+    """
+    state = parser.state
+    for match in _YOLO_RESULTS.finditer(text):
+        parser.matched += 1
+        step = float(match["epoch"])
+        state.step = step
+        state.meta["step_key"] = "epoch"
+        state.meta["planned_steps"] = float(match["last"])
+        for name, cell in zip(_YOLO_COLUMNS, match["cells"].split()):
+            if name is not None:
+                _emit(state, step, name, _num(cell))
+
+
+# -- rsl_rl (legged_gym, Isaac Lab, Genesis' locomotion examples) ---------------------------
+
+# the head of a block, centred: ``                Learning iteration 5/101``
+_RSL_HEAD = re.compile(r"^[ \t]*Learning iteration (?P<n>\d+)/(?P<m>\d+)[ \t]*\r?$", re.M)
+# one right-aligned ``name: value`` line of a block: ``Value function loss: 0.0125``, ``Iteration time: 1.18s``
+_RSL_ITEM = re.compile(r"^[ \t]*(?P<key>[A-Za-z][\w /.\-]*?):[ \t]+(?P<value>" + NUM + r")(?P<unit>s)?[ \t]*\r?$", re.M)
+#: A block's lines that are no metrics: the environment steps so far (the iteration is the step).
+_RSL_NOT_METRICS = frozenset({"Total timesteps"})
+
+
+def _parse_rsl_rl(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """rsl_rl's block an iteration of PPO::
+
+        ################################################################################
+                                  Learning iteration 5/101
+                               Computation: 190068 steps/s (collection: 0.373s, learning 0.144s)
+                       Value function loss: 0.0030
+                            Surrogate loss: -0.0081
+                         Mean total reward: 1.20
+          Mean episode rew_tracking_lin_vel: 0.0850
+        --------------------------------------------------------------------------------
+                           Total timesteps: 589824
+                            Iteration time: 0.52s
+
+    (Isaac Lab's runner prints ``Mean value_function loss:``, ``Mean reward:``, ``Episode_Reward/...:``).
+    Each value is a point at the iteration, the planned total after the slash. The speed, the times
+    (``1.18s``) and the environment steps so far are no metrics.
+    """
+    state = parser.state
+    found = sorted([*_RSL_HEAD.finditer(text), *_RSL_ITEM.finditer(text)], key=lambda m: m.start())
+    for match in found:
+        parser.matched += 1
+        if match.re is _RSL_HEAD:
+            state.step = float(match["n"])
+            state.meta["step_key"] = "iteration"
+            state.meta["planned_steps"] = float(match["m"])
+        elif state.step is None:
+            batch.skip("metric before any step", _line_no(text, match.start(), first_line), match[0])
+        elif not match["unit"] and match["key"].strip() not in _RSL_NOT_METRICS:
+            _emit(state, state.step, match["key"], _num(match["value"]))
+
+
+# -- VITS and its descendants (so-vits-svc, Bert-VITS2, GPT-SoVITS, RVC) ---------------------
+
+# ``Train Epoch: 8 [14%]``, then the list VITS logs: its losses, the global step and the learning rate,
+# ``[2.37, 2.36, 10.53, 19.23, 1.89, 200, 9.99e-05]`` (RVC logs ``[200, 9.99e-05]`` and its losses after it)
+_VITS_LIST = re.compile(r"^[^\n\[]*\[(?P<items>(?:[-+]?[\d.]+(?:[eE][-+]?\d+)?, )*(?P<step>\d+), (?P<lr>" + NUM + r"))\][ \t]*\r?$", re.M)
+# RVC's losses after the list: ``loss_disc=3.728, loss_gen=3.328, loss_fm=5.902,loss_mel=23.647, loss_kl=2.332``
+_VITS_PAIRS = re.compile(r"^[^\n=]*?(?P<pairs>(?<![\w.])loss_\w+=" + NUM + r"(?:,\s*[A-Za-z_]\w*=" + NUM + r")+)[ \t]*\r?$", re.M)
+#: The losses of the list, as VITS's ``train.py`` puts them: the discriminator's, the generator's, feature
+#: matching, mel, ..., KL last (VITS and Bert-VITS2 put the duration's before it, GPT-SoVITS ``kl_ssl``).
+_VITS_LOSSES = ("loss_disc", "loss_gen", "loss_fm", "loss_mel")
+
+
+def _parse_vits(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """VITS's training log and the many trainers built on its ``train.py``::
+
+        2023-02-08 18:10:29,149 32k INFO Train Epoch: 8 [14%]
+        2023-02-08 18:10:29,150 32k INFO [2.37, 2.36, 10.53, 19.23, 1.89, 200, 9.99e-05]
+
+    the losses, the global step and the learning rate in a list with no names: the first four
+    and the last named as ``train.py`` names them (``loss_disc``, ``loss_gen``, ``loss_fm``,
+    ``loss_mel``, ..., ``loss_kl``), the others by their place (``loss_4``). RVC logs the step
+    and the rate alone, ``[200, 9.99e-05]``, then ``loss_disc=3.728, loss_gen=3.328, ...``,
+    read at that step.
+    """
+    state = parser.state
+    state.meta["step_key"] = "global_step"
+    found = sorted([*_VITS_LIST.finditer(text), *_VITS_PAIRS.finditer(text)], key=lambda m: m.start())
+    for match in found:
+        if match.re is _VITS_PAIRS:
+            if state.step is None:
+                continue
+            parser.matched += 1
+            for pair in _PAIR_TIGHT.finditer(match["pairs"]):
+                _emit(state, state.step, pair["key"], _num(pair["value"]))
+            continue
+        parser.matched += 1
+        step = state.step = float(match["step"])
+        losses = [_num(item) for item in match["items"].split(", ")[:-2]]
+        names = [f"loss_{k}" for k in range(len(losses))]
+        if len(losses) >= 5:
+            names[:4], names[-1] = _VITS_LOSSES, "loss_kl"
+        for name, value in zip(names, losses):
+            _emit(state, step, name, value)
+        _emit(state, step, "lr", _num(match["lr"]))
+
+
 # -- Stable-Baselines3's tables -------------------------------------------------------
 
 _SB3_ROW = re.compile(r"^\|(?P<indent>[ \t]*)(?P<key>[^|\n]*?)[ \t]*\|[ \t]*(?P<value>[^|\n]*?)[ \t]*\|[ \t]*\r?$")
@@ -1300,10 +1427,11 @@ _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?:(?P<e
 # the planned total of a settings dump or argument list: ``max_iters = 5000``, ``'max_steps': 500``,
 # verl's ``total_training_steps: 200``, HF's ``max_train_steps=1000``, the Trainer's banner
 # ``Total optimization steps = 1,000``, torchtitan's ``Training starts at step 1, ..., total steps 1000``,
+# kohya's sd-scripts ``total optimization steps / 学習ステップ数: 48600`` (its label in English, then in Japanese),
 # Unsloth's banner ``Total batch size = 8 | Total steps = 60`` (a ``total steps`` only on a line naming no
 # metric: ``Total steps: 5000 | reward: 12`` counts the steps taken)
 _PLANNED = re.compile(r"(?<![\w])['\"]?(?:max_(?:update|updates|steps|iters|iterations|train_steps|training_steps)"
-                      r"|total_training_steps|num_training_steps|Total optimization steps)['\"]?\s*[:=]\s*(\d[\d,]*)(?![\d.])"
+                      r"|total_training_steps|num_training_steps|[Tt]otal optimization steps(?: / [^\n:=]{1,40})?)['\"]?\s*[:=]\s*(\d[\d,]*)(?![\d.])"
                       r"|(?i:\btotal steps)\s*(?:[:=]\s*|\s)(\d[\d,]*)(?![\d.])")
 #: Text without which a line can hold no planned total (a cheap test before the pattern).
 _PLANNED_HINTS = ("max_", "_training_steps", "optimization steps", "otal steps", "otal Steps", "OTAL STEPS")
@@ -1368,6 +1496,9 @@ _SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_(][\w./\-()]*){0
 # a count with its total leading a line of fields, MONAI's ``1/16, train_loss: 0.7525``: the batch in the
 # epoch a line of its own announced (``epoch 12/20``); with no such epoch, no counter
 _LEADING_COUNT = re.compile(r"^\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[,:|]\s*(?=[A-Za-z_])")
+# char-rnn (Karpathy's Lua original, its TensorFlow ports, ml5's trainer): ``120/154000 (epoch 0), train_loss = 2.86``,
+# ``120/154000 (epoch 0.779), train_loss = ...``: the iteration over the whole run, with the run's total, then the epoch
+_COUNT_OF_RUN = re.compile(r"^\s*(?P<n>\d+)/(?P<m>\d+) \(epoch \d+(?:\.\d+)?\)\s*,\s*(?=[A-Za-z_])")
 # a running best and where it was reached, which ends a line: MONAI's ``best mean dice: 0.7300 at epoch: 10``,
 # ``train completed, best_metric: 0.8679 at epoch: 20``, Tianshou's ``best_reward: 9.40 ± 0.92 in #3`` (the
 # epoch is the best's, not the one reached)
@@ -1376,6 +1507,9 @@ _BEST_AT = re.compile(r"(?i)(?<![\w.])best[\s_][^\n]*?" + NUM + r"\s+(?:at\s+(?:
 _SPREAD = re.compile(r"(?<=\d)\s*(?:\u00b1|\+/-)\s*" + NUM)
 # ``200/ 2983 batches``: an inner counter written after its number
 _COUNT_AFTER = re.compile(r"(?P<n>\d+)\s*/\s*(?P<m>\d+)\s+(?P<key>batches|steps|iters|iterations)\b", re.I)
+# MindSpore's ``LossMonitor``, ``epoch: 3 step: 120, loss is 0.52``, and its tutorials' loops,
+# ``epoch: 0, step: 10, loss is 0.69``: the step counts within the epoch (``cur_step_in_epoch``)
+_STEP_IN_EPOCH = re.compile(r"(?i)(?<![\w.])epoch:?\s*\d+,?\s+step:?\s*\d+,\s*loss is\s")
 
 
 def _spaced_fields(text: str) -> list[tuple[str, float]]:
@@ -1421,6 +1555,8 @@ def _spaced_after(rest: str) -> list[tuple[str, float]]:
         if match is None:
             break  # the fields end where a part is no pair
         key = match["key"].strip()
+        if key.endswith(" is"):
+            key = key[:-3]  # MindSpore's ``loss is 0.52``: the metric is ``loss``
         value = _num(match["value"])
         if value is None or _counter_name(key) is not None or not _is_metric_key(key):
             break
@@ -1655,6 +1791,7 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if "copypaste:" in line:
         return _read_copypaste(state, line)
     if "est" in line or "EST" in line:  # (best, Best, BEST)
+        line = _before_best_so_far(line)
         best = _BEST_AT.search(line)
         if best is not None:
             line = line[: best.start()]  # a running best and the epoch it was reached at: no point
@@ -1714,6 +1851,12 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if ruled:
         for match in _COUNT_AFTER.finditer(line):
             counters.append(("batch", float(match["n"]), match["m"]))
+    if "loss is" in line and _STEP_IN_EPOCH.search(line) is not None:
+        counters = _steps_in_epoch(state, counters)
+    if "(epoch " in line:
+        run = _COUNT_OF_RUN.match(line)
+        if run is not None:  # the iteration over the run is finer than the epoch, and global
+            counters = [("global_step", float(run["n"]), run["m"])]
     if not counters and state.epoch is not None and line.lstrip()[:1].isdigit():
         lead = _LEADING_COUNT.match(line)
         if lead is not None:  # MONAI's ``1/16, train_loss: 0.7525`` under ``epoch 12/20``
@@ -1799,6 +1942,22 @@ def _epoch_summary(line: str) -> str | None:
     return "train" if _TRAIN_SUMMARY.search(line) else None
 
 
+def _steps_in_epoch(state: _State, counters: list[tuple[str, float, str | None]]) -> list[tuple[str, float, str | None]]:
+    """``counters`` with the ``step`` of a MindSpore line (see :data:`_STEP_IN_EPOCH`) read as the
+    count within its epoch, made global by the log's :class:`EpochCounter`.
+
+    MindSpore prints the step within the epoch, with no total: taken as the global step, every
+    epoch would go back to step 1 and read as a resumed run. Its counter never counts on, so a
+    log that quotes epoch 1 and then epoch 10 (``step 774`` after ``step 10``) is not taken for
+    a global count either.
+    """
+    if state.counter is None:
+        state.counter = EpochCounter()
+        state.counter.always_restarts = True
+    state.meta["step_key"] = "step"  # made global: (epoch - 1) * steps per epoch + step
+    return [("batch", count, total) if name == "step" else (name, count, total) for name, count, total in counters]
+
+
 def _announce(parser: "TextParser", counters: list[tuple[str, float, str | None]]) -> None:
     """A line of a counter and no metric (``Epoch: 01 | Epoch Time: 0m 5s``) announces the
     step of the lines of metrics under it, when it counts on the log's own axis; an epoch's
@@ -1825,17 +1984,23 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
     epoch = next((c for c in counters if c[0] == "epoch"), None)
     if epoch is None and state.epoch is not None and name in _UNDER_EPOCH:
         epoch = ("epoch", state.epoch, state.meta.get("planned_epochs"))  # the epoch a line of its own announced above it
+    if epoch is not None and total and float(total) == state.setting_total:
+        epoch = None  # its total is the run's, as the settings said (kohya's bar under ``epoch 1/60``): a global count
     if epoch is not None and name != "epoch" and (name in _INNER or total is not None):
         if state.counter is None:
             state.counter = EpochCounter()
+        # a total beside the count may be the run's when the epochs have none (PaddleSeg's ``epoch: 2, iter:
+        # 80/2000``; see EpochCounter); beside an epoch of a total (``Epoch [3/5], Step [100/300]``) it is the epoch's
+        state.counter.doubt_totals = not epoch[2]
         state.derived = True
+        state.inner_keys.update(key for key, _ in pairs)
         placed = state.counter.add(epoch[1], value, _new_evaluations(state, pairs), float(total) if total else None)
         if not state.counter.restarts and total:
             state.meta["planned_steps"] = float(total)  # it was a global counter with its total
         elif epoch[2] and state.counter.size:
             state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
     elif name == "epoch" and state.counter is not None:
-        placed = state.counter.add(value, None, pairs)  # an epoch's summary: at its end (held till known)
+        placed = state.counter.add(value, None, _epoch_means(state, pairs))  # an epoch's summary: at its end (held till known)
     else:
         placed = [(value, pairs if name == "epoch" else _new_evaluations(state, pairs))]
         if total:
@@ -1845,6 +2010,27 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
         state.step = step
         for key, number in items:
             _emit(state, step, key, number)
+
+
+def _epoch_means(state: _State, pairs: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The pairs of an epoch's summary, those the lines within the epoch also print named ``key_epoch``.
+
+    MXNet's ``Epoch[0] Train-accuracy=0.67`` after its ``Epoch[0] Batch [180] ... Train-accuracy=0.62``
+    lines, GluonCV's ``[Epoch 0] training: accuracy=0.25``: the mean over the epoch is no point of the
+    series of the latest batches (Lightning names such means ``train_loss_epoch``).
+    """
+    return [(f"{key}_epoch" if key in state.inner_keys else key, value) for key, value in pairs]
+
+
+# a running best, as a sentence: GluonCV's ``[Epoch 3] Current best top-1: 0.75 vs previous 0.43, saved to ...``,
+# ``New best val_loss: 0.31``: a copy of an evaluation read before, no point
+_BEST_SO_FAR = re.compile(r"(?i)(?<![\w.])(?:current|new) best\b")
+
+
+def _before_best_so_far(line: str) -> str:
+    """``line`` up to a running best it states (see :data:`_BEST_SO_FAR`)."""
+    best = _BEST_SO_FAR.search(line) if "best" in line or "Best" in line or "BEST" in line else None
+    return line if best is None else line[: best.start()]
 
 
 #: Counters that count every step of the whole training.
@@ -2008,8 +2194,9 @@ def _read_step_dict(state: _State, line: str) -> bool | None:
 
 
 # an evaluation's summary line: ``Test set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)``,
-# PaddleOCR's ``cur metric, precision: 0.61, recall: 0.51, hmean: 0.56`` (its ``best metric`` is a running best)
-_EVAL_HEAD = re.compile(r"^\W*(?:(?P<phase>test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?\s*[:|\-]"
+# PaddleOCR's ``cur metric, precision: 0.61, recall: 0.51, hmean: 0.56`` (its ``best metric`` is a running best),
+# PaddleSeg's ``[EVAL] #Images: 76 mIoU: 0.76 Acc: 0.99 Kappa: 0.69``
+_EVAL_HEAD = re.compile(r"^\W*(?:(?P<phase>test|val|valid|validation|eval|evaluation|dev)(?: set| results?)?(?:\s*[:|\-]|\](?:\s*:)?)"
                         r"|(?P<current>cur(?:rent)? metrics?)\s*[:,])\s", re.I)
 # a logging library's prefix before the message: ``[2023/12/01 10:10:00] ppocr INFO: ``,
 # ``2023-12-01 10:10:00,123 - INFO - ``, ``INFO:root:``
@@ -2079,7 +2266,13 @@ def _read_eval_means(parser: "TextParser", rest: str, phase: str) -> bool:
     return _eval_pairs(parser, [(key, value) for key, value in pairs if value is not None], phase)
 
 
+# ``#Images: 76``: how many samples an evaluation saw, no result of it
+_NUMBER_OF = re.compile(r"#\s*[A-Za-z_]\w*\s*[:=]\s*\d+")
+
+
 def _read_eval_summary(parser: "TextParser", rest: str, phase: str) -> bool:
+    if "#" in rest:
+        rest = _NUMBER_OF.sub(" ", rest)
     pairs = _fields(rest)
     if not pairs:  # Flair's ``DEV : loss 1.5114 - f1-score (micro avg)  0.6850``: "key value" fields
         pairs = [(m["key"].strip(), _num(m["value"])) for part in _SPACED_SPLIT.split(rest.strip())
@@ -2115,6 +2308,8 @@ _GENERIC = re.compile(
     r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d"
     # torchtune's bar description: ``1|25|Loss: 1.65:  10%|``
     r"|\|\d+\|[A-Za-z_][\w/ .\-]{0,40}:\s*[-+]?(?:\d|\.\d|nan|inf)[^\n\r|]{0,80}?\d%\|"
+    # char-rnn's ``120/154000 (epoch 0.779), train_loss = 2.86``: an iteration of the run, then the epoch
+    r"|\n[ \t]*\d+/\d+ \(epoch \d+(?:\.\d+)?\)\s*,\s*[A-Za-z_][\w/ ]{0,40}=\s*[-+]?(?:\d|\.\d|nan|inf)"
     # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
     r"|" + _COUNTER_THEN_SPACED +
     # TensorFlow's Object Detection API: ``Step 100 per-step time 0.567s``, then a dict of losses
@@ -2202,6 +2397,19 @@ FAMILIES: tuple[Family, ...] = (
         hint="/    ",  # a section's name, padded to its column: ``| rollout/      |``
     ),
     Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
+    Family(
+        "vits",
+        re.compile(r"Train Epoch: \d+ \[\d+%\][ \t]*\r?\n[^\n\[]*\[(?:[-+]?[\d.]+(?:[eE][-+]?\d+)?, )*\d+, [-+\d.eE]+\][ \t]*\r?(?:\n|$)"),
+        _parse_vits,
+        hint="Train Epoch: ",
+    ),
+    Family("rsl_rl", re.compile(r"\n[ \t]*Learning iteration \d+/\d+[ \t]*\r?\n"), _parse_rsl_rl, hint="Learning iteration"),
+    Family(
+        "yolo_results",
+        re.compile(r"\n[ \t]*\d+/\d+[ \t]+[\d.]+G(?:[ \t]+" + NUM + r"){13}[ \t]*\r?(?:\n|$)"),
+        _parse_yolo_results,
+        hint="G ",
+    ),
     Family("generic", _GENERIC, _parse_generic, generic=True, layout=True),
     # last: only a log in which the general reader finds nothing is looked at for a table
     Family(
@@ -2341,6 +2549,9 @@ class TextParser(LineParser):
                 self.family = found
             return None
         found, text = _detect_in(data)
+        if found is None and family is None and self.last_line:
+            # a family shown by two lines that came in two reads (VITS's ``Train Epoch: 8 [14%]``, then its list)
+            found = detect_family(self.last_line + "\n" + text)
         if found is not None and found.generic and not self.read_any:
             # the general reader finds nothing to read so far (a settings dump matched it): a table may
             text = _decode(data) if text is None else text
