@@ -5,15 +5,7 @@ from __future__ import annotations
 from tuiloss.core.analysis.metrics import choose_primary, role
 from tuiloss.core.formats.layout import LAYOUT_MIN_BYTES
 from tuiloss.core.formats.stdout import TextParser
-
-
-def feed_lines(parser, text: str):
-    """Feed ``text`` a line at a time, as a tailer of a live file would."""
-    lines = text.splitlines(keepends=True)
-    out = parser.feed(lines[0].encode(), 1)
-    for k, line in enumerate(lines[1:], start=2):
-        out.merge(parser.feed(line.encode(), k))
-    return out
+from wild_helpers import feed_lines, pts
 
 
 def feed_chunks(parser, text: str, size: int):
@@ -26,11 +18,6 @@ def feed_chunks(parser, text: str, size: int):
         out = batch if out is None else out.merge(batch) or out
         pos = end
     return out
-
-
-def pts(batch, name):
-    steps, values = batch.series[name]
-    return [(float(s), float(v)) for s, v in zip(steps, values)]
 
 
 def every_way(text: str, **kwargs):

@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 from tuiloss.core.formats.stdout import TextParser
-
-
-def feed_lines(parser, text: str):
-    """Feed ``text`` a line at a time, as a tailer of a live file would."""
-    lines = text.splitlines(keepends=True)
-    out = parser.feed(lines[0].encode(), 1)
-    for k, line in enumerate(lines[1:], start=2):
-        out.merge(parser.feed(line.encode(), k))
-    return out
+from wild_helpers import feed_lines, pts
 
 
 def both(text: str):
     """The batch of ``text`` read whole, and read a line at a time."""
     return [TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)]
-
-
-def pts(batch, name):
-    steps, values = batch.series[name]
-    return [(float(s), float(v)) for s, v in zip(steps, values)]
 
 
 def steps_of(batch, name):
