@@ -71,6 +71,7 @@ class _State:
     setting_total: float | None = None  # the planned total a settings line gave: optimizer steps
     shown: dict = field(default_factory=dict)  # the evaluation values last shown beside training values
     dict_values: dict | None = None  # the values of the dict printed under ``Step N per-step time``
+    dict_phase: str = ""  # ...and the phase its keys are named for (``eval`` under Orbit's ``eval | step: N``)
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
     evaluated: str = ""  # Sentence-Transformers: the dataset whose similarity lines follow, if they have a step
@@ -1803,6 +1804,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if start is not None and line.rstrip().endswith("}"):
         if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1], line[: start.start()]):
             return True
+    if "output:" in line and "step:" in line:
+        read = _read_orbit(parser, line)
+        if read is not None:
+            return read
     ruled = line.count("|") >= 3
     if "per-step time" in line or (state.announced and "'" in line):
         read = _read_step_dict(state, line)
@@ -2178,7 +2183,7 @@ def _read_step_dict(state: _State, line: str) -> bool | None:
         step, took = float(stepped["n"]), _num(stepped["t"])
         if state.dict_values is not None and state.step == step and state.dict_values.get("per-step time") == took:
             return True  # the same line printed again
-        state.step, state.announced, state.dict_values = step, True, {"per-step time": took}
+        state.step, state.announced, state.dict_values, state.dict_phase = step, True, {"per-step time": took}, ""
         state.meta["step_key"] = "step"
         return _emit(state, step, "per-step time", took)
     piece = _DICT_PIECE.match(line) if state.dict_values is not None else None
@@ -2190,7 +2195,43 @@ def _read_step_dict(state: _State, line: str) -> bool | None:
     if state.dict_values.get(key) == value:
         return True  # the same dict printed again
     state.dict_values[key] = value
-    return _emit(state, state.step, key, value)
+    return _emit(state, state.step, _for_phase(state.dict_phase, key), value)
+
+
+def _for_phase(phase: str, key: str) -> str:
+    """``key`` named for an evaluation's ``phase`` (``eval_map``), unless it names one already
+    (``validation_loss``) or the phase is training's (``""``)."""
+    return key if not phase or _EVAL_NAME.match(key) else f"{phase}_{key}"
+
+
+# TensorFlow Model Garden's Orbit controller: ``train | step:    188 | steps/sec:    0.1 | output: {...}``
+# and ``eval | step:    188 | eval time:   48.1 | output: {...}``, the dict of outputs on the line or
+# printed over the lines under it (``    {'learning_rate': 0.0099,`` ... ``     'training_loss': 0.0096}``)
+_ORBIT = re.compile(r"(?<![\w.])(?P<phase>train|eval)\s*\|\s*step:\s*(?P<n>\d+)\s*\|(?P<fields>[^{\n]*?)\boutput:\s*(?P<dict>\{.*\})?\s*$")
+
+
+def _read_orbit(parser: "TextParser", line: str) -> bool | None:
+    """One of Orbit's lines of outputs (see :data:`_ORBIT`): its fields (``steps/sec``, ``eval
+    time``) and the dict's values at its step, an evaluation's named for it (``eval_map``);
+    when the dict is printed under it, its lines are read as the Object Detection API's are.
+    None when the line is none of them."""
+    match = _ORBIT.search(line)
+    if match is None:
+        return None
+    state = parser.state
+    step = state.step = float(match["n"])
+    state.meta["step_key"] = "step"
+    phase = "eval" if match["phase"] == "eval" else ""
+    for key, value in _fields(match["fields"]):
+        _emit(state, step, _for_phase(phase, key), value)
+    if match["dict"] is None:  # the dict follows, a value a line
+        state.announced, state.dict_values, state.dict_phase = True, {}, phase
+        return True
+    state.announced, state.dict_values = False, None
+    read = _read_dict(match["dict"])
+    for key, value in (read[0] if read else {}).items():
+        _emit(state, step, _for_phase(phase, key), value)
+    return True
 
 
 # an evaluation's summary line: ``Test set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)``,
