@@ -1025,8 +1025,9 @@ def _parse_vits(parser: "TextParser", text: str, first_line: int, batch: Batch) 
 
 _SB3_ROW = re.compile(r"^\|(?P<indent>[ \t]*)(?P<key>[^|\n]*?)[ \t]*\|[ \t]*(?P<value>[^|\n]*?)[ \t]*\|[ \t]*\r?$")
 _SB3_RULER = re.compile(r"^-{5,}[ \t]*\r?$")
-#: What counts in an SB3 table rather than measures: the step, and the counts beside it.
-_SB3_COUNTS = frozenset({"total_timesteps", "iterations", "episodes", "n_updates"})
+#: What counts in an SB3 table rather than measures: the step, and the counts beside it (OpenAI
+#: baselines' ``nupdates`` and ``serial_timesteps`` too).
+_SB3_COUNTS = frozenset({"total_timesteps", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps"})
 
 
 def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
@@ -1043,7 +1044,9 @@ def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -
 
     A row under a section is ``section/key`` (``rollout/ep_rew_mean``); a table's values are
     points at its ``time/total_timesteps``, once its closing ruler is read (a table may
-    arrive in two reads). Its counts (iterations, episodes, updates) are no metrics.
+    arrive in two reads). Its counts (iterations, episodes, updates) are no metrics. OpenAI
+    baselines' logger prints the same tables without sections (``| eprewmean | 34.9 |``,
+    ``| total_timesteps | 1692672 |``).
     """
     state = parser.state
     state.meta["step_key"] = "total_timesteps"
@@ -2435,7 +2438,10 @@ FAMILIES: tuple[Family, ...] = (
         "sb3",
         re.compile(r"\n\|[ \t]+(?:total_timesteps[ \t]+\|[ \t]*\d+|(?:rollout|time|train|eval)/[ \t]+\|)[ \t]*\|"),
         _parse_sb3,
-        hint="/    ",  # a section's name, padded to its column: ``| rollout/      |``
+        # a section's name, padded to its column (``| rollout/      |``), or the step of OpenAI
+        # baselines' tables, which have no sections (``| total_timesteps    | 1692672     |``: the rows
+        # before it, read before the family was known, are held from the table's ruler on)
+        hint=("/    ", "total_timesteps "),
     ),
     Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
     Family(
@@ -2466,6 +2472,8 @@ _GENERAL = next(f for f in FAMILIES if f.generic)
 #: Characters of text kept from an epoch line of its own until a family is known (its values may
 #: come on lines alone, before the loss that shows the family: see ``_shows_epoch_records``).
 _HELD_RECORDS = 16 * 1024
+#: A line that is a ruler of dashes alone, as tables of metrics open and close (see TextParser.since_ruler).
+_RULER_LINE = re.compile(r"(?m)^-{5,}[ \t]*\r?$")
 _ALIASES = {"hf_dict": "generic"}  # read by the general reader since dicts are one of its shapes
 _DETECT_PREFIX = 1 << 16  # bytes of a chunk decoded to detect its family first
 
@@ -2542,6 +2550,7 @@ class TextParser(LineParser):
         self.read_any = False  # whether the family read a point yet (a guess may still change before)
         self.last_line = ""  # the last line of the text read before
         self.since_epoch = ""  # before any family: the text from the last epoch line of its own on
+        self.since_ruler = ""  # ...and from the last ruler of dashes on (a table whose rows show its family late)
         self.epoch_lines = False  # an epoch line of its own was seen: the batches under it count within it
         self._epoch_bound = False  # the lines of the layout learnt last step otherwise under such a line
         self._chunk = b""  # the chunk a layout reads, until it was looked at for an epoch line
@@ -2557,6 +2566,7 @@ class TextParser(LineParser):
         self.read_any = False
         self.last_line = ""
         self.since_epoch = ""
+        self.since_ruler = ""
         self.epoch_lines = False
         self._epoch_bound = False
         if not self._fixed:
@@ -2686,6 +2696,10 @@ class TextParser(LineParser):
             if self.since_epoch:  # the lines from an epoch line on, read before the family was known
                 held, self.since_epoch = self.since_epoch, ""
                 text, first_line = held + text, first_line - held.count("\n")
+            elif self.since_ruler:  # ...or from a table's ruler on
+                held, self.since_ruler = self.since_ruler, ""
+                text, first_line = held + text, first_line - held.count("\n")
+            self.since_ruler = ""
             self._parse_pieces(text, first_line, batch)
         else:
             head = None
@@ -2696,6 +2710,14 @@ class TextParser(LineParser):
                 self.since_epoch = text[head.start() :]
             elif self.since_epoch:
                 self.since_epoch = self.since_epoch + text if len(self.since_epoch) < _HELD_RECORDS else ""
+            ruler = None
+            if "-----" in text:  # OpenAI baselines' table: its step, the family's sign, may be its last row
+                for ruler in _RULER_LINE.finditer(text):
+                    pass
+            if ruler is not None:
+                self.since_ruler = text[ruler.start() :]
+            elif self.since_ruler:
+                self.since_ruler = self.since_ruler + text if len(self.since_ruler) < _HELD_RECORDS else ""
             for end, series, value in eventlines.event_lines(text) if eventlines.may_hold(text) else []:
                 if self.reached is not None:  # a log whose family is not known yet: at the step read before
                     steps, values = self.events.setdefault(series, ([], []))
