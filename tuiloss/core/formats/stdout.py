@@ -68,6 +68,7 @@ class _State:
     announced: bool = False  # a line of a counter alone set the step of the metric lines under it
     block: dict | None = None  # a Stable-Baselines3 table read so far: its values by name
     section: str = ""  # ... and the section its rows are under (``rollout/``)
+    nest: list = field(default_factory=list)  # a Ray Tune result block: the (indent, key) of the sections open
     setting_total: float | None = None  # the planned total a settings line gave: optimizer steps
     shown: dict = field(default_factory=dict)  # the evaluation values last shown beside training values
     dict_values: dict | None = None  # the values of the dict printed under ``Step N per-step time``
@@ -1078,6 +1079,90 @@ def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -
         number = _num(value)
         if number is not None and key:
             state.block[(state.section if under else "") + key] = number
+
+
+# -- Ray Tune and RLlib: ``Result for <trial>:`` blocks --------------------------------
+
+_RAY_HEAD = re.compile(r"^Result for \S+?:[ \t]*\r?$")
+_RAY_ITEM = re.compile(r"^(?P<indent> +)(?P<key>[^:\n]+?):(?:[ \t]+(?P<value>[^\n]*?))?[ \t]*\r?$")
+#: Where a block says its step, most preferred first.
+_RAY_STEPS = ("timesteps_total", "training_iteration")
+#: Sections of a block that hold no metrics (the settings, histograms' lists, the machine's load) ...
+_RAY_SECTIONS = frozenset({"config", "hist_stats", "perf", "sampler_perf", "timers", "counters"})
+#: ... and keys that count, name or locate rather than measure.
+_RAY_NOT_METRICS = frozenset({
+    "pid", "timestamp", "node_ip", "date", "done", "experiment_id", "hostname", "trial_id", "experiment_tag",
+    "agent_timesteps_total", "iterations_since_restore",
+    "timesteps_since_restore", "episodes_total", "episodes_this_iter", "num_healthy_workers", "time_since_restore",
+    "num_agent_steps_sampled", "num_agent_steps_trained", "num_steps_sampled", "num_steps_trained",
+})
+
+
+def _parse_ray(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """The result Ray Tune prints at each training iteration of a trial (RLlib's runs), a YAML
+    block under ``Result for <trial>:`` that ends at a blank line::
+
+        Result for PPO_CartPole-v1_95ec4_00000:
+          episode_reward_mean: 28.86
+          info:
+            learner:
+              default_policy:
+                learner_stats:
+                  total_loss: 5938.03
+          timesteps_total: 20000
+          training_iteration: 5
+
+    Its values are points at ``timesteps_total`` (else ``training_iteration``), nested keys
+    joined by ``/`` (``info/learner/default_policy/learner_stats/total_loss``), once the block
+    ends (it may arrive in several reads). The settings, histograms, timers and the machine's
+    load, and what counts, names or locates the trial (``pid``, ``date``, ``episodes_total``),
+    are no metrics.
+    """
+    state = parser.state
+    state.meta["step_key"] = "timesteps_total"
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the end of the read, not a blank line: a block may go on in the next
+    for line in lines:
+        if _RAY_HEAD.match(line):
+            parser.matched += 1
+            _end_ray_block(state)
+            state.block, state.nest = {}, []
+            continue
+        if state.block is None:
+            continue
+        item = _RAY_ITEM.match(line)
+        if item is None:
+            if not line.strip() or not line[:1].isspace():
+                _end_ray_block(state)  # a blank line, or text at the margin: the block is over
+            continue
+        parser.matched += 1
+        indent = len(item["indent"])
+        while state.nest and state.nest[-1][0] >= indent:
+            state.nest.pop()
+        path = [key for _, key in state.nest] + [item["key"].strip()]
+        if not item["value"]:
+            state.nest.append((indent, path[-1]))  # a section: the keys under it are its
+            continue
+        if path[0] in _RAY_SECTIONS or path[-1] in _RAY_NOT_METRICS:
+            continue
+        number = _num(item["value"])
+        if number is not None:
+            state.block["/".join(path)] = number
+
+
+def _end_ray_block(state: _State) -> None:
+    """The points of the Ray Tune block read so far, at its step (none without one)."""
+    values, state.block, state.nest = state.block, None, []
+    if not values:
+        return
+    steps = [values.pop(key) for key in _RAY_STEPS if key in values]  # counters both: no points
+    step = steps[0] if steps else None
+    if step is None or not math.isfinite(step):
+        return
+    state.step = step
+    for name, value in values.items():
+        _emit(state, step, name, value)
 
 
 # -- MLPerf's logging: ``:::MLLOG {json}`` lines ------------------------------------
@@ -2443,6 +2528,12 @@ FAMILIES: tuple[Family, ...] = (
         # before it, read before the family was known, are held from the table's ruler on)
         hint=("/    ", "total_timesteps "),
     ),
+    Family(
+        "ray",
+        re.compile(r"\nResult for \S+?:[ \t]*\r?\n {2}[A-Za-z_][\w/]*:"),
+        _parse_ray,
+        hint="Result for ",
+    ),
     Family("markdown", _PIPE_DETECT, _parse_markdown, hint="|"),
     Family(
         "vits",
@@ -2551,6 +2642,7 @@ class TextParser(LineParser):
         self.last_line = ""  # the last line of the text read before
         self.since_epoch = ""  # before any family: the text from the last epoch line of its own on
         self.since_ruler = ""  # ...and from the last ruler of dashes on (a table whose rows show its family late)
+        self.replay = ""  # the line before a read, when the two showed the family together
         self.epoch_lines = False  # an epoch line of its own was seen: the batches under it count within it
         self._epoch_bound = False  # the lines of the layout learnt last step otherwise under such a line
         self._chunk = b""  # the chunk a layout reads, until it was looked at for an epoch line
@@ -2567,6 +2659,7 @@ class TextParser(LineParser):
         self.last_line = ""
         self.since_epoch = ""
         self.since_ruler = ""
+        self.replay = ""
         self.epoch_lines = False
         self._epoch_bound = False
         if not self._fixed:
@@ -2601,8 +2694,11 @@ class TextParser(LineParser):
             return None
         found, text = _detect_in(data)
         if found is None and family is None and self.last_line:
-            # a family shown by two lines that came in two reads (VITS's ``Train Epoch: 8 [14%]``, then its list)
+            # a family shown by two lines that came in two reads (VITS's ``Train Epoch: 8 [14%]``, then its
+            # list; Ray Tune's ``Result for <trial>:``, then its block): the line before is read again with it
             found = detect_family(self.last_line + "\n" + text)
+            if found is not None:
+                self.replay = self.last_line + "\n"
         if found is not None and found.generic and not self.read_any:
             # the general reader finds nothing to read so far (a settings dump matched it): a table may
             text = _decode(data) if text is None else text
@@ -2699,7 +2795,9 @@ class TextParser(LineParser):
             elif self.since_ruler:  # ...or from a table's ruler on
                 held, self.since_ruler = self.since_ruler, ""
                 text, first_line = held + text, first_line - held.count("\n")
-            self.since_ruler = ""
+            elif self.replay:  # ...or the line before, which showed the family with this read
+                text, first_line = self.replay + text, first_line - 1
+            self.since_ruler = self.replay = ""
             self._parse_pieces(text, first_line, batch)
         else:
             head = None
