@@ -75,6 +75,7 @@ class _State:
     dict_phase: str = ""  # ...and the phase its keys are named for (``eval`` under Orbit's ``eval | step: N``)
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
+    tree_section: str = ""  # super-gradients' summary of an epoch: the branch its values are under
     evaluated: str = ""  # Sentence-Transformers: the dataset whose similarity lines follow, if they have a step
 
 
@@ -1825,6 +1826,8 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
             parser.matched += 1
             continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
+            if ("\u2500\u2500 " in line or "SUMMARY OF EPOCH" in line) and _read_summary_tree(state, line):
+                parser.matched += 1  # a branch of super-gradients' summary: what its values are
             continue
         if "planned_steps" not in parser.state.meta and any(hint in line for hint in _PLANNED_HINTS):
             planned = _planned(line)  # a settings dump or argument list: the planned total
@@ -1879,6 +1882,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     state = parser.state
     if "copypaste:" in line:
         return _read_copypaste(state, line)
+    if "\u2500\u2500 " in line or "SUMMARY OF EPOCH" in line:
+        read = _read_summary_tree(state, line)
+        if read is not None:
+            return read
     if "est" in line or "EST" in line:  # (best, Best, BEST)
         line = _before_best_so_far(line)
         best = _BEST_AT.search(line)
@@ -2320,6 +2327,43 @@ def _read_orbit(parser: "TextParser", line: str) -> bool | None:
     for key, value in (read[0] if read else {}).items():
         _emit(state, step, _for_phase(phase, key), value)
     return True
+
+
+# super-gradients' summary of an epoch, a tree of its means (YOLO-NAS)::
+#   SUMMARY OF EPOCH 0
+#   ├── Train
+#   │   └── Ppyoloeloss/loss = 3.633
+#   └── Validation
+#       ├── Ppyoloeloss/loss = 3.2886
+#       │   ├── Epoch N-1      = 3.2886 (↘ -1.3628)
+#       └── Map@0.50:0.95 = 0.0022
+_TREE_ITEM = re.compile(r"^(?P<lead>(?:\u2502   |    )*)[\u251c\u2514]\u2500\u2500 (?P<name>[^=\n]*?[^=\s])[ \t]*(?:=[ \t]*(?P<value>"
+                        + NUM + r")(?:[ \t]+\([^)\n]*\))?)?[ \t]*\r?$")
+_TREE_HEAD = re.compile(r"^[ \t]*SUMMARY OF EPOCH \d+[ \t]*\r?$")
+
+
+def _read_summary_tree(state: _State, line: str) -> bool | None:
+    """One line of super-gradients' summary of an epoch (see :data:`_TREE_ITEM`): the validation's
+    means are ``val_`` points at the step trained last; the training's are the epoch's means of
+    what its bar showed (no points), and the lines under each value (``Epoch N-1``, ``Best
+    until now``) compare it with earlier epochs. None when the line is none of them."""
+    if _TREE_HEAD.match(line):
+        state.tree_section = ""
+        return True
+    item = _TREE_ITEM.match(line)
+    if item is None:
+        return None
+    depth = len(item["lead"]) // 4
+    if depth == 0:
+        state.tree_section = item["name"].strip().lower() if item["value"] is None else ""
+        return True
+    name = item["name"].strip()
+    if depth > 1 or item["value"] is None or state.step is None or not state.tree_section.startswith("valid"):
+        return True
+    if name.lower().endswith("threshold"):
+        return True  # the score threshold the evaluation chose (``Best_score_threshold``): a setting
+    state.derived = True  # placed at the step the lines before reached
+    return _emit(state, state.step, name if _EVAL_NAME.match(name) else f"val_{name}", _num(item["value"]))
 
 
 # an evaluation's summary line: ``Test set: Average loss: 0.0474, Accuracy: 9846/10000 (98%)``,
