@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tuiloss.core.formats.stdout import TextParser
-from wild_helpers import feed_lines, pts
+from wild_helpers import feed_lines, pts, read_both
 
 
 def test_a_percentage_after_a_counter_word_is_progress_not_the_step():
@@ -265,8 +265,7 @@ METRIC_LOGGER = (
 def test_a_metric_loggers_lines_step_on_the_global_batch_with_the_evaluation_at_each_epochs_end():
     # torchvision's references, DeiT, MAE, DETR and DINO: ``Epoch: [e]  [i/n]``, meters as
     # ``name: value (average)`` or ``name: value``; the evaluation's summary after ``*`` or ``Test:``
-    for parser, whole in ((TextParser(), True), (TextParser(), False)):
-        batch = parser.feed(METRIC_LOGGER.encode(), 1) if whole else feed_lines(parser, METRIC_LOGGER)
+    for parser, batch in read_both(METRIC_LOGGER):
         assert pts(batch, "loss") == [(0, 9.1294), (249, 8.8695), (250, 7.5)]
         assert pts(batch, "lr") == [(0, 0.000001), (249, 0.000021), (250, 0.000041)]
         assert pts(batch, "max mem") == [(0, 5800), (249, 5800), (250, 5800)]
@@ -468,9 +467,7 @@ FAIRSEQ2 = (
 
 
 def test_fairseq2_keys_with_an_abbreviation_in_parentheses_and_its_end_of_training():
-    for whole in (True, False):
-        parser = TextParser()
-        batch = parser.feed(FAIRSEQ2.encode(), 1) if whole else feed_lines(parser, FAIRSEQ2)
+    for parser, batch in read_both(FAIRSEQ2):
         assert pts(batch, "Loss") == [(100, 136.993), (120, 108.081)]
         assert pts(batch, "val_Loss") == [(100, 164.391)]
         assert pts(batch, "val_Unit Error Rate (UER)") == [(100, 51.2)]
@@ -495,9 +492,7 @@ UNSLOTH = (
 def test_unsloths_banner_gives_no_points_and_its_total_steps_is_the_planned_total():
     # ``Gradient Accumulation steps = 4`` and ``Total steps = 60`` are amounts set for the run, not the
     # step reached: the banner's batch sizes were points at "step 4" and "step 60"
-    for whole in (True, False):
-        parser = TextParser()
-        batch = parser.feed(UNSLOTH.encode(), 1) if whole else feed_lines(parser, UNSLOTH)
+    for parser, batch in read_both(UNSLOTH):
         assert set(batch.series) == {"loss", "grad_norm", "learning_rate"}
         assert pts(batch, "loss") == [(0.0002, 2.6228), (0.0003, 2.5145)]
         assert parser.state.meta["planned_steps"] == 60
@@ -524,9 +519,7 @@ SKLEARN_MLP = (
 def test_scikit_learns_validation_score_is_an_evaluation_like_an_accuracy_and_its_stop_ends_the_run():
     from tuiloss.core.analysis import metrics
 
-    for whole in (True, False):
-        parser = TextParser()
-        batch = parser.feed(SKLEARN_MLP.encode(), 1) if whole else feed_lines(parser, SKLEARN_MLP)
+    for parser, batch in read_both(SKLEARN_MLP):
         assert pts(batch, "loss") == [(1, 0.69549982), (2, 0.65386959)]
         assert pts(batch, "Validation score") == [(1, 0.627984), (2, 0.653731)]
         assert parser.ending is not None and (parser.ending.kind, parser.ending.reason) == ("finished", "early stopping")
@@ -548,9 +541,7 @@ MONAI += "train completed, best_metric: 0.7300 at epoch: 1\n"
 def test_monai_batches_under_an_epoch_line_step_globally_and_its_running_best_is_no_point():
     # MONAI's tutorials print ``1/16, train_loss: 0.1751`` under ``epoch 12/20``: the batch in the epoch;
     # ``best mean dice: 0.73 at epoch: 10`` is the best so far and the epoch it was reached at
-    for whole in (True, False):
-        parser = TextParser()
-        batch = parser.feed(MONAI.encode(), 1) if whole else feed_lines(parser, MONAI)
+    for parser, batch in read_both(MONAI):
         assert [s for s, _ in pts(batch, "train_loss")] == list(range(1, 13))
         assert pts(batch, "train_loss")[4] == (5, 0.79)  # epoch 2, batch 1
         assert pts(batch, "loss") == [(4, 0.9), (8, 0.8), (12, 0.7)]  # each epoch's mean, at its end

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tuiloss.core.analysis.metrics import choose_primary, role
 from tuiloss.core.formats.layout import LAYOUT_MIN_BYTES
 from tuiloss.core.formats.stdout import TextParser
-from wild_helpers import feed_lines, pts
+from wild_helpers import batches, feed_lines, pts
 
 
 def feed_chunks(parser, text: str, size: int):
@@ -18,11 +18,6 @@ def feed_chunks(parser, text: str, size: int):
         out = batch if out is None else out.merge(batch) or out
         pos = end
     return out
-
-
-def every_way(text: str, **kwargs):
-    """The batches of ``text`` read whole and read a line at a time (each by a parser of its own)."""
-    return [TextParser(**kwargs).feed(text.encode(), 1), feed_lines(TextParser(**kwargs), text)]
 
 
 # -- batches under epoch lines of their own, in a read long enough for a layout ------------------
@@ -43,7 +38,7 @@ def test_batches_under_epoch_lines_step_globally_however_much_is_read_at_once():
         text = _epochs_of_batches(line, epochs=3, batches=700)
         assert len(text) > 2 * LAYOUT_MIN_BYTES
         expected = [(float((e - 1) * 700 + b), round(4 + e + b / 1000, 3)) for e in (1, 2, 3) for b in range(1, 701)]
-        for batch in every_way(text) + [feed_chunks(TextParser(), text, LAYOUT_MIN_BYTES + 100)]:
+        for batch in batches(text) + [feed_chunks(TextParser(), text, LAYOUT_MIN_BYTES + 100)]:
             assert pts(batch, "loss") == expected, line
 
 
@@ -96,7 +91,7 @@ ICEFALL = """\
 def test_icefalls_batch_and_running_average_are_series_of_their_own_on_the_global_batch():
     # ``loss[...]`` is the batch's, ``tot_loss[...]`` the running average: once read as one series that
     # zigzagged between them; the batch count restarts at 0 every epoch (61 batches in epoch 1 here)
-    for batch in every_way(ICEFALL):
+    for batch in batches(ICEFALL):
         assert pts(batch, "loss") == [(0, 6.5), (20, 4.5), (40, 3.5), (60, 3.25), (61, 3.0), (81, 2.75)]
         assert pts(batch, "tot_loss") == [(0, 6.75), (20, 5.25), (40, 4.25), (60, 3.75), (61, 3.0), (81, 2.875)]
         assert pts(batch, "ctc_loss")[3:] == [(60, 2.5), (61, 2.25), (81, 2.0)]
@@ -121,7 +116,7 @@ def test_icefalls_older_validation_line_and_a_loss_alone_in_its_summaries():
         "tot_loss[loss=0.25, over 2400.00 frames. ], batch size: 5\n"
         "2023-01-02 10:00:04,000 INFO [train.py:420] Epoch 1, validation loss=0.125, over 18000.00 frames.\n"
     )
-    for batch in every_way(text):
+    for batch in batches(text):
         assert pts(batch, "loss") == [(0, 1.25), (10, 0.5), (11, 0.25)]
         assert pts(batch, "tot_loss") == [(0, 1.25), (10, 0.75), (11, 0.25)]
         assert pts(batch, "valid_loss") == [(10, 0.875), (11, 0.125)]
@@ -138,13 +133,13 @@ def test_paddledetections_batch_and_data_costs_are_times_and_an_older_logs_cost_
         f"loss: {3 - i / 100:.6f} eta: 0:10:00 batch_cost: {0.41 + i / 1000:.4f} data_cost: 0.0030 ips: 19.5000 images/s\n"
         for i in (0, 10, 20)
     )
-    for batch in every_way(text):
+    for batch in batches(text):
         assert pts(batch, "batch_cost") == [(0, 0.41), (10, 0.42), (20, 0.43)]
         assert pts(batch, "data_cost") == [(0, 0.003), (10, 0.003), (20, 0.003)]
         assert [role(name) for name in ("batch_cost", "data_cost", "loss", "loss_cls")] == ["time", "time", "loss", "loss"]
         assert choose_primary(list(batch.series)) == "loss"
     old = "Epoch: 0001 cost= 2.302585093\nEpoch: 0002 cost= 1.201234567\n"
-    for batch in every_way(old):
+    for batch in batches(old):
         assert pts(batch, "cost") == [(1, 2.302585093), (2, 1.201234567)]
         assert role("cost") == "loss" and choose_primary(list(batch.series)) == "cost"
 
@@ -176,7 +171,7 @@ TIANSHOU = (
 def test_tianshous_test_reward_is_its_mean_at_each_epochs_end_and_its_best_is_no_point():
     # ``test_reward: 12.5 ± 2.25`` was read as nothing (the spread is no field end); its best so far
     # (``best_reward: ... in #1``) and the summary's best are running bests, never points
-    for batch in every_way(TIANSHOU):
+    for batch in batches(TIANSHOU):
         assert pts(batch, "test_reward") == [(1000, 12.5), (2000, 9.75), (3000, 30.0)]
         assert pts(batch, "loss") == [(500, 1.39), (1000, 1.38), (1500, 1.29), (2000, 1.28), (2500, 1.19), (3000, 1.18)]
         assert not any("best" in name for name in batch.series)
@@ -187,7 +182,7 @@ def test_tianshous_test_reward_is_its_mean_at_each_epochs_end_and_its_best_is_no
 
 def test_a_spread_after_a_mean_leaves_the_mean():
     text = "step 10: acc: 0.91 +/- 0.02, loss: 0.25\nstep 20: acc: 0.93 ± 0.01, loss: 0.125\n"
-    for batch in every_way(text):
+    for batch in batches(text):
         assert pts(batch, "acc") == [(10, 0.91), (20, 0.93)] and pts(batch, "loss") == [(10, 0.25), (20, 0.125)]
         assert sorted(batch.series) == ["acc", "loss"]
 
@@ -216,7 +211,7 @@ MARIAN = """\
 
 
 def test_marians_updates_are_the_step_its_cost_the_loss_and_its_validations_valid_series():
-    for batch in every_way(MARIAN):
+    for batch in batches(MARIAN):
         assert pts(batch, "cost") == [(200, 8.5), (400, 7.25), (600, 6.0), (800, 5.5)]
         assert pts(batch, "words/s") == [(200, 20057.78), (400, 20149.56), (600, 19963.19), (800, 20049.38)]
         assert pts(batch, "gNorm") == [(200, 1.25), (400, 1.125), (600, 1.0), (800, 0.875)]
@@ -257,7 +252,7 @@ Writing metrics: /runs/dmc_walker/metrics.jsonl
 
 
 def test_dreamerv3s_console_steps_on_its_ruled_header_and_reads_the_fields_under_it():
-    for batch in every_way(DREAMER):
+    for batch in batches(DREAMER):
         assert pts(batch, "train/loss/dec") == [(5000, 31000.0), (10000, 25000.0)]
         assert pts(batch, "train/loss/rew") == [(5000, 0.75), (10000, 0.5)]
         assert pts(batch, "episode/score") == [(5000, 12.5)]  # only when an episode ended
@@ -294,7 +289,7 @@ SBERT = (
 
 def test_sentence_transformers_similarity_evaluations_at_the_global_step():
     # the steps count within the epoch; the epoch's end is where the epoch's steps end
-    for batch in every_way(SBERT):
+    for batch in batches(SBERT):
         assert pts(batch, "eval_sts-dev_pearson_cosine") == [(100, 0.75), (100, 0.78125), (200, 0.8125), (200, 0.8125)]
         assert pts(batch, "eval_sts-dev_spearman_cosine")[0] == (100, 0.7525)
         assert pts(batch, "eval_sts-dev_pearson_dot")[2] == (200, 0.78125)

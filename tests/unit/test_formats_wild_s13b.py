@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 from tuiloss.core.formats.stdout import TextParser
-from wild_helpers import feed_lines, pts
-
-
-def both(text: str):
-    """The batch of ``text`` read whole, and read a line at a time."""
-    return [TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)]
+from wild_helpers import batches, feed_lines, pts
 
 
 def steps_of(batch, name):
@@ -24,7 +19,7 @@ def mindspore(epochs, steps, sep=" ", colon=":") -> str:
 def test_mindspores_step_counts_within_the_epoch_and_its_metric_is_loss():
     # LossMonitor: ``epoch: 2 step: 3, loss is 0.697``; the step restarts every epoch
     text = "============== Starting Training ==============\n" + mindspore((1, 2, 3), (1, 2, 3, 4))
-    for batch in both(text):
+    for batch in batches(text):
         assert set(batch.series) == {"loss"}
         assert steps_of(batch, "loss") == list(range(1, 13))
         assert pts(batch, "loss")[4] == (5, 0.699)
@@ -35,11 +30,11 @@ def test_a_mindspore_log_that_skips_epochs_never_goes_back_nor_counts_on():
     # a README that quotes epoch 1 and then epoch 7: the steps of epoch 7 follow those of epoch 1
     # (epochs of 4 steps as far as the log shows), never a restart at step 1
     text = mindspore((1,), (1, 2, 3, 4)) + mindspore((7,), (1, 2))
-    for batch in both(text):
+    for batch in batches(text):
         assert steps_of(batch, "loss") == [1, 2, 3, 4, 25, 26]
     # ... nor a global count when the quoted epoch shows a step beyond the first epoch's last
     text = mindspore((1,), (1, 2, 3, 4, 5)) + mindspore((4,), (20, 21), colon="")
-    for batch in both(text):
+    for batch in batches(text):
         assert steps_of(batch, "loss") == [1, 2, 3, 4, 5, 35, 36]
 
 
@@ -47,20 +42,20 @@ def test_mindspores_tutorial_loops_and_data_sink_mode():
     # ``epoch: 0, step: 10, loss is ...`` (a loop that counts from 0); in data sink mode one line an epoch,
     # its step the epoch's size
     text = mindspore((0, 1), (0, 10, 20), sep=", ")
-    for batch in both(text):
+    for batch in batches(text):
         assert steps_of(batch, "loss") == [0, 10, 20, 20, 30, 40]
     text = mindspore((1, 2, 3), (1875,))
-    for batch in both(text):
+    for batch in batches(text):
         assert steps_of(batch, "loss") == [1875, 3750, 5625]
 
 
 def test_mindspores_ranks_repeat_a_step_and_a_global_step_wins():
     text = "".join(f"epoch: 1 step: {s}, loss is 0.{r}{s}\n" for s in (1, 2) for r in range(1, 9))
-    for batch in both(text):
+    for batch in batches(text):
         assert steps_of(batch, "loss") == [1] * 8 + [2] * 8
     # a callback that prints the global step too
     text = "".join(f"epoch: {e} step: {s} global_step: {(e - 1) * 50 + s}, loss is 0.5\n" for e in (1, 2) for s in (25, 50))
-    for batch in both(text):
+    for batch in batches(text):
         assert steps_of(batch, "loss") == [25, 50, 75, 100]
 
 
@@ -84,16 +79,16 @@ def test_paddleseg_iter_counts_over_the_run_from_whatever_epoch_the_log_starts_i
     # its ``iter: M/T`` goes on across epochs (T: the run's iterations); a log that starts in
     # epoch 2 (a tail, a watch started mid-run) must not put epoch 2 at T + M and then go back
     run = [(2, 300), (2, 320), (2, 340), (3, 360), (3, 380), (4, 400), (4, 420)]
-    for batch in both(paddleseg(run)):
+    for batch in batches(paddleseg(run)):
         assert pts(batch, "loss") == [(it, round(1 - it / 1000, 4)) for _, it in run]
         assert batch.meta["planned_steps"] == 1000
-    for batch in both(paddleseg([(1, 20), (1, 40), (2, 60), (2, 80)])):
+    for batch in batches(paddleseg([(1, 20), (1, 40), (2, 60), (2, 80)])):
         assert steps_of(batch, "loss") == [20, 40, 60, 80]
 
 
 def test_paddleseg_evaluations_at_the_iteration_trained_last():
     text = paddleseg([(1, 100), (1, 200), (2, 300), (2, 400)], evals=(200, 400))
-    for batch in both(text):
+    for batch in batches(text):
         assert pts(batch, "eval_mIoU") == [(200, 0.2), (400, 0.4)]
         assert pts(batch, "eval_Acc") == [(200, 0.92), (400, 0.94)]
         assert pts(batch, "eval_Kappa") == [(200, 0.4), (400, 0.6)]
@@ -106,14 +101,14 @@ def test_a_count_within_the_epoch_with_its_total_in_a_log_started_mid_run_waits_
     # run's; a log that starts in epoch 3 shows it when epoch 4 starts (its epochs taken as counted from 1)
     text = "".join(f"ppdet.engine INFO: Epoch: [{e}] [{s:3d}/300] learning_rate: 0.0100 loss: {e + s / 1000:.4f}\n"
                    for e in (3, 4) for s in (100, 200, 299))
-    for batch in both(text):
+    for batch in batches(text):
         assert steps_of(batch, "loss") == [700, 800, 899, 1000, 1100, 1199]
     waiting = feed_lines(TextParser(), text[: text.index("Epoch: [4]")])
     assert "loss" not in waiting.series and waiting.meta["held"] == 3
     # the PyTorch tutorials' ``Epoch [3/5], Step [100/300]``: beside an epoch of a total, the count's total is
     # the epoch's, placed at once
     text = "".join(f"Epoch [3/5], Step [{s}/300], Loss: {3 + s / 1000:.4f}\n" for s in (100, 200, 300))
-    for batch in both(text):
+    for batch in batches(text):
         assert steps_of(batch, "Loss") == [700, 800, 900]
 
 
@@ -122,14 +117,14 @@ def test_a_count_within_the_epoch_with_its_total_in_a_log_started_mid_run_waits_
 def test_char_rnns_leading_count_over_the_run_is_the_step_not_the_epoch():
     # the TensorFlow port: ``i/iterations (epoch e), train_loss = ..., time/batch = ...``
     tf = "".join(f"{k}/6000 (epoch {k // 300}), train_loss = {3 - k / 1000:.3f}, time/batch = 0.120\n" for k in range(295, 305))
-    for batch in both(tf):
+    for batch in batches(tf):
         assert pts(batch, "train_loss") == [(k, round(3 - k / 1000, 3)) for k in range(295, 305)]
         assert set(batch.series) == {"train_loss", "time/batch"}
         assert batch.meta["planned_steps"] == 6000
     # Karpathy's Lua original prints a fractional epoch and a gradient norm
     lua = "".join(f"{k}/6000 (epoch {k / 300:.3f}), train_loss = {3 - k / 1000:.8f}, grad/param norm = 4.5e-01, "
                   f"time/batch = 0.0950s\n" for k in range(1, 5))
-    for batch in both(lua):
+    for batch in batches(lua):
         assert steps_of(batch, "train_loss") == [1, 2, 3, 4]
         assert pts(batch, "grad/param norm")[0] == (1, 0.45)
         assert batch.meta["planned_steps"] == 6000
@@ -140,7 +135,7 @@ def test_char_rnn_over_many_lines_and_ml5s_chart_lines_beside_it():
     text = "Here we go! Reading text file...\n" + "".join(
         f'{{"chart": "loss", "x": {k}, "y": {4 - k / 1000:.6f}}}\n{k}/4800 (epoch {k // 400}), train_loss = {4 - k / 1000:.3f}, '
         f"time/batch = 0.060\n" for k in range(0, 600))
-    for batch in both(text):
+    for batch in batches(text):
         assert steps_of(batch, "train_loss") == list(range(0, 600))
         assert pts(batch, "train_loss")[450] == (450, 3.55)
         assert set(batch.series) == {"train_loss", "time/batch"}
@@ -159,7 +154,7 @@ def mxnet_epoch(e: int) -> str:
 
 
 def test_mxnets_epoch_means_are_a_series_of_their_own_beside_the_batches():
-    for batch in both(mxnet_epoch(0) + mxnet_epoch(1)):
+    for batch in batches(mxnet_epoch(0) + mxnet_epoch(1)):
         assert pts(batch, "Train-accuracy") == [(20, 0.52), (40, 0.54), (60, 0.56), (80, 0.62), (100, 0.64), (120, 0.66)]
         assert pts(batch, "Train-accuracy_epoch") == [(60, 0.55), (120, 0.65)]
         assert pts(batch, "Validation-accuracy") == [(60, 0.6), (120, 0.7)]
@@ -185,13 +180,13 @@ AUTOGLUON = "".join(
 
 
 def test_gluoncvs_epoch_means_and_a_running_best_that_is_no_point():
-    for batch in both(GLUONCV):
+    for batch in batches(GLUONCV):
         assert pts(batch, "accuracy") == [(49, 0.149), (99, 0.199), (148, 0.249), (198, 0.299)]
         assert pts(batch, "accuracy_epoch") == [(99, 0.2), (198, 0.3)]
         assert pts(batch, "val_accuracy") == [(99, 0.3), (198, 0.4)]
         assert pts(batch, "time cost") == [(99, 60.5), (198, 61.5)]
     # AutoGluon's image predictor: epochs alone, and ``Current best top-1: ... vs previous ...`` a running best
-    for batch in both(AUTOGLUON):
+    for batch in batches(AUTOGLUON):
         assert pts(batch, "accuracy") == [(0, 0.3), (1, 0.4)]
         assert pts(batch, "val_top1") == [(0, 0.4), (1, 0.5)]
         assert set(batch.series) == {"accuracy", "speed", "time cost", "val_top1", "val_top5"}
@@ -261,7 +256,7 @@ KOHYA = (
 def test_kohyas_bar_counts_the_whole_run_under_its_epoch_lines():
     # its ``steps:`` bar spans all epochs (its total is the settings' total optimization steps):
     # the ``epoch 1/4`` above it neither multiplies the planned steps nor offsets the count
-    for batch in both(KOHYA):
+    for batch in batches(KOHYA):
         assert pts(batch, "avr_loss") == [(100, 0.19), (200, 0.18), (300, 0.17), (400, 0.16), (500, 0.15)]
         assert batch.meta["planned_steps"] == 1200
     parser = TextParser()
@@ -286,7 +281,7 @@ def test_yolov5s_results_txt_is_one_row_an_epoch_named_as_its_results_csv(tmp_pa
     path.parent.mkdir(parents=True)
     path.write_text(text)
     assert sniff(str(path)) == ("text", "")
-    for batch in both(text):
+    for batch in batches(text):
         assert pts(batch, "train/total_loss") == [(0, 0.17), (1, 0.1686), (2, 0.1671), (3, 0.1657)]
         assert pts(batch, "metrics/mAP_0.5") == [(0, 0), (1, 0.02), (2, 0.04), (3, 0.06)]
         assert pts(batch, "val/box_loss")[3] == (3, 0.067)
@@ -329,14 +324,14 @@ def test_rsl_rls_blocks_are_a_point_an_iteration():
         text = "Storing git diff for 'proj' in: logs/go2/git/proj.diff\n" + "".join(rsl_block(it, isaac=isaac) for it in range(3))
         loss, reward, lin_vel = (("Mean value_function loss", "Mean reward", "Episode_Reward/track_lin_vel_xy_exp") if isaac
                                  else ("Value function loss", "Mean total reward", "Mean episode rew_tracking_lin_vel"))
-        for batch in both(text):
+        for batch in batches(text):
             assert pts(batch, loss) == [(0, 0.02), (1, 0.019), (2, 0.018)]
             assert pts(batch, reward) == [(0, 1.0), (1, 1.5), (2, 2.0)]
             assert pts(batch, lin_vel)[2] == (2, 0.52)
             assert not {"Computation", "Total timesteps", "Iteration time", "Total time", "ETA"} & set(batch.series)
             assert batch.meta["planned_steps"] == 50 and batch.meta["step_key"] == "iteration"
     # a block copied with an indent, as a README quotes it
-    for batch in both("".join(rsl_block(it, indent="    ") for it in (7, 8))):
+    for batch in batches("".join(rsl_block(it, indent="    ") for it in (7, 8))):
         assert steps_of(batch, "Surrogate loss") == [7, 8]
 
 
@@ -347,14 +342,14 @@ def test_vits_lists_name_their_losses_and_step_on_the_global_step():
     text = "".join(f"2023-03-01 10:00:0{k},123 44k INFO Train Epoch: {k + 1} [{20 * k}%]\n"
                    f"2023-03-01 10:00:0{k},124 44k INFO [2.{k}5, 3.{k}5, 10.{k}5, 20.{k}5, 1.{k}5, {200 * k}, 0.0001]\n"
                    f"2023-03-01 10:00:0{k},125 44k INFO ====> Epoch: {k + 1}\n" for k in range(3))
-    for batch in both(text):
+    for batch in batches(text):
         assert pts(batch, "loss_mel") == [(0, 20.05), (200, 20.15), (400, 20.25)]
         assert pts(batch, "loss_kl")[1] == (200, 1.15)
         assert set(batch.series) == {"loss_disc", "loss_gen", "loss_fm", "loss_mel", "loss_kl", "lr"}
         assert batch.meta["step_key"] == "global_step"
     # VITS and Bert-VITS2 log a sixth loss (the duration's) before the KL: named by its place
     six = "INFO Train Epoch: 1 [0%]\nINFO [2.5, 3.5, 10.5, 20.5, 0.75, 1.5, 0, 0.0002]\n"
-    for batch in both(six):
+    for batch in batches(six):
         assert set(batch.series) == {"loss_disc", "loss_gen", "loss_fm", "loss_mel", "loss_4", "loss_kl", "lr"}
         assert pts(batch, "loss_4") == [(0, 0.75)] and pts(batch, "lr") == [(0, 0.0002)]
 
@@ -364,7 +359,7 @@ def test_rvc_losses_after_its_step_and_rate():
                    f"INFO:voice:loss_disc=3.{e}25, loss_gen=3.{e}75, loss_fm=9.{e}5,loss_mel=22.{e}5, loss_kl=2.{e}25\n"
                    "DEBUG:matplotlib:interactive is False\n"
                    f"INFO:voice:====> Epoch: {e} [2024-06-13 02:20:09] | (0:12:58.170309)\n" for e in (1, 2, 3))
-    for batch in both(text):
+    for batch in batches(text):
         assert pts(batch, "loss_mel") == [(100, 22.15), (200, 22.25), (300, 22.35)]
         assert pts(batch, "loss_disc")[0] == (100, 3.125)
         assert pts(batch, "lr") == [(100, 9.99e-05), (200, 9.99e-05), (300, 9.99e-05)]
