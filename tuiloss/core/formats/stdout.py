@@ -1825,9 +1825,12 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
         if state.announced and _under_epoch_line(state) and _read_record(state, line):
             parser.matched += 1
             continue
+        if "\u2500\u2500 " in line or "SUMMARY OF EPOCH" in line:  # super-gradients' summary of an epoch
+            read = _read_summary_tree(state, line)
+            if read is not None:
+                parser.matched += read
+                continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
-            if ("\u2500\u2500 " in line or "SUMMARY OF EPOCH" in line) and _read_summary_tree(state, line):
-                parser.matched += 1  # a branch of super-gradients' summary: what its values are
             continue
         if "planned_steps" not in parser.state.meta and any(hint in line for hint in _PLANNED_HINTS):
             planned = _planned(line)  # a settings dump or argument list: the planned total
@@ -1882,10 +1885,6 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     state = parser.state
     if "copypaste:" in line:
         return _read_copypaste(state, line)
-    if "\u2500\u2500 " in line or "SUMMARY OF EPOCH" in line:
-        read = _read_summary_tree(state, line)
-        if read is not None:
-            return read
     if "est" in line or "EST" in line:  # (best, Best, BEST)
         line = _before_best_so_far(line)
         best = _BEST_AT.search(line)
