@@ -15,7 +15,6 @@ from tuiloss.core.formats import sqlitedb
 from tuiloss.core.formats import wandb as wandb_format
 from tuiloss.core.formats.mlflow import is_mlflow_run_dir, mlflow_config
 from tuiloss.core.formats.base import may_wrap_scalars, strip_controls, unwrap_scalars
-from tuiloss.core.formats.stdout import detect_family
 from tuiloss.core.formats.tfevents import is_tfevents_file, split_event_folders
 from tuiloss.core.model import Notice, RunSpec
 from tuiloss.core.paths import is_system_path
@@ -376,6 +375,8 @@ def sniff_head(name: str, head: bytes) -> tuple[str | None, str]:
     if may_wrap_scalars(head):
         head = unwrap_scalars(head)
     text = head.decode("utf-8", "replace")
+    from tuiloss.core.formats.stdout import detect_family  # compiled only once a file may be a text log
+
     family = detect_family(text)
     if family is not None and not family.generic:
         return "text", ""

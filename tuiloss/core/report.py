@@ -12,7 +12,7 @@ import math
 import os
 import stat
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping
@@ -408,6 +408,10 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
     # A long run's events (its LR's, say) are read on a second thread meanwhile: they need
     # nothing of the metrics, and the load that kept the other CPU busy is over.
     helper = _helper() if sum(len(one) for one in series.values()) >= EVENTS_APART_FROM else None
+    # ... and so is the block summary of the primary metric's kept analysis, while this thread
+    # reads the other series: the analysis waits for it only where it needs it
+    kept = analyzer_for(run_id, primary) if primary is not None and analyzer_for is not None else None
+    prepared = helper.submit(kept.prepare) if helper is not None and kept is not None else None
     events = helper.submit(events_of, run, series, primary) if helper is not None else None
     counterpart = names.eval_counterpart(primary, list(series)) if primary in series else None
     for name in sorted(series, key=lambda m: (m != primary, m)):
@@ -420,7 +424,9 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         train = _analysed_points(series[primary], axis.coarse)[:2] if name == counterpart else None
         signals = _signals(run_id, series, primary, analyzer_for) if name == primary and analyzed else ()
         metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals, coarse=axis.coarse,
-                                train_name=primary or "")
+                                train_name=primary or "", prepared=prepared if analyzer is kept else None)
+    if prepared is not None:
+        prepared.result()  # done before the analyser is next used, whatever the loop read
     if primary in metrics and metrics[primary].direction is Direction.LOWER:
         # the comparisons across runs ("ended lowest", ...) are about losses; its anomalies are
         # counted with its eval series', as the panel counts them
@@ -450,8 +456,9 @@ EVENTS_APART_FROM = 1 << 20
 
 @functools.lru_cache(maxsize=1)
 def _helper() -> ThreadPoolExecutor | None:
-    """The thread a long run's events are read on; None with a single CPU."""
-    return ThreadPoolExecutor(1, thread_name_prefix="tuiloss-report") if available_cpus() > 1 else None
+    """The threads a long run's events and block summary are worked out on (one each, so neither
+    waits for the other while this thread reads the rest); None with a single CPU."""
+    return ThreadPoolExecutor(2, thread_name_prefix="tuiloss-report") if available_cpus() > 1 else None
 
 
 def _axis(run: Run) -> StepAxis:
@@ -683,7 +690,8 @@ def _signals(run_id: str, series: dict[str, Series], primary: str | None,
 
 
 def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None,
-            signals: tuple = (), coarse: bool = False, train_name: str = "") -> MetricReport:
+            signals: tuple = (), coarse: bool = False, train_name: str = "", prepared: Future | None = None) -> MetricReport:
+    """What a report says of one series; ``prepared``: the analyser's work done on another thread meanwhile."""
     steps, values = series.visible()
     low = first_min(values)
     analysis = None
@@ -692,6 +700,8 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
     if analyzed:
         a_steps, a_values, per_step = _analysed_points(series, coarse)
     if analyzed and analyzer is not None:
+        if prepared is not None:
+            prepared.result()
         analysis = follow_direction(analyzer.update(a_steps, a_values, series.segments, signals), direction)
     elif analyzed:
         analysis = analyze(a_steps, a_values, series.segments, is_eval=is_eval_metric(name), direction=direction,

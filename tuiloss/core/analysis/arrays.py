@@ -182,13 +182,12 @@ def first_min(values: np.ndarray) -> int | None:
     best, at = math.inf, None
     for lo in range(0, len(values), _PIECE):
         piece = values[lo : lo + _PIECE]
-        finite = np.isfinite(piece)
-        if finite.all():
-            j = int(np.argmin(piece))
-        elif finite.any():
+        j = int(np.argmin(piece))  # NaN and -inf come out first: a finite least value says there is neither
+        if not math.isfinite(piece[j]):
+            finite = np.isfinite(piece)
+            if not finite.any():
+                continue
             j = int(np.argmin(np.where(finite, piece, np.inf)))
-        else:
-            continue
         if at is None or piece[j] < best:
             best, at = float(piece[j]), lo + j
     return at

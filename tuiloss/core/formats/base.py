@@ -71,6 +71,10 @@ def counter_progress(key: str, value: str, is_counter: Callable[[str], bool]) ->
     return counter, float(match[1]), float(match[2])
 
 
+class PatternTooSlow(Exception):
+    """A user pattern took longer than its deadline over one block of lines."""
+
+
 class LineParser(Protocol):
     """Parses complete lines of an append-only log, keeping state across calls.
 

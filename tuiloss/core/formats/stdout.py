@@ -30,8 +30,8 @@ from typing import Callable
 
 import numpy as np
 
-from tuiloss.core.formats.base import (LineParser, counter_progress, may_wrap_scalars, parse_number, strip_controls,
-                                      unwrap_scalars)
+from tuiloss.core.formats.base import (LineParser, PatternTooSlow, counter_progress, may_wrap_scalars, parse_number,
+                                      strip_controls, unwrap_scalars)
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
 from tuiloss.core.formats import eventlines
 from tuiloss.core.formats.endings import TAIL, Ending, ending_of, last_stamp, may_hold
@@ -3018,10 +3018,6 @@ def _decode(data: bytes) -> str:
 PATTERN_SECONDS = 1.0
 #: Characters of whole lines matched under one deadline.
 PATTERN_BLOCK = 256 * 1024
-
-
-class PatternTooSlow(Exception):
-    """A user pattern took longer than its deadline over one block of lines."""
 
 
 def compile_pattern(pattern: str):

@@ -12,7 +12,6 @@ from tuiloss.core.formats.csv import CsvParser, exported_tag
 from tuiloss.core.formats.hf_trainer import TrainerStateParser
 from tuiloss.core.formats.history import HistoryParser
 from tuiloss.core.formats.jsonl import JsonlParser
-from tuiloss.core.formats.stdout import PatternParser, TextParser
 from tuiloss.core.formats.tfevents import split_event_folders
 from tuiloss.core.model import RunSpec
 from tuiloss.core.sources.base import Source
@@ -38,6 +37,8 @@ def make_source(spec: RunSpec, *, pattern: str | None = None, text_family: str |
     (a remote file's, :mod:`tuiloss.core.remote.tail`).
     """
     lines = {"hold": hold, "copies": copies, "tailer": tailer}
+    if spec.format in ("text", "pattern"):  # its hundreds of patterns compiled only for a text log
+        from tuiloss.core.formats.stdout import PatternParser, TextParser
     if pattern is not None and spec.format in ("text", "pattern"):
         return LineSource(spec.path, PatternParser(pattern), **lines)
     if spec.format == "csv":

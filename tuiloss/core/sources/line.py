@@ -41,7 +41,7 @@ import numpy as np
 import xxhash
 
 from tuiloss.core.formats.base import LineParser
-from tuiloss.core.formats.stdout import PatternTooSlow
+from tuiloss.core.formats.base import PatternTooSlow
 from tuiloss.core.model import Batch, Notice, SegmentEvent
 from tuiloss.core.sources.base import Item, Source
 from tuiloss.core.tail import DEFAULT_MAX_READ, HOLD_SECONDS, OPEN_FLAGS, Tailer, TailRead, moved_path
