@@ -345,11 +345,11 @@ def make_suite(seed: int = 0, scale: int = 1, max_length: int = 100_000, realist
         name = f"{k:04d}_{family}_{'+'.join(events) or ('noisy' if sigma > 0.1 else 'clean')}_{n}"
         cases.append(make_case(name, rng, family=family, n=n, interval=interval, sigma=sigma, events=events))
     if realistic:
-        from benchmarks.detection.realistic import (HARDER_PLAN, LATER_PLAN, QUIET_PLAN, REALISTIC_PLAN, STEP_PLAN,
-                                                    make_realistic)
+        from benchmarks.detection.realistic import (HARDER_PLAN, LATER_PLAN, NEVER_PLAN, QUIET_PLAN, REALISTIC_PLAN,
+                                                    STEP_PLAN, make_realistic)
 
         # each plan after those before it, so the cases added later leave the earlier draws alone
-        for plan in (REALISTIC_PLAN, LATER_PLAN, HARDER_PLAN, STEP_PLAN, QUIET_PLAN):
+        for plan in (REALISTIC_PLAN, LATER_PLAN, HARDER_PLAN, STEP_PLAN, QUIET_PLAN, NEVER_PLAN):
             for _ in range(scale):
                 for kind in plan:
                     cases.append(make_realistic(len(cases), rng, kind, lengths))

@@ -204,6 +204,8 @@ def make_realistic(k: int, rng: np.random.Generator, kind: str, lengths: list[in
         return _heavy_batch(k, rng, lengths)
     elif kind == "flat_wander":  # never learns; its noise is correlated, so its level wanders
         return _flat_wander(k, rng, lengths)
+    elif kind == "flat_heavy":  # never learns; its batches' losses are heavy-tailed
+        return _flat_heavy(k, rng, lengths)
     elif kind == "level_step":  # steps up and stays (a changed data mix), maybe while still settling
         return _level_step(k, rng, lengths)
     elif kind in ("quiet_spike", "quiet_ar"):  # a language model's quiet curve: small spikes, or a wander
@@ -281,6 +283,21 @@ def _flat_wander(k: int, rng: np.random.Generator, lengths: list[int]) -> Case:
     return case
 
 
+def _flat_heavy(k: int, rng: np.random.Generator, lengths: list[int]) -> Case:
+    """A loss that stays at its first level over 500-50,000 points, with Student-t noise of
+    2.5-4 degrees of freedom (scale 0.02-0.05 in log space, clipped at 15 scales: a batch at
+    most about 2x its level): no progress, no finding."""
+    n = max(500, min(50_000, int(rng.choice(lengths))))
+    steps = (np.arange(n) + 1) * float(rng.choice((1, 10, 100)))
+    df = rng.uniform(2.5, 4.0)
+    scale = float(rng.choice((0.02, 0.05)))
+    z = math.log(rng.uniform(1.0, 8.0)) + scale * np.clip(rng.standard_t(df, n), -15.0, 15.0)
+    case = Case(f"{k:04d}_flat_heavy_t{df:.1f}_{n}", "flat_heavy", steps, np.exp(z), [], [], control=True, sigma=scale)
+    case.noise = "heavy"
+    case.verdict = "no_progress"
+    return case
+
+
 def _level_step(k: int, rng: np.random.Generator, lengths: list[int]) -> Case:
     """A decaying loss over 1,000-100,000 points that steps up 8-40% at 30-85% of the run and
     stays there (labelled drift at the step; 1.5x would be a divergence); the step is at least
@@ -342,6 +359,8 @@ HARDER_PLAN = ("heavy_batch", "heavy_batch", "flat_wander")
 STEP_PLAN = ("level_step", "level_step")
 #: ...and after those: quiet curves with small spikes, and their autocorrelated controls.
 QUIET_PLAN = ("quiet_spike", "quiet_spike", "quiet_ar")
+#: ...and after those: runs that never learn, their level wandering or their batches heavy-tailed.
+NEVER_PLAN = ("flat_wander", "flat_wander", "flat_heavy")
 
 REALISTIC_PLAN = (
     SCHEDULES

@@ -250,3 +250,44 @@ def test_the_lowest_level_a_long_flat_run_wanders_to_is_no_progress_but_a_real_f
             fell.append(verdict(np.exp(np.log(1.25) * np.exp(-np.arange(2000) / 250.0) + noise)).kind)
     assert flat.count("converged") <= 10  # 15 of these 120 were called converged with the lowest level
     assert fell.count("no_progress") <= 6  # 2 before: a 20% fall in noise this loud and slow is close
+
+
+def _never_learns(seed: int, count: int) -> list[str]:
+    """Verdicts of ``count`` runs that stay at one level, in AR(1) noise (phi 0.8-0.95, sigma
+    0.05-0.3 in log space)."""
+    rng = np.random.default_rng(seed)
+    kinds = []
+    for _ in range(count):
+        n = int(rng.choice((3_000, 20_000, 100_000)))
+        phi, sigma = rng.uniform(0.8, 0.95), rng.uniform(0.05, 0.3)
+        values = np.exp(math.log(rng.uniform(1.0, 8.0)) + sigma * correlated(n, phi, rng))
+        kinds.append(analyze_series(np.arange(1.0, n + 1), values).verdict.kind)
+    return kinds
+
+
+def test_a_run_that_never_learns_with_correlated_noise_is_no_progress_not_converged():
+    """Its start, a median of a few dozen correlated points, may sit well above its level by
+    chance: as far as medians of as many points wander later in the run."""
+    kinds = _never_learns(11, 60)
+    assert kinds.count("no_progress") >= 58, kinds  # 52 before the start's wander counted
+
+
+def test_a_learning_run_with_correlated_noise_still_converges():
+    rng = np.random.default_rng(12)
+    for _ in range(10):
+        n = 20_000
+        t = np.arange(n) / n
+        curve = np.log(0.3 + 2.7 * np.exp(-t / 0.05))
+        values = np.exp(curve + 0.05 * correlated(n, 0.9, rng))
+        assert analyze_series(np.arange(1.0, n + 1), values).verdict.kind == "converged"
+
+
+def test_a_flat_wandering_run_that_rises_just_after_its_low_has_rarely_diverged():
+    """A level that only wanders reaches its low by chance, a few levels before it rises again:
+    the rise is weighed against how far every level before it wandered."""
+    rng = np.random.default_rng(3)
+    found = 0
+    for _ in range(60):
+        values = np.exp(1.5 + 0.2 * correlated(500, 0.9, rng))
+        found += any(a.kind == "divergence" for a in analyze_series(np.arange(1.0, 501) * 10, values).anomalies)
+    assert found <= 2  # 4 when only the few levels near the low were read

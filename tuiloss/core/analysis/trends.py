@@ -138,6 +138,10 @@ def find_divergence(
             near = low + max(0.25 * (float(np.max(zs[: j_min + 1])) - low), _rise_needed(low, log, DRIFT_NEAR))
             j0 = int(np.flatnonzero(zs[:j_on] <= near)[0])
             before = blocks.level[j0:j_on]
+            if len(before) < DIVERGENCE_WANDER_BLOCKS:
+                # too few to say: the run reached its low just before (a flat run whose level only
+                # wanders reaches it by chance), so every level before the rise is read
+                before = blocks.level[:j_on]
             if len(before) >= DIVERGENCE_WANDER_BLOCKS and rise < DIVERGENCE_WANDER * level_wander(before):
                 j_on = nb
             if j_on < nb:
