@@ -1832,10 +1832,12 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
                 continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
             continue
-        if "planned_steps" not in parser.state.meta and any(hint in line for hint in _PLANNED_HINTS):
+        if any(hint in line for hint in _PLANNED_HINTS):
             planned = _planned(line)  # a settings dump or argument list: the planned total
-            if planned:
+            if planned and "planned_steps" not in parser.state.meta:
                 parser.state.meta["planned_steps"] = parser.state.setting_total = planned
+            if planned and _NAMES_METRIC.search(line) is None:
+                continue  # ``Total optimization steps = 3,000``: a setting, neither a step nor a metric
         if "\r" in line:
             # a progress bar redrawn in place: every redraw is an update of its own
             found = False
