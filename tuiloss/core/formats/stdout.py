@@ -1028,8 +1028,12 @@ def _parse_vits(parser: "TextParser", text: str, first_line: int, batch: Batch) 
 _SB3_ROW = re.compile(r"^\|(?P<indent>[ \t]*)(?P<key>[^|\n]*?)[ \t]*\|[ \t]*(?P<value>[^|\n]*?)[ \t]*\|[ \t]*\r?$")
 _SB3_RULER = re.compile(r"^-{5,}[ \t]*\r?$")
 #: What counts in an SB3 table rather than measures: the step, and the counts beside it (OpenAI
-#: baselines' ``nupdates`` and ``serial_timesteps`` too).
-_SB3_COUNTS = frozenset({"total_timesteps", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps"})
+#: baselines' ``nupdates`` and ``serial_timesteps`` too, Spinning Up's ``Epoch``).
+_SB3_COUNTS = frozenset({"total_timesteps", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps",
+                         "Epoch"})
+#: Where a table says its step, most preferred first: SB3's, OpenAI baselines', Spinning Up's (its
+#: environment steps, else its epoch).
+_SB3_STEPS = ("time/total_timesteps", "total_timesteps", "TotalEnvInteracts", "Epoch")
 
 
 def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
@@ -1048,19 +1052,22 @@ def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -
     points at its ``time/total_timesteps``, once its closing ruler is read (a table may
     arrive in two reads). Its counts (iterations, episodes, updates) are no metrics. OpenAI
     baselines' logger prints the same tables without sections (``| eprewmean | 34.9 |``,
-    ``| total_timesteps | 1692672 |``).
+    ``| total_timesteps | 1692672 |``), and Spinning Up's a table an epoch, its names right-aligned
+    (``|      AverageEpRet |            22.7 |``), at ``TotalEnvInteracts`` (printed to three
+    digits: ``4e+03``), its ``Epoch`` no metric.
     """
     state = parser.state
-    state.meta["step_key"] = "total_timesteps"
+    if state.meta.get("step_key") not in _SB3_STEPS:
+        state.meta["step_key"] = "total_timesteps"
     for line in text.split("\n"):
         if _SB3_RULER.match(line):
             parser.matched += 1
             values, state.block, state.section = state.block, None, ""
-            step = (values or {}).pop("time/total_timesteps", None)
-            if step is None:
-                step = (values or {}).pop("total_timesteps", None)
-            if step is None:
+            key = next((key for key in _SB3_STEPS if key in (values or {})), None)
+            if key is None:
                 continue  # an opening ruler, or a table with no step to place it at
+            step = values.pop(key)
+            state.meta["step_key"] = key.rpartition("/")[2]
             state.step = step
             for name, value in values.items():
                 if name.rpartition("/")[2] not in _SB3_COUNTS:
@@ -1570,7 +1577,8 @@ _METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|
 _METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-])")
 _NAMES_METRIC = re.compile(r"(?i)(?:^|[\W_])" + _METRIC_NAMES + r"(?:$|[\W_])")  # a metric's name anywhere in a line
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
-_NOT_METRICS = frozenset({"eta", "v_num", "pid"})  # a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``
+# a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``; how full tensorpack's input queue is
+_NOT_METRICS = frozenset({"eta", "v_num", "pid", "input_queue_size"})
 _DICT_START = re.compile(r"\{\s*['\"]")
 # ``'loss': 0.37``, ``'loss': '0.37'`` (a number in a string is the whole string: ``'43s'``, ``'1m 2s'``
 # and ``'31.25%'`` are no numbers), ``'loss': tensor(0.37, ...)``
@@ -2378,6 +2386,9 @@ _EVAL_SPACED = re.compile(r"(?i)\b(?:test|val|valid|validation|eval|evaluation|d
 # a date and time alone before the message: Flair's ``2023-02-27 17:07:47,458 DEV : loss 1.51``
 _STAMP_PREFIX = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s+")
 _BRACKET_COUNT = re.compile(r"\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]")
+# tensorpack's statistics of an epoch, one a line after ``Epoch 1 (global_step 25000) finished``:
+# ``[0724 10:47:52 @monitor.py:310] cost: 0.001137`` (a value whatever its name says: ``cost`` is the loss)
+_MONITOR = re.compile(r"\[\d{4} \d\d:\d\d:\d\d @monitor\.py:\d+\] ")
 # ``Loss:  0.5951 (0.5882)``: a batch's value and the running mean
 _WITH_MEAN = re.compile(r"(?P<key>[A-Za-z_][\w@/.\-]*):\s*" + NUM + r"\s*\(\s*(?P<mean>" + NUM + r")\s*\)")
 
@@ -2402,7 +2413,7 @@ def _read_alone(parser: "TextParser", line: str) -> bool:
     pairs = _fields(line)
     if len(pairs) > 1:
         return _read_pairs_alone(parser, line, pairs)
-    if len(pairs) != 1 or not _METRIC_WORD.search(pairs[0][0]):
+    if len(pairs) != 1 or not (_METRIC_WORD.search(pairs[0][0]) or ("@monitor.py:" in line and _MONITOR.match(line))):
         return False
     rest = _PREFIX_END.sub("", line).strip()
     if _WHOLE.match(rest) is None:
@@ -2564,12 +2575,14 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "sb3",
-        re.compile(r"\n\|[ \t]+(?:total_timesteps[ \t]+\|[ \t]*\d+|(?:rollout|time|train|eval)/[ \t]+\|)[ \t]*\|"),
+        re.compile(r"\n\|[ \t]+(?:total_timesteps[ \t]+\|[ \t]*\d+|(?:rollout|time|train|eval)/[ \t]+\|"
+                   r"|TotalEnvInteracts[ \t]+\|[ \t]*[\d.e+]+)[ \t]*\|"),
         _parse_sb3,
         # a section's name, padded to its column (``| rollout/      |``), or the step of OpenAI
-        # baselines' tables, which have no sections (``| total_timesteps    | 1692672     |``: the rows
-        # before it, read before the family was known, are held from the table's ruler on)
-        hint=("/    ", "total_timesteps "),
+        # baselines' and Spinning Up's tables, which have no sections (``| total_timesteps    | 1692672     |``,
+        # ``| TotalEnvInteracts |           4e+03 |``: the rows before it, read before the family was known,
+        # are held from the table's ruler on)
+        hint=("/    ", "total_timesteps ", "TotalEnvInteracts "),
     ),
     Family(
         "ray",
