@@ -1,5 +1,5 @@
-"""Tables and summaries of public training logs: Spinning Up's and tensorpack's epochs, AllenNLP's bars,
-Chainer's table under its progress bar, YOLOv5's stdout table (on small logs written here, in their shapes)."""
+"""Tables and summaries of public training logs: Spinning Up's and tensorpack's epochs, Chainer's table
+under its progress bar, YOLOv5's stdout table (on small logs written here, in their shapes)."""
 
 from __future__ import annotations
 
@@ -95,3 +95,117 @@ def test_cost_is_the_loss_unless_it_is_a_time():
                               "cost_ms")] == ["time"] * 7
     assert [role(n) for n in ("AverageTestEpRet", "TestEpRet", "EpRet", "episode_return", "mean_return",
                               "undiscounted return")] == ["reward"] * 6
+
+
+# -- YOLOv5 (up to v5.0) and YOLOv7: the stdout table --------------------------------------------
+
+YOLO5_HEAD = "\n     Epoch   gpu_mem       box       obj       cls     total    labels  img_size\n"
+YOLO5_CLASS = ("               Class      Images      Labels           P           R      mAP@.5  mAP@.5:.95: 100%|"
+               "##########| 28/28 [00:20<00:00,  1.37it/s]\n")
+
+
+def _yolo5_row(epoch: int, last: int, box: float, bar: str = "100%|##########| 112/112 [01:16<00:00,  1.46it/s]") -> str:
+    cells = f"{'3.39G':>10}{box:>10.4g}{0.0288:>10.4g}{0.0224:>10.4g}{box + 0.0512:>10.4g}{42 + epoch:>10}{640:>10}"
+    return f"{f'{epoch}/{last}':>10}{cells}: {bar}"
+
+
+def _yolo5_epoch(epoch: int, last: int = 299, live: bool = False) -> str:
+    box = 0.0471 - epoch / 1000
+    head = _yolo5_row(epoch, last, box + 0.01, " 50%|#####     | 56/112 [00:38<00:38,  1.46it/s]") + "\r" if live else ""
+    return (YOLO5_HEAD + head + _yolo5_row(epoch, last, box) + "\n" + (YOLO5_CLASS if epoch % 2 else "")
+            + f"{'all':>20}{5000:>12}{36335:>12}{0.6 + epoch / 100:>12.3g}{0.5:>12.3g}{0.55:>12.3g}{0.35 + epoch / 100:>12.3g}\n")
+
+
+YOLO5 = ("Starting training for 300 epochs...\n" + _yolo5_epoch(0, live=True) + _yolo5_epoch(1) + _yolo5_epoch(2, live=True))
+
+
+def test_yolov5s_stdout_table_reads_its_losses_parts_at_each_epoch_and_the_validation_as_val():
+    for batch in batches(YOLO5):
+        assert pts(batch, "box_loss") == [(0, 0.0471), (1, 0.0461), (2, 0.0451)]  # a bar half-way is progress
+        assert pts(batch, "total_loss") == [(0, 0.0983), (1, 0.0973), (2, 0.0963)]
+        assert pts(batch, "obj_loss")[0] == (0, 0.0288) and pts(batch, "cls_loss")[0] == (0, 0.0224)
+        assert pts(batch, "val_precision") == [(0, 0.6), (1, 0.61), (2, 0.62)]
+        assert pts(batch, "val_recall") == [(0, 0.5), (1, 0.5), (2, 0.5)]
+        assert pts(batch, "val_mAP@.5") == [(0, 0.55), (1, 0.55), (2, 0.55)]
+        assert pts(batch, "val_mAP@.5:.95") == [(0, 0.35), (1, 0.36), (2, 0.37)]
+        # the labels of the last batch, the image size and the memory (``3.39G``) are no metrics
+        assert set(batch.series) == {"box_loss", "obj_loss", "cls_loss", "total_loss", "val_precision", "val_recall",
+                                     "val_mAP@.5", "val_mAP@.5:.95"}
+        assert batch.meta["step_key"] == "epoch" and batch.meta["planned_steps"] == 300  # 0/299: from 0
+        assert choose_primary(list(batch.series)) == "total_loss"
+    assert [role(n) for n in ("total_loss", "val_precision", "val_mAP@.5:.95")] == ["loss", "accuracy", "accuracy"]
+
+
+def test_yolov7s_table_behind_a_loggers_line_and_a_log_that_starts_after_epoch_0():
+    text = ("2023-03-11 11:50:48.658 | INFO     | __main__:train:316 - " + _yolo5_epoch(0, last=9)
+            + _yolo5_epoch(1, last=9))
+    for batch in batches(text):
+        assert pts(batch, "total_loss") == [(0, 0.0983), (1, 0.0973)] and batch.meta["planned_steps"] == 10
+    later = _yolo5_epoch(3, last=9) + _yolo5_epoch(4, last=9)  # YOLOv5 before the validation's names: ``targets``
+    for batch in batches(later.replace("    labels", "   targets").replace("Labels", "Targets")):
+        assert pts(batch, "box_loss") == [(3, 0.0441), (4, 0.0431)] and "targets" not in batch.series
+        assert pts(batch, "val_precision") == [(3, 0.63), (4, 0.64)]
+        assert batch.meta["planned_steps"] == 9  # no epoch 0 seen: the total as it says
+
+
+def test_an_all_row_is_no_validation_under_another_table():
+    # Ultralytics' own ``all`` row names its columns otherwise (``Box(P``): not read as YOLOv5's
+    text = ("      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n"
+            "       1/20      1.19G      1.018      3.009      1.465          2        640: 100%|####| 4/4 [00:01<00:00]\n"
+            "                   all          7         14    0.00667          1      0.307      0.197\n")
+    for batch in batches(text):
+        assert not any(name.startswith("val_") for name in batch.series)
+
+
+# -- Chainer: PrintReport's table under its ProgressBar ------------------------------------------
+
+CHAINER_HEAD = ("epoch       main/loss   validation/main/loss  main/accuracy  validation/main/accuracy  elapsed_time\n")
+
+
+def _chainer_bar(iteration: int, per_epoch: int = 300, epochs: int = 20) -> str:
+    total = iteration / (per_epoch * epochs) * 100
+    return (f"     total [{'#' * int(total / 2):.<50}] {total:5.2f}%\n"
+            f"this epoch [{'#' * int(iteration % per_epoch / per_epoch * 50):.<50}] "
+            f"{iteration % per_epoch / per_epoch * 100:5.2f}%\n"
+            f"{iteration:>10} iter, {iteration // per_epoch} epoch / {epochs} epochs\n"
+            f"{19.812:>10.5g} iters/sec. Estimated time to finish: 0:04:52.752795.\n")
+
+
+def _chainer_row(loss: float, elapsed: float) -> str:
+    return (f"{'':12}{loss:<12.6g}{loss / 2:<22.6g}{0.9321:<15.6g}{0.9641:<26.6g}{elapsed:<14.6g}\n")
+
+
+CHAINER = ("Num epoch: 20\n" + CHAINER_HEAD + _chainer_bar(100) + _chainer_bar(200) + _chainer_row(0.22397, 23.6282)
+           + _chainer_bar(400) + _chainer_bar(500) + _chainer_row(0.125, 47.25) + _chainer_row(0.0625, 70.5))
+
+
+def test_chainers_rows_blanked_by_its_progress_bar_are_read_at_the_epoch_after_those_done():
+    for batch in batches(CHAINER):
+        # the third row came with no bar before it: the epoch after the row before
+        assert pts(batch, "main/loss") == [(1, 0.22397), (2, 0.125), (3, 0.0625)]
+        assert pts(batch, "validation/main/loss") == [(1, 0.111985), (2, 0.0625), (3, 0.03125)]
+        assert pts(batch, "elapsed_time") == [(1, 23.6282), (2, 47.25), (3, 70.5)]
+        assert set(batch.series) == {"main/loss", "validation/main/loss", "main/accuracy", "validation/main/accuracy",
+                                     "elapsed_time"}  # the bar's iterations and speed are no rows
+        assert batch.meta["step_key"] == "epoch" and batch.meta["planned_steps"] == 20
+        assert choose_primary(list(batch.series)) == "main/loss"
+
+
+def test_a_chainer_log_resumed_takes_its_epoch_from_the_bar():
+    text = CHAINER_HEAD + _chainer_bar(1700) + _chainer_row(0.05, 120.5)
+    for batch in batches(text):
+        assert pts(batch, "main/loss") == [(6, 0.05)]
+
+
+def test_a_chainer_row_with_its_epoch_then_one_blanked_with_no_bar_between():
+    text = CHAINER_HEAD + _chainer_bar(200) + "1           0.5         0.25                  0.9            0.95                      12.5\n"
+    for batch in batches(text + _chainer_row(0.25, 25.0)):
+        assert pts(batch, "main/loss") == [(1, 0.5), (2, 0.25)]
+
+
+def test_a_bar_line_is_never_a_row_of_a_table_as_wide():
+    head = "epoch       main/loss   validation/main/loss  main/accuracy  a  b  elapsed_time\n"
+    for batch in batches(head + _chainer_bar(200) + "1  0.5  0.25  0.9  1  2  3.5\n"):
+        assert pts(batch, "main/loss") == [(1, 0.5)]
+        assert not batch.skipped
+

@@ -61,6 +61,8 @@ class _State:
     seen_val: bool = False
     epochs_unvalidated: bool = False  # Keras 3: an epoch ended with no validated bar
     table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
+    table_zero: bool = False  # ... whose counter counts from 0 (YOLOv5's ``0/299``: 300 epochs planned)
+    table_evals: bool = False  # ... whose validation prints an ``all`` row under it (YOLOv5's)
     test_net: int = 0  # Caffe: the test net whose outputs are being printed
     best_next: bool = False  # LightGBM: the read ended at 'Best iteration is:'; its copy of a round follows
     pipe_step: int | None = None  # a Markdown table: the column of its step
@@ -1354,7 +1356,8 @@ def _parse_mmiter(parser: "TextParser", text: str, first_line: int, batch: Batch
 
 
 # a table's header: a counter, then one word a column, a loss among them (``epoch train_loss valid_loss time``)
-_TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*loss)(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
+# or the GPU's memory (YOLOv5 up to v5.0 names its losses' parts alone: ``Epoch gpu_mem box obj cls total``)
+_TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*(?:loss|gpu_mem))(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
 _TABLE_HEAD = re.compile(r"^[ \t]*(?P<head>" + _TABLE_WORDS + r")[ \t]*\r?$", re.M | re.I)
 # a header of names two spaces apart over a ruler of dashes, one run a column (spaCy's ``spacy train``)
 _RULED_HEAD = re.compile(r"^(?P<head>[ \t]*\S[^\n]*?)[ \t]*\r?\n(?P<rule>[ \t]*-+(?:[ \t]+-+)+)[ \t]*\r?$", re.M)
@@ -1363,6 +1366,21 @@ _RULED = r"\n" + _RULER.pattern + r"(?:\n|$)"  # a ruler of three columns or mor
 #: Column names of a table that count rather than measure: never metrics; ``#`` (spaCy's step) is the step.
 _TABLE_COUNTERS = frozenset({"#", "e", "epoch", "step", "iter", "iteration"})
 _TABLE_ROW = re.compile(r"^[ \t]*\d+(?:/\d+)?[ \t].*$", re.M)
+# a row whose counter a progress bar's redraw blanked (Chainer's PrintReport under its ProgressBar):
+# spaces where the epoch was, then the first metric (``           0.22397     0.109173  ...``)
+_BLANKED_ROW = re.compile(r"^[ \t]+[-+]?(?:\d+[.eE]|\.\d|nan|inf)[^\n]*$", re.M)
+# Chainer's ProgressBar between the rows: ``200 iter, 0 epoch / 20 epochs`` (the epochs done, of
+# those planned) and ``19.812 iters/sec. Estimated time to finish: 0:04:52.75.``; never rows
+_CHAINER_BAR = re.compile(r"^[ \t]*(?:\d+ iter, (?P<done>\d+) epoch / (?P<epochs>\d+) epochs"
+                          r"|\S+ iters/sec\. Estimated time to finish: [^\n]*?)[ \t]*\r?$")
+# YOLOv5's columns named for their part of the loss, in a header that names no loss
+_TABLE_PARTS = {"box": "box_loss", "obj": "obj_loss", "cls": "cls_loss", "total": "total_loss"}
+#: Columns that are no metrics: YOLOv5's labels in the epoch's last batch and its image size.
+_TABLE_NOT_METRICS = frozenset({"labels", "targets", "img_size"})
+# YOLOv5's validation under its table, ``Class Images Labels P R mAP@.5 mAP@.5:.95``, over all classes:
+# ``all  448  3.41e+03  0.279  0.767  0.57  0.237`` (the images and labels it saw are no results)
+_TABLE_ALL = re.compile(r"^[ \t]*all(?P<cells>(?:[ \t]+" + NUM + r"){6})[ \t]*\r?$", re.M)
+_TABLE_ALL_NAMES = ("val_precision", "val_recall", "val_mAP@.5", "val_mAP@.5:.95")
 # where a row's progress bar starts: ``640: 100%|###| 4/4 [...]`` (Ultralytics), its percentage
 _TABLE_BAR = re.compile(r":\s+(\d{1,3})%")
 _NOT_AVAILABLE = frozenset({"#na#", "-", "--", "n/a", "na", "none"})
@@ -1386,6 +1404,14 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
         ---  ------  ------------  --------  ------  ------  ------  ------
           3     100         30.32    700.46   38.60   47.83   32.35    0.39
 
+    YOLOv5 (up to v5.0, YOLOv7) names the losses' parts alone (``Epoch gpu_mem box obj cls total
+    labels img_size``: ``box_loss`` ... ``total_loss``, the labels and image size no metrics),
+    counts its epochs from 0 (``0/299``: 300 planned), and prints its validation's ``all`` row
+    after an epoch's row (``val_precision``, ``val_recall``, ``val_mAP@.5``, ``val_mAP@.5:.95``
+    at that epoch). Chainer's PrintReport, under its ProgressBar, prints rows whose epoch the
+    bar's carriage return blanked: the epoch after the bar's epochs done, else after the row
+    before; the bar's lines are no rows.
+
     A header again starts a new table (``fine_tune``'s second fit counts its epochs from 0:
     a reset). A row with another number of cells is no row; a row whose bar is not full is
     progress (its values are running means); a cell that says nothing (``#na#``: no
@@ -1401,10 +1427,16 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
     heads = {m.start() for m in found}
     if state.table is not None or found:
         found += _TABLE_ROW.finditer(text)
+        found += _BLANKED_ROW.finditer(text)
+        if "all" in text:
+            found += _TABLE_ALL.finditer(text)
     for match in sorted(found, key=lambda m: (m.start(), m.re not in (_TABLE_HEAD, _RULED_HEAD))):
         if match.re is _TABLE_HEAD:
             head = match["head"].strip()  # a notebook's table, copied out, has tabs between names of words
             state.table = tuple(re.split(r"\t+", head)) if "\t" in head else tuple(head.split())
+            state.table_evals = not any("loss" in name.lower() for name in state.table)
+            if state.table_evals:
+                state.table = tuple(_TABLE_PARTS.get(name, name) for name in state.table)
             parser.matched += 1
             continue
         if match.re is _RULED_HEAD:
@@ -1412,9 +1444,20 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
             continue
         if state.table is None or match.start() in heads:
             continue
+        if match.re is _TABLE_ALL:
+            parser.matched += _table_evals(state, match["cells"])
+            continue
+        if " iter" in match[0]:
+            bar = _CHAINER_BAR.match(match[0])
+            if bar is not None:
+                parser.matched += 1
+                if bar["done"] is not None:
+                    state.epoch = float(bar["done"])
+                    state.meta["planned_steps"] = float(bar["epochs"])
+                continue
         read = None
         for redraw in match[0].split("\r"):
-            row = _table_row(state, redraw)
+            row = _table_row(state, redraw) if match.re is _TABLE_ROW else _blanked_row(state, redraw)
             read = row if row is not None else read
         if read is None:
             continue  # a progress line, a number that starts other text
@@ -1447,16 +1490,52 @@ def _table_row(state: _State, text: str) -> bool | None:
     if not counter.isdigit():
         return None
     step = float(counter)
-    state.step = step
+    state.step, state.epoch = step, None  # (the epochs a progress bar said were done: this row's, or before it)
     state.meta["step_key"] = "step" if at else state.table[0].lower()
     if total.isdigit() and int(total) > 0:
-        state.meta["planned_steps"] = float(total)
+        state.table_zero = state.table_zero or step == 0
+        state.meta["planned_steps"] = float(total) + state.table_zero
+    return _row_points(state, step, cells, at)
+
+
+def _row_points(state: _State, step: float, cells: list[str], at: int) -> bool:
+    """Emit the cells of a row at ``step`` (``at``: its counter's column); whether one gave a point."""
     found = False
     for k, (name, cell) in enumerate(zip(state.table, cells)):
         if k == at or (at and name.lower() in _TABLE_COUNTERS) or cell.lower() in _NOT_AVAILABLE or ":" in cell:
             continue
+        if name.lower() in _TABLE_NOT_METRICS:
+            continue
         found = _emit(state, step, name, _num(cell)) or found
     return found
+
+
+def _blanked_row(state: _State, text: str) -> bool | None:
+    """Read a row whose epoch a progress bar blanked (see :data:`_BLANKED_ROW`): one cell short,
+    under a header that starts with the epoch, every cell a number; None when it is none."""
+    cells = text.split()
+    if len(state.table) < 3 or len(cells) != len(state.table) - 1 or state.table[0].lower() != "epoch":
+        return None
+    if any(_num(cell) is None and cell.lower() not in _NOT_AVAILABLE for cell in cells):
+        return None
+    if state.epoch is not None:
+        step, state.epoch = state.epoch + 1, None  # the epoch after those the bar said were done
+    else:
+        step = state.step + 1 if state.step is not None else 1.0
+    state.step = step
+    state.meta["step_key"] = "epoch"
+    return _row_points(state, step, [""] + cells, 0)
+
+
+def _table_evals(state: _State, cells: str) -> bool:
+    """YOLOv5's validation over all classes (see :data:`_TABLE_ALL`) at the epoch read last; whether
+    it was read."""
+    if not state.table_evals or state.step is None:
+        return False
+    state.derived = True  # placed at the step the row before reached
+    for name, cell in zip(_TABLE_ALL_NAMES, cells.split()[2:]):
+        _emit(state, state.step, name, _num(cell))
+    return True
 
 
 # -- the general reader: key: value, key=value, dict and JSON lines ---------------
