@@ -1,5 +1,5 @@
-"""Tables and summaries of public training logs: Spinning Up's and tensorpack's epochs, Chainer's table
-under its progress bar, YOLOv5's stdout table (on small logs written here, in their shapes)."""
+"""Tables and summaries of public training logs: Spinning Up's and tensorpack's epochs, AllenNLP's bars,
+Chainer's table under its progress bar, YOLOv5's stdout table (on small logs written here, in their shapes)."""
 
 from __future__ import annotations
 
@@ -209,3 +209,55 @@ def test_a_bar_line_is_never_a_row_of_a_table_as_wide():
         assert pts(batch, "main/loss") == [(1, 0.5)]
         assert not batch.skipped
 
+
+# -- AllenNLP: an epoch's bars -----------------------------------------------------------------
+
+def _allen(stamp: str, module: str, message: str) -> str:
+    return f"2019-10-15 12:{stamp},697 - INFO - allennlp.training.{module} - {message}\n"
+
+
+def _allen_bar(values: tuple[float, float, float], n: int, m: int, sep: str = "\r") -> str:
+    acc, acc3, loss = values
+    desc = f"accuracy: {acc:.4f}, accuracy3: {acc3:.4f}, loss: {loss:.4f} ||: "
+    return desc + f"{n * 100 // m:3d}%|{'#' * (n * 10 // m):<10}| {n}/{m} [00:37<00:00,  3.32it/s]" + sep
+
+
+def _allen_epoch(epoch: int, train: tuple, val: tuple, sep: str = "\r") -> str:
+    half = tuple(v + 0.5 for v in train)
+    bars = _allen_bar(half, 62, 125, sep) + _allen_bar(train, 125, 125, sep) + _allen_bar(train, 125, 125, "\n")
+    return (_allen(f"{45 + epoch}:23", "trainer", f"Epoch {epoch}/39")
+            + _allen(f"{45 + epoch}:23", "trainer", "Peak CPU memory usage MB: 1919.684")
+            + _allen(f"{45 + epoch}:24", "trainer", "Training") + bars
+            + _allen(f"{45 + epoch}:50", "trainer", "Validating") + _allen_bar(val, 31, 31, "\n")
+            + _allen(f"{45 + epoch}:51", "tensorboard_writer", "                  Training |  Validation")
+            + _allen(f"{45 + epoch}:51", "tensorboard_writer", "cpu_memory_MB |  1919.684  |       N/A")
+            + _allen(f"{45 + epoch}:51", "tensorboard_writer", f"loss          |     {train[2]:.3f}  |     {val[2]:.3f}"))
+
+
+ALLENNLP = (_allen("45:20", "trainer", "Beginning training.")
+            + _allen_epoch(0, (0.1656, 0.3559, 3.5716), (0.1852, 0.3841, 3.2306))
+            + _allen_epoch(1, (0.2511, 0.4494, 3.0232), (0.3684, 0.5976, 2.4891)))
+
+
+def test_allennlps_full_bars_are_an_epochs_points_once_and_its_validation_val():
+    for text in (ALLENNLP, ALLENNLP.replace("\r", "\n")):  # redrawn in place, or a line a redraw (its stdout.log)
+        for batch in batches(text):
+            assert pts(batch, "loss") == [(0, 3.5716), (1, 3.0232)]  # the bar half-way is progress; its copy no point
+            assert pts(batch, "accuracy3") == [(0, 0.3559), (1, 0.4494)]
+            assert pts(batch, "val_loss") == [(0, 3.2306), (1, 2.4891)]
+            assert pts(batch, "val_accuracy") == [(0, 0.1852), (1, 0.3684)]
+            # the table repeats the bars' means rounded; the memory is no metric
+            assert set(batch.series) == {"loss", "accuracy", "accuracy3", "val_loss", "val_accuracy", "val_accuracy3"}
+            assert batch.meta["step_key"] == "epoch" and batch.meta["planned_steps"] == 40  # 0/39: from 0
+            assert choose_primary(list(batch.series)) == "loss"
+
+
+def test_an_allennlp_bar_taken_before_its_line_ended_gives_its_points_once():
+    # a live reader takes a last line that stays unfinished a while: the bar's redraws arrive in pieces
+    text = _allen_epoch(0, (0.1656, 0.3559, 3.5716), (0.1852, 0.3841, 3.2306))
+    cut = text.index("125/125") + 40
+    parser = TextParser()
+    out = parser.feed(text[: text.index("62/125") + 40].encode(), 1)
+    out.merge(parser.feed(text[text.index("62/125") + 40 : cut].encode(), 5))
+    out.merge(parser.feed(text[cut:].encode(), 5))
+    assert pts(out, "loss") == [(0, 3.5716)] and pts(out, "val_loss") == [(0, 3.2306)]

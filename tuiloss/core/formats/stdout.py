@@ -63,6 +63,8 @@ class _State:
     table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
     table_zero: bool = False  # ... whose counter counts from 0 (YOLOv5's ``0/299``: 300 epochs planned)
     table_evals: bool = False  # ... whose validation prints an ``all`` row under it (YOLOv5's)
+    phase: str = ""  # AllenNLP: the phase whose bar follows (``Training``, ``Validating``) ...
+    bar_read: tuple | None = None  # ... and the (epoch, phase) of the last full bar read
     test_net: int = 0  # Caffe: the test net whose outputs are being printed
     best_next: bool = False  # LightGBM: the read ended at 'Best iteration is:'; its copy of a round follows
     pipe_step: int | None = None  # a Markdown table: the column of its step
@@ -1089,6 +1091,62 @@ def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -
         number = _num(value)
         if number is not None and key:
             state.block[(state.section if under else "") + key] = number
+
+
+# -- AllenNLP (0.x to 2.x): an epoch's bars ------------------------------------------------
+
+# its trainer's lines, behind its logger's prefix (``2019-10-15 12:46:03,548 - INFO - allennlp.training.trainer - ``):
+# ``Epoch 1/39`` (counted from 0, to the last), then ``Training`` or ``Validating`` before each bar, and the
+# rows of its table of the epoch's metrics (``loss          |     3.023  |     2.489``)
+_ALLENNLP_LINE = re.compile(r"\ballennlp\.training\.[\w.]+ - (?:Epoch (?P<n>\d+)/(?P<last>\d+)|(?P<phase>Training|Validating)"
+                            r"|[ \t]*Training \|[ \t]*Validation|[\w/@.\-]+ *\|[^|\n]*\|[^|\n]*)[ \t]*\r?$")
+# a phase's bar, its running means in the description: ``accuracy: 0.2511, loss: 3.0232 ||: 100%|###| 125/125 [...]``
+_ALLENNLP_BAR = re.compile(r"^(?P<desc>[^|\n]*?)\s*\|\|:\s*\d{1,3}%\|[^|\n]*\|\s*(?P<n>\d+)/(?P<m>\d+)\b")
+
+
+def _parse_allennlp(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """AllenNLP's trainer: an epoch's line, then a bar for training and one for validation, whose
+    descriptions hold the running means over the epoch::
+
+        ... - INFO - allennlp.training.trainer - Epoch 1/39
+        ... - INFO - allennlp.training.trainer - Training
+        accuracy: 0.2511, accuracy3: 0.4494, loss: 3.0232 ||: 100%|##########| 125/125 [00:38<00:00,  3.23it/s]
+        ... - INFO - allennlp.training.trainer - Validating
+        accuracy: 0.3684, accuracy3: 0.5976, loss: 2.4891 ||: 100%|##########| 31/31 [00:01<00:00, 20.92it/s]
+        ... - INFO - allennlp.training.tensorboard_writer - loss          |     3.023  |     2.489
+
+    A full bar gives the epoch's points (the step is the epoch, from 0: ``Epoch 1/39`` plans 40),
+    the validation's named ``val_``; a bar redrawn (``\r``, or a line a redraw in its own log file)
+    gives them once, and a bar not full is progress. The table after them repeats the same
+    means rounded: no points.
+    """
+    state = parser.state
+    for line in text.split("\n"):
+        if "allennlp.training" in line:
+            match = _ALLENNLP_LINE.search(line)
+            if match is None:
+                continue
+            parser.matched += 1
+            if match["n"] is not None:
+                state.step = state.epoch = float(match["n"])
+                state.phase = ""
+                state.meta["step_key"] = "epoch"
+                state.meta["planned_steps"] = float(match["last"]) + 1
+            elif match["phase"] is not None:
+                state.phase = "val_" if match["phase"] == "Validating" else ""
+            continue
+        if "||:" not in line:
+            continue
+        bar = _ALLENNLP_BAR.match(line.rstrip("\r").rpartition("\r")[2])
+        if bar is None:
+            continue
+        parser.matched += 1
+        done = (state.epoch, state.phase)
+        if state.epoch is None or bar["n"] != bar["m"] or state.bar_read == done:
+            continue  # before any epoch, a bar half-way, or the same full bar drawn again
+        state.bar_read = done
+        for key, value in _fields(bar["desc"]):
+            _emit(state, state.epoch, state.phase + key, value)
 
 
 # -- Ray Tune and RLlib: ``Result for <trial>:`` blocks --------------------------------
@@ -2677,6 +2735,7 @@ FAMILIES: tuple[Family, ...] = (
         hint="Train Epoch: ",
     ),
     Family("rsl_rl", re.compile(r"\n[ \t]*Learning iteration \d+/\d+[ \t]*\r?\n"), _parse_rsl_rl, hint="Learning iteration"),
+    Family("allennlp", re.compile(r"\ballennlp\.training\.[\w.]+ - Epoch \d+/\d+"), _parse_allennlp, hint="allennlp.training"),
     Family(
         "yolo_results",
         re.compile(r"\n[ \t]*\d+/\d+[ \t]+[\d.]+G(?:[ \t]+" + NUM + r"){13}[ \t]*\r?(?:\n|$)"),
