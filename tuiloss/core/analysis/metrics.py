@@ -49,7 +49,7 @@ _WORDS = {
              "timestamp", "wall", "clock", "hours", "minutes", "date", "timing", "latency"},
     "memory": {"mem", "memory", "memallocated", "maxmemallocated", "gb", "mb", "vram", "ram", "cuda"},
     "lr": {"lr", "learning", "learningrate"},
-    "norm": {"norm", "gnorm", "gradnorm", "grad"},
+    "norm": {"norm", "gnorm", "gradnorm", "grad", "rms"},  # tensorpack's ``SummaryGradient/fc0/W/rms``
     "step": {"step", "steps", "epoch", "epochs", "iter", "iters", "iteration", "iterations", "it",
              "updates", "timesteps", "micro"},
     "count": {"n", "num", "number", "count", "counts", "tokens", "samples", "consumed", "size", "batch",

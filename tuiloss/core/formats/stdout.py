@@ -61,6 +61,10 @@ class _State:
     seen_val: bool = False
     epochs_unvalidated: bool = False  # Keras 3: an epoch ended with no validated bar
     table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
+    table_zero: bool = False  # ... whose counter counts from 0 (YOLOv5's ``0/299``: 300 epochs planned)
+    table_evals: bool = False  # ... whose validation prints an ``all`` row under it (YOLOv5's)
+    phase: str = ""  # AllenNLP: the phase whose bar follows (``Training``, ``Validating``) ...
+    bar_read: tuple | None = None  # ... and the (epoch, phase) of the last full bar read
     test_net: int = 0  # Caffe: the test net whose outputs are being printed
     best_next: bool = False  # LightGBM: the read ended at 'Best iteration is:'; its copy of a round follows
     pipe_step: int | None = None  # a Markdown table: the column of its step
@@ -1028,8 +1032,12 @@ def _parse_vits(parser: "TextParser", text: str, first_line: int, batch: Batch) 
 _SB3_ROW = re.compile(r"^\|(?P<indent>[ \t]*)(?P<key>[^|\n]*?)[ \t]*\|[ \t]*(?P<value>[^|\n]*?)[ \t]*\|[ \t]*\r?$")
 _SB3_RULER = re.compile(r"^-{5,}[ \t]*\r?$")
 #: What counts in an SB3 table rather than measures: the step, and the counts beside it (OpenAI
-#: baselines' ``nupdates`` and ``serial_timesteps`` too).
-_SB3_COUNTS = frozenset({"total_timesteps", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps"})
+#: baselines' ``nupdates`` and ``serial_timesteps`` too, Spinning Up's ``Epoch``).
+_SB3_COUNTS = frozenset({"total_timesteps", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps",
+                         "Epoch"})
+#: Where a table says its step, most preferred first: SB3's, OpenAI baselines', Spinning Up's (its
+#: environment steps, else its epoch).
+_SB3_STEPS = ("time/total_timesteps", "total_timesteps", "TotalEnvInteracts", "Epoch")
 
 
 def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
@@ -1048,19 +1056,22 @@ def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -
     points at its ``time/total_timesteps``, once its closing ruler is read (a table may
     arrive in two reads). Its counts (iterations, episodes, updates) are no metrics. OpenAI
     baselines' logger prints the same tables without sections (``| eprewmean | 34.9 |``,
-    ``| total_timesteps | 1692672 |``).
+    ``| total_timesteps | 1692672 |``), and Spinning Up's a table an epoch, its names right-aligned
+    (``|      AverageEpRet |            22.7 |``), at ``TotalEnvInteracts`` (printed to three
+    digits: ``4e+03``), its ``Epoch`` no metric.
     """
     state = parser.state
-    state.meta["step_key"] = "total_timesteps"
+    if state.meta.get("step_key") not in _SB3_STEPS:
+        state.meta["step_key"] = "total_timesteps"
     for line in text.split("\n"):
         if _SB3_RULER.match(line):
             parser.matched += 1
             values, state.block, state.section = state.block, None, ""
-            step = (values or {}).pop("time/total_timesteps", None)
-            if step is None:
-                step = (values or {}).pop("total_timesteps", None)
-            if step is None:
+            key = next((key for key in _SB3_STEPS if key in (values or {})), None)
+            if key is None:
                 continue  # an opening ruler, or a table with no step to place it at
+            step = values.pop(key)
+            state.meta["step_key"] = key.rpartition("/")[2]
             state.step = step
             for name, value in values.items():
                 if name.rpartition("/")[2] not in _SB3_COUNTS:
@@ -1080,6 +1091,62 @@ def _parse_sb3(parser: "TextParser", text: str, first_line: int, batch: Batch) -
         number = _num(value)
         if number is not None and key:
             state.block[(state.section if under else "") + key] = number
+
+
+# -- AllenNLP (0.x to 2.x): an epoch's bars ------------------------------------------------
+
+# its trainer's lines, behind its logger's prefix (``2019-10-15 12:46:03,548 - INFO - allennlp.training.trainer - ``):
+# ``Epoch 1/39`` (counted from 0, to the last), then ``Training`` or ``Validating`` before each bar, and the
+# rows of its table of the epoch's metrics (``loss          |     3.023  |     2.489``)
+_ALLENNLP_LINE = re.compile(r"\ballennlp\.training\.[\w.]+ - (?:Epoch (?P<n>\d+)/(?P<last>\d+)|(?P<phase>Training|Validating)"
+                            r"|[ \t]*Training \|[ \t]*Validation|[\w/@.\-]+ *\|[^|\n]*\|[^|\n]*)[ \t]*\r?$")
+# a phase's bar, its running means in the description: ``accuracy: 0.2511, loss: 3.0232 ||: 100%|###| 125/125 [...]``
+_ALLENNLP_BAR = re.compile(r"^(?P<desc>[^|\n]*?)\s*\|\|:\s*\d{1,3}%\|[^|\n]*\|\s*(?P<n>\d+)/(?P<m>\d+)\b")
+
+
+def _parse_allennlp(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """AllenNLP's trainer: an epoch's line, then a bar for training and one for validation, whose
+    descriptions hold the running means over the epoch::
+
+        ... - INFO - allennlp.training.trainer - Epoch 1/39
+        ... - INFO - allennlp.training.trainer - Training
+        accuracy: 0.2511, accuracy3: 0.4494, loss: 3.0232 ||: 100%|##########| 125/125 [00:38<00:00,  3.23it/s]
+        ... - INFO - allennlp.training.trainer - Validating
+        accuracy: 0.3684, accuracy3: 0.5976, loss: 2.4891 ||: 100%|##########| 31/31 [00:01<00:00, 20.92it/s]
+        ... - INFO - allennlp.training.tensorboard_writer - loss          |     3.023  |     2.489
+
+    A full bar gives the epoch's points (the step is the epoch, from 0: ``Epoch 1/39`` plans 40),
+    the validation's named ``val_``; a bar redrawn (``\r``, or a line a redraw in its own log file)
+    gives them once, and a bar not full is progress. The table after them repeats the same
+    means rounded: no points.
+    """
+    state = parser.state
+    for line in text.split("\n"):
+        if "allennlp.training" in line:
+            match = _ALLENNLP_LINE.search(line)
+            if match is None:
+                continue
+            parser.matched += 1
+            if match["n"] is not None:
+                state.step = state.epoch = float(match["n"])
+                state.phase = ""
+                state.meta["step_key"] = "epoch"
+                state.meta["planned_steps"] = float(match["last"]) + 1
+            elif match["phase"] is not None:
+                state.phase = "val_" if match["phase"] == "Validating" else ""
+            continue
+        if "||:" not in line:
+            continue
+        bar = _ALLENNLP_BAR.match(line.rstrip("\r").rpartition("\r")[2])
+        if bar is None:
+            continue
+        parser.matched += 1
+        done = (state.epoch, state.phase)
+        if state.epoch is None or bar["n"] != bar["m"] or state.bar_read == done:
+            continue  # before any epoch, a bar half-way, or the same full bar drawn again
+        state.bar_read = done
+        for key, value in _fields(bar["desc"]):
+            _emit(state, state.epoch, state.phase + key, value)
 
 
 # -- Ray Tune and RLlib: ``Result for <trial>:`` blocks --------------------------------
@@ -1347,7 +1414,8 @@ def _parse_mmiter(parser: "TextParser", text: str, first_line: int, batch: Batch
 
 
 # a table's header: a counter, then one word a column, a loss among them (``epoch train_loss valid_loss time``)
-_TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*loss)(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
+# or the GPU's memory (YOLOv5 up to v5.0 names its losses' parts alone: ``Epoch gpu_mem box obj cls total``)
+_TABLE_WORDS = r"(?:epoch|step|iter|iteration)(?=[ \t][^\n]*(?:loss|gpu_mem))(?:[ \t]+[A-Za-z_][\w/.\-]*){2,}"
 _TABLE_HEAD = re.compile(r"^[ \t]*(?P<head>" + _TABLE_WORDS + r")[ \t]*\r?$", re.M | re.I)
 # a header of names two spaces apart over a ruler of dashes, one run a column (spaCy's ``spacy train``)
 _RULED_HEAD = re.compile(r"^(?P<head>[ \t]*\S[^\n]*?)[ \t]*\r?\n(?P<rule>[ \t]*-+(?:[ \t]+-+)+)[ \t]*\r?$", re.M)
@@ -1356,6 +1424,21 @@ _RULED = r"\n" + _RULER.pattern + r"(?:\n|$)"  # a ruler of three columns or mor
 #: Column names of a table that count rather than measure: never metrics; ``#`` (spaCy's step) is the step.
 _TABLE_COUNTERS = frozenset({"#", "e", "epoch", "step", "iter", "iteration"})
 _TABLE_ROW = re.compile(r"^[ \t]*\d+(?:/\d+)?[ \t].*$", re.M)
+# a row whose counter a progress bar's redraw blanked (Chainer's PrintReport under its ProgressBar):
+# spaces where the epoch was, then the first metric (``           0.22397     0.109173  ...``)
+_BLANKED_ROW = re.compile(r"^[ \t]+[-+]?(?:\d+[.eE]|\.\d|nan|inf)[^\n]*$", re.M)
+# Chainer's ProgressBar between the rows: ``200 iter, 0 epoch / 20 epochs`` (the epochs done, of
+# those planned) and ``19.812 iters/sec. Estimated time to finish: 0:04:52.75.``; never rows
+_CHAINER_BAR = re.compile(r"^[ \t]*(?:\d+ iter, (?P<done>\d+) epoch / (?P<epochs>\d+) epochs"
+                          r"|\S+ iters/sec\. Estimated time to finish: [^\n]*?)[ \t]*\r?$")
+# YOLOv5's columns named for their part of the loss, in a header that names no loss
+_TABLE_PARTS = {"box": "box_loss", "obj": "obj_loss", "cls": "cls_loss", "total": "total_loss"}
+#: Columns that are no metrics: YOLOv5's labels in the epoch's last batch and its image size.
+_TABLE_NOT_METRICS = frozenset({"labels", "targets", "img_size"})
+# YOLOv5's validation under its table, ``Class Images Labels P R mAP@.5 mAP@.5:.95``, over all classes:
+# ``all  448  3.41e+03  0.279  0.767  0.57  0.237`` (the images and labels it saw are no results)
+_TABLE_ALL = re.compile(r"^[ \t]*all(?P<cells>(?:[ \t]+" + NUM + r"){6})[ \t]*\r?$", re.M)
+_TABLE_ALL_NAMES = ("val_precision", "val_recall", "val_mAP@.5", "val_mAP@.5:.95")
 # where a row's progress bar starts: ``640: 100%|###| 4/4 [...]`` (Ultralytics), its percentage
 _TABLE_BAR = re.compile(r":\s+(\d{1,3})%")
 _NOT_AVAILABLE = frozenset({"#na#", "-", "--", "n/a", "na", "none"})
@@ -1379,6 +1462,14 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
         ---  ------  ------------  --------  ------  ------  ------  ------
           3     100         30.32    700.46   38.60   47.83   32.35    0.39
 
+    YOLOv5 (up to v5.0, YOLOv7) names the losses' parts alone (``Epoch gpu_mem box obj cls total
+    labels img_size``: ``box_loss`` ... ``total_loss``, the labels and image size no metrics),
+    counts its epochs from 0 (``0/299``: 300 planned), and prints its validation's ``all`` row
+    after an epoch's row (``val_precision``, ``val_recall``, ``val_mAP@.5``, ``val_mAP@.5:.95``
+    at that epoch). Chainer's PrintReport, under its ProgressBar, prints rows whose epoch the
+    bar's carriage return blanked: the epoch after the bar's epochs done, else after the row
+    before; the bar's lines are no rows.
+
     A header again starts a new table (``fine_tune``'s second fit counts its epochs from 0:
     a reset). A row with another number of cells is no row; a row whose bar is not full is
     progress (its values are running means); a cell that says nothing (``#na#``: no
@@ -1394,10 +1485,16 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
     heads = {m.start() for m in found}
     if state.table is not None or found:
         found += _TABLE_ROW.finditer(text)
+        found += _BLANKED_ROW.finditer(text)
+        if "all" in text:
+            found += _TABLE_ALL.finditer(text)
     for match in sorted(found, key=lambda m: (m.start(), m.re not in (_TABLE_HEAD, _RULED_HEAD))):
         if match.re is _TABLE_HEAD:
             head = match["head"].strip()  # a notebook's table, copied out, has tabs between names of words
             state.table = tuple(re.split(r"\t+", head)) if "\t" in head else tuple(head.split())
+            state.table_evals = not any("loss" in name.lower() for name in state.table)
+            if state.table_evals:
+                state.table = tuple(_TABLE_PARTS.get(name, name) for name in state.table)
             parser.matched += 1
             continue
         if match.re is _RULED_HEAD:
@@ -1405,9 +1502,20 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
             continue
         if state.table is None or match.start() in heads:
             continue
+        if match.re is _TABLE_ALL:
+            parser.matched += _table_evals(state, match["cells"])
+            continue
+        if " iter" in match[0]:
+            bar = _CHAINER_BAR.match(match[0])
+            if bar is not None:
+                parser.matched += 1
+                if bar["done"] is not None:
+                    state.epoch = float(bar["done"])
+                    state.meta["planned_steps"] = float(bar["epochs"])
+                continue
         read = None
         for redraw in match[0].split("\r"):
-            row = _table_row(state, redraw)
+            row = _table_row(state, redraw) if match.re is _TABLE_ROW else _blanked_row(state, redraw)
             read = row if row is not None else read
         if read is None:
             continue  # a progress line, a number that starts other text
@@ -1440,16 +1548,52 @@ def _table_row(state: _State, text: str) -> bool | None:
     if not counter.isdigit():
         return None
     step = float(counter)
-    state.step = step
+    state.step, state.epoch = step, None  # (the epochs a progress bar said were done: this row's, or before it)
     state.meta["step_key"] = "step" if at else state.table[0].lower()
     if total.isdigit() and int(total) > 0:
-        state.meta["planned_steps"] = float(total)
+        state.table_zero = state.table_zero or step == 0
+        state.meta["planned_steps"] = float(total) + state.table_zero
+    return _row_points(state, step, cells, at)
+
+
+def _row_points(state: _State, step: float, cells: list[str], at: int) -> bool:
+    """Emit the cells of a row at ``step`` (``at``: its counter's column); whether one gave a point."""
     found = False
     for k, (name, cell) in enumerate(zip(state.table, cells)):
         if k == at or (at and name.lower() in _TABLE_COUNTERS) or cell.lower() in _NOT_AVAILABLE or ":" in cell:
             continue
+        if name.lower() in _TABLE_NOT_METRICS:
+            continue
         found = _emit(state, step, name, _num(cell)) or found
     return found
+
+
+def _blanked_row(state: _State, text: str) -> bool | None:
+    """Read a row whose epoch a progress bar blanked (see :data:`_BLANKED_ROW`): one cell short,
+    under a header that starts with the epoch, every cell a number; None when it is none."""
+    cells = text.split()
+    if len(state.table) < 3 or len(cells) != len(state.table) - 1 or state.table[0].lower() != "epoch":
+        return None
+    if any(_num(cell) is None and cell.lower() not in _NOT_AVAILABLE for cell in cells):
+        return None
+    if state.epoch is not None:
+        step, state.epoch = state.epoch + 1, None  # the epoch after those the bar said were done
+    else:
+        step = state.step + 1 if state.step is not None else 1.0
+    state.step = step
+    state.meta["step_key"] = "epoch"
+    return _row_points(state, step, [""] + cells, 0)
+
+
+def _table_evals(state: _State, cells: str) -> bool:
+    """YOLOv5's validation over all classes (see :data:`_TABLE_ALL`) at the epoch read last; whether
+    it was read."""
+    if not state.table_evals or state.step is None:
+        return False
+    state.derived = True  # placed at the step the row before reached
+    for name, cell in zip(_TABLE_ALL_NAMES, cells.split()[2:]):
+        _emit(state, state.step, name, _num(cell))
+    return True
 
 
 # -- the general reader: key: value, key=value, dict and JSON lines ---------------
@@ -1570,7 +1714,8 @@ _METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|
 _METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-])")
 _NAMES_METRIC = re.compile(r"(?i)(?:^|[\W_])" + _METRIC_NAMES + r"(?:$|[\W_])")  # a metric's name anywhere in a line
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
-_NOT_METRICS = frozenset({"eta", "v_num", "pid"})  # a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``
+# a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``; how full tensorpack's input queue is
+_NOT_METRICS = frozenset({"eta", "v_num", "pid", "input_queue_size"})
 _DICT_START = re.compile(r"\{\s*['\"]")
 # ``'loss': 0.37``, ``'loss': '0.37'`` (a number in a string is the whole string: ``'43s'``, ``'1m 2s'``
 # and ``'31.25%'`` are no numbers), ``'loss': tensor(0.37, ...)``
@@ -2380,6 +2525,9 @@ _EVAL_SPACED = re.compile(r"(?i)\b(?:test|val|valid|validation|eval|evaluation|d
 # a date and time alone before the message: Flair's ``2023-02-27 17:07:47,458 DEV : loss 1.51``
 _STAMP_PREFIX = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s+")
 _BRACKET_COUNT = re.compile(r"\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]")
+# tensorpack's statistics of an epoch, one a line after ``Epoch 1 (global_step 25000) finished``:
+# ``[0724 10:47:52 @monitor.py:310] cost: 0.001137`` (a value whatever its name says: ``cost`` is the loss)
+_MONITOR = re.compile(r"\[\d{4} \d\d:\d\d:\d\d @monitor\.py:\d+\] ")
 # ``Loss:  0.5951 (0.5882)``: a batch's value and the running mean
 _WITH_MEAN = re.compile(r"(?P<key>[A-Za-z_][\w@/.\-]*):\s*" + NUM + r"\s*\(\s*(?P<mean>" + NUM + r")\s*\)")
 
@@ -2404,7 +2552,7 @@ def _read_alone(parser: "TextParser", line: str) -> bool:
     pairs = _fields(line)
     if len(pairs) > 1:
         return _read_pairs_alone(parser, line, pairs)
-    if len(pairs) != 1 or not _METRIC_WORD.search(pairs[0][0]):
+    if len(pairs) != 1 or not (_METRIC_WORD.search(pairs[0][0]) or ("@monitor.py:" in line and _MONITOR.match(line))):
         return False
     rest = _PREFIX_END.sub("", line).strip()
     if _WHOLE.match(rest) is None:
@@ -2566,12 +2714,14 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "sb3",
-        re.compile(r"\n\|[ \t]+(?:total_timesteps[ \t]+\|[ \t]*\d+|(?:rollout|time|train|eval)/[ \t]+\|)[ \t]*\|"),
+        re.compile(r"\n\|[ \t]+(?:total_timesteps[ \t]+\|[ \t]*\d+|(?:rollout|time|train|eval)/[ \t]+\|"
+                   r"|TotalEnvInteracts[ \t]+\|[ \t]*[\d.e+]+)[ \t]*\|"),
         _parse_sb3,
         # a section's name, padded to its column (``| rollout/      |``), or the step of OpenAI
-        # baselines' tables, which have no sections (``| total_timesteps    | 1692672     |``: the rows
-        # before it, read before the family was known, are held from the table's ruler on)
-        hint=("/    ", "total_timesteps "),
+        # baselines' and Spinning Up's tables, which have no sections (``| total_timesteps    | 1692672     |``,
+        # ``| TotalEnvInteracts |           4e+03 |``: the rows before it, read before the family was known,
+        # are held from the table's ruler on)
+        hint=("/    ", "total_timesteps ", "TotalEnvInteracts "),
     ),
     Family(
         "ray",
@@ -2587,6 +2737,7 @@ FAMILIES: tuple[Family, ...] = (
         hint="Train Epoch: ",
     ),
     Family("rsl_rl", re.compile(r"\n[ \t]*Learning iteration \d+/\d+[ \t]*\r?\n"), _parse_rsl_rl, hint="Learning iteration"),
+    Family("allennlp", re.compile(r"\ballennlp\.training\.[\w.]+ - Epoch \d+/\d+"), _parse_allennlp, hint="allennlp.training"),
     Family(
         "yolo_results",
         re.compile(r"\n[ \t]*\d+/\d+[ \t]+[\d.]+G(?:[ \t]+" + NUM + r"){13}[ \t]*\r?(?:\n|$)"),
