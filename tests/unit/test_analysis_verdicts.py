@@ -291,3 +291,12 @@ def test_a_flat_wandering_run_that_rises_just_after_its_low_has_rarely_diverged(
         values = np.exp(1.5 + 0.2 * correlated(500, 0.9, rng))
         found += any(a.kind == "divergence" for a in analyze_series(np.arange(1.0, 501) * 10, values).anomalies)
     assert found <= 2  # 4 when only the few levels near the low were read
+
+
+def test_a_loud_return_of_one_sign_has_a_level():
+    """An RL return of 150 to 1,030, as loud as it is large, still has a level: no "oscillates around 0"."""
+    rng = np.random.default_rng(4)
+    returns = np.round(np.clip(rng.lognormal(np.log(380), 0.45, 40), 150, 1030), -1)
+    result = analyze_series(np.arange(1.0, 41) * 120, returns, higher_is_better=True)
+    assert result.verdict.kind != "near_zero"
+    assert "around 0" not in result.verdict.message

@@ -90,3 +90,23 @@ def test_a_name_of_no_known_role_is_still_charted_but_never_a_prefix_token():
     assert direction("value") is Direction.UNKNOWN
     assert choose_primary(["logging.py", "96", "CurrSamplesPerSec"]) is None
     assert choose_primary(["bpb", "lr"]) == "bpb" and direction("val_bpb") is Direction.LOWER
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("reward_std", "other"),  # GRPO's spread of the group's rewards: no better way
+    ("rewards/fbeta_reward/std", "other"),
+    ("frac_reward_zero_std", "other"),
+    ("loss_std", "other"),
+    ("reward", "reward"),
+    ("variance_loss", "loss"),  # VICReg's variance term is a loss
+    ("TFLOP/s/device", "throughput"),  # MaxText
+    ("Tokens/s/device", "throughput"),
+    ("tok/s", "throughput"),
+])
+def test_spreads_and_rates_per_device(name, expected):
+    assert role(name) == expected
+
+
+def test_a_spread_of_rewards_is_never_the_primary_metric():
+    assert choose_primary(["reward_std", "reward", "kl"]) == "reward"
+    assert choose_primary(["reward_std", "completion_length"]) != "reward_std"

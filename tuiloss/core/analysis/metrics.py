@@ -44,7 +44,7 @@ _SPLIT = re.compile(r"[^a-z0-9%]+")
 _WORDS = {
     "scale": {"scale", "scaler"},
     "throughput": {"persec", "fps", "throughput", "wps", "ups", "ips", "tps", "tflops", "mfu", "flops",
-                   "speed", "samplespersec", "sps"},
+                   "speed", "samplespersec", "sps", "tflop", "gflops"},
     "time": {"time", "eta", "elapsed", "duration", "dt", "t", "sec", "secs", "seconds", "ms", "runtime",
              "timestamp", "wall", "clock", "hours", "minutes", "date", "timing", "latency"},
     "memory": {"mem", "memory", "memallocated", "maxmemallocated", "gb", "mb", "vram", "ram", "cuda"},
@@ -72,6 +72,9 @@ _WORDS = {
 #: Theano logs): PaddlePaddle's ``batch_cost``, ``data_cost``, ``avg_reader_cost`` are the seconds a
 #: batch took or waited for its data, and a unit in the name (``cost_ms``) says so too.
 _TIME_COSTS = frozenset({"batch", "data", "reader", "s"}) | _WORDS["time"]
+
+#: Words that make a name the spread of a quantity, not the quantity.
+_SPREADS = frozenset({"std", "stddev", "stdev"})
 
 #: The order roles are tried in: a quality word wins over a unit-like word, except
 #: where the unit makes the quantity something else (``loss scale``, ``loss/sec``).
@@ -156,6 +159,8 @@ def _words(name: str) -> tuple[str, ...]:
         parts = str(name).lower().split("/")
         if len(parts) == 2 and parts[1] in ("s", "sec", "second", "step") and parts[0].isalpha():
             merged.append("persec")
+        elif any(part in ("s", "sec", "second") and parts[k].isalpha() for k, part in enumerate(parts[1:])):
+            merged.append("persec")  # MaxText's ``Tokens/s/device``, ``TFLOP/s/device``
     return tuple(merged)
 
 
@@ -187,6 +192,8 @@ def role(name: str) -> str:
         return "other"
     if "cost" in w and w & _TIME_COSTS:
         return "time"
+    if w & _SPREADS:
+        return "other"  # how far a quality spreads (GRPO's ``reward_std``): no better way
     for candidate in _ROLE_ORDER:
         if w & _WORDS[candidate]:
             if candidate == "loss" and w & {"n", "num", "number", "count"}:
@@ -242,7 +249,7 @@ def choose_primary(names) -> str | None:
         if found:
             return min(found, key=_loss_rank)
     # a name that says nothing of its role (``value``, ``metric``): shown, without verdicts
-    others = [n for n in names if roles[n] == "other" and not _looks_like_prefix(n)]
+    others = [n for n in names if roles[n] == "other" and not _looks_like_prefix(n) and not set(words(n)) & _SPREADS]
     return min(others, key=lambda n: (is_eval(n), len(n), n)) if others else None
 
 

@@ -146,9 +146,13 @@ def reportable(peaks: Sequence[float], baselines: Sequence[float], sigmas: Seque
     return list(keep)
 
 
-def is_near_zero(log: bool, values: np.ndarray, noise: float) -> bool:
-    """A series that is not all positive and whose level is within a few noise sigmas of 0."""
-    if log or not len(values):
+def is_near_zero(log: bool, values: np.ndarray, noise: float, lowest: float = -math.inf, highest: float = math.inf) -> bool:
+    """A series that is not all positive and whose level is within a few noise sigmas of 0.
+
+    ``values`` are its block levels; ``lowest`` and ``highest`` its extreme points: a series
+    whose every point is of one sign (an RL return of 150 to 1,030, mirrored to be lower-is-
+    better) has a level however loud it is."""
+    if log or not len(values) or lowest > 0 or highest < 0:
         return False
     level = median(np.abs(values))
     return level <= 3 * max(noise, 0.0) or bool((values < 0).mean() > 0.05 and (values > 0).mean() > 0.05)

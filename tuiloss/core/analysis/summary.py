@@ -192,7 +192,7 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
 
     found = resets + nans
     point_noise = _point_noise(scan)
-    near_zero = severity.is_near_zero(scan.log, blocks.level, point_noise)
+    near_zero = severity.is_near_zero(scan.log, blocks.level, point_noise, *_extremes(blocks))
     if near_zero:
         # no level to be relative to: a rise is measured against the noise of the points before
         # it (an RL loss is loud early and quiet near 0 later; one noise for both reads every
@@ -266,6 +266,13 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         plateaus=tuple(plateaus),
         verdict=verdict,
     )
+
+
+def _extremes(blocks: Blocks) -> tuple[float, float]:
+    """The least and the greatest point of the blocks (infinite both ways when there are none)."""
+    if not len(blocks):
+        return -math.inf, math.inf
+    return float(np.min(blocks.lo)), float(np.max(blocks.hi))
 
 
 def _verdict(judged, scan: Scan, fs: np.ndarray, nf: int, near_zero: bool, final: float | None) -> Verdict:
