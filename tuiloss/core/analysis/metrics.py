@@ -73,6 +73,9 @@ _WORDS = {
 #: batch took or waited for its data, and a unit in the name (``cost_ms``) says so too.
 _TIME_COSTS = frozenset({"batch", "data", "reader", "s"}) | _WORDS["time"]
 
+#: Words beside ``l1`` / ``l2`` that make it a norm of what they name, not a loss term.
+_SIZED = frozenset({"grad", "grads", "gradient", "gradients", "weight", "weights", "param", "params", "parameters"})
+
 #: The order roles are tried in: a quality word wins over a unit-like word, except
 #: where the unit makes the quantity something else (``loss scale``, ``loss/sec``).
 _ROLE_ORDER = ("scale", "throughput", "ppl", "loss", "error", "reward", "accuracy",
@@ -187,6 +190,8 @@ def role(name: str) -> str:
         return "other"
     if "cost" in w and w & _TIME_COSTS:
         return "time"
+    if w & {"l1", "l2"} and w & _SIZED and not w & _WORDS["loss"] - {"l1", "l2"}:
+        return "norm"  # nanoT5's ``Grad_l2``, ``Weights_l2``: a size of the gradients or weights, no loss
     for candidate in _ROLE_ORDER:
         if w & _WORDS[candidate]:
             if candidate == "loss" and w & {"n", "num", "number", "count"}:
