@@ -1,6 +1,6 @@
-"""Log shapes of pairs without a counter word, on small logs written here: CenterNet's progress lines
-and ``log.txt``, hand-written ``[e][b/N] loss=...`` lines under epoch summaries and nanoT5's
-``Key --> value`` (see test_formats_wild)."""
+"""Log shapes of pairs without a counter word and of sentences, on small logs written here: CenterNet's
+progress lines and ``log.txt``, hand-written ``[e][b/N] loss=...`` lines under epoch summaries,
+PyTorch-YOLOv3's blocks, nanoT5's ``Key --> value``, Dopamine and Sample Factory (see test_formats_wild)."""
 
 from __future__ import annotations
 
@@ -102,6 +102,41 @@ def test_a_bracketed_epoch_and_count_needs_its_count_and_total_to_lead_the_line(
         assert "loss" not in batch.series
 
 
+# -- eriklindernoren's PyTorch-YOLOv3 ------------------------------------------------------------
+
+
+def _yolov3_block(epoch: int, k: int, loss: float) -> str:
+    return (
+        f"\n---- [Epoch {epoch}/3, Batch {k}/10] ----\n"
+        "+------------+--------------+--------------+\n"
+        "| Metrics    | YOLO Layer 0 | YOLO Layer 1 |\n"
+        "+------------+--------------+--------------+\n"
+        "| grid_size  | 38           | 76           |\n"
+        f"| loss       | {loss / 2:.6f}    | {loss / 2:.6f}    |\n"
+        "| cls_acc    | 100.00%      | 100.00%      |\n"
+        "+------------+--------------+--------------+\n"
+        f"Total loss {loss}\n"
+        "---- ETA 0:00:10.369194\n"
+    )
+
+
+YOLOV3 = (
+    _yolov3_block(0, 0, 57.91100311279297) + _yolov3_block(0, 9, 40.5)
+    + "\n---- Evaluating Model ----\n+-------+------------+---------+\n| Index | Class name | AP      |\n"
+    + "| 0     | sign       | 0.12500 |\n+-------+------------+---------+\n---- mAP 0.125\n"
+    + _yolov3_block(1, 0, 30.25)
+)
+
+
+def test_pytorch_yolov3s_total_loss_is_read_at_the_global_batch_and_its_map_at_the_epochs_end():
+    for parser, batch in read_both(YOLOV3):
+        assert pts(batch, "total_loss") == [(0, 57.91100311279297), (9, 40.5), (10, 30.25)]
+        assert pts(batch, "val_mAP") == [(10, 0.125)]
+        assert _names(batch) == ["total_loss", "val_mAP"]  # the layers' table, its grid sizes among it, is no series
+        assert parser.state.meta["planned_steps"] == 30 and parser.state.meta["step_key"] == "batch"
+        assert choose_primary(list(batch.series)) == "total_loss"
+
+
 # -- nanoT5 --------------------------------------------------------------------------------------
 
 NANOT5 = (
@@ -131,6 +166,68 @@ def test_an_arrow_between_two_numbers_is_no_separator():
     text = "step 10 | loss 0.7 |\nValidation loss decreased (0.693147 --> 0.650000).  Saving model ...\nstep 20 | loss 0.6 |\n"
     for batch in batches(text):
         assert _names(batch) == ["loss"] and pts(batch, "loss") == [(10, 0.7), (20, 0.6)]
+
+
+# -- Dopamine ------------------------------------------------------------------------------------
+
+
+def _dopamine_iteration(n: int, train: float, evaluation: float) -> str:
+    prefix = f"I0908 17:19:{39 + n}.618797 1803949 run_experiment.py"
+    return (f"{prefix}:446] Starting iteration {n}\n"
+            f"{prefix}:405] Average undiscounted return per training episode: {train:.2f}\n"
+            f"{prefix}:407] Average training steps per second: {1027.8 + n:.2f}\n"
+            f"{prefix}:427] Average undiscounted return per evaluation episode: {evaluation:.2f}\n")
+
+
+DOPAMINE = "I0908 17:19:38.000000 1803949 train.py:50] Creating runner\n" + _dopamine_iteration(0, -168.19, -279.07) + \
+    _dopamine_iteration(1, -120.5, -150.25)
+
+
+def test_dopamines_returns_are_rewards_at_each_iteration():
+    # read a line at a time, the iteration's line is read again with the first value that shows the family
+    for parser, batch in read_both(DOPAMINE):
+        assert pts(batch, "train_average_return") == [(0, -168.19), (1, -120.5)]
+        assert pts(batch, "eval_average_return") == [(0, -279.07), (1, -150.25)]
+        assert pts(batch, "train_average_steps_per_second") == [(0, 1027.8), (1, 1028.8)]
+        assert len(_names(batch)) == 3
+        assert parser.state.meta["step_key"] == "iteration"
+        assert choose_primary(list(batch.series)) == "train_average_return"
+        assert [role(name) for name in _names(batch)] == ["reward", "reward", "throughput"]
+
+
+def test_a_starting_iteration_line_alone_does_not_lock_a_log_to_dopamine():
+    text = "Starting iteration 3\nstep: 1, loss: 2.5\nstep: 2, loss: 2.25\n"
+    for batch in batches(text):
+        assert pts(batch, "loss") == [(1, 2.5), (2, 2.25)]
+
+
+# -- Sample Factory ------------------------------------------------------------------------------
+
+
+def _sample_factory(frames: int, fps: str, rewards: str) -> str:
+    return (f"[2022-11-30 19:48:21,166][07494] Fps is (10 sec: {fps}, 60 sec: 20377.6, 300 sec: 20377.6). "
+            f"Total num frames: {frames}. Throughput: 0: 5085.4. Samples: 203415. Policy #0 lag: (min: 0.0, avg: 1.9, max: 5.0)\n"
+            f"[2022-11-30 19:48:21,166][07494] Avg episode reward: [{rewards}]\n")
+
+
+SAMPLE_FACTORY = (
+    "[2022-11-30 19:48:11,000][07494] Fps is (10 sec: nan, 60 sec: nan, 300 sec: nan). Total num frames: 0. Throughput: 0: nan. "
+    "Samples: 0. Policy #0 lag: (min: -1.0, avg: -1.0, max: -1.0)\n"
+    "[2022-11-30 19:48:19,509][07580] Updated weights for policy 0, policy_version 926 (0.0015)\n"
+    + _sample_factory(3829760, "22528.2", "(0, '0.824')")
+    + _sample_factory(3932160, "20480.5", "(0, '-1.250'), (1, '2.500')")
+)
+
+
+def test_sample_factorys_rewards_sit_at_the_frames_counted_so_far():
+    for parser, batch in read_both(SAMPLE_FACTORY):
+        assert pts(batch, "avg_episode_reward") == [(3829760, 0.824), (3932160, -1.25)]
+        assert pts(batch, "avg_episode_reward/policy_1") == [(3932160, 2.5)]
+        assert pts(batch, "fps") == [(3829760, 22528.2), (3932160, 20480.5)]  # no ``nan`` before a window passed
+        assert _names(batch) == ["avg_episode_reward", "avg_episode_reward/policy_1", "fps"]
+        assert parser.state.meta["step_key"] == "frames"
+        assert choose_primary(list(batch.series)) == "avg_episode_reward"
+        assert role("fps") == "throughput"
 
 
 def test_a_bare_phase_key_is_that_phases_loss_only_as_a_whole_key():

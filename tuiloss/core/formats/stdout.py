@@ -1167,6 +1167,107 @@ def _end_ray_block(state: _State) -> None:
         _emit(state, step, name, value)
 
 
+# -- eriklindernoren's PyTorch-YOLOv3, Dopamine, Sample Factory -------------------
+
+# PyTorch-YOLOv3 (and its Complex-YOLO forks) prints a block a batch, then its evaluation's mean AP::
+#   ---- [Epoch 0/300, Batch 39/19133] ----
+#   | Metrics    | YOLO Layer 0 | YOLO Layer 1 | ...     (the table of each layer's values)
+#   Total loss 57.91100311279297
+#   ---- ETA 3:00:59.369194
+#   ---- mAP 0.41235
+_YOLOV3 = re.compile(
+    r"^(?:-+ \[Epoch (?P<e>\d+)/(?P<epochs>\d+), Batch (?P<b>\d+)/(?P<n>\d+)\] -+|Total loss (?P<loss>" + NUM + r")"
+    r"|-+ mAP (?P<map>" + NUM + r")(?: -+)?)[ \t]*\r?$",
+    re.M,
+)
+
+
+def _parse_yolov3(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """PyTorch-YOLOv3's blocks (see :data:`_YOLOV3`): ``Total loss`` is ``total_loss`` at the global
+    batch ``epoch * batches + batch`` its header gives (its epochs count from 0), the mean AP of an
+    evaluation ``val_mAP`` at the end of the epoch trained last. The table of each layer's values
+    is left out: the total is the loss trained on."""
+    state = parser.state
+    state.derived = True  # a value is placed by the header above it
+    if state.counter is None:
+        state.counter = EpochCounter()
+        state.counter.base = 0.0  # ``for epoch in range(epochs)``, also in a log that starts later
+    for match in _YOLOV3.finditer(text):
+        parser.matched += 1
+        if match["e"] is not None:
+            size = float(match["n"])
+            [(state.step, _)] = state.counter.add(float(match["e"]), float(match["b"]), None, size)
+            state.meta["step_key"] = "batch"
+            state.meta["planned_steps"] = float(match["epochs"]) * size
+        elif state.step is None:
+            continue  # a value before any header: no place on the axis
+        elif match["loss"] is not None:
+            _emit(state, state.step, "total_loss", _num(match["loss"]))
+        else:
+            [(end, _)] = state.counter.add(state.counter.epoch, None, None)
+            _emit(state, end, "val_mAP", _num(match["map"]))
+
+
+# Dopamine's runner, through absl's logger::
+#   I0908 17:19:39.618797 1803949 run_experiment.py:446] Starting iteration 0
+#   I0908 17:19:40.592262 1803949 run_experiment.py:405] Average undiscounted return per training episode: -168.19
+#   I0908 17:19:40.592391 1803949 run_experiment.py:407] Average training steps per second: 1027.80
+#   I0908 17:19:45.699378 1803949 run_experiment.py:427] Average undiscounted return per evaluation episode: -279.07
+_DOPAMINE = re.compile(
+    r"\b(?:Starting iteration (?P<n>\d+)|Average (?P<what>undiscounted return|normalized return|training steps) per "
+    r"(?P<per>training episode|evaluation episode|second): (?P<value>" + NUM + r"))[ \t]*\r?$",
+    re.M,
+)
+#: The names Dopamine's statistics give the values of its sentences.
+_DOPAMINE_NAMES = {"undiscounted return": "average_return", "normalized return": "average_normalized_return",
+                   "training steps": "average_steps_per_second"}
+
+
+def _parse_dopamine(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Dopamine's iterations (see :data:`_DOPAMINE`): each sentence's value at the iteration started
+    last, named as its statistics name it (``train_average_return``, ``eval_average_return``,
+    ``train_average_steps_per_second``)."""
+    state = parser.state
+    for match in _DOPAMINE.finditer(text):
+        parser.matched += 1
+        if match["n"] is not None:
+            state.step = float(match["n"])
+            state.meta["step_key"] = "iteration"
+        elif state.step is not None:
+            phase = "eval" if match["per"] == "evaluation episode" else "train"
+            _emit(state, state.step, f"{phase}_{_DOPAMINE_NAMES[match['what']]}", _num(match["value"]))
+
+
+# Sample Factory's reports, every few seconds::
+#   [2022-11-30 19:48:21,166][07494] Fps is (10 sec: 22528.2, 60 sec: 20377.6, 300 sec: 20377.6). Total num frames: 3829760. ...
+#   [2022-11-30 19:48:21,166][07494] Avg episode reward: [(0, '0.824')]
+_SAMPLE_FACTORY = re.compile(
+    r"\b(?:Fps is \(\d+ sec: (?P<fps>" + NUM + r")[^)\n]*\)\. Total num frames: (?P<frames>\d+)\."
+    r"|Avg episode reward: \[(?P<rewards>[^\]\n]*)\])"
+)
+_POLICY_REWARD = re.compile(r"\(\s*(?P<policy>\d+)\s*,\s*'(?P<value>" + NUM + r")'\s*\)")
+
+
+def _parse_sample_factory(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Sample Factory's reports (see :data:`_SAMPLE_FACTORY`): the frames counted so far are the step;
+    the average episode reward of policy 0 is ``avg_episode_reward`` (of policy k, ``.../policy_k``),
+    the frames a second over the shortest window ``fps``. Its sample counts and policy lag are no metrics."""
+    state = parser.state
+    for match in _SAMPLE_FACTORY.finditer(text):
+        parser.matched += 1
+        if match["frames"] is not None:
+            state.step = float(match["frames"])
+            state.meta["step_key"] = "frames"
+            fps = _num(match["fps"])
+            if fps is not None and math.isfinite(fps):  # ``nan`` until a window has passed
+                _emit(state, state.step, "fps", fps)
+        elif state.step is not None:
+            for reward in _POLICY_REWARD.finditer(match["rewards"]):
+                policy = reward["policy"]
+                name = "avg_episode_reward" if policy == "0" else f"avg_episode_reward/policy_{policy}"
+                _emit(state, state.step, name, _num(reward["value"]))
+
+
 # -- MLPerf's logging: ``:::MLLOG {json}`` lines ------------------------------------
 
 _MLLOG = re.compile(r"^[^\n]*?:::MLLOG[ \t]+(?P<body>\{[^\n]*\})[ \t]*\r?$", re.M)
@@ -1939,10 +2040,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             continue
         counters.append((match["key"].lower(), float(match["n"]), match["m"]))
         after = match.end()
-    if " out of " in line:
+    if " out of " in line:  # the total of a counter, in words
         for match in _OUT_OF.finditer(line):
-            counted = (match["key"].lower(), float(match["n"]), None)
-            counters = [(*counted[:2], match["m"]) if counter == counted else counter for counter in counters]
+            key, count = match["key"].lower(), float(match["n"])
+            counters = [(name, n, match["m"]) if (name, n) == (key, count) else (name, n, m) for name, n, m in counters]
     words = set()
     if "[" in line:
         pair = _EPOCH_BATCH.match(line)
@@ -1998,7 +2099,7 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if not pairs:
         _announce(parser, counters)
         return False
-    if not _BARE_PHASES.keys().isdisjoint([key for key, _ in pairs]):
+    if not _BARE_PHASES.keys().isdisjoint([key for key, _ in pairs]):  # ``train: 16.14 | val: 2.65``: their losses
         pairs = [(_BARE_PHASES.get(key, key), value) for key, value in pairs]
     phase = _epoch_summary(line) if ruled and "epoch" in line else None
     if phase:  # fairseq's results of an epoch: never points of the running series
@@ -2635,6 +2736,16 @@ FAMILIES: tuple[Family, ...] = (
         hint="Train Epoch: ",
     ),
     Family("rsl_rl", re.compile(r"\n[ \t]*Learning iteration \d+/\d+[ \t]*\r?\n"), _parse_rsl_rl, hint="Learning iteration"),
+    Family("yolov3", re.compile(r"\n-+ \[Epoch \d+/\d+, Batch \d+/\d+\] -+[ \t]*\r?(?:\n|$)"), _parse_yolov3, hint=", Batch "),
+    # its first iteration's line, then the first value of its training (the one may end a read, the other start the next)
+    Family(
+        "dopamine",
+        re.compile(r"\bStarting iteration \d+[ \t]*\r?\n[^\n]*\bAverage undiscounted return per training episode: "),
+        _parse_dopamine,
+        hint="Starting iteration",
+    ),
+    Family("sample_factory", re.compile(r"\bFps is \(\d+ sec: [^)\n]*\)\. Total num frames: \d+\."), _parse_sample_factory,
+           hint="Fps is ("),
     Family(
         "yolo_results",
         re.compile(r"\n[ \t]*\d+/\d+[ \t]+[\d.]+G(?:[ \t]+" + NUM + r"){13}[ \t]*\r?(?:\n|$)"),
