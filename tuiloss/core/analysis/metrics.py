@@ -76,6 +76,9 @@ _TIME_COSTS = frozenset({"batch", "data", "reader", "s"}) | _WORDS["time"]
 #: Words that make a name the spread of a quantity, not the quantity.
 _SPREADS = frozenset({"std", "stddev", "stdev"})
 
+#: Words beside ``l1`` / ``l2`` that make it a norm of what they name, not a loss term.
+_SIZED = frozenset({"grad", "grads", "gradient", "gradients", "weight", "weights", "param", "params", "parameters"})
+
 #: The order roles are tried in: a quality word wins over a unit-like word, except
 #: where the unit makes the quantity something else (``loss scale``, ``loss/sec``).
 _ROLE_ORDER = ("scale", "throughput", "ppl", "loss", "error", "reward", "accuracy",
@@ -194,6 +197,8 @@ def role(name: str) -> str:
         return "time"
     if w & _SPREADS:
         return "other"  # how far a quality spreads (GRPO's ``reward_std``): no better way
+    if w & {"l1", "l2"} and w & _SIZED and not w & _WORDS["loss"] - {"l1", "l2"}:
+        return "norm"  # nanoT5's ``Grad_l2``, ``Weights_l2``: a size of the gradients or weights, no loss
     for candidate in _ROLE_ORDER:
         if w & _WORDS[candidate]:
             if candidate == "loss" and w & {"n", "num", "number", "count"}:

@@ -30,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from tuiloss.core.analysis.metrics import role
 from tuiloss.core.formats.base import (LineParser, PatternTooSlow, counter_progress, may_wrap_scalars, parse_number,
                                       strip_controls, unwrap_scalars)
 from tuiloss.core.formats.counters import MAX_EPOCHS, EpochCounter, note_repeats
@@ -1233,6 +1234,107 @@ def _end_ray_block(state: _State) -> None:
         _emit(state, step, name, value)
 
 
+# -- eriklindernoren's PyTorch-YOLOv3, Dopamine, Sample Factory -------------------
+
+# PyTorch-YOLOv3 (and its Complex-YOLO forks) prints a block a batch, then its evaluation's mean AP::
+#   ---- [Epoch 0/300, Batch 39/19133] ----
+#   | Metrics    | YOLO Layer 0 | YOLO Layer 1 | ...     (the table of each layer's values)
+#   Total loss 57.91100311279297
+#   ---- ETA 3:00:59.369194
+#   ---- mAP 0.41235
+_YOLOV3 = re.compile(
+    r"^(?:-+ \[Epoch (?P<e>\d+)/(?P<epochs>\d+), Batch (?P<b>\d+)/(?P<n>\d+)\] -+|Total loss (?P<loss>" + NUM + r")"
+    r"|-+ mAP (?P<map>" + NUM + r")(?: -+)?)[ \t]*\r?$",
+    re.M,
+)
+
+
+def _parse_yolov3(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """PyTorch-YOLOv3's blocks (see :data:`_YOLOV3`): ``Total loss`` is ``total_loss`` at the global
+    batch ``epoch * batches + batch`` its header gives (its epochs count from 0), the mean AP of an
+    evaluation ``val_mAP`` at the end of the epoch trained last. The table of each layer's values
+    is left out: the total is the loss trained on."""
+    state = parser.state
+    state.derived = True  # a value is placed by the header above it
+    if state.counter is None:
+        state.counter = EpochCounter()
+        state.counter.base = 0.0  # ``for epoch in range(epochs)``, also in a log that starts later
+    for match in _YOLOV3.finditer(text):
+        parser.matched += 1
+        if match["e"] is not None:
+            size = float(match["n"])
+            [(state.step, _)] = state.counter.add(float(match["e"]), float(match["b"]), None, size)
+            state.meta["step_key"] = "batch"
+            state.meta["planned_steps"] = float(match["epochs"]) * size
+        elif state.step is None:
+            continue  # a value before any header: no place on the axis
+        elif match["loss"] is not None:
+            _emit(state, state.step, "total_loss", _num(match["loss"]))
+        else:
+            [(end, _)] = state.counter.add(state.counter.epoch, None, None)
+            _emit(state, end, "val_mAP", _num(match["map"]))
+
+
+# Dopamine's runner, through absl's logger::
+#   I0908 17:19:39.618797 1803949 run_experiment.py:446] Starting iteration 0
+#   I0908 17:19:40.592262 1803949 run_experiment.py:405] Average undiscounted return per training episode: -168.19
+#   I0908 17:19:40.592391 1803949 run_experiment.py:407] Average training steps per second: 1027.80
+#   I0908 17:19:45.699378 1803949 run_experiment.py:427] Average undiscounted return per evaluation episode: -279.07
+_DOPAMINE = re.compile(
+    r"\b(?:Starting iteration (?P<n>\d+)|Average (?P<what>undiscounted return|normalized return|training steps) per "
+    r"(?P<per>training episode|evaluation episode|second): (?P<value>" + NUM + r"))[ \t]*\r?$",
+    re.M,
+)
+#: The names Dopamine's statistics give the values of its sentences.
+_DOPAMINE_NAMES = {"undiscounted return": "average_return", "normalized return": "average_normalized_return",
+                   "training steps": "average_steps_per_second"}
+
+
+def _parse_dopamine(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Dopamine's iterations (see :data:`_DOPAMINE`): each sentence's value at the iteration started
+    last, named as its statistics name it (``train_average_return``, ``eval_average_return``,
+    ``train_average_steps_per_second``)."""
+    state = parser.state
+    for match in _DOPAMINE.finditer(text):
+        parser.matched += 1
+        if match["n"] is not None:
+            state.step = float(match["n"])
+            state.meta["step_key"] = "iteration"
+        elif state.step is not None:
+            phase = "eval" if match["per"] == "evaluation episode" else "train"
+            _emit(state, state.step, f"{phase}_{_DOPAMINE_NAMES[match['what']]}", _num(match["value"]))
+
+
+# Sample Factory's reports, every few seconds::
+#   [2022-11-30 19:48:21,166][07494] Fps is (10 sec: 22528.2, 60 sec: 20377.6, 300 sec: 20377.6). Total num frames: 3829760. ...
+#   [2022-11-30 19:48:21,166][07494] Avg episode reward: [(0, '0.824')]
+_SAMPLE_FACTORY = re.compile(
+    r"\b(?:Fps is \(\d+ sec: (?P<fps>" + NUM + r")[^)\n]*\)\. Total num frames: (?P<frames>\d+)\."
+    r"|Avg episode reward: \[(?P<rewards>[^\]\n]*)\])"
+)
+_POLICY_REWARD = re.compile(r"\(\s*(?P<policy>\d+)\s*,\s*'(?P<value>" + NUM + r")'\s*\)")
+
+
+def _parse_sample_factory(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
+    """Sample Factory's reports (see :data:`_SAMPLE_FACTORY`): the frames counted so far are the step;
+    the average episode reward of policy 0 is ``avg_episode_reward`` (of policy k, ``.../policy_k``),
+    the frames a second over the shortest window ``fps``. Its sample counts and policy lag are no metrics."""
+    state = parser.state
+    for match in _SAMPLE_FACTORY.finditer(text):
+        parser.matched += 1
+        if match["frames"] is not None:
+            state.step = float(match["frames"])
+            state.meta["step_key"] = "frames"
+            fps = _num(match["fps"])
+            if fps is not None and math.isfinite(fps):  # ``nan`` until a window has passed
+                _emit(state, state.step, "fps", fps)
+        elif state.step is not None:
+            for reward in _POLICY_REWARD.finditer(match["rewards"]):
+                policy = reward["policy"]
+                name = "avg_episode_reward" if policy == "0" else f"avg_episode_reward/policy_{policy}"
+                _emit(state, state.step, name, _num(reward["value"]))
+
+
 # -- MLPerf's logging: ``:::MLLOG {json}`` lines ------------------------------------
 
 _MLLOG = re.compile(r"^[^\n]*?:::MLLOG[ \t]+(?P<body>\{[^\n]*\})[ \t]*\r?$", re.M)
@@ -1627,6 +1729,8 @@ _COUNTER = re.compile(
     r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s*#\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.%])",
     re.I,
 )
+# nanoT5's ``Step 100 out of 65536``: a counter and its total in words
+_OUT_OF = re.compile(r"(?i)(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s+(?P<n>\d+)\s+out of\s+(?P<m>\d+)(?![\w.])")
 # the wall-clock time a logger writes before each message, then a colon: nnU-Net's ``2024-03-01 21:57:46.593456: ``
 _STAMP = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?:[ \t]"
 _STAMP_LEAD = re.compile(r"^" + _STAMP, re.M)
@@ -1652,8 +1756,11 @@ _LOSS_RECORD = re.compile(
 _BEST_KEY = re.compile(r"(?i)^best(?:[\s_]|$)")  # a running best: never a point of its own step
 # the learning rate, the one record that names no metric (``Current learning rate: 0.00995``, ``lr: 0.0099``)
 _RATE_WORD = re.compile(r"(?i)(?:^|[\s_/.-])(?:lr|learning[\s_]rate)(?:$|[\s_/.-])")
-# PyTorch's CIFAR-10 tutorial, ``[1,  2000] loss: 2.170``: the epoch, then the batch in it, leading the line
-_EPOCH_BATCH = re.compile(r"^\s*\[\s*(?P<e>\d+)\s*,\s*(?P<n>\d+)\s*\](?=\s*[A-Za-z_])")
+# PyTorch's CIFAR-10 tutorial, ``[1,  2000] loss: 2.170``, and ``[2][150/162] loss=4.44``: the epoch, then the
+# batch in it (with the epoch's batches), leading the line
+_EPOCH_BATCH = re.compile(
+    r"^\s*\[\s*(?P<e>\d+)\s*(?:,\s*(?P<n>\d+)\s*|\]\s*\[\s*(?P<b>\d+)\s*/\s*(?P<m>\d+)\s*)\](?=\s*[A-Za-z_])"
+)
 # ``Epoch 3 [10/50]``, ``Train: 3 [10/50 (20%)]``, PaddleDetection's ``Epoch: [0] [ 20/300]``:
 # the epoch, then the batch within it
 _EPOCH_BRACKET = re.compile(r"(?<![\w.])(?:train|training|epoch)\s*:?\s*(?:(?P<e>\d+)|\[\s*(?P<eb>\d+)\s*\])\s*"
@@ -1727,7 +1834,9 @@ _PLAIN_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 
 
 # ``loss 2.4``, ``lr 3.0e-04``, ``valid ppl 252.86``, DGL's ``Time(s) 0.0041``
-_SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_(][\w./\-()]*){0,3})\s+(?P<value>" + NUM + r")\s*(?:[A-Za-z%]+)?$")
+_SPACED = re.compile(r"^(?P<key>[A-Za-z_][\w./\-()]*(?: [A-Za-z_(][\w./\-()]*){0,3})\s+(?P<value>" + NUM + r")\s*(?P<unit>[A-Za-z%]+)?$")
+# a time in seconds and its running mean, CenterNet's ``Data 0.701s(0.736s)``
+_SECONDS_MEAN = re.compile(r"^(?P<key>[A-Za-z_][\w./\-]*)\s+(?P<value>" + NUM + r")(?P<unit>m?s)\s*\(\s*" + NUM + r"\s*m?s\s*\)$")
 # a count with its total leading a line of fields, MONAI's ``1/16, train_loss: 0.7525``: the batch in the
 # epoch a line of its own announced (``epoch 12/20``); with no such epoch, no counter
 _LEADING_COUNT = re.compile(r"^\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*[,:|]\s*(?=[A-Za-z_])")
@@ -1750,24 +1859,32 @@ _STEP_IN_EPOCH = re.compile(r"(?i)(?<![\w.])epoch:?\s*\d+,?\s+step:?\s*\d+,\s*lo
 def _spaced_fields(text: str) -> list[tuple[str, float]]:
     """Pairs of a ``|``-ruled line whose keys and values stand apart by spaces.
 
-    PyTorch's examples print ``| epoch 1 | 200/ 2983 batches | lr 20.00 | loss 7.64 |``.
+    PyTorch's examples print ``| epoch 1 | 200/ 2983 batches | lr 20.00 | loss 7.64 |``. A value in
+    seconds whose key names nothing (CenterNet's ``|Data 0.701s(0.736s) |Net 8.990s``) is a time: ``Net time``.
     """
     out = []
     for part in text.split("|"):
-        match = _SPACED.match(part.strip())
+        part = part.strip()
+        match = _SPACED.match(part)
+        if match is None and part.endswith("s)"):
+            match = _SECONDS_MEAN.match(part)
         if match is not None and _counter_name(match["key"].strip()) is None:
             value = _num(match["value"])
             if value is not None:
-                out.append((match["key"].strip(), value))
+                key = match["key"].strip()
+                if match["unit"] in ("s", "ms") and role(key) == "other":
+                    key = f"{key} time"
+                out.append((key, value))
     return out
 
 
 # after a counter, a separator or (``Epoch 1 Batch 0 Loss 4.56``) a space before a metric's name
 # (Flair: ``epoch 1 - iter 46/469 - loss 2.83 - time (sec): 3.95``, a dash between fields)
 _AFTER_COUNTER = re.compile(r"^(?:\s*[:|,;]\s*|\s+-\s+|\s+(?=" + _METRIC_NAMES + r"\b))", re.I)
-# ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``: a counter, then "key value" fields
+# ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``, CenterNet's ``epoch: 5 |loss 1.2 |``: a counter,
+# then "key value" fields
 _COUNTER_THEN_SPACED = (
-    r"(?<![\w.])(?:" + _COUNTER_WORDS + r")\s+\d+(?:\s*/\s*\d+)?(?:\s*[:|,;]\s*|\s+-\s+|\s+(?=" + _METRIC_NAMES + r"\b))"
+    r"(?<![\w.])(?:" + _COUNTER_WORDS + r")(?:\s*:\s*|\s+)\d+(?:\s*/\s*\d+)?(?:\s*[:|,;]\s*|\s+-\s+|\s+(?=" + _METRIC_NAMES + r"\b))"
     r"[A-Za-z_][\w./\-()]*(?: [A-Za-z_][\w./\-()]*){0,3}\s+[-+]?(?:\d|\.\d|nan|inf)"
 )
 _SPACED_AFTER_COUNTER = re.compile(_COUNTER_THEN_SPACED, re.I)
@@ -2039,6 +2156,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             line = line[: best.start()]  # a running best and the epoch it was reached at: no point
     if "\u00b1" in line or "+/-" in line:
         line = _SPREAD.sub("", line)  # a mean and its spread: the mean, not a point of the next key
+    if "-->" in line:
+        line = _ARROW.sub(r"\g<key>: ", line)  # nanoT5's ``| Loss --> 59.881 |``
     if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
         return False  # ``epoch 1, loss 0.29, train acc 0.91`` has none of them, and a counter first
     start = _DICT_START.search(line) if "{" in line else None
@@ -2068,12 +2187,16 @@ def _read_line(parser: "TextParser", line: str) -> bool:
             continue
         counters.append((match["key"].lower(), float(match["n"]), match["m"]))
         after = match.end()
+    if " out of " in line:  # the total of a counter, in words
+        for match in _OUT_OF.finditer(line):
+            key, count = match["key"].lower(), float(match["n"])
+            counters = [(name, n, match["m"]) if (name, n) == (key, count) else (name, n, m) for name, n, m in counters]
     words = set()
     if "[" in line:
         pair = _EPOCH_BATCH.match(line)
-        if pair is not None:  # ``[1,  2000] loss: 2.170``
+        if pair is not None:  # ``[1,  2000] loss: 2.170``, ``[2][150/162] loss=4.44``
             counters.append(("epoch", float(pair["e"]), None))
-            counters.append(("batch", float(pair["n"]), None))
+            counters.append(("batch", float(pair["n"] or pair["b"]), pair["m"]))
         for match in _EPOCH_BRACKET.finditer(line):
             counters.append(("epoch", float(match["e"] or match["eb"]), None))
             counters.append(("batch", float(match["n"]), match["m"]))
@@ -2123,6 +2246,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if not pairs:
         _announce(parser, counters)
         return False
+    if not _BARE_PHASES.keys().isdisjoint([key for key, _ in pairs]):  # ``train: 16.14 | val: 2.65``: their losses
+        pairs = [(_BARE_PHASES.get(key, key), value) for key, value in pairs]
     phase = _epoch_summary(line) if ruled and "epoch" in line else None
     if phase:  # fairseq's results of an epoch: never points of the running series
         pairs = [(f"{phase}_{key}", value) for key, value in pairs]
@@ -2140,6 +2265,11 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     return True
 
 
+# ``| Loss --> 59.881 |``: an arrow between a key and its value (nanoT5), a field's separator; never
+# between two numbers (``Validation loss decreased (0.69 --> 0.65)``)
+_ARROW = re.compile(r"(?<=\| )(?P<key>[A-Za-z_][\w/.\-]*) --> (?=[-+]?(?:\d|\.\d|nan|inf))")
+
+
 # A phase word that opens a stretch of a line (``| val: loss=0.6``, ``- Val loss: 0.6, acc: 0.7``)
 _SEGMENT = re.compile(r"(?i)(?<![\w/.])(?P<phase>train(?:ing)?|val(?:id(?:ation)?)?|eval(?:uation)?|test(?:ing)?|dev)\b(?![_/.])")
 
@@ -2150,7 +2280,7 @@ def _phased_pairs(line: str, pairs: list[tuple[str, float]]) -> list[tuple[str, 
     next is that phase's, its keys named for it (``val_acc``) unless they name it already."""
     cuts = [(m.start(), m["phase"].lower()) for m in _SEGMENT.finditer(line)]
     if not cuts:
-        return pairs
+        return _repeats_evaluated(pairs)
     left = Counter(pairs)  # each pair of the line once: one a stretch does not hold keeps its name
     out = []
     for (start, phase), (end, _) in zip([(0, "train")] + cuts, cuts + [(len(line), "")]):
@@ -2161,6 +2291,25 @@ def _phased_pairs(line: str, pairs: list[tuple[str, float]]) -> list[tuple[str, 
                 key, value = pair
                 out.append((key if phase.startswith("train") or _EVAL_NAME.match(key) else f"{phase}_{key}", value))
     return out + list(left.elements())
+
+
+def _repeats_evaluated(pairs: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The pairs of a line that names no phase but writes its keys twice, CenterNet's ``log.txt``
+    (``epoch: 5 |loss 1.2 | hm_loss 0.8 | ... | loss 1.4 | hm_loss 0.9 |``): the training's values,
+    then the validation's, named for it (``val_loss``)."""
+    seen = set()
+    out = []
+    for key, value in pairs:
+        out.append((f"val_{key}" if key in seen and not _EVAL_NAME.match(key) else key, value))
+        seen.add(key)
+    return out
+
+
+#: A phase's name alone as a key (``Epoch 2/5 | train: 16.14 | val: 2.65``): that phase's loss.
+_BARE_PHASES = {written: f"{loss}_loss" for phase, loss in (("train", "train"), ("training", "train"), ("val", "val"),
+                                                             ("valid", "valid"), ("validation", "val"), ("eval", "eval"),
+                                                             ("test", "test"))
+                for written in (phase, phase.capitalize(), phase.upper())}
 
 
 # A word that says which phase a whole line reports, standing apart as a tag: ``[val] ...``,
@@ -2247,6 +2396,8 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
             state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
     elif name == "epoch" and state.counter is not None:
         placed = state.counter.add(value, None, _epoch_means(state, pairs))  # an epoch's summary: at its end (held till known)
+        if total and state.counter.size:
+            state.meta["planned_steps"] = float(total) * state.counter.size  # ``Epoch 2/5 | ...``: the epochs planned
     else:
         placed = [(value, pairs if name == "epoch" else _new_evaluations(state, pairs))]
         if total:
@@ -2620,13 +2771,13 @@ def _eval_pairs(parser: "TextParser", pairs: list[tuple[str, float]], phase: str
 _GENERIC = re.compile(
     # unanchored, each way in starts with a literal and looks at most a few hundred
     # characters on: long lines (tqdm redraws joined by \r) stay linear
-    r"(?i)(?:(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s*#\s*|\s+|\s*\[\s*)\d+(?:\.0+)?(?![\w.])[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
+    r"(?i)(?:(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s*#\s*|\s+|\s*\[\s*)\d+(?:\.0+)?(?![\w.])[^\n\r]{0,400}?[A-Za-z_]\s*(?:[:=]|-->)\s*\[?\s*[-+]?(?:\d|\.\d|nan|inf)"
     # PyTorch's CIFAR-10 tutorial: ``[1,  2000] loss: 2.170``, the epoch and the batch in it
-    r"|\n[ \t]*\[\s*\d+\s*,\s*\d+\s*\][ \t]*[A-Za-z_][\w ./\-]*[:=][ \t]*[-+]?(?:\d|\.\d|nan|inf)"
+    r"|\n[ \t]*\[\s*\d+\s*(?:,\s*\d+\s*|\]\s*\[\s*\d+\s*/\s*\d+\s*)\][ \t]*[A-Za-z_][\w ./\-]*[:=][ \t]*[-+]?(?:\d|\.\d|nan|inf)"
     r"|\{\s*(?:['\"][^\n\r]{0,4000}?)?['\"](?:" + _COUNTER_WORDS + r")['\"]\s*:"
     # ``epoch 0: {'accuracy': 0.76}``: a counter, then a dict of metrics
     r"|(?<![\w.])(?:" + _COUNTER_WORDS + r")\s*[:=]?\s*\d+\s*[:=,\-|]?\s*\{\s*['\"]"
-    r"|(?:train|training|epoch)\s*:?\s*\d+\s*\[\s*\d+\s*/\s*\d+[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*[-+]?\d"
+    r"|(?:train|training|epoch)\s*:?\s*(?:\d+|\[\s*\d+\s*\])\s*\[\s*\d+\s*/\s*\d+[^\n\r]{0,400}?[A-Za-z_]\s*[:=]\s*[-+]?\d"
     r"|\|\s*\d+/\d+\s*\[[^\]\n\r]{0,400}?[A-Za-z_]\s*=\s*[-+]?\d"
     # torchtune's bar description: ``1|25|Loss: 1.65:  10%|``
     r"|\|\d+\|[A-Za-z_][\w/ .\-]{0,40}:\s*[-+]?(?:\d|\.\d|nan|inf)[^\n\r|]{0,80}?\d%\|"
@@ -2738,6 +2889,16 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family("rsl_rl", re.compile(r"\n[ \t]*Learning iteration \d+/\d+[ \t]*\r?\n"), _parse_rsl_rl, hint="Learning iteration"),
     Family("allennlp", re.compile(r"\ballennlp\.training\.[\w.]+ - Epoch \d+/\d+"), _parse_allennlp, hint="allennlp.training"),
+    Family("yolov3", re.compile(r"\n-+ \[Epoch \d+/\d+, Batch \d+/\d+\] -+[ \t]*\r?(?:\n|$)"), _parse_yolov3, hint=", Batch "),
+    # its first iteration's line, then the first value of its training (the one may end a read, the other start the next)
+    Family(
+        "dopamine",
+        re.compile(r"\bStarting iteration \d+[ \t]*\r?\n[^\n]*\bAverage undiscounted return per training episode: "),
+        _parse_dopamine,
+        hint="Starting iteration",
+    ),
+    Family("sample_factory", re.compile(r"\bFps is \(\d+ sec: [^)\n]*\)\. Total num frames: \d+\."), _parse_sample_factory,
+           hint="Fps is ("),
     Family(
         "yolo_results",
         re.compile(r"\n[ \t]*\d+/\d+[ \t]+[\d.]+G(?:[ \t]+" + NUM + r"){13}[ \t]*\r?(?:\n|$)"),
