@@ -82,6 +82,8 @@ class _State:
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
     tree_section: str = ""  # super-gradients' summary of an epoch: the branch its values are under
     evaluated: str = ""  # Sentence-Transformers: the dataset whose similarity lines follow, if they have a step
+    placed: bool = False  # the line read last was a record at a counter of its own (its step, state.step)
+    after_record: bool = False  # ...the line before the one being read was
 
 
 @dataclass(frozen=True)
@@ -2093,6 +2095,8 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
                 parser.matched += read
                 continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
+            if line.strip():
+                state.placed = False  # a line of other text: the next is no continuation of a record
             continue
         if any(hint in line for hint in _PLANNED_HINTS):
             planned = _planned(line)  # a settings dump or argument list: the planned total
@@ -2160,6 +2164,7 @@ def _read_line(parser: "TextParser", line: str) -> bool:
         line = _ARROW.sub(r"\g<key>: ", line)  # nanoT5's ``| Loss --> 59.881 |``
     if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
         return False  # ``epoch 1, loss 0.29, train acc 0.91`` has none of them, and a counter first
+    state.after_record, state.placed = state.placed, False
     start = _DICT_START.search(line) if "{" in line else None
     if start is not None and line.rstrip().endswith("}"):
         if _read_dict_line(parser, line[start.start() : line.rstrip().rfind("}") + 1], line[: start.start()]):
@@ -2246,7 +2251,10 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     if not pairs:
         _announce(parser, counters)
         return False
-    if not _BARE_PHASES.keys().isdisjoint([key for key, _ in pairs]):  # ``train: 16.14 | val: 2.65``: their losses
+    if not _BARE_PHASES.keys().isdisjoint([key for key, _ in pairs]) and not any(
+            role(key) == "loss" for key, _ in pairs if key not in _BARE_PHASES):
+        # ``train: 16.14 | val: 2.65``: their losses; beside a loss of its own (PyG's ``Loss: 1.95, Train: 0.18,
+        # Val: 0.11``) a phase's bare value is some other measure of it, named as written
         pairs = [(_BARE_PHASES.get(key, key), value) for key, value in pairs]
     phase = _epoch_summary(line) if ruled and "epoch" in line else None
     if phase:  # fairseq's results of an epoch: never points of the running series
@@ -2403,6 +2411,7 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
         if total:
             state.meta["planned_steps"] = float(total)
         state.meta["step_key"] = name
+        state.placed = True
     for step, items in placed:
         state.step = step
         for key, number in items:
@@ -2720,9 +2729,11 @@ def _read_pairs_alone(parser: "TextParser", line: str, pairs: list[tuple[str, fl
         \tTrain Loss: 0.693 | Train Acc: 50.00%
         \t Val. Loss: 0.690 |  Val. Acc: 53.00%
 
-    placed at the step the line before announced (never before any step: a settings dump)."""
+    placed at the step the line before announced (never before any step: a settings dump); or
+    right under a record at a counter, as its continuation (``Epoch: 001, Loss: 1.6046`` then
+    ``Train acc:0.2422, Test acc:0.2200``)."""
     state = parser.state
-    if state.step is None or not state.announced or not any(_METRIC_WORD.search(key) for key, _ in pairs):
+    if state.step is None or not (state.announced or state.after_record) or not any(_METRIC_WORD.search(key) for key, _ in pairs):
         return False
     fields = [part for part in _FIELD_SPLIT.split(_PREFIX_END.sub("", line).strip()) if part]
     if len(fields) != len(pairs):
