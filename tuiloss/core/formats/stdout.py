@@ -63,6 +63,8 @@ class _State:
     table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
     table_zero: bool = False  # ... whose counter counts from 0 (YOLOv5's ``0/299``: 300 epochs planned)
     table_evals: bool = False  # ... whose validation prints an ``all`` row under it (YOLOv5's)
+    val_names: tuple[str, ...] | None = None  # ... the names the validation's header gives its ``all`` row (Ultralytics')
+    validated: float | None = None  # ... and the step whose ``all`` row was read last
     phase: str = ""  # AllenNLP: the phase whose bar follows (``Training``, ``Validating``) ...
     bar_read: tuple | None = None  # ... and the (epoch, phase) of the last full bar read
     test_net: int = 0  # Caffe: the test net whose outputs are being printed
@@ -1433,12 +1435,17 @@ _CHAINER_BAR = re.compile(r"^[ \t]*(?:\d+ iter, (?P<done>\d+) epoch / (?P<epochs
                           r"|\S+ iters/sec\. Estimated time to finish: [^\n]*?)[ \t]*\r?$")
 # YOLOv5's columns named for their part of the loss, in a header that names no loss
 _TABLE_PARTS = {"box": "box_loss", "obj": "obj_loss", "cls": "cls_loss", "total": "total_loss"}
-#: Columns that are no metrics: YOLOv5's labels in the epoch's last batch and its image size.
-_TABLE_NOT_METRICS = frozenset({"labels", "targets", "img_size"})
+#: Columns that are no metrics: the labels (Ultralytics: instances) in the epoch's last batch and the image size.
+_TABLE_NOT_METRICS = frozenset({"labels", "targets", "img_size", "instances", "size"})
 # YOLOv5's validation under its table, ``Class Images Labels P R mAP@.5 mAP@.5:.95``, over all classes:
-# ``all  448  3.41e+03  0.279  0.767  0.57  0.237`` (the images and labels it saw are no results)
-_TABLE_ALL = re.compile(r"^[ \t]*all(?P<cells>(?:[ \t]+" + NUM + r"){6})[ \t]*\r?$", re.M)
+# ``all  448  3.41e+03  0.279  0.767  0.57  0.237`` (the images and labels it saw are no results);
+# Ultralytics' has four results a task (``Box(P R mAP50 mAP50-95) Mask(P R mAP50 mAP50-95)``)
+_TABLE_ALL = re.compile(r"^[ \t]*all(?P<cells>(?:[ \t]+" + NUM + r"){6}(?:(?:[ \t]+" + NUM + r"){4})*)[ \t]*\r?$", re.M)
 _TABLE_ALL_NAMES = ("val_precision", "val_recall", "val_mAP@.5", "val_mAP@.5:.95")
+# Ultralytics' validation header, its bar's description: ``Class  Images  Instances  Box(P  R  mAP50  mAP50-95): 100%|...``
+_VAL_HEAD = re.compile(r"^[^\n]*?\bClass[ \t]+Images[ \t]+Instances[ \t]+(?P<tasks>(?:[A-Za-z]+\([^)\n]*\)[ \t]*)+):", re.M)
+_VAL_TASK = re.compile(r"(?P<task>[A-Za-z]+)\((?P<names>[^)\n]*)\)")
+_VAL_SHORT = {"P": "precision", "R": "recall"}
 # where a row's progress bar starts: ``640: 100%|###| 4/4 [...]`` (Ultralytics), its percentage
 _TABLE_BAR = re.compile(r":\s+(\d{1,3})%")
 _NOT_AVAILABLE = frozenset({"#na#", "-", "--", "n/a", "na", "none"})
@@ -1466,7 +1473,10 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
     labels img_size``: ``box_loss`` ... ``total_loss``, the labels and image size no metrics),
     counts its epochs from 0 (``0/299``: 300 planned), and prints its validation's ``all`` row
     after an epoch's row (``val_precision``, ``val_recall``, ``val_mAP@.5``, ``val_mAP@.5:.95``
-    at that epoch). Chainer's PrintReport, under its ProgressBar, prints rows whose epoch the
+    at that epoch). Ultralytics names the ``all`` row's columns in the header above it
+    (``Box(P R mAP50 mAP50-95)``: ``val_precision``, ``val_recall``, ``val_mAP50``,
+    ``val_mAP50-95``; a mask's or pose's as ``val_mask_precision`` ...); an ``all`` row again at
+    the epoch read (the best checkpoint validated after training) is no point. Chainer's PrintReport, under its ProgressBar, prints rows whose epoch the
     bar's carriage return blanked: the epoch after the bar's epochs done, else after the row
     before; the bar's lines are no rows.
 
@@ -1488,6 +1498,8 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
         found += _BLANKED_ROW.finditer(text)
         if "all" in text:
             found += _TABLE_ALL.finditer(text)
+        if "Class" in text:
+            found += _VAL_HEAD.finditer(text)
     for match in sorted(found, key=lambda m: (m.start(), m.re not in (_TABLE_HEAD, _RULED_HEAD))):
         if match.re is _TABLE_HEAD:
             head = match["head"].strip()  # a notebook's table, copied out, has tabs between names of words
@@ -1504,6 +1516,10 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
             continue
         if match.re is _TABLE_ALL:
             parser.matched += _table_evals(state, match["cells"])
+            continue
+        if match.re is _VAL_HEAD:
+            state.val_names = _val_names(match["tasks"])
+            parser.matched += 1
             continue
         if " iter" in match[0]:
             bar = _CHAINER_BAR.match(match[0])
@@ -1586,14 +1602,27 @@ def _blanked_row(state: _State, text: str) -> bool | None:
 
 
 def _table_evals(state: _State, cells: str) -> bool:
-    """YOLOv5's validation over all classes (see :data:`_TABLE_ALL`) at the epoch read last; whether
-    it was read."""
-    if not state.table_evals or state.step is None:
+    """A validation over all classes (see :data:`_TABLE_ALL`) at the epoch read last, once an epoch,
+    named as the validation's header said (Ultralytics) or as YOLOv5's; whether it was read."""
+    results = cells.split()[2:]
+    names = state.val_names if state.val_names is not None else _TABLE_ALL_NAMES if state.table_evals else None
+    if names is None or len(names) != len(results) or state.step is None or state.validated == state.step:
         return False
     state.derived = True  # placed at the step the row before reached
-    for name, cell in zip(_TABLE_ALL_NAMES, cells.split()[2:]):
+    state.validated = state.step
+    for name, cell in zip(names, results):
         _emit(state, state.step, name, _num(cell))
     return True
+
+
+def _val_names(tasks: str) -> tuple[str, ...]:
+    """The names of an Ultralytics validation's results (see :data:`_VAL_HEAD`): the box's
+    ``val_precision`` ..., another task's named for it (``val_mask_mAP50``)."""
+    names = []
+    for task in _VAL_TASK.finditer(tasks):
+        part = "" if task["task"] == "Box" else task["task"].lower() + "_"
+        names += [f"val_{part}{_VAL_SHORT.get(name, name)}" for name in task["names"].split()]
+    return tuple(names)
 
 
 # -- the general reader: key: value, key=value, dict and JSON lines ---------------

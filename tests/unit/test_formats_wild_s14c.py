@@ -1,0 +1,77 @@
+"""Evaluations that trainers print as tables, blocks or lists: Ultralytics' validation row, DETR's
+COCO list, pycocotools' summary block, BERT's ``***** Eval results *****`` (on small logs written
+here, in their shapes)."""
+
+from __future__ import annotations
+
+from tuiloss.core.analysis.metrics import choose_primary, is_eval, role
+from wild_helpers import batches, pts
+
+
+# -- Ultralytics YOLOv8/v11: the validation's ``all`` row under its header -----------------------
+
+ULTRA_HEAD = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n"
+ULTRA_CLASS = "                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95)"
+
+
+def _ultra_bar(n: int, m: int) -> str:
+    return f"{n * 100 // m:3d}%|{'#' * (n * 10 // m):<10}| {n}/{m} [00:44<00:00,  1.17s/it]"
+
+
+def _ultra_epoch(epoch: int, box: float, results: tuple[float, ...], last: int = 20, head: str = ULTRA_CLASS) -> str:
+    row = f"{f'{epoch}/{last}':>11}{'10.1G':>11}{box:>11}{2.573:>11}{1.302:>11}{79:>11}{640:>11}: "
+    cells = "".join(f"{value:>11.3g}" for value in results)
+    return (ULTRA_HEAD + row + _ultra_bar(149, 298) + "\r" + row + _ultra_bar(298, 298) + "\n"
+            + head + ": " + _ultra_bar(0, 38) + "\r" + head + ": " + _ultra_bar(38, 38) + "\n"
+            + f"{'all':>22}{1189:>11}{4779:>11}{cells}\n\n")
+
+
+ULTRA_BEST = ("20 epochs completed in 3.119 hours.\n"
+              "Optimizer stripped from runs/detect/train/weights/best.pt, 57.1MB\n\n"
+              "Validating runs/detect/train/weights/best.pt...\n"
+              "Ultralytics YOLOv8.0.105  Python-3.10.10 torch-2.0.0 CUDA:0 (Tesla P100-PCIE-16GB, 16281MiB)\n"
+              "Model summary (fused): 218 layers, 28384954 parameters, 0 gradients\n"
+              + ULTRA_CLASS + ": " + _ultra_bar(38, 38) + "\n"
+              + f"{'all':>22}{1189:>11}{4779:>11}{0.406:>11}{0.234:>11}{0.219:>11}{0.126:>11}\n"
+              + f"{'fish':>22}{1189:>11}{2000:>11}{0.5:>11}{0.3:>11}{0.25:>11}{0.15:>11}\n"
+              "Speed: 0.3ms preprocess, 7.6ms inference, 0.0ms loss, 1.8ms postprocess per image\n")
+
+ULTRA = ("Starting training for 20 epochs...\n\n" + _ultra_epoch(1, 1.777, (0.34, 0.0303, 0.0157, 0.00773))
+         + _ultra_epoch(2, 1.734, (0.371, 0.0477, 0.0218, 0.0118))
+         + _ultra_epoch(20, 1.421, (0.406, 0.234, 0.219, 0.125)) + ULTRA_BEST)
+
+
+def test_ultralytics_validation_row_is_val_precision_recall_and_maps_at_its_epoch():
+    for batch in batches(ULTRA):
+        assert pts(batch, "box_loss") == [(1, 1.777), (2, 1.734), (20, 1.421)]
+        assert pts(batch, "val_precision") == [(1, 0.34), (2, 0.371), (20, 0.406)]
+        assert pts(batch, "val_recall") == [(1, 0.0303), (2, 0.0477), (20, 0.234)]
+        assert pts(batch, "val_mAP50") == [(1, 0.0157), (2, 0.0218), (20, 0.219)]
+        # the best checkpoint validated after training (0.126) is no point of epoch 20; its classes' rows none
+        assert pts(batch, "val_mAP50-95") == [(1, 0.00773), (2, 0.0118), (20, 0.125)]
+        # the labels of the last batch and the image size are no metrics
+        assert set(batch.series) == {"box_loss", "cls_loss", "dfl_loss", "val_precision", "val_recall", "val_mAP50",
+                                     "val_mAP50-95"}
+        assert batch.meta["step_key"] == "epoch" and batch.meta["planned_steps"] == 20
+        assert choose_primary(list(batch.series)) == "box_loss"
+    assert [role(n) for n in ("val_precision", "val_recall", "val_mAP50", "val_mAP50-95")] == ["accuracy"] * 4
+    assert all(is_eval(n) for n in ("val_precision", "val_mAP50-95"))
+
+
+def test_ultralytics_segmentation_validation_names_the_masks_results():
+    head = ("      Epoch    GPU_mem   box_loss   seg_loss   cls_loss   dfl_loss  Instances       Size\n"
+            f"{'3/20':>11}{'4.2G':>11}{1.5:>11}{3.1:>11}{2.2:>11}{1.3:>11}{12:>11}{640:>11}: {_ultra_bar(4, 4)}\n")
+    names = ULTRA_CLASS + "     Mask(P          R      mAP50  mAP50-95)"
+    cells = "".join(f"{value:>11}" for value in (0.5, 0.4, 0.45, 0.3, 0.48, 0.38, 0.42, 0.25))
+    text = head + names + ": " + _ultra_bar(1, 1) + "\n" + f"{'all':>22}{7:>11}{14:>11}{cells}\n"
+    for batch in batches(text):
+        assert pts(batch, "seg_loss") == [(3, 3.1)]
+        assert pts(batch, "val_precision") == [(3, 0.5)] and pts(batch, "val_mAP50-95") == [(3, 0.3)]
+        assert pts(batch, "val_mask_precision") == [(3, 0.48)] and pts(batch, "val_mask_mAP50-95") == [(3, 0.25)]
+        assert len([name for name in batch.series if name.startswith("val_")]) == 8
+
+
+def test_an_ultralytics_validation_row_without_its_header_or_before_any_epoch_is_no_point():
+    before = ULTRA_CLASS + ": " + _ultra_bar(38, 38) + "\n" + f"{'all':>22}{1189:>11}{4779:>11}" + "      0.3" * 4 + "\n"
+    for batch in batches(ULTRA_HEAD + before + _ultra_epoch(1, 1.777, (0.34, 0.0303, 0.0157, 0.00773))):
+        assert pts(batch, "val_precision") == [(1, 0.34)]  # the row before epoch 1's had no epoch to go to
