@@ -4,7 +4,10 @@ here, in their shapes)."""
 
 from __future__ import annotations
 
+import json
+
 from tuiloss.core.analysis.metrics import choose_primary, is_eval, role
+from tuiloss.core.formats.jsonl import JsonlParser
 from wild_helpers import batches, pts
 
 
@@ -75,3 +78,56 @@ def test_an_ultralytics_validation_row_without_its_header_or_before_any_epoch_is
     before = ULTRA_CLASS + ": " + _ultra_bar(38, 38) + "\n" + f"{'all':>22}{1189:>11}{4779:>11}" + "      0.3" * 4 + "\n"
     for batch in batches(ULTRA_HEAD + before + _ultra_epoch(1, 1.777, (0.34, 0.0303, 0.0157, 0.00773))):
         assert pts(batch, "val_precision") == [(1, 0.34)]  # the row before epoch 1's had no epoch to go to
+
+
+# -- DETR's log.txt: the COCO evaluation as a list of pycocotools' twelve values ----------------
+
+def _detr_line(epoch: int, loss: float, stats: list[float], masks: bool = False) -> str:
+    record = {"train_lr": 0.0001, "train_loss": loss, "test_loss": loss - 1, "test_coco_eval_bbox": stats}
+    if masks:
+        record["test_coco_eval_masks"] = [value / 2 for value in stats]
+    record.update({"epoch": epoch, "n_parameters": 41279238})
+    return json.dumps(record) + "\n"
+
+
+STATS = [0.0066, 0.0217, 0.0058, 0.0008, 0.0092, 0.017, 0.0571, 0.3143, 0.3714, 0.0333, 0.3375, 0.8]
+
+
+def _read_jsonl(text: str):
+    whole = JsonlParser().feed(text.encode(), 1)
+    lines, parser = None, JsonlParser()
+    for k, line in enumerate(text.splitlines(keepends=True), start=1):
+        batch = parser.feed(line.encode(), k)
+        if lines is None:
+            lines = batch
+        else:
+            lines.merge(batch)
+    return [whole, lines]
+
+
+def test_detrs_coco_list_is_read_as_test_bbox_ap_and_its_model_size_is_no_metric():
+    later = [value * 2 for value in STATS]
+    later[3] = -1.0  # pycocotools' -1: no object of that area, no point
+    text = _detr_line(0, 18.94, STATS) + _detr_line(1, 9.5, later)
+    for batch in _read_jsonl(text):
+        assert pts(batch, "test_bbox/AP") == [(0, 0.0066), (1, 0.0132)]
+        assert pts(batch, "test_bbox/AP50") == [(0, 0.0217), (1, 0.0434)]
+        assert pts(batch, "test_bbox/AP_small") == [(0, 0.0008)]
+        assert pts(batch, "test_bbox/AR100") == [(0, 0.3714), (1, 0.7428)]
+        assert pts(batch, "test_bbox/AR_large") == [(0, 0.8), (1, 1.6)]
+        assert {name for name in batch.series if name.startswith("test_bbox/")} == {
+            f"test_bbox/{stat}" for stat in ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large", "AR1", "AR10",
+                                             "AR100", "AR_small", "AR_medium", "AR_large")}
+        assert "n_parameters" not in batch.series and "test_coco_eval_bbox" not in batch.series
+        assert pts(batch, "train_loss") == [(0, 18.94), (1, 9.5)]
+        assert choose_primary(list(batch.series)) == "train_loss"
+    assert [role(n) for n in ("test_bbox/AP", "test_bbox/AP_large", "test_bbox/AR1", "test_bbox/AR_small")] == [
+        "accuracy"] * 4
+    assert is_eval("test_bbox/AP")
+
+
+def test_detrs_mask_list_and_a_long_log_read_at_once():
+    text = "".join(_detr_line(e, 10 - e / 10, [v + e / 1000 for v in STATS], masks=True) for e in range(300))
+    for batch in _read_jsonl(text):
+        assert pts(batch, "test_masks/AP")[:2] == [(0, 0.0033), (1, 0.0038)]
+        assert len(pts(batch, "test_bbox/AR10")) == 300 and pts(batch, "test_bbox/AR10")[-1] == (299, 0.3143 + 0.299)
