@@ -131,3 +131,112 @@ def test_detrs_mask_list_and_a_long_log_read_at_once():
     for batch in _read_jsonl(text):
         assert pts(batch, "test_masks/AP")[:2] == [(0, 0.0033), (1, 0.0038)]
         assert len(pts(batch, "test_bbox/AR10")) == 300 and pts(batch, "test_bbox/AR10")[-1] == (299, 0.3143 + 0.299)
+
+
+# -- pycocotools' summary block (YOLOX, and detection trainers that print COCOeval.summarize) --------
+
+COCO_LINES = [("Precision", "AP", "0.50:0.95", "   all", 100), ("Precision", "AP", "0.50     ", "   all", 100),
+              ("Precision", "AP", "0.75     ", "   all", 100), ("Precision", "AP", "0.50:0.95", " small", 100),
+              ("Precision", "AP", "0.50:0.95", "medium", 100), ("Precision", "AP", "0.50:0.95", " large", 100),
+              ("Recall   ", "AR", "0.50:0.95", "   all", 1), ("Recall   ", "AR", "0.50:0.95", "   all", 10),
+              ("Recall   ", "AR", "0.50:0.95", "   all", 100), ("Recall   ", "AR", "0.50:0.95", " small", 100),
+              ("Recall   ", "AR", "0.50:0.95", "medium", 100), ("Recall   ", "AR", "0.50:0.95", " large", 100)]
+
+
+def _coco_block(values: list[float]) -> str:
+    return "".join(f" Average {what}  ({short}) @[ IoU={iou} | area={area} | maxDets={dets:>3} ] = {value:0.3f}\n"
+                   for (what, short, iou, area, dets), value in zip(COCO_LINES, values))
+
+
+def _yolox_iter(epoch: int, n: int, loss: float, size: int) -> str:
+    return (f"2022-08-13 21:34:54.633 | INFO     | yolox.core.trainer:after_iter:261 - epoch: {epoch}/200, iter: {n}/661, "
+            f"mem: 5707Mb, iter_time: 0.313s, data_time: 0.001s, total_loss: {loss}, iou_loss: 4.8, l1_loss: 0.0, "
+            f"conf_loss: 13.0, cls_loss: 0.9, lr: 5.722e-09, size: {size}, ETA: 11:30:01\n")
+
+
+YOLOX_EVAL = ("2022-08-14 03:20:44.486 | INFO     | yolox.evaluators.coco_evaluator:evaluate_prediction:256 - "
+              "Evaluate in main process...\n"
+              "2022-08-14 03:20:46.786 | INFO     | yolox.core.trainer:evaluate_and_save_model:346 - \n"
+              "Average forward time: 8.33 ms, Average NMS time: 0.51 ms, Average inference time: 8.83 ms\n")
+BLOCK = [0.258, 0.535, 0.217, 0.172, 0.353, 0.37, 0.191, 0.357, 0.42, 0.304, 0.495, 0.571]
+
+
+def test_pycocotools_block_is_the_validation_at_the_step_reached_and_yoloxs_size_no_metric():
+    text = (_yolox_iter(1, 10, 18.7, 640) + _yolox_iter(1, 20, 12.9, 544) + YOLOX_EVAL + _coco_block(BLOCK) + "\n"
+            + _yolox_iter(2, 10, 9.5, 672) + YOLOX_EVAL + _coco_block([v + 0.1 for v in BLOCK[:3]] + [-1.0] + BLOCK[4:]))
+    for batch in batches(text):
+        assert pts(batch, "total_loss") == [(10, 18.7), (20, 12.9), (671, 9.5)]
+        assert pts(batch, "val_AP") == [(20, 0.258), (671, 0.358)]
+        assert pts(batch, "val_AP50") == [(20, 0.535), (671, 0.635)]
+        assert pts(batch, "val_AP75") == [(20, 0.217), (671, 0.317)]
+        assert pts(batch, "val_AP_small") == [(20, 0.172)]  # pycocotools' -1: no object of that area, no point
+        assert pts(batch, "val_AR100") == [(20, 0.42), (671, 0.42)]
+        assert {name for name in batch.series if name.startswith("val_")} == {
+            f"val_{stat}" for stat in ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large", "AR1", "AR10",
+                                       "AR100", "AR_small", "AR_medium", "AR_large")}
+        assert "size" not in batch.series  # the multiscale input's size
+        assert choose_primary(list(batch.series)) == "total_loss"
+    assert all(is_eval(name) and role(name) == "accuracy" for name in ("val_AP", "val_AP_large", "val_AR1", "val_AR_small"))
+
+
+def test_pycocotools_blocks_of_masks_are_named_for_them():
+    head = "[03/15 10:40:00 d2.utils.events]:  eta: 0:10:00  iter: 99  total_loss: 1.5  lr: 0.02\n"
+    text = (head + "Evaluate annotation type *bbox*\nDONE (t=0.52s).\n" + _coco_block(BLOCK)
+            + "Evaluate annotation type *segm*\nDONE (t=0.61s).\n" + _coco_block([v / 2 for v in BLOCK]))
+    for batch in batches(text):
+        assert pts(batch, "val_AP") == [(99, 0.258)]  # one point: the masks' block is no second one
+        assert pts(batch, "val_segm/AP") == [(99, 0.129)] and pts(batch, "val_segm/AR_large") == [(99, 0.285)]  # as printed
+
+
+# -- Google BERT's run_classifier (TensorFlow Estimator): the ``***** Eval results *****`` block -------
+
+BERT_ABSL = (
+    "INFO:tensorflow:***** Eval results *****\n"
+    "I1204 01:22:58.318809 139767509075776 run_classifier.py:923] ***** Eval results *****\n"
+    "INFO:tensorflow:  eval_accuracy = 0.84068626\n"
+    "I1204 01:22:58.318926 139767509075776 run_classifier.py:925]   eval_accuracy = 0.84068626\n"
+    "INFO:tensorflow:  eval_loss = 0.5026195\n"
+    "I1204 01:22:58.319309 139767509075776 run_classifier.py:925]   eval_loss = 0.5026195\n"
+    "INFO:tensorflow:  global_step = 343\n"
+    "I1204 01:22:58.319446 139767509075776 run_classifier.py:925]   global_step = 343\n"
+    "INFO:tensorflow:  loss = 0.5026195\n"
+    "I1204 01:22:58.319561 139767509075776 run_classifier.py:925]   loss = 0.5026195\n"
+)
+
+BERT_TRAINED = (
+    "INFO:tensorflow:loss = 0.9, step = 2700 (12.5 sec)\n"
+    "INFO:tensorflow:Saving dict for global step 2751: eval_accuracy = 0.8627451, eval_loss = 0.7639573, "
+    "global_step = 2751, loss = 0.7639573\n"
+    "INFO:tensorflow:Saving 'checkpoint_path' summary for global step 2751: /TF_Graphs/mrpc_output/model.ckpt-2751\n"
+    "INFO:tensorflow:evaluation_loop marked as finished\n"
+    "INFO:tensorflow:***** Eval results *****\n"
+    "INFO:tensorflow:  eval_accuracy = 0.8627451\n"
+    "INFO:tensorflow:  eval_loss = 0.7639573\n"
+    "INFO:tensorflow:  global_step = 2751\n"
+    "INFO:tensorflow:  loss = 0.7639573\n"
+)
+
+
+def test_berts_eval_results_block_printed_twice_is_one_evaluation_at_its_global_step():
+    for batch in batches(BERT_ABSL):
+        assert pts(batch, "eval_accuracy") == [(343, 0.84068626)]
+        assert pts(batch, "eval_loss") == [(343, 0.5026195)]  # the block's loss is the evaluation's, once
+        assert set(batch.series) == {"eval_accuracy", "eval_loss"}
+        assert batch.meta["step_key"] == "global_step"
+
+
+def test_an_estimators_evaluation_keeps_its_eval_names_and_the_block_after_it_repeats_it():
+    for batch in batches(BERT_TRAINED):
+        assert pts(batch, "loss") == [(2700, 0.9)]
+        assert pts(batch, "eval_accuracy") == [(2751, 0.8627451)]  # not eval_eval_accuracy
+        assert pts(batch, "eval_loss") == [(2751, 0.7639573)]
+        assert set(batch.series) == {"loss", "eval_accuracy", "eval_loss"}
+        assert choose_primary(list(batch.series)) == "loss"
+
+
+def test_a_run_glue_block_of_hugging_face_is_not_taken_for_tensorflows():
+    # transformers' examples print the same header through Python's logging: not TensorFlow's family
+    text = ("05/01/2020 12:00:00 - INFO - __main__ -   ***** Eval results *****\n"
+            "{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 1.0, 'step': 100}\n")
+    for batch in batches(text):
+        assert pts(batch, "loss") == [(100, 0.5)]

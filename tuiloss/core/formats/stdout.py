@@ -81,6 +81,9 @@ class _State:
     dict_phase: str = ""  # ...and the phase its keys are named for (``eval`` under Orbit's ``eval | step: N``)
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
+    tf_results: dict | None = None  # TensorFlow's ``***** Eval results *****`` block: its values held till its step
+    tf_read: tuple | None = None  # ... an evaluation's step and the names read at it (the block repeats the dict's)
+    coco_type: str = ""  # pycocotools' ``Evaluate annotation type *segm*``: what its summary block that follows is of
     tree_section: str = ""  # super-gradients' summary of an epoch: the branch its values are under
     evaluated: str = ""  # Sentence-Transformers: the dataset whose similarity lines follow, if they have a step
 
@@ -234,6 +237,14 @@ def _parse_boost(parser: "TextParser", text: str, first_line: int, batch: Batch)
 _TF_TRAIN = re.compile(r"^(?P<pairs>.*?\b[A-Za-z_][\w/.]*\s=\s" + NUM + r",\s(?:global_)?step\s=\s(?P<step>\d+)\b.*)$", re.M)
 _TF_EVAL = re.compile(r"^.*?\bSaving dict for global step (?P<step>\d+):(?P<pairs>.*)$", re.M)
 _TF_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w/.]*)\s=\s(?P<value>" + NUM + r")(?=,|\s|$)")
+# BERT's run_classifier prints the evaluation again as a block, its keys sorted, each line maybe twice
+# (TensorFlow's logger and absl's)::
+#   INFO:tensorflow:***** Eval results *****
+#   INFO:tensorflow:  eval_accuracy = 0.84068626
+#   I1204 01:22:58.318926 139767509075776 run_classifier.py:925]   eval_accuracy = 0.84068626
+#   INFO:tensorflow:  global_step = 343
+_TF_RESULTS = re.compile(r"^[^\n]*?\*{5} Eval results \*{5}[ \t]*\r?$", re.M)
+_TF_RESULT = re.compile(r"^(?:[^\n]*?[:\]])?[ \t]{2}(?P<key>[A-Za-z_][\w/.]*) = (?P<value>" + NUM + r")[ \t]*\r?$", re.M)
 
 
 def _parse_tf(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
@@ -241,7 +252,17 @@ def _parse_tf(parser: "TextParser", text: str, first_line: int, batch: Batch) ->
     evals = [(m, "eval_") for m in _TF_EVAL.finditer(text)]
     at = {m.start() for m, _ in evals}
     found = [(m, "") for m in _TF_TRAIN.finditer(text) if m.start() not in at] + evals
+    if "Eval results" in text or state.tf_results is not None:
+        found += [(m, "") for m in _TF_RESULTS.finditer(text)] + [(m, "") for m in _TF_RESULT.finditer(text)]
     for match, prefix in sorted(found, key=lambda item: item[0].start()):
+        if match.re is _TF_RESULTS:
+            state.tf_results = {}
+            parser.matched += 1
+            continue
+        if match.re is _TF_RESULT:
+            parser.matched += _read_tf_result(state, match["key"], _num(match["value"]))
+            continue
+        state.tf_results = None  # (a block's values with no step after them give no point)
         parser.matched += 1
         step = float(match["step"])
         state.step = step
@@ -249,9 +270,52 @@ def _parse_tf(parser: "TextParser", text: str, first_line: int, batch: Batch) ->
         read = 0
         for pair in _TF_PAIR.finditer(match["pairs"]):
             if _counter_name(pair["key"]) is None:
-                read += _emit(state, step, prefix + pair["key"], _num(pair["value"]))
+                value = _num(pair["value"])
+                if prefix:
+                    read += _tf_evaluation(state, step, pair["key"], value)
+                else:
+                    read += _emit(state, step, pair["key"], value)
         if not read:
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+
+
+def _read_tf_result(state: _State, key: str, value: float | None) -> bool:
+    """One ``key = value`` line of TensorFlow's ``***** Eval results *****`` block (see
+    :data:`_TF_RESULTS`): the evaluation's values at its ``global_step``, held until that line
+    comes (the keys are sorted); whether it was read."""
+    held = state.tf_results
+    if held is None or value is None:
+        return False
+    counter = _counter_name(key)
+    if counter is not None and counter != "global_step":
+        return True  # another counter: no value of the evaluation
+    if counter == "global_step":
+        state.step = value
+        state.meta["step_key"] = "global_step"
+        before = list(held.items())
+        held.clear()
+        held[None] = value  # the block's step: its values after this line are points at once
+        for name, number in before:
+            _tf_evaluation(state, value, name, number)
+    elif None in held:
+        _tf_evaluation(state, held[None], key, value)
+    else:
+        held.setdefault(key, value)
+    return True
+
+
+def _tf_evaluation(state: _State, step: float, key: str, value: float | None) -> bool:
+    """An Estimator's evaluation value at ``step``, named ``eval_`` (``eval_accuracy`` keeps its name;
+    the evaluation's ``loss`` is ``eval_loss``), once a step whichever of its lines gives it."""
+    if value is None:
+        return False
+    name = _for_phase("eval", key)
+    if state.tf_read is None or state.tf_read[0] != step:
+        state.tf_read = (step, set())
+    if name not in state.tf_read[1]:
+        state.tf_read[1].add(name)
+        _emit(state, step, name, value)
+    return True
 
 
 # ``[2024-05-01 12:00:00] iteration   10/ 500 | consumed samples: 640 | lm loss: 1.1E+01 |``; GPT-NeoX
@@ -1743,8 +1807,9 @@ _METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|
 _METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-])")
 _NAMES_METRIC = re.compile(r"(?i)(?:^|[\W_])" + _METRIC_NAMES + r"(?:$|[\W_])")  # a metric's name anywhere in a line
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
-# a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``; how full tensorpack's input queue is
-_NOT_METRICS = frozenset({"eta", "v_num", "pid", "input_queue_size"})
+# a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``; how full tensorpack's input queue is;
+# the size of the input (YOLOX's multiscale ``size: 640``)
+_NOT_METRICS = frozenset({"eta", "v_num", "pid", "input_queue_size", "size"})
 _DICT_START = re.compile(r"\{\s*['\"]")
 # ``'loss': 0.37``, ``'loss': '0.37'`` (a number in a string is the whole string: ``'43s'``, ``'1m 2s'``
 # and ``'31.25%'`` are no numbers), ``'loss': tensor(0.37, ...)``
@@ -2005,6 +2070,8 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
                 parser.matched += read
                 continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
+            if "annotation type *" in line:
+                _note_coco_type(state, line)
             continue
         if any(hint in line for hint in _PLANNED_HINTS):
             planned = _planned(line)  # a settings dump or argument list: the planned total
@@ -2061,6 +2128,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     state = parser.state
     if "copypaste:" in line:
         return _read_copypaste(state, line)
+    if "maxDets=" in line:
+        return _read_coco_summary(state, line)
     if "est" in line or "EST" in line:  # (best, Best, BEST)
         line = _before_best_so_far(line)
         best = _BEST_AT.search(line)
@@ -2435,6 +2504,47 @@ def _read_copypaste(state: _State, line: str) -> bool:
     return True
 
 
+# pycocotools' summary of an evaluation (``COCOeval.summarize()``), a value a line, printed by many
+# detection trainers (YOLOX, DETR, detectron2)::
+#    Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.258
+#    Average Recall     (AR) @[ IoU=0.50:0.95 | area= small | maxDets=100 ] = 0.304
+_COCO_SUMMARY = re.compile(r"\bAverage (?:Precision|Recall)\s+\((?P<kind>AP|AR)\) @\[\s*IoU=(?P<iou>[\d.:]+)\s*\|"
+                           r"\s*area=\s*(?P<area>\w+)\s*\|\s*maxDets=\s*(?P<dets>\d+)\s*\]\s*=\s*(?P<value>" + NUM + r")")
+# what pycocotools evaluates next: ``Evaluate annotation type *bbox*`` (``segm``, ``keypoints``)
+_COCO_TYPE = re.compile(r"\bEvaluate annotation type \*(?P<type>\w+)\*")
+
+
+def _note_coco_type(state: _State, line: str) -> None:
+    """Keep what pycocotools says it evaluates (see :data:`_COCO_TYPE`) for the summary block after it."""
+    match = _COCO_TYPE.search(line)
+    if match is not None:
+        state.coco_type = match["type"]
+
+
+def _read_coco_summary(state: _State, line: str) -> bool:
+    """One line of pycocotools' summary block (see :data:`_COCO_SUMMARY`): the validation's value at
+    the latest step, named for its IoU, area and detections as ``val_AP``, ``val_AP50``,
+    ``val_AP_small``, ``val_AR100``, ...; a mask's or keypoints' block as ``val_segm/AP``; a -1 (no
+    object of that area) gives no point. Whether the line was one of them."""
+    match = _COCO_SUMMARY.search(line)
+    if match is None:
+        return False
+    value = _num(match["value"])
+    if value is None or value < 0:
+        return True
+    iou, area = match["iou"], match["area"]
+    name = match["kind"]
+    if ":" not in iou:
+        name += str(round(float(iou) * 100))  # ``IoU=0.50``: AP50
+    if area != "all":
+        name += f"_{area}"
+    elif name == "AR":
+        name += match["dets"]  # the recall at 1, 10, 100 detections
+    kind = f"{state.coco_type}/" if state.coco_type and state.coco_type != "bbox" else ""
+    state.derived = True  # placed at the step the lines before reached
+    return _emit(state, state.step if state.step is not None else 0.0, f"val_{kind}{name}", value)
+
+
 # TensorFlow's Object Detection API: ``Step 100 per-step time 0.567s``, then its losses in a dict
 # printed over several lines (twice: by TensorFlow's logger and by absl's)::
 #   INFO:tensorflow:{'Loss/classification_loss': 0.88019011,
@@ -2718,9 +2828,10 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "tf_estimator",
-        re.compile(r"(?m)(?:, step = \d+\b|Saving dict for global step \d+:)"),
+        re.compile(r"(?m)(?:, step = \d+\b|Saving dict for global step \d+:"
+                   r"|(?:INFO:tensorflow:|\.py:\d+\] )\*{5} Eval results \*{5})"),
         _parse_tf,
-        hint=(", step = ", "Saving dict for global step"),
+        hint=(", step = ", "Saving dict for global step", "***** Eval results"),
     ),
     Family(
         "boost",
