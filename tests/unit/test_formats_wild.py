@@ -662,7 +662,10 @@ def test_ultralytics_stdout_reads_each_epoch_s_finished_row_and_no_setting():
     for batch in (TextParser().feed(YOLO.encode(), 1), feed_lines(TextParser(), YOLO)):
         # the row redrawn half-way through epoch 1 is progress; the settings line gives nothing
         assert pts(batch, "box_loss") == [(1, 1.018), (2, 0.8308)]
-        assert set(batch.series) == {"box_loss", "cls_loss", "dfl_loss", "Instances", "Size"}  # '1.19G' no number
+        # '1.19G' no number; the labels of the last batch and the image size no metrics; the validation's 'all' row
+        assert set(batch.series) == {"box_loss", "cls_loss", "dfl_loss", "val_precision", "val_recall", "val_mAP50",
+                                     "val_mAP50-95"}
+        assert pts(batch, "val_mAP50-95") == [(1, 0.197)]
         assert batch.meta["planned_steps"] == 20
 
 

@@ -65,7 +65,8 @@ _WORDS = {
                  "rouge", "rouge1", "rouge2", "rougel", "auc", "auroc", "precision", "recall", "iou", "miou",
                  "dice", "psnr", "ssim", "r2", "em", "exact", "match", "matches", "correct", "hit", "hits",
                  "ndcg", "mrr", "mean_io_u", "io", "coef", "kappa", "bertscore", "meteor", "chrf", "success",
-                 "win", "winrate", "pass", "pearson", "spearman"},
+                 "win", "winrate", "pass", "pearson", "spearman",
+                 "ar", "ar1", "ar10", "ar100"},  # a detector's average recall (pycocotools' ``AR@100``)
 }
 
 #: Words beside ``cost`` that make it a time, not the objective (``cost = 2.3`` in older TF and

@@ -54,6 +54,13 @@ def is_metric_name(name: str) -> bool:
     return bool(name) and not _SOURCE_FILE.search(name)
 
 
+#: The names of pycocotools' twelve summary values (``COCOeval.stats``), in its order: the AP over
+#: IoU 0.50:0.95, at 0.50 and 0.75, by object area, then the recall at 1, 10 and 100 detections
+#: and by area.
+COCO_STATS = ("AP", "AP50", "AP75", "AP_small", "AP_medium", "AP_large",
+              "AR1", "AR10", "AR100", "AR_small", "AR_medium", "AR_large")
+
+
 #: A counter's progress written as a string: ms-swift's ``'global_step/max_steps': '5/60'``.
 _PROGRESS = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 

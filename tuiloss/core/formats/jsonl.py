@@ -19,7 +19,7 @@ import math
 
 import re
 
-from tuiloss.core.formats.base import STEP_KEYS, LineParser, counter_progress, step_rank
+from tuiloss.core.formats.base import COCO_STATS, STEP_KEYS, LineParser, counter_progress, step_rank
 from tuiloss.core.formats.counters import INNER_COUNTERS, MAX_EPOCHS, WITHIN_EPOCH, EpochCounter, WithinEpoch, note_repeats
 from tuiloss.core.formats.layout import LayoutReader, Pending
 from tuiloss.core.model import Batch
@@ -39,6 +39,10 @@ _MODE_KEYS = ("mode", "split", "phase")
 #: Step keys that count within an epoch when the record also holds ``epoch`` (mmdetection's ``iter``).
 _PLANNED_KEYS = ("max_steps", "total_steps", "max_iters", "max_update")
 _INNER_KEYS = frozenset(INNER_COUNTERS)
+#: Keys whose numbers are no metrics: the model's size (DETR's and DeiT's ``log.txt``).
+_NOT_METRICS = frozenset({"n_parameters"})
+#: DETR's COCO evaluation as a list of pycocotools' twelve values (``"test_coco_eval_bbox": [...]``).
+_COCO_LISTS = ("coco_eval_bbox", "coco_eval_masks")
 
 
 _SETTLE_LINES = 256  # lines read one by one to find the step key before a layout read
@@ -174,11 +178,13 @@ class JsonlParser(LineParser):
             step = self._within_epoch(step, as_number(flat["epoch"]))
         values = []
         for name, raw in flat.items():
-            if name == key or name in _MODE_KEYS or (epoch is not None and name == "epoch"):
+            if name == key or name in _MODE_KEYS or (epoch is not None and name == "epoch") or name in _NOT_METRICS:
                 continue
             value = as_number(raw)
             if value is not None:
                 values.append((prefix + name, value))
+            elif isinstance(raw, list):
+                values += _coco_stats(prefix + name, raw)
         if not values:
             batch.skip("no numeric field", line_no)
             return
@@ -226,11 +232,13 @@ class JsonlParser(LineParser):
         prefix = _mode_prefix(record)
         values = {}
         for name, raw in flat.items():
-            if name == key or name in _MODE_KEYS:
+            if name == key or name in _MODE_KEYS or name in _NOT_METRICS:
                 continue
             value = as_number(raw)
             if value is not None:
                 values[prefix + name] = value
+            elif isinstance(raw, list) and _coco_stats(name, raw):
+                return None  # a COCO evaluation's list: read record by record (its -1 values give no point)
         return step, values
 
     def _parse_odd(self, data: bytes, first_line: int, batch: Batch) -> None:
@@ -301,6 +309,18 @@ def _progress_of(flat: dict) -> tuple[str, float] | None:
                 flat.setdefault(counter, n)
                 return counter, total
     return None
+
+
+def _coco_stats(name: str, raw: list) -> list[tuple[str, float]]:
+    """DETR's COCO evaluation list (``test_coco_eval_bbox``: pycocotools' twelve values) as
+    ``test_bbox/AP``, ``test_bbox/AP50``, ... (see :data:`COCO_STATS`); a -1 (no object of that
+    area) gives no point. Empty for any other list."""
+    if len(raw) != len(COCO_STATS) or not name.endswith(_COCO_LISTS):
+        return []
+    head, _, kind = name.rpartition("coco_eval_")
+    head = head or "eval_"
+    values = [as_number(value) for value in raw]
+    return [(f"{head}{kind}/{stat}", value) for stat, value in zip(COCO_STATS, values) if value is not None and value >= 0]
 
 
 def _first_step_key(flat: dict) -> str | None:

@@ -64,6 +64,8 @@ class _State:
     table: tuple[str, ...] | None = None  # a whitespace table's header: its columns' names
     table_zero: bool = False  # ... whose counter counts from 0 (YOLOv5's ``0/299``: 300 epochs planned)
     table_evals: bool = False  # ... whose validation prints an ``all`` row under it (YOLOv5's)
+    val_names: tuple[str, ...] | None = None  # ... the names the validation's header gives its ``all`` row (Ultralytics')
+    validated: float | None = None  # ... and the step whose ``all`` row was read last
     phase: str = ""  # AllenNLP: the phase whose bar follows (``Training``, ``Validating``) ...
     bar_read: tuple | None = None  # ... and the (epoch, phase) of the last full bar read
     test_net: int = 0  # Caffe: the test net whose outputs are being printed
@@ -80,6 +82,9 @@ class _State:
     dict_phase: str = ""  # ...and the phase its keys are named for (``eval`` under Orbit's ``eval | step: N``)
     copy_task: str = ""  # detectron2's ``copypaste: Task: bbox``
     copy_names: list[str] | None = None  # ... and the names its next row of values is for
+    tf_results: dict | None = None  # TensorFlow's ``***** Eval results *****`` block: its values held till its step
+    tf_read: tuple | None = None  # ... an evaluation's step and the names read at it (the block repeats the dict's)
+    coco_type: str = ""  # pycocotools' ``Evaluate annotation type *segm*``: what its summary block that follows is of
     tree_section: str = ""  # super-gradients' summary of an epoch: the branch its values are under
     evaluated: str = ""  # Sentence-Transformers: the dataset whose similarity lines follow, if they have a step
     placed: bool = False  # the line read last was a record at a counter of its own (its step, state.step)
@@ -235,6 +240,14 @@ def _parse_boost(parser: "TextParser", text: str, first_line: int, batch: Batch)
 _TF_TRAIN = re.compile(r"^(?P<pairs>.*?\b[A-Za-z_][\w/.]*\s=\s" + NUM + r",\s(?:global_)?step\s=\s(?P<step>\d+)\b.*)$", re.M)
 _TF_EVAL = re.compile(r"^.*?\bSaving dict for global step (?P<step>\d+):(?P<pairs>.*)$", re.M)
 _TF_PAIR = re.compile(r"(?P<key>[A-Za-z_][\w/.]*)\s=\s(?P<value>" + NUM + r")(?=,|\s|$)")
+# BERT's run_classifier prints the evaluation again as a block, its keys sorted, each line maybe twice
+# (TensorFlow's logger and absl's)::
+#   INFO:tensorflow:***** Eval results *****
+#   INFO:tensorflow:  eval_accuracy = 0.84068626
+#   I1204 01:22:58.318926 139767509075776 run_classifier.py:925]   eval_accuracy = 0.84068626
+#   INFO:tensorflow:  global_step = 343
+_TF_RESULTS = re.compile(r"^[^\n]*?\*{5} Eval results \*{5}[ \t]*\r?$", re.M)
+_TF_RESULT = re.compile(r"^(?:[^\n]*?[:\]])?[ \t]{2}(?P<key>[A-Za-z_][\w/.]*) = (?P<value>" + NUM + r")[ \t]*\r?$", re.M)
 
 
 def _parse_tf(parser: "TextParser", text: str, first_line: int, batch: Batch) -> None:
@@ -242,7 +255,17 @@ def _parse_tf(parser: "TextParser", text: str, first_line: int, batch: Batch) ->
     evals = [(m, "eval_") for m in _TF_EVAL.finditer(text)]
     at = {m.start() for m, _ in evals}
     found = [(m, "") for m in _TF_TRAIN.finditer(text) if m.start() not in at] + evals
+    if "Eval results" in text or state.tf_results is not None:
+        found += [(m, "") for m in _TF_RESULTS.finditer(text)] + [(m, "") for m in _TF_RESULT.finditer(text)]
     for match, prefix in sorted(found, key=lambda item: item[0].start()):
+        if match.re is _TF_RESULTS:
+            state.tf_results = {}
+            parser.matched += 1
+            continue
+        if match.re is _TF_RESULT:
+            parser.matched += _read_tf_result(state, match["key"], _num(match["value"]))
+            continue
+        state.tf_results = None  # (a block's values with no step after them give no point)
         parser.matched += 1
         step = float(match["step"])
         state.step = step
@@ -250,9 +273,52 @@ def _parse_tf(parser: "TextParser", text: str, first_line: int, batch: Batch) ->
         read = 0
         for pair in _TF_PAIR.finditer(match["pairs"]):
             if _counter_name(pair["key"]) is None:
-                read += _emit(state, step, prefix + pair["key"], _num(pair["value"]))
+                value = _num(pair["value"])
+                if prefix:
+                    read += _tf_evaluation(state, step, pair["key"], value)
+                else:
+                    read += _emit(state, step, pair["key"], value)
         if not read:
             batch.skip("malformed line", _line_no(text, match.start(), first_line), match[0])
+
+
+def _read_tf_result(state: _State, key: str, value: float | None) -> bool:
+    """One ``key = value`` line of TensorFlow's ``***** Eval results *****`` block (see
+    :data:`_TF_RESULTS`): the evaluation's values at its ``global_step``, held until that line
+    comes (the keys are sorted); whether it was read."""
+    held = state.tf_results
+    if held is None or value is None:
+        return False
+    counter = _counter_name(key)
+    if counter is not None and counter != "global_step":
+        return True  # another counter: no value of the evaluation
+    if counter == "global_step":
+        state.step = value
+        state.meta["step_key"] = "global_step"
+        before = list(held.items())
+        held.clear()
+        held[None] = value  # the block's step: its values after this line are points at once
+        for name, number in before:
+            _tf_evaluation(state, value, name, number)
+    elif None in held:
+        _tf_evaluation(state, held[None], key, value)
+    else:
+        held.setdefault(key, value)
+    return True
+
+
+def _tf_evaluation(state: _State, step: float, key: str, value: float | None) -> bool:
+    """An Estimator's evaluation value at ``step``, named ``eval_`` (``eval_accuracy`` keeps its name;
+    the evaluation's ``loss`` is ``eval_loss``), once a step whichever of its lines gives it."""
+    if value is None:
+        return False
+    name = _for_phase("eval", key)
+    if state.tf_read is None or state.tf_read[0] != step:
+        state.tf_read = (step, set())
+    if name not in state.tf_read[1]:
+        state.tf_read[1].add(name)
+        _emit(state, step, name, value)
+    return True
 
 
 # ``[2024-05-01 12:00:00] iteration   10/ 500 | consumed samples: 640 | lm loss: 1.1E+01 |``; GPT-NeoX
@@ -1537,12 +1603,17 @@ _CHAINER_BAR = re.compile(r"^[ \t]*(?:\d+ iter, (?P<done>\d+) epoch / (?P<epochs
                           r"|\S+ iters/sec\. Estimated time to finish: [^\n]*?)[ \t]*\r?$")
 # YOLOv5's columns named for their part of the loss, in a header that names no loss
 _TABLE_PARTS = {"box": "box_loss", "obj": "obj_loss", "cls": "cls_loss", "total": "total_loss"}
-#: Columns that are no metrics: YOLOv5's labels in the epoch's last batch and its image size.
-_TABLE_NOT_METRICS = frozenset({"labels", "targets", "img_size"})
+#: Columns that are no metrics: the labels (Ultralytics: instances) in the epoch's last batch and the image size.
+_TABLE_NOT_METRICS = frozenset({"labels", "targets", "img_size", "instances", "size"})
 # YOLOv5's validation under its table, ``Class Images Labels P R mAP@.5 mAP@.5:.95``, over all classes:
-# ``all  448  3.41e+03  0.279  0.767  0.57  0.237`` (the images and labels it saw are no results)
-_TABLE_ALL = re.compile(r"^[ \t]*all(?P<cells>(?:[ \t]+" + NUM + r"){6})[ \t]*\r?$", re.M)
+# ``all  448  3.41e+03  0.279  0.767  0.57  0.237`` (the images and labels it saw are no results);
+# Ultralytics' has four results a task (``Box(P R mAP50 mAP50-95) Mask(P R mAP50 mAP50-95)``)
+_TABLE_ALL = re.compile(r"^[ \t]*all(?P<cells>(?:[ \t]+" + NUM + r"){6}(?:(?:[ \t]+" + NUM + r"){4})*)[ \t]*\r?$", re.M)
 _TABLE_ALL_NAMES = ("val_precision", "val_recall", "val_mAP@.5", "val_mAP@.5:.95")
+# Ultralytics' validation header, its bar's description: ``Class  Images  Instances  Box(P  R  mAP50  mAP50-95): 100%|...``
+_VAL_HEAD = re.compile(r"^[^\n]*?\bClass[ \t]+Images[ \t]+Instances[ \t]+(?P<tasks>(?:[A-Za-z]+\([^)\n]*\)[ \t]*)+):", re.M)
+_VAL_TASK = re.compile(r"(?P<task>[A-Za-z]+)\((?P<names>[^)\n]*)\)")
+_VAL_SHORT = {"P": "precision", "R": "recall"}
 # where a row's progress bar starts: ``640: 100%|###| 4/4 [...]`` (Ultralytics), its percentage
 _TABLE_BAR = re.compile(r":\s+(\d{1,3})%")
 _NOT_AVAILABLE = frozenset({"#na#", "-", "--", "n/a", "na", "none"})
@@ -1570,7 +1641,10 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
     labels img_size``: ``box_loss`` ... ``total_loss``, the labels and image size no metrics),
     counts its epochs from 0 (``0/299``: 300 planned), and prints its validation's ``all`` row
     after an epoch's row (``val_precision``, ``val_recall``, ``val_mAP@.5``, ``val_mAP@.5:.95``
-    at that epoch). Chainer's PrintReport, under its ProgressBar, prints rows whose epoch the
+    at that epoch). Ultralytics names the ``all`` row's columns in the header above it
+    (``Box(P R mAP50 mAP50-95)``: ``val_precision``, ``val_recall``, ``val_mAP50``,
+    ``val_mAP50-95``; a mask's or pose's as ``val_mask_precision`` ...); an ``all`` row again at
+    the epoch read (the best checkpoint validated after training) is no point. Chainer's PrintReport, under its ProgressBar, prints rows whose epoch the
     bar's carriage return blanked: the epoch after the bar's epochs done, else after the row
     before; the bar's lines are no rows.
 
@@ -1592,6 +1666,8 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
         found += _BLANKED_ROW.finditer(text)
         if "all" in text:
             found += _TABLE_ALL.finditer(text)
+        if "Class" in text:
+            found += _VAL_HEAD.finditer(text)
     for match in sorted(found, key=lambda m: (m.start(), m.re not in (_TABLE_HEAD, _RULED_HEAD))):
         if match.re is _TABLE_HEAD:
             head = match["head"].strip()  # a notebook's table, copied out, has tabs between names of words
@@ -1608,6 +1684,10 @@ def _parse_table(parser: "TextParser", text: str, first_line: int, batch: Batch)
             continue
         if match.re is _TABLE_ALL:
             parser.matched += _table_evals(state, match["cells"])
+            continue
+        if match.re is _VAL_HEAD:
+            state.val_names = _val_names(match["tasks"])
+            parser.matched += 1
             continue
         if " iter" in match[0]:
             bar = _CHAINER_BAR.match(match[0])
@@ -1690,14 +1770,27 @@ def _blanked_row(state: _State, text: str) -> bool | None:
 
 
 def _table_evals(state: _State, cells: str) -> bool:
-    """YOLOv5's validation over all classes (see :data:`_TABLE_ALL`) at the epoch read last; whether
-    it was read."""
-    if not state.table_evals or state.step is None:
+    """A validation over all classes (see :data:`_TABLE_ALL`) at the epoch read last, once an epoch,
+    named as the validation's header said (Ultralytics) or as YOLOv5's; whether it was read."""
+    results = cells.split()[2:]
+    names = state.val_names if state.val_names is not None else _TABLE_ALL_NAMES if state.table_evals else None
+    if names is None or len(names) != len(results) or state.step is None or state.validated == state.step:
         return False
     state.derived = True  # placed at the step the row before reached
-    for name, cell in zip(_TABLE_ALL_NAMES, cells.split()[2:]):
+    state.validated = state.step
+    for name, cell in zip(names, results):
         _emit(state, state.step, name, _num(cell))
     return True
+
+
+def _val_names(tasks: str) -> tuple[str, ...]:
+    """The names of an Ultralytics validation's results (see :data:`_VAL_HEAD`): the box's
+    ``val_precision`` ..., another task's named for it (``val_mask_mAP50``)."""
+    names = []
+    for task in _VAL_TASK.finditer(tasks):
+        part = "" if task["task"] == "Box" else task["task"].lower() + "_"
+        names += [f"val_{part}{_VAL_SHORT.get(name, name)}" for name in task["names"].split()]
+    return tuple(names)
 
 
 # -- the general reader: key: value, key=value, dict and JSON lines ---------------
@@ -1823,8 +1916,9 @@ _METRIC_NAMES = r"(?:loss|ppl|perplexity|acc|accuracy|bleu|f1|map|reward|return|
 _METRIC_WORD = re.compile(r"(?i)(?:^|[\s_/.-])" + _METRIC_NAMES + r"(?:$|[\s_/.-])")
 _NAMES_METRIC = re.compile(r"(?i)(?:^|[\W_])" + _METRIC_NAMES + r"(?:$|[\W_])")  # a metric's name anywhere in a line
 _ANY_PAIR = re.compile(r"[A-Za-z_][\w./\-]*\s*[:=]\s*\[?\s*(?:[-+]?[\d.]|nan|inf)", re.I)
-# a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``; how full tensorpack's input queue is
-_NOT_METRICS = frozenset({"eta", "v_num", "pid", "input_queue_size"})
+# a time estimate; Lightning's version number; Ray's ``(Worker pid=42)``; how full tensorpack's input queue is;
+# the size of the input (YOLOX's multiscale ``size: 640``)
+_NOT_METRICS = frozenset({"eta", "v_num", "pid", "input_queue_size", "size"})
 _DICT_START = re.compile(r"\{\s*['\"]")
 # ``'loss': 0.37``, ``'loss': '0.37'`` (a number in a string is the whole string: ``'43s'``, ``'1m 2s'``
 # and ``'31.25%'`` are no numbers), ``'loss': tensor(0.37, ...)``
@@ -2095,6 +2189,8 @@ def _parse_generic(parser: "TextParser", text: str, first_line: int, batch: Batc
                 parser.matched += read
                 continue
         if ":" not in line and "=" not in line and "|" not in line and _SPACED_AFTER_COUNTER.search(line) is None:
+            if "annotation type *" in line:
+                _note_coco_type(state, line)
             if line.strip():
                 state.placed = False  # a line of other text: the next is no continuation of a record
             continue
@@ -2153,6 +2249,8 @@ def _read_line(parser: "TextParser", line: str) -> bool:
     state = parser.state
     if "copypaste:" in line:
         return _read_copypaste(state, line)
+    if "maxDets=" in line:
+        return _read_coco_summary(state, line)
     if "est" in line or "EST" in line:  # (best, Best, BEST)
         line = _before_best_so_far(line)
         best = _BEST_AT.search(line)
@@ -2566,6 +2664,47 @@ def _read_copypaste(state: _State, line: str) -> bool:
     return True
 
 
+# pycocotools' summary of an evaluation (``COCOeval.summarize()``), a value a line, printed by many
+# detection trainers (YOLOX, DETR, detectron2)::
+#    Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.258
+#    Average Recall     (AR) @[ IoU=0.50:0.95 | area= small | maxDets=100 ] = 0.304
+_COCO_SUMMARY = re.compile(r"\bAverage (?:Precision|Recall)\s+\((?P<kind>AP|AR)\) @\[\s*IoU=(?P<iou>[\d.:]+)\s*\|"
+                           r"\s*area=\s*(?P<area>\w+)\s*\|\s*maxDets=\s*(?P<dets>\d+)\s*\]\s*=\s*(?P<value>" + NUM + r")")
+# what pycocotools evaluates next: ``Evaluate annotation type *bbox*`` (``segm``, ``keypoints``)
+_COCO_TYPE = re.compile(r"\bEvaluate annotation type \*(?P<type>\w+)\*")
+
+
+def _note_coco_type(state: _State, line: str) -> None:
+    """Keep what pycocotools says it evaluates (see :data:`_COCO_TYPE`) for the summary block after it."""
+    match = _COCO_TYPE.search(line)
+    if match is not None:
+        state.coco_type = match["type"]
+
+
+def _read_coco_summary(state: _State, line: str) -> bool:
+    """One line of pycocotools' summary block (see :data:`_COCO_SUMMARY`): the validation's value at
+    the latest step, named for its IoU, area and detections as ``val_AP``, ``val_AP50``,
+    ``val_AP_small``, ``val_AR100``, ...; a mask's or keypoints' block as ``val_segm/AP``; a -1 (no
+    object of that area) gives no point. Whether the line was one of them."""
+    match = _COCO_SUMMARY.search(line)
+    if match is None:
+        return False
+    value = _num(match["value"])
+    if value is None or value < 0:
+        return True
+    iou, area = match["iou"], match["area"]
+    name = match["kind"]
+    if ":" not in iou:
+        name += str(round(float(iou) * 100))  # ``IoU=0.50``: AP50
+    if area != "all":
+        name += f"_{area}"
+    elif name == "AR":
+        name += match["dets"]  # the recall at 1, 10, 100 detections
+    kind = f"{state.coco_type}/" if state.coco_type and state.coco_type != "bbox" else ""
+    state.derived = True  # placed at the step the lines before reached
+    return _emit(state, state.step if state.step is not None else 0.0, f"val_{kind}{name}", value)
+
+
 # TensorFlow's Object Detection API: ``Step 100 per-step time 0.567s``, then its losses in a dict
 # printed over several lines (twice: by TensorFlow's logger and by absl's)::
 #   INFO:tensorflow:{'Loss/classification_loss': 0.88019011,
@@ -2851,9 +2990,10 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "tf_estimator",
-        re.compile(r"(?m)(?:, step = \d+\b|Saving dict for global step \d+:)"),
+        re.compile(r"(?m)(?:, step = \d+\b|Saving dict for global step \d+:"
+                   r"|(?:INFO:tensorflow:|\.py:\d+\] )\*{5} Eval results \*{5})"),
         _parse_tf,
-        hint=(", step = ", "Saving dict for global step"),
+        hint=(", step = ", "Saving dict for global step", "***** Eval results"),
     ),
     Family(
         "boost",
