@@ -110,3 +110,28 @@ def test_batch_in_pieces_equals_batch_in_one_go(monkeypatch):
     whole = analyze_series(*series.visible(), series.segments)
     monkeypatch.setattr(scan, "PIECE", 333)
     assert analyze_series(*series.visible(), series.segments) == whole
+
+
+@pytest.mark.parametrize("lazy_groups", [1, 3, 40])
+def test_coarser_scales_that_wait_give_the_same_findings(monkeypatch, lazy_groups):
+    """Pieces and catch-ups leave the coarser scales behind until their parents have gathered
+    LAZY_GROUPS groups; what an update returns is the same however far behind they were."""
+    from tuiloss.core.analysis import scan
+
+    steps, values = run_with_everything(20_000, 5)
+    series = Series()
+    series.extend(steps, values)
+    whole = analyze_series(*series.visible(), series.segments)
+    monkeypatch.setattr(scan, "PIECE", 777)
+    monkeypatch.setattr(scan, "LAZY_GROUPS", lazy_groups)
+    assert analyze_series(*series.visible(), series.segments) == whole
+    rng = np.random.default_rng(lazy_groups)
+    grown, live, done = Series(), LiveAnalyzer(), 0
+    while done < len(steps):
+        size = int(rng.integers(1, 3000))
+        grown.extend(steps[done : done + size], values[done : done + size])
+        done += size
+        live.catch_up(*grown.visible(), grown.segments)
+        if rng.random() < 0.15:
+            assert live.update(*grown.visible(), grown.segments) == analyze_series(*grown.visible(), grown.segments)
+    assert live.update(*grown.visible(), grown.segments) == whole

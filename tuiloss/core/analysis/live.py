@@ -84,7 +84,7 @@ class LiveAnalyzer:
         steps = np.asarray(steps, dtype=np.float64).ravel()
         size = min(len(steps), len(values))
         with np.errstate(all="ignore"):
-            self._scan.update(steps[:size], values[:size], _segments_key(segments), room)
+            self._scan.update(steps[:size], values[:size], _segments_key(segments), room, lazy=True)
 
 
 def _segments_key(segments: Sequence) -> tuple:

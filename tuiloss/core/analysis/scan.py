@@ -30,6 +30,10 @@ LOCAL_SIGMAS = 6.0
 LOCAL_FLOOR = math.log(1.05)
 #: New points are processed at most this many at a time.
 PIECE = 1 << 18
+#: Pieces of an update but its last, and updates that nothing reads yet (a report's load), work
+#: on the scales above the finest only once a scale's parent has this many groups it has not
+#: taken in: each update of a scale pays a few dozen calls and its unfinished tail again.
+LAZY_GROUPS = 1 << 16
 #: No point before this one can be a spike: there is no history to compare it with.
 FIRST_CANDIDATE = 2 * LOCAL_HALF + 1
 #: The trailing median of point i is the running median centred at i - BACK.
@@ -126,6 +130,7 @@ class Scan:
         self.block_size = 1
         self.blocks: list[np.ndarray] = []  # complete blocks, see blocks.compute_blocks
         self.rebuilds = 0
+        self.behind = False  # the scales above the finest wait for more points (see LAZY_GROUPS)
 
     # -- public ---------------------------------------------------------------
 
@@ -138,11 +143,14 @@ class Scan:
     def nf(self) -> int:
         return len(self.y)
 
-    def update(self, steps: np.ndarray, values: np.ndarray, key: object = None, room: int = 0) -> None:
+    def update(self, steps: np.ndarray, values: np.ndarray, key: object = None, room: int = 0,
+               lazy: bool = False) -> None:
         """Catch up with the visible arrays: process new points, or start over if earlier ones changed.
 
         A long stretch of new points is processed in pieces (the results do not depend on
-        how points are split), which keeps the temporary arrays small. ``room``: how many
+        how points are split), which keeps the temporary arrays small. ``lazy``: nothing is
+        read of the scan before the next update, so the coarser scales may wait (see
+        :data:`LAZY_GROUPS`); else every scale is up to date when it returns. ``room``: how many
         points the series will likely reach (its store's reserve), room made for them once.
         After each piece, the transformed values no later piece reads are let go (see
         :class:`Transformed`).
@@ -167,8 +175,10 @@ class Scan:
         while self.n < target:
             end = min(target, self.n + PIECE)
             self.steps, self.values = steps[:end], values[:end]
-            self._consume()
+            self._consume(lazy or end < target)
             self._let_go()
+        if self.behind and not lazy:
+            self._scan_local(first=1)
         self.steps, self.values = steps, values
 
     def finite_before_last_stretch(self) -> int:
@@ -186,7 +196,7 @@ class Scan:
         self.__init__()
         self.rebuilds, self.sign = rebuilds, sign
 
-    def _consume(self) -> None:
+    def _consume(self, lazy: bool = False) -> None:
         old = self.n
         steps, values = self.steps, self.values
         new_values = values[old:]
@@ -227,7 +237,7 @@ class Scan:
             self._clear_local()
             first_new = 0
         self._track_min(first_new)
-        self._scan_local()
+        self._scan_local(lazy)
 
     def _track_nans(self, offset: int, bad: np.ndarray) -> None:
         if not len(bad):
@@ -259,18 +269,25 @@ class Scan:
     def _clear_local(self) -> None:
         self.tracks = []
         self.blocks = []
+        self.behind = False
 
-    def _scan_local(self) -> None:
+    def _scan_local(self, lazy: bool = False, first: int = 0) -> None:
+        """Bring the local tracks from scale ``first`` on up to date (``lazy``: see :data:`LAZY_GROUPS`)."""
         if not self.tracks:
             self.tracks.append(LocalTrack(1))
         values = self.y.view
-        level = 0
+        level = first
+        self.behind = False
         while level < len(self.tracks):
             track = self.tracks[level]
             if level == 0:
                 track.values = values
             else:
-                track.absorb(self.tracks[level - 1].values)
+                parent = self.tracks[level - 1].values
+                if lazy and len(parent) // SCALE_FACTOR - len(track.own) < LAZY_GROUPS:
+                    self.behind = True  # this scale and those above wait for more
+                    break
+                track.absorb(parent)
             track.scan(self)
             parent = track.values
             if level + 1 == len(self.tracks) and len(parent) >= SCALE_FACTOR * MIN_TRACK_POINTS:
