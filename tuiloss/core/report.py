@@ -411,10 +411,13 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
     # ... and so is the block summary of the primary metric's kept analysis, while this thread
     # reads the other series: the analysis waits for it only where it needs it
     kept = analyzer_for(run_id, primary) if primary is not None and analyzer_for is not None else None
+    # ... and so are the events of its secondary series that its analysis reads (an LR's drops):
+    # this thread reports the other series first meanwhile
+    found = helper.submit(_signals, run_id, series, primary, analyzer_for) if helper is not None and primary in series else None
     prepared = helper.submit(kept.prepare) if helper is not None and kept is not None else None
     events = helper.submit(events_of, run, series, primary) if helper is not None else None
     counterpart = names.eval_counterpart(primary, list(series)) if primary in series else None
-    for name in sorted(series, key=lambda m: (m != primary, m)):
+    for name in sorted(series, key=lambda m: (m == primary, m)):
         if name in EVENT_SERIES:
             continue  # events, listed as such
         analyzed = name == primary or is_eval_metric(name) and names.role(name) in ("loss", "ppl")
@@ -422,9 +425,12 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         # Overfitting is said of the primary metric's own eval series only (an auxiliary eval
         # term, like wav2vec2's code perplexity, may rise as training goes well).
         train = _analysed_points(series[primary], axis.coarse)[:2] if name == counterpart else None
-        signals = _signals(run_id, series, primary, analyzer_for) if name == primary and analyzed else ()
+        signals = ()
+        if name == primary:
+            signals = found.result() if found is not None else _signals(run_id, series, primary, analyzer_for)
         metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals, coarse=axis.coarse,
                                 train_name=primary or "", prepared=prepared if analyzer is kept else None)
+    metrics = {name: metrics[name] for name in sorted(metrics, key=lambda m: (m != primary, m))}  # the primary first
     if prepared is not None:
         prepared.result()  # done before the analyser is next used, whatever the loop read
     if primary in metrics and metrics[primary].direction is Direction.LOWER:
@@ -696,9 +702,10 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
     low = first_min(values)
     analysis = None
     direction = names.direction(name)
-    per_step = 0
+    per_step = distinct = 0
     if analyzed:
-        a_steps, a_values, per_step = _analysed_points(series, coarse)
+        distinct = _distinct(steps)
+        a_steps, a_values, per_step = _analysed_points(series, coarse, distinct)
     if analyzed and analyzer is not None:
         if prepared is not None:
             prepared.result()
@@ -725,7 +732,7 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
         analysis=analysis,
         role=names.role(name),
         direction=direction,
-        distinct_steps=_distinct(steps) if analyzed else 0,
+        distinct_steps=distinct,
         values_per_step=per_step,
     )
 
@@ -740,7 +747,7 @@ def _shares_steps(points: int, distinct: int) -> bool:
     return points >= 4 and distinct < 0.8 * points
 
 
-def _analysed_points(series: Series, coarse: bool) -> tuple[np.ndarray, np.ndarray, int]:
+def _analysed_points(series: Series, coarse: bool, distinct: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """The points the detectors read, and how many values each step has when they read medians.
 
     A step written many times (Ultralytics writes every batch loss of an epoch at step =
@@ -752,7 +759,8 @@ def _analysed_points(series: Series, coarse: bool) -> tuple[np.ndarray, np.ndarr
     steps, values = series.visible()
     if coarse:
         return steps, values, 0
-    points, distinct = len(steps), _distinct(steps)
+    points = len(steps)
+    distinct = _distinct(steps) if distinct is None else distinct  # ``distinct``: known already
     if not _shares_steps(points, distinct) or np.any(steps != np.floor(steps)):
         return steps, values, 0
     steps, values = per_step_median(steps, values)

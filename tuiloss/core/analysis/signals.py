@@ -103,8 +103,8 @@ _PIECE = 1 << 16
 
 
 def _drops(kind: str, steps: np.ndarray, values: np.ndarray) -> list[Signal]:
-    ok = np.isfinite(values)
-    if not ok.all():  # a gap: each value is compared with the finite one before it
+    if not math.isfinite(float(np.add.reduce(values))):  # a gap (or an overflow): each value is
+        ok = np.isfinite(values)  # compared with the finite one before it
         steps, values = steps[ok], values[ok]
     if len(values) < 2:
         return []
