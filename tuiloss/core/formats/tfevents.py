@@ -41,7 +41,8 @@ from typing import Callable
 import numpy as np
 
 from tuiloss.core.formats.counters import note_repeats
-from tuiloss.core.formats.tfrecord import FOOTER, HEADER, MASK32, MASK_DELTA, crc32c_rows, masked_rows
+from tuiloss.core.formats.tfrecord import (FOOTER, HEADER, MASK32, MASK_DELTA, byte_rows, crc32c_rows, masked_rows,
+                                          numbers_at)
 from tuiloss.core.model import Batch
 
 #: The series the events' wall times become (seconds since the epoch, one per step), named as
@@ -273,14 +274,13 @@ class EventDecoder:
             found = np.empty(count, np.uint32)
             for length in set(cycle):  # the records of one length, checked together
                 rows = np.flatnonzero(lengths == length)
-                found[rows] = crc32c_rows(buf[first[rows, None] + np.arange(length)])
+                found[rows] = crc32c_rows(byte_rows(buf, first[rows], length))
             right = masked_rows(found) == _read_le(buf, last, 4)
             for k in np.flatnonzero(~right):
                 batch.skip("bad CRC", int(number[k]))
             first, last, number = first[right], last[right], number[right]
-        starts.extend(first.tolist())
-        ends.extend(last.tolist())
-        numbers.extend(number.tolist())
+        for into, found in ((starts, first), (ends, last), (numbers, number)):  # their bytes, not a Python int each
+            into.frombytes(found.astype(np.int64, copy=False).tobytes())
         return int(heads[-1] + 16 + lengths[-1]), record + count
 
     def _header_crc(self, length: int) -> int:
@@ -451,8 +451,7 @@ _PATTERN_ROUNDS = 1 << 15
 
 def _read_le(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     """The little-endian unsigned integers of ``width`` bytes at offsets ``at`` of ``buf``."""
-    raw = buf[at[:, None] + np.arange(width)].astype(np.uint64)
-    return (raw << (np.uint64(8) * np.arange(width, dtype=np.uint64))).sum(axis=1, dtype=np.uint64)
+    return numbers_at(buf, at, {8: "<u8", 4: "<u4", 2: "<u2", 1: "u1"}[width]).astype(np.uint64)
 
 
 def _first_record(parts: list) -> int:
@@ -491,7 +490,7 @@ def simple_scalars(data: bytes, starts: np.ndarray, ends: np.ndarray):
     ok = (length >= 24) & (pad[starts] == _WALL) & (pad[starts + 9] == _STEP)
     # the step: a varint of 1 to _STEP_BYTES bytes from starts + 10
     at = starts + 10
-    raw = pad[at[:, None] + np.arange(_STEP_BYTES)]
+    raw = byte_rows(pad, at, _STEP_BYTES)
     more = raw >= 0x80
     width = np.argmin(more, axis=1) + 1  # the first byte without a continuation bit ends it
     ok &= ~more.all(axis=1)
@@ -507,8 +506,8 @@ def simple_scalars(data: bytes, starts: np.ndarray, ends: np.ndarray):
     ok &= pad[np.minimum(tag_end, len(pad) - 1)] == _SIMPLE
     ok &= tag_end + 5 == ends
     value_at = np.where(ok, tag_end + 1, 0)
-    values = pad[value_at[:, None] + np.arange(4)].copy().view("<f4")[:, 0].astype(np.float64)
-    walls = pad[starts[:, None] + 1 + np.arange(8)].copy().view("<f8")[:, 0]
+    values = numbers_at(pad, value_at, "<f4").astype(np.float64)
+    walls = numbers_at(pad, starts + 1, "<f8")
     return ok, steps, values, tag_start, tag_end, walls
 
 
@@ -522,7 +521,7 @@ def _by_tag(data: bytes, tag_start: np.ndarray, tag_end: np.ndarray):
     buf = np.frombuffer(data, np.uint8)
     pad = np.zeros(len(buf) + width, np.uint8)
     pad[: len(buf)] = buf
-    rows = pad[tag_start[:, None] + np.arange(width)]
+    rows = byte_rows(pad, tag_start, width)
     rows[np.arange(width)[None, :] >= (tag_end - tag_start)[:, None]] = 0
     keys = np.ascontiguousarray(rows).view(np.dtype((np.void, width)))[:, 0]
     unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)

@@ -79,6 +79,28 @@ def _table() -> np.ndarray:
 _TABLE = _table()
 
 
+def byte_rows(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """``buf[at[k] : at[k] + width]`` for each ``k``, as the rows of a new 2-D ``uint8`` array.
+
+    Taken through a view of every ``width`` bytes of ``buf`` (one window per offset), so only the
+    rows are copied: a grid of ``len(at) * width`` indices cost several times the copy (a million
+    40-byte records: 0.85 s against 0.02 s).
+    """
+    if len(buf) < width:
+        raise IndexError("rows past the end of the buffer")
+    windows = np.lib.stride_tricks.as_strided(buf, (len(buf) - width + 1, width), (buf.strides[0], buf.strides[0]),
+                                              writeable=False)
+    return windows[at]
+
+
+def numbers_at(buf: np.ndarray, at: np.ndarray, dtype: str) -> np.ndarray:
+    """The numbers of ``dtype`` (little-endian, such as ``"<u8"`` or ``"<f4"``) whose bytes start at
+    offsets ``at`` of the contiguous ``uint8`` array ``buf``, read through an unaligned view."""
+    kind = np.dtype(dtype)
+    view = np.ndarray((len(buf) - kind.itemsize + 1,), kind, buf, 0, (1,))
+    return view[at]
+
+
 def crc32c_rows(rows: np.ndarray) -> np.ndarray:
     """CRC32C of each row of a 2-D ``uint8`` array, all rows at once (one numpy step per column).
 
