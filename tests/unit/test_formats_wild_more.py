@@ -319,6 +319,26 @@ def test_a_loguru_module_and_line_before_the_message_is_no_metric():
         assert not any("yolox" in name or "trainer" in name for name in batch.series)
 
 
+def _yolox(epoch: int, k: int, epochs: int = 200, per_epoch: int = 661) -> str:
+    return (f"2022-08-13 21:34:54.633 | INFO     | yolox.core.trainer:after_iter:261 - epoch: {epoch}/{epochs}, "
+            f"iter: {k}/{per_epoch}, mem: 5707Mb, iter_time: 0.313s, total_loss: {19 - epoch / 20:.1f}, lr: 5.7e-09, size: 640\n")
+
+
+def test_yoloxs_count_within_the_epoch_is_placed_when_lines_between_epochs_are_left_out():
+    # epoch 1 then epoch 200 (the lines between cut out, or a log resumed late): the iter went on from
+    # 30 to 650, yet a count of the run with a total of 661 over 200 epochs would not pass 30 in epoch 1
+    text = "".join(_yolox(1, k) for k in (10, 20, 30)) + "".join(_yolox(200, k) for k in (650, 660))
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert [step for step, _ in pts(batch, "total_loss")] == [10, 20, 30, 199 * 661 + 650, 199 * 661 + 660]
+
+
+def test_a_count_of_the_run_beside_its_epochs_stays_global():
+    # PaddleSeg-like: a count of the whole run (total 4000 over 4 epochs) that went on at each epoch
+    text = "".join(_yolox(e, k, epochs=4, per_epoch=4000) for e, k in ((1, 500), (1, 1000), (2, 1500), (2, 2000), (3, 2500)))
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert [step for step, _ in pts(batch, "total_loss")] == [500, 1000, 1500, 2000, 2500]
+
+
 FLAIR = "".join(
     f"2023-02-27 17:07:43,414 epoch {e} - iter {i}/469 - loss {3 - e / 2 - i / 1000:.8f} - time (sec): 3.95 - samples/sec: 4201.00 - lr: 0.100000\n"
     for e in (1, 2) for i in (46, 92)

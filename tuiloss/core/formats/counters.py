@@ -46,6 +46,8 @@ class EpochCounter:
         self.peak = 0.0  # the largest inner count of the current epoch
         self.restarts = True  # presumed; False once the counter kept counting across epochs
         self.held: list[tuple[float, float | None, Any]] = []
+        self.epochs: float | None = None  # the epochs planned, when the log writes them
+        self.seen_peak = 0.0  # the largest inner count seen
 
     #: The trainer counts within epochs: the count is never read as global (set by a parser).
     always_restarts = False
@@ -59,13 +61,17 @@ class EpochCounter:
         """Inner steps in one epoch, when known."""
         return self.per_epoch if self.per_epoch is not None else self.learnt
 
-    def add(self, epoch: float, inner: float | None, payload: Any, total: float | None = None) -> list[tuple[float, Any]]:
+    def add(self, epoch: float, inner: float | None, payload: Any, total: float | None = None,
+            epochs: float | None = None) -> list[tuple[float, Any]]:
         """Points that can be placed now, ``(global step, payload)``, in file order.
 
-        ``inner`` None means the end of ``epoch`` (a validation line).
+        ``inner`` None means the end of ``epoch`` (a validation line). ``total``: the count's
+        total written beside it; ``epochs``: the epochs planned, written beside the epoch.
         """
         if total is not None and total > 0:
             self.per_epoch = float(total)
+        if epochs is not None and epochs > 0:
+            self.epochs = float(epochs)
         if self.base is None:
             self.base = 0.0 if epoch == 0 else 1.0
         if self.epoch is not None and epoch > self.epoch:
@@ -93,7 +99,7 @@ class EpochCounter:
 
     def _observe(self, epoch: float, inner: float) -> None:
         if self.epoch is not None and epoch > self.epoch:
-            if self.last is not None and inner > self.last and self.restarts:
+            if self.last is not None and inner > self.last and self.restarts and self._could_be_global():
                 self.restarts = False  # it kept counting: a global counter
             elif self.restarts and self.per_epoch is None:
                 self.learnt = max(self.learnt or 0.0, self.peak + (1.0 if self.from_zero else 0.0))
@@ -101,6 +107,19 @@ class EpochCounter:
         self.epoch = epoch
         self.last = inner
         self.peak = max(self.peak, inner)
+        self.seen_peak = max(self.seen_peak, inner)
+
+    def _could_be_global(self) -> bool:
+        """Whether the count could be the run's: a count of the run, written with its total
+        beside the epochs planned, reaches about ``total * epochs done / epochs`` by the end of
+        an epoch. One that went past that (twice over, and by more than one) in the epochs the
+        log shows counts within each epoch, where a count that went on at a new epoch means
+        lines left out between them (YOLOX's ``epoch: 1/200, iter: 30/661`` and then
+        ``epoch: 200/200, iter: 650/661``)."""
+        if self.per_epoch is None or self.epochs is None or self.doubt_totals or self.epoch is None:
+            return True
+        done = self.epoch - (self.base if self.base is not None else 1.0) + 1.0
+        return self.seen_peak <= 2.0 * self.per_epoch * max(done, 1.0) / self.epochs + 1.0
 
     def _place(self, epoch: float, inner: float | None) -> float:
         size = self.size or 0.0

@@ -2495,7 +2495,8 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
         state.counter.doubt_totals = not epoch[2]
         state.derived = True
         state.inner_keys.update(key for key, _ in pairs)
-        placed = state.counter.add(epoch[1], value, _new_evaluations(state, pairs), float(total) if total else None)
+        placed = state.counter.add(epoch[1], value, _new_evaluations(state, pairs), float(total) if total else None,
+                                   float(epoch[2]) if epoch[2] else None)
         if not state.counter.restarts and total:
             state.meta["planned_steps"] = float(total)  # it was a global counter with its total
         elif epoch[2] and state.counter.size:
