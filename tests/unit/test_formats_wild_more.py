@@ -339,6 +339,19 @@ def test_a_count_of_the_run_beside_its_epochs_stays_global():
         assert [step for step, _ in pts(batch, "total_loss")] == [500, 1000, 1500, 2000, 2500]
 
 
+def test_dicts_at_a_fraction_of_an_epoch_under_a_harness_own_step_lines_are_that_steps_record():
+    # a GRPO harness prints its own [STEP N] line, then TRL's dict at a fraction of an epoch: one run
+    # of steps 1-3 (not a reset at every dict), the dict's new metrics at the step above it
+    text = "".join(
+        f"[STEP {k:3d}] loss={loss:.4f}  grad={0.1 / k:.4f}  lr=1.00e-05\n"
+        f"{{'loss': '{loss:.5f}', 'grad_norm': '{0.1 / k:.4f}', 'reward': '{0.5 + k / 10}', 'epoch': '{k / 111:.6f}'}}\n"
+        for k, loss in ((1, 0.0617), (2, 0.0512), (3, 0.0412)))
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert pts(batch, "loss") == [(1, 0.0617), (2, 0.0512), (3, 0.0412)]
+        assert pts(batch, "reward") == [(1, 0.6), (2, 0.7), (3, 0.8)]
+        assert [step for step, _ in pts(batch, "grad_norm")] == [1, 2, 3]
+
+
 FLAIR = "".join(
     f"2023-02-27 17:07:43,414 epoch {e} - iter {i}/469 - loss {3 - e / 2 - i / 1000:.8f} - time (sec): 3.95 - samples/sec: 4201.00 - lr: 0.100000\n"
     for e in (1, 2) for i in (46, 92)

@@ -57,6 +57,7 @@ class _State:
     counter: EpochCounter | None = None  # an inner counter that restarts every epoch
     derived: bool = False  # a step was computed from two counters (no layout can read it)
     inner_keys: set[str] = field(default_factory=set)  # the keys of lines stepped by a count within the epoch
+    handed: tuple[float | None, frozenset] = (None, frozenset())  # a step, and the names handed on at it
     held: tuple | None = None  # Keras 3: the latest bar of the current epoch, not yet final
     done_epoch: float | None = None  # Keras 3: the epoch whose final (validated) bar was read
     seen_val: bool = False
@@ -2621,6 +2622,19 @@ def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
         del values[name]  # the other counters, and running bests (``'best_reward': 200.0``): no points
     if not values:
         return False
+    known = state.meta.get("step_key")
+    if (_counter_name(key) == "epoch" and step != int(step) and state.step is not None and state.counter is None
+            and known is not None and _counter_name(known) not in (None, "epoch")):
+        # A fraction of an epoch in a log counted in steps (TRL's and HF's dicts under a harness' own
+        # ``[STEP 12] loss=...`` lines): the record of the latest step, not an axis of its own (read as
+        # one, the steps went back at every dict). What the step's own line gave is not given twice.
+        given = {name for name, (steps, _) in state.columns.items() if steps and steps[-1] == state.step}
+        if state.handed[0] == state.step:
+            given |= state.handed[1]
+        for name, value in values.items():
+            if name not in given:
+                _emit(state, state.step, name, value)
+        return True
     state.step = step
     state.meta["step_key"] = key
     if planned is not None and planned[0] == key and planned[1] > 0 and _counter_name(key) != "epoch":
@@ -3335,7 +3349,7 @@ class TextParser(LineParser):
         self.last_line = text[end + 1 :].rstrip("\r\n")  # a ruled table's header, maybe: its ruler may come next
         for name, (steps, values) in self.state.columns.items():
             batch.add(name, steps, values)
-        self.state.columns = {}
+        self._hand_on()
         batch.meta.update(self._meta())
         if self.state.counter is not None and self.state.counter.held:
             batch.meta["held"] = len(self.state.counter.held)  # lines that wait for the epoch's length
@@ -3406,8 +3420,18 @@ class TextParser(LineParser):
         self._parse_pieces(_decode(data), first_line, batch)
 
     def _take_pending(self) -> Pending:
-        pending, self.state.columns = self.state.columns, {}
+        pending = self.state.columns
+        self._hand_on()
         return pending
+
+    def _hand_on(self) -> None:
+        """The points read are handed on: what was given at the latest step is remembered
+        (a record of that step read later does not give it twice)."""
+        state = self.state
+        names = frozenset(name for name, (steps, _) in state.columns.items() if steps and steps[-1] == state.step)
+        if names or state.handed[0] != state.step:
+            state.handed = (state.step, names)
+        state.columns = {}
 
     def _fitted(self, steps: np.ndarray) -> None:
         self.state.step = float(steps[-1])
