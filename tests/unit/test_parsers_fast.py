@@ -370,6 +370,34 @@ def test_csv_threaded_numbers_path_reads_what_the_general_path_reads(seed, odd_s
         assert all(batch.lines is not None for batch in fast)  # the threaded path was taken
 
 
+@pytest.mark.parametrize("pieces", PIECE_READERS)
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("odd_share", [0.0, 0.002, 0.05])
+@pytest.mark.parametrize("log, make", [(jsonl_log, JsonlParser), (nanogpt_log, TextParser)], ids=["jsonl", "nanogpt"])
+def test_layout_fields_read_in_pieces_on_the_parse_threads_read_what_the_record_path_reads(
+        log, make, seed, odd_share, pieces, monkeypatch):
+    # every body of fields goes the way a big one does: cut into pieces read at once, in place
+    from tuiloss.core.formats import csv as csv_module
+
+    monkeypatch.setattr(layout_module, "_IN_PIECES_FROM", 0)
+    monkeypatch.setattr(csv_module, "PARALLEL_MIN_BYTES", 64)
+    monkeypatch.setattr(csv_module, "_workers", lambda: 3)
+    monkeypatch.setattr(csv_module, "PIECE_READER", pieces)
+    csv_module._pool_of.cache_clear()
+    monkeypatch.setattr(csv_module, "_kept", csv_module._Kept())
+    read = []
+    original = csv_module.NumberLines.read
+    monkeypatch.setattr(csv_module.NumberLines, "read", lambda self, data: read.append(len(data)) or original(self, data))
+    data = log(seed, 3000, odd_share)
+    rng = random.Random(seed)
+    parser, _ = compare(make, data, [rng.randrange(len(data)) for _ in range(rng.randrange(3))], monkeypatch)
+    assert bool(read) == (pieces == "buffer")  # taken where pandas reads in place (else floats read another way)
+    if odd_share == 0.0 and pieces == "buffer":
+        assert csv_module._kept.kept()  # kept for the next read of the file...
+    parser.rest()
+    assert csv_module._kept.kept() == []  # ... and let go once it is read to its end
+
+
 def test_csv_files_read_in_turns_share_one_set_of_piece_readers(tmp_path, monkeypatch):
     """Many big logs loaded together keep the parse buffers of one chunk, not one set per file."""
     from tuiloss.core.formats import csv as csv_module

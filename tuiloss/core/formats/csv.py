@@ -550,12 +550,15 @@ class BufferReader:
 
     kind = "buffer"
 
-    def __init__(self, width: int, delimiter: str | None, keep_buffers: bool = True) -> None:
+    def __init__(self, width: int, delimiter: str | None, keep_buffers: bool = True,
+                 used: tuple[int, ...] | None = None) -> None:
         import pandas as pd
 
         self.width = width
+        self.used = tuple(range(width)) if used is None else used  # the columns read (the others only split off)
         self._engine = pd.read_csv(
-            io.BytesIO(b""), names=list(range(width)), sep=delimiter, low_memory=False, iterator=True, **_PIECE_OPTIONS
+            io.BytesIO(b""), names=list(range(width)), sep=delimiter, low_memory=False, iterator=True,
+            usecols=list(self.used) if used is not None else None, **_PIECE_OPTIONS
         )._engine
         if keep_buffers:
             self._engine._reader.trim_after_read = False  # else each big piece pays for fresh buffers
@@ -570,7 +573,7 @@ class BufferReader:
             # The reader keeps what it was loaded with until the next load: a kept reader would
             # hold the whole chunk (a whole read) alive while the next one is read.
             self._engine._reader.load_buffer(_NOTHING)
-        return [np.asarray(arrays[k], dtype=np.float64) for k in range(self.width)]
+        return [np.asarray(arrays[k], dtype=np.float64) for k in self.used]
 
 
 #: What a buffer reader is left loaded with between reads (it refuses an empty buffer).
@@ -584,18 +587,23 @@ class _Shelf:
     piece: a reader per piece would keep about three times the chunk in parse buffers (the
     tokenizer keeps each field's bytes, a pointer and an offset per field, two per line)."""
 
-    def __init__(self, key: tuple, free: list, width: int, delimiter: str | None) -> None:
+    def __init__(self, key: tuple, free: list, width: int, delimiter: str | None,
+                 used: tuple[int, ...] | None = None) -> None:
         self.key = key
         self.free = free
         self._width = width
         self._delimiter = delimiter
+        self._used = used  # buffer readers of these columns only (see NumberLines)
         self._lock = threading.Lock()
 
     def read(self, data: bytes, start: int, end: int) -> list[np.ndarray]:
         with self._lock:
             reader = self.free.pop() if self.free else None
         if reader is None:
-            reader = new_piece_reader(self._width, self._delimiter)
+            if self._used is not None:
+                reader = BufferReader(self._width, self._delimiter, used=self._used)
+            else:
+                reader = new_piece_reader(self._width, self._delimiter)
         arrays = reader.read(data, start, end)  # a reader that raised is not given back
         with self._lock:
             self.free.append(reader)
@@ -698,6 +706,53 @@ def _small_reader(width: int, delimiter: str | None) -> BufferReader | CallReade
             readers.pop(next(iter(readers)))
         readers[key] = reader
     return reader
+
+
+class NumberLines:
+    """Bodies of lines of ``width`` comma-separated fields, the ``used`` ones numbers, read as a CSV
+    log's rows of numbers are: a big body cut into pieces parsed at once on the parse threads, in
+    place, by pandas' C reader (its buffer API: see :class:`BufferReader`), the readers kept between
+    reads until the file is read to its end. What a line layout's slots hold (see :mod:`layout`)."""
+
+    def __init__(self, width: int, used: tuple[int, ...]) -> None:
+        self._width = width
+        self._used = tuple(used)
+        self._reading = False
+
+    @staticmethod
+    def available() -> bool:
+        """Whether this pandas has the buffer API (before 3.1, floats read another way than a call does)."""
+        return piece_reader_kind() == "buffer"
+
+    def read(self, data: bytes) -> list[np.ndarray] | None:
+        """The used columns of ``data`` (whole lines); None where a used cell is no number, a field
+        is missing or a line has too many."""
+        workers = _workers()
+        pieces = _split_lines(data, 0, len(data), workers * _PIECES_PER_WORKER if workers > 1 else 1)
+        key = ("buffer", self._width, ",", self._used)
+        if not self._reading:
+            self._reading = True
+            _kept.begin(self)
+        shelf = _Shelf(key, _kept.take(key), self._width, ",", self._used)
+
+        def attempt(piece: tuple[int, int]) -> list[np.ndarray] | None:
+            try:
+                return shelf.read(data, *piece)
+            except Exception:  # a cell that is not a number, a bad row
+                return None
+
+        # every piece is waited for, failed or not: a piece still parsing must not share its reader
+        parts = [attempt(pieces[0])] if len(pieces) == 1 else list(_pool(workers).map(attempt, pieces))
+        _kept.give(shelf.key, shelf.free)
+        if any(part is None for part in parts):
+            return None
+        return parts[0] if len(parts) == 1 else _gather(parts)
+
+    def rest(self) -> None:
+        """The file is read to its end: the readers kept for it may go (see :class:`_Kept`)."""
+        if self._reading:
+            self._reading = False
+            _kept.done(self)
 
 
 def _split_lines(data: bytes, start: int, end: int, parts: int) -> list[tuple[int, int]]:

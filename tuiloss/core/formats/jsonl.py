@@ -62,6 +62,9 @@ class JsonlParser(LineParser):
         self._pending: Pending = {}
         self.layouts = LayoutReader(self._parse_line, self._parse_odd, self._take_pending, self._fitted)
 
+    def rest(self) -> None:
+        self.layouts.rest()
+
     def restart(self) -> None:
         self.rows = 0
         self.step_key = None

@@ -135,6 +135,7 @@ class LineLayout:
         fine = [0] + [edge for cut in cuts for edge in cut] + [len(line)]
         self._counts = self._piece_counts([line[fine[2 * i] : fine[2 * i + 1]] for i in range(len(cuts) + 1)])
         self._table, self._delete, self._fields, self._usecols = self._separate(pieces)
+        self._lines = None  # the reader of big bodies of fields (see _read_fields), made when needed
 
     # -- learning ------------------------------------------------------------------
 
@@ -440,8 +441,23 @@ class LineLayout:
                 return None
         return columns
 
+    def rest(self) -> None:
+        """The file is read to its end: the buffers big reads kept are freed (see :class:`NumberLines`)."""
+        if self._lines is not None:
+            self._lines.rest()
+
     def _read_fields(self, fields: bytes) -> np.ndarray | None:
-        """The slot fields of ``fields`` (a line of commas and numbers per line) by pandas' C reader."""
+        """The slot fields of ``fields`` (a line of commas and numbers per line) by pandas' C reader:
+        a big body as a CSV log's rows of numbers are read (in pieces at once, in place), else, or
+        where that finds more than numbers in the fields the slots leave out, in one call."""
+        if len(fields) >= _IN_PIECES_FROM:
+            from tuiloss.core.formats.csv import NumberLines
+
+            if self._lines is None and NumberLines.available():
+                self._lines = NumberLines(self._fields, tuple(self._usecols))
+            columns = self._lines.read(fields) if self._lines is not None else None
+            if columns is not None:
+                return np.array(columns)
         import pandas as pd
 
         try:
@@ -462,6 +478,10 @@ class LineLayout:
         except (ValueError, OverflowError, pd.errors.ParserError):
             return None
         return frame.to_numpy(dtype=np.float64).T
+
+
+#: Bodies of fields from this size on are read in pieces on the parse threads (see CSV's ``PARALLEL_MIN_BYTES``).
+_IN_PIECES_FROM = 4 * 1024 * 1024
 
 
 class _GiveUp(Exception):
@@ -527,12 +547,27 @@ class LayoutReader:
         self.parse_odd = parse_odd
         self.take_pending = take_pending
         self.fitted = fitted
-        self.layout: LineLayout | None = None
+        self._layout: LineLayout | None = None
         self.misses = 0
+
+    @property
+    def layout(self) -> LineLayout | None:
+        return self._layout
+
+    @layout.setter
+    def layout(self, layout: LineLayout | None) -> None:
+        if self._layout is not None and layout is not self._layout:
+            self._layout.rest()  # the readers it kept for big reads are not kept for it any more
+        self._layout = layout
 
     def reset(self) -> None:
         self.layout = None
         self.misses = 0
+
+    def rest(self) -> None:
+        """The file is read to its end (see :meth:`LineLayout.rest`)."""
+        if self.layout is not None:
+            self.layout.rest()
 
     def wants(self, data: bytes) -> bool:
         """Whether ``data`` is worth a layout read."""

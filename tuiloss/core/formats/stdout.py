@@ -3170,6 +3170,9 @@ class TextParser(LineParser):
         self._epoch_bound = False  # the lines of the layout learnt last step otherwise under such a line
         self._chunk = b""  # the chunk a layout reads, until it was looked at for an epoch line
 
+    def rest(self) -> None:
+        self.layouts.rest()
+
     def restart(self) -> None:
         self.state = _State()
         self.rows = 0
