@@ -90,7 +90,7 @@ def mlflow_db(points: int, repeat: int) -> Row:
     try:
         import mlflow  # noqa: F401
     except ImportError:
-        raise Skip("mlflow is not installed (pip install mlflow)") from None
+        raise Skip("mlflow is not installed: pip install 'tuiloss[bench]'") from None
     from mlflow.tracking import MlflowClient
 
     path, run = cached_mlflow_db(points)
