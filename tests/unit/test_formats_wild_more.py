@@ -352,6 +352,38 @@ def test_dicts_at_a_fraction_of_an_epoch_under_a_harness_own_step_lines_are_that
         assert [step for step, _ in pts(batch, "grad_norm")] == [1, 2, 3]
 
 
+def test_an_epochs_line_in_a_log_counted_in_steps_is_at_the_step_the_epoch_ended_on():
+    # a hand-written loop: a line per 100 steps, and the epoch's validation after them
+    for sep in (" ", ", ", ": "):
+        text = "".join(f"step{':' if sep == ': ' else ''} {s}{sep}loss{':' if sep == ': ' else ''} {2 - s / 1000}\n" for s in (100, 200)) \
+            + f"epoch{':' if sep == ': ' else ''} 1{sep}val_loss{':' if sep == ': ' else ''} 1.8\n" \
+            + "".join(f"step{':' if sep == ': ' else ''} {s}{sep}loss{':' if sep == ': ' else ''} {2 - s / 1000}\n" for s in (300, 400))
+        for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+            assert pts(batch, "val_loss") == [(200, 1.8)], sep
+            assert [step for step, _ in pts(batch, "loss")] == [100, 200, 300, 400]
+
+
+def test_fields_parted_by_spaces_alone_after_the_epoch():
+    # print("epoch", e, "train_loss", x, "val_loss", y)
+    text = "".join(f"epoch {e} train_loss {1 - e / 10:.2f} val_loss {1.1 - e / 10:.2f}\n" for e in (1, 2, 3))
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert pts(batch, "train_loss") == [(1, 0.9), (2, 0.8), (3, 0.7)]
+        assert pts(batch, "val_loss") == [(1, 1.0), (2, 0.9), (3, 0.8)]
+        assert batch.unmatched == 0
+
+
+def test_epoch_lines_under_progress_bars_that_count_within_the_epoch_keep_every_epoch():
+    # SpeechBrain: a bar of 13 batches per epoch, then the epoch's line: each epoch is a point (a
+    # bar's count is no step of the run, so the epochs are not all put at batch 13)
+    bar = "100%|" + "#" * 40 + "| 13/13 [00:01<00:00,  9.1it/s, train_loss=6.1]\n"
+    text = "".join(f"speechbrain.utils.epoch_loop - Going into epoch {e}\n{bar}"
+                   f"speechbrain.utils.train_logger - epoch: {e}, lr: 5.00e-04 - train loss1: {7 - e}, valid loss1: {8 - e}\n"
+                   for e in (1, 2, 3))
+    for batch in (TextParser().feed(text.encode(), 1), feed_lines(TextParser(), text)):
+        assert len(pts(batch, "train loss1")) == 3
+        assert [value for _, value in pts(batch, "train loss1")] == [6, 5, 4]
+
+
 FLAIR = "".join(
     f"2023-02-27 17:07:43,414 epoch {e} - iter {i}/469 - loss {3 - e / 2 - i / 1000:.8f} - time (sec): 3.95 - samples/sec: 4201.00 - lr: 0.100000\n"
     for e in (1, 2) for i in (46, 92)

@@ -1977,11 +1977,13 @@ def _spaced_fields(text: str) -> list[tuple[str, float]]:
 
 # after a counter, a separator or (``Epoch 1 Batch 0 Loss 4.56``) a space before a metric's name
 # (Flair: ``epoch 1 - iter 46/469 - loss 2.83 - time (sec): 3.95``, a dash between fields)
-_AFTER_COUNTER = re.compile(r"^(?:\s*[:|,;]\s*|\s+-\s+|\s+(?=" + _METRIC_NAMES + r"\b))", re.I)
+#: A metric's name, maybe behind the split or set it is of (``train_loss``, ``val/acc``, ``test-acc``).
+_NAMED_METRIC = r"(?:[A-Za-z]+[_/.-])*" + _METRIC_NAMES + r"\b"
+_AFTER_COUNTER = re.compile(r"^(?:\s*[:|,;]\s*|\s+-\s+|\s+(?=" + _NAMED_METRIC + r"))", re.I)
 # ``Step 10: loss 2.4``, ``step 10/15000 | loss 2.4 | lr 3e-4``, CenterNet's ``epoch: 5 |loss 1.2 |``: a counter,
 # then "key value" fields
 _COUNTER_THEN_SPACED = (
-    r"(?<![\w.])(?:" + _COUNTER_WORDS + r")(?:\s*:\s*|\s+)\d+(?:\s*/\s*\d+)?(?:\s*[:|,;]\s*|\s+-\s+|\s+(?=" + _METRIC_NAMES + r"\b))"
+    r"(?<![\w.])(?:" + _COUNTER_WORDS + r")(?:\s*:\s*|\s+)\d+(?:\s*/\s*\d+)?(?:\s*[:|,;]\s*|\s+-\s+|\s+(?=" + _NAMED_METRIC + r"))"
     r"[A-Za-z_][\w./\-()]*(?: [A-Za-z_][\w./\-()]*){0,3}\s+[-+]?(?:\d|\.\d|nan|inf)"
 )
 _SPACED_AFTER_COUNTER = re.compile(_COUNTER_THEN_SPACED, re.I)
@@ -2002,6 +2004,10 @@ def _spaced_after(rest: str) -> list[tuple[str, float]]:
     for part in _SPACED_SPLIT.split(rest[start.end():]):
         match = _SPACED.match(part.strip())
         if match is None:
+            bare = _bare_pairs(part)  # ``train_loss 0.9 val_loss 0.8``: fields parted by spaces alone
+            if bare:
+                out.extend(bare)
+                continue
             break  # the fields end where a part is no pair
         key = match["key"].strip()
         if key.endswith(" is"):
@@ -2011,6 +2017,22 @@ def _spaced_after(rest: str) -> list[tuple[str, float]]:
             break
         out.append((key, value))
     return out if any(_METRIC_WORD.search(key) for key, _ in out) else []
+
+
+_BARE_PAIRS = re.compile(r"(?:[A-Za-z_][\w./\-]*\s+" + NUM + r"\s+)+[A-Za-z_][\w./\-]*\s+" + NUM)
+
+
+def _bare_pairs(part: str) -> list[tuple[str, float]]:
+    """A part that is only one-word keys and numbers in turn (``print("epoch", e, "train_loss", x,
+    "val_loss", y)``): its pairs, each key a metric's; else none."""
+    part = part.strip()
+    if _BARE_PAIRS.fullmatch(part) is None:
+        return []
+    words = part.split()
+    pairs = [(key, _num(value)) for key, value in zip(words[::2], words[1::2])]
+    if any(value is None or _counter_name(key) is not None or not _is_metric_key(key) for key, value in pairs):
+        return []
+    return pairs
 
 
 def _fields(text: str) -> list[tuple[str, float]]:
@@ -2477,6 +2499,16 @@ def _announce(parser: "TextParser", counters: list[tuple[str, float, str | None]
         state.announced = True
 
 
+def _counted_in_steps(state: _State) -> bool:
+    """Whether the log's points so far stand on a count of the run's steps (``step``, ``iteration``,
+    ``global_step``), not on epochs nor on a count within each epoch (a batch, a progress bar's)."""
+    known = state.meta.get("step_key")
+    if known is None or state.step is None or state.counter is not None:
+        return False
+    counter = _counter_name(known)
+    return counter is not None and counter != "epoch" and counter not in _INNER
+
+
 def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], pairs: list[tuple[str, float]]) -> None:
     """Emit ``pairs`` at the step the finest of ``counters`` gives (made global when it is an
     inner counter beside an epoch); ``counters`` holds ``(name, count, total or None)``."""
@@ -2502,6 +2534,14 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
             state.meta["planned_steps"] = float(total)  # it was a global counter with its total
         elif epoch[2] and state.counter.size:
             state.meta["planned_steps"] = float(epoch[2]) * state.counter.size
+    elif name == "epoch" and len(counters) == 1 and _counted_in_steps(state):
+        # An epoch's line in a log counted in steps (``step 300, loss 1.7`` lines, then ``epoch 1, val_loss
+        # 1.8``): at the step the epoch ended on, the latest, not on an axis of epochs (read as one, the
+        # steps went back to 1 there). What the step's own line gave is not given twice.
+        given = {key for key, (steps, _) in state.columns.items() if steps and steps[-1] == state.step}
+        if state.handed[0] == state.step:
+            given |= state.handed[1]
+        placed = [(state.step, [(key, number) for key, number in pairs if key not in given])]
     elif name == "epoch" and state.counter is not None:
         placed = state.counter.add(value, None, _epoch_means(state, pairs))  # an epoch's summary: at its end (held till known)
         if total and state.counter.size:
@@ -2622,9 +2662,7 @@ def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
         del values[name]  # the other counters, and running bests (``'best_reward': 200.0``): no points
     if not values:
         return False
-    known = state.meta.get("step_key")
-    if (_counter_name(key) == "epoch" and step != int(step) and state.step is not None and state.counter is None
-            and known is not None and _counter_name(known) not in (None, "epoch")):
+    if _counter_name(key) == "epoch" and step != int(step) and _counted_in_steps(state):
         # A fraction of an epoch in a log counted in steps (TRL's and HF's dicts under a harness' own
         # ``[STEP 12] loss=...`` lines): the record of the latest step, not an axis of its own (read as
         # one, the steps went back at every dict). What the step's own line gave is not given twice.
