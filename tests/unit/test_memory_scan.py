@@ -71,9 +71,11 @@ SHAPES = [with_spikes, with_gaps_and_a_restart, turning_linear, gaining_decimals
 
 
 def let_go_early(monkeypatch):
-    """Let values go 512 at a time as soon as they are behind the first value read, with no margin."""
+    """Let values go 512 at a time as soon as they are behind the first value read, with no margin,
+    and the coarser scales take in their parents 64 groups (512 values) at a time."""
     monkeypatch.setattr(scan_module, "LET_GO", 512)
     monkeypatch.setattr(scan_module, "HOLD_MARGIN", 0)
+    monkeypatch.setattr(scan_module, "LAZY_GROUPS", 64)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda f: f.__name__)
@@ -104,6 +106,8 @@ def test_a_report_built_on_a_scan_kept_up_in_pieces_is_the_batch_one(monkeypatch
     live = LiveAnalyzer()
     for end in range(5_000, len(steps) + 1, 5_000):
         live.catch_up(steps[:end], values[:end])
+        # held: what the coarser scales wait for (64 groups of 8) and a step of letting go, not the series
+        assert len(live._scan.y) - live._scan.y.hole <= 64 * 8 + 512
     assert live._scan.y.hole > 0
     assert live.update(steps, values) == expected
 
