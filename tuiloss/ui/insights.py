@@ -143,7 +143,9 @@ class QuietEntries(KeptEntries):
 class Analyzers:
     """One kept ``LiveAnalyzer`` per (run, metric): each analysis costs what is new.
 
-    Used only on the analysis thread. Without the live analyser, every analysis is a batch one.
+    Used on the analysis thread, and by a long run's report for its secondary series (grad norms) on a
+    helper thread while the analysis thread reports the others: no key is used on two threads at once.
+    Without the live analyser, every analysis is a batch one.
     """
 
     def __init__(self) -> None:

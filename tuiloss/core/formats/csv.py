@@ -495,10 +495,12 @@ def piece_reader_kind() -> str:
     return "buffer" if _has_buffer_api else "read_csv"
 
 
-def new_piece_reader(width: int, delimiter: str | None, keep_buffers: bool = True) -> BufferReader | CallReader:
-    """A reader of pieces of ``width`` float64 columns, of :func:`piece_reader_kind`."""
-    if piece_reader_kind() == "buffer":
-        return BufferReader(width, delimiter, keep_buffers)
+def new_piece_reader(width: int, delimiter: str | None, keep_buffers: bool = True,
+                     used: tuple[int, ...] | None = None) -> BufferReader | CallReader:
+    """A reader of pieces of ``width`` float64 columns, of :func:`piece_reader_kind`; of the ``used``
+    columns only, a buffer reader (see :class:`NumberLines`)."""
+    if used is not None or piece_reader_kind() == "buffer":
+        return BufferReader(width, delimiter, keep_buffers, used)
     return CallReader(width, delimiter)
 
 
@@ -600,10 +602,7 @@ class _Shelf:
         with self._lock:
             reader = self.free.pop() if self.free else None
         if reader is None:
-            if self._used is not None:
-                reader = BufferReader(self._width, self._delimiter, used=self._used)
-            else:
-                reader = new_piece_reader(self._width, self._delimiter)
+            reader = new_piece_reader(self._width, self._delimiter, used=self._used)
         arrays = reader.read(data, start, end)  # a reader that raised is not given back
         with self._lock:
             self.free.append(reader)

@@ -2499,6 +2499,14 @@ def _announce(parser: "TextParser", counters: list[tuple[str, float, str | None]
         state.announced = True
 
 
+def _given_at_step(state: _State) -> set[str]:
+    """The names given a point at the latest step, in what is read now or was handed on before."""
+    given = {name for name, (steps, _) in state.columns.items() if steps and steps[-1] == state.step}
+    if state.handed[0] == state.step:
+        given |= state.handed[1]
+    return given
+
+
 def _counted_in_steps(state: _State) -> bool:
     """Whether the log's points so far stand on a count of the run's steps (``step``, ``iteration``,
     ``global_step``), not on epochs nor on a count within each epoch (a batch, a progress bar's)."""
@@ -2538,9 +2546,7 @@ def _place(parser: "TextParser", counters: list[tuple[str, float, str | None]], 
         # An epoch's line in a log counted in steps (``step 300, loss 1.7`` lines, then ``epoch 1, val_loss
         # 1.8``): at the step the epoch ended on, the latest, not on an axis of epochs (read as one, the
         # steps went back to 1 there). What the step's own line gave is not given twice.
-        given = {key for key, (steps, _) in state.columns.items() if steps and steps[-1] == state.step}
-        if state.handed[0] == state.step:
-            given |= state.handed[1]
+        given = _given_at_step(state)
         placed = [(state.step, [(key, number) for key, number in pairs if key not in given])]
     elif name == "epoch" and state.counter is not None:
         placed = state.counter.add(value, None, _epoch_means(state, pairs))  # an epoch's summary: at its end (held till known)
@@ -2666,9 +2672,7 @@ def _read_dict_line(parser: "TextParser", body: str, before: str = "") -> bool:
         # A fraction of an epoch in a log counted in steps (TRL's and HF's dicts under a harness' own
         # ``[STEP 12] loss=...`` lines): the record of the latest step, not an axis of its own (read as
         # one, the steps went back at every dict). What the step's own line gave is not given twice.
-        given = {name for name, (steps, _) in state.columns.items() if steps and steps[-1] == state.step}
-        if state.handed[0] == state.step:
-            given |= state.handed[1]
+        given = _given_at_step(state)
         for name, value in values.items():
             if name not in given:
                 _emit(state, state.step, name, value)

@@ -451,7 +451,7 @@ _PATTERN_ROUNDS = 1 << 15
 
 def _read_le(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     """The little-endian unsigned integers of ``width`` bytes at offsets ``at`` of ``buf``."""
-    return numbers_at(buf, at, {8: "<u8", 4: "<u4", 2: "<u2", 1: "u1"}[width]).astype(np.uint64)
+    return numbers_at(buf, at, f"<u{width}").astype(np.uint64)
 
 
 def _first_record(parts: list) -> int:

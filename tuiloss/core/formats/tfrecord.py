@@ -82,15 +82,11 @@ _TABLE = _table()
 def byte_rows(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     """``buf[at[k] : at[k] + width]`` for each ``k``, as the rows of a new 2-D ``uint8`` array.
 
-    Taken through a view of every ``width`` bytes of ``buf`` (one window per offset), so only the
+    Taken from numpy's view of every ``width`` bytes of ``buf`` (one window per offset), so only the
     rows are copied: a grid of ``len(at) * width`` indices cost several times the copy (a million
     40-byte records: 0.85 s against 0.02 s).
     """
-    if len(buf) < width:
-        raise IndexError("rows past the end of the buffer")
-    windows = np.lib.stride_tricks.as_strided(buf, (len(buf) - width + 1, width), (buf.strides[0], buf.strides[0]),
-                                              writeable=False)
-    return windows[at]
+    return np.lib.stride_tricks.sliding_window_view(buf, width)[at]
 
 
 def numbers_at(buf: np.ndarray, at: np.ndarray, dtype: str) -> np.ndarray:
