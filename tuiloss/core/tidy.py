@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Iterable
 
 import numpy as np
-import pandas as pd
 
+from tuiloss.core.pandas_import import load_pandas
 from tuiloss.core.store import Run
+
+pd = load_pandas()
 
 COLUMNS = ("run", "metric", "step", "value", "segment", "run_id")
 

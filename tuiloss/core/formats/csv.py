@@ -36,6 +36,7 @@ from tuiloss.core.formats import plain
 from tuiloss.core.formats.base import find_step_key, unwrap_scalar_text
 from tuiloss.core.formats.counters import INNER_COUNTERS, WITHIN_EPOCH, WithinEpoch
 from tuiloss.core.model import Batch
+from tuiloss.core.pandas_import import load_pandas
 
 _BLANK_LINE = re.compile(rb"(?m)^[ \t\r]*\n")
 _MISSING = {"", "nan", "NaN", "NAN", "-nan", "null", "None", "none", "NULL"}
@@ -134,7 +135,7 @@ class CsvParser:
                 count = lines - _count_blank(data, start, end)
                 batch.skip("unreadable CSV chunk", first_line, repr(exc)[:200], count=count)
                 return batch
-        import pandas as pd  # loaded by the read
+        pd = load_pandas()  # loaded by the read
 
         if not frame.index.equals(pd.RangeIndex(len(frame))):
             # rows with more fields than the header names: pandas took the first ones for an index,
@@ -162,8 +163,7 @@ class CsvParser:
         return batch
 
     def _read(self, data: bytes, start: int, end: int, **options):
-        import pandas as pd
-
+        pd = load_pandas()
         return pd.read_csv(
             _Joined(self.header or b"", data, start, end),
             sep=self.delimiter,
@@ -309,7 +309,7 @@ class CsvParser:
                 present[name] = ~np.isnan(values) if maybe_gaps else None
                 self.metric_columns.add(name)
                 continue
-            import pandas as pd  # text cells come from the general path, which loaded it
+            pd = load_pandas()  # text cells come from the general path, which loaded it
 
             # a quoted cell ("0.5") is its content; a stray quote leaves the cell malformed
             text = column.astype("string").str.strip().str.replace(r'^"(.*)"$', r"\1", regex=True)
@@ -489,6 +489,7 @@ def piece_reader_kind() -> str:
     if PIECE_READER is not None:
         return PIECE_READER
     if _has_buffer_api is None:
+        load_pandas()
         from pandas._libs.parsers import TextReader
 
         _has_buffer_api = hasattr(TextReader, "load_buffer") and hasattr(TextReader, "trim_after_read")
@@ -531,8 +532,7 @@ class CallReader:
 
     def read(self, data: bytes, start: int, end: int) -> list[np.ndarray]:
         """``data[start:end]`` (whole lines) as ``width`` float64 columns."""
-        import pandas as pd
-
+        pd = load_pandas()
         frame = pd.read_csv(
             _Joined(b"", data, start, end), names=list(range(self.width)), sep=self.delimiter, **_PIECE_OPTIONS
         )
@@ -554,8 +554,7 @@ class BufferReader:
 
     def __init__(self, width: int, delimiter: str | None, keep_buffers: bool = True,
                  used: tuple[int, ...] | None = None) -> None:
-        import pandas as pd
-
+        pd = load_pandas()
         self.width = width
         self.used = tuple(range(width)) if used is None else used  # the columns read (the others only split off)
         self._engine = pd.read_csv(
@@ -844,8 +843,7 @@ def _phases(columns: dict) -> list[tuple[str, np.ndarray]] | None:
     name = next((n for n in columns if n.lower() in _PHASE_COLUMNS and columns[n].dtype.kind not in "fiub"), None)
     if name is None:
         return None
-    import pandas as pd
-
+    pd = load_pandas()
     text = pd.Series(columns[name]).astype("string").str.strip().str.lower().fillna("")
     if not text.isin(_PHASE_PREFIX.keys()).any():
         return None  # not phases (a mode of some other kind)

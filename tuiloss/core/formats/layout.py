@@ -58,6 +58,7 @@ import numpy as np
 
 from tuiloss.core.formats.plain import plain_table
 from tuiloss.core.model import Batch
+from tuiloss.core.pandas_import import load_pandas
 
 #: What a parser emitted and not yet handed over: ``{metric: (steps, values)}``.
 Pending = dict[str, tuple[list[float], list[float]]]
@@ -458,8 +459,7 @@ class LineLayout:
             columns = self._lines.read(fields) if self._lines is not None else None
             if columns is not None:
                 return np.array(columns)
-        import pandas as pd
-
+        pd = load_pandas()
         try:
             frame = pd.read_csv(
                 io.BytesIO(fields),
@@ -515,8 +515,7 @@ def _overlapping(text: bytes, piece: bytes) -> int:
 @lru_cache(maxsize=1)
 def _float_options() -> dict:
     """pandas before 3.1 parses floats correctly rounded only when asked."""
-    import pandas as pd
-
+    pd = load_pandas()
     try:
         major, minor = (int(part) for part in pd.__version__.split(".")[:2])
     except ValueError:
