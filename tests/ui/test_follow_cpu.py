@@ -433,3 +433,38 @@ async def test_a_busy_logs_points_are_drawn_at_each_read_and_its_numbers_once_a_
         await pilot.press("1")  # a key draws them with its frame, busy or not
         await settle(pilot, app)
         assert len(drawn) >= 2 and app.status_bar.status.shown == 2
+
+
+# -- an idle viewer -----------------------------------------------------------------------------------
+
+async def test_an_idle_viewer_repaints_nothing_while_the_words_on_screen_stay_the_same(tmp_path, config_for,
+                                                                                        monkeypatch):
+    """The once-a-second tick finds the last point a second older; the status line says so only
+    when its words change ("2.0h ago" to "3.0h ago"): nothing else is repainted meanwhile."""
+    from textual.widget import Widget
+    from ui_helpers import settle, wait_loaded
+
+    from test_scale import write_runs
+    from tuiloss.ui.app import make_app
+
+    write_runs(tmp_path, 3)
+    app = make_app(config_for(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_loaded(pilot, app)
+        now = [app.clock() + 7200.0]
+        app.clock = lambda: now[0]
+        app._tick()
+        await settle(pilot, app)
+        assert "2.0h ago" in str(app.status_bar.text)
+        refreshed = []
+        refresh = Widget.refresh
+        monkeypatch.setattr(Widget, "refresh", lambda self, *a, **k: refreshed.append(self) or refresh(self, *a, **k))
+        for _ in range(5):
+            now[0] += 1.0
+            app._tick()
+            await pilot.pause()
+        assert refreshed == []
+        now[0] += 3600.0
+        app._tick()
+        await settle(pilot, app)
+        assert refreshed == [app.status_bar] and "3.0h ago" in str(app.status_bar.text)

@@ -105,9 +105,12 @@ class StatusBar(KeptStyles, Widget):
         self._strip: tuple[tuple, Strip] | None = None
 
     def show(self, status: Status) -> None:
-        if status != self.status:
-            self.status = status
-            self.text = status_text(status)
+        if status == self.status:
+            return
+        self.status = status
+        text = status_text(status)
+        if text != self.text:  # the age of the last point moves every second, its words seldom
+            self.text = text
             self._strip = None
             self.refresh()
 
