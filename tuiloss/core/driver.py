@@ -37,12 +37,14 @@ SCAN_GAP = 0.3
 SWEEP_BUDGET = 0.004
 #: With file events on (or a watcher that looks at its folders' times when polling), the periodic
 #: rescan may take this share of the time: new runs come as changes, the rescan only catches what
-#: they missed (0.2% of a core: ten thousand run folders are walked every four minutes). A watcher
-#: that sees no new files leaves it to rescans, which may take more.
-SCAN_SHARE_EVENTS, SCAN_SHARE_POLLING = 1 / 500, 1 / 50
-#: Polling: the share of the time that the checks of idle runs may take (a run that grew within
-#: :data:`HOT_SECONDS` is checked at every poll; the others in turn, as many as this allows).
-POLL_SHARE = 0.002
+#: they missed (0.1% of a core: a thousand run folders are walked every 11 s, ten thousand every
+#: eight minutes). A watcher that sees no new files leaves it to rescans, which may take more.
+SCAN_SHARE_EVENTS, SCAN_SHARE_POLLING = 1 / 1000, 1 / 50
+#: Polling: the share of the time that the checks of idle runs may take, and as much again the
+#: checks of their folders' times (a run that grew within :data:`HOT_SECONDS` is checked at every
+#: poll; the others in turn, as many as this allows: a thousand idle runs every 3-4 s). With the
+#: rescan's share, polling a thousand idle runs costs 0.3% of a core besides the viewer's own.
+POLL_SHARE = 0.001
 HOT_SECONDS = 30.0
 #: With file events on, reads follow one another at least this far apart: a log written line by
 #: line (a hundred writes a second) is read in a few batches a second, each holding what came
