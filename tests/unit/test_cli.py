@@ -234,3 +234,15 @@ def test_a_missing_optional_extra_is_said_in_the_text_report(capsys, tmp_path, m
     assert main(["report", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "tuiloss[tensorboard]" in out
+
+
+def test_the_command_asks_blas_for_one_thread_before_numpy_loads_unless_the_user_chose():
+    code = ("import os, sys; from tuiloss import cli; assert 'numpy' not in sys.modules; cli.one_blas_thread();"
+            " print(os.environ['OPENBLAS_NUM_THREADS'])")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={**env, "OPENBLAS_NUM_THREADS": "4"})
+    assert result.stdout.strip() == "4"
