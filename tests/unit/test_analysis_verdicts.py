@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from tuiloss.core.analysis import analyze_series
+from tuiloss.core.analysis import analyze_series, describe
 
 
 def verdict(values, steps=None):
@@ -300,3 +300,46 @@ def test_a_loud_return_of_one_sign_has_a_level():
     result = analyze_series(np.arange(1.0, 41) * 120, returns, higher_is_better=True)
     assert result.verdict.kind != "near_zero"
     assert "around 0" not in result.verdict.message
+
+
+def _settles_then_drifts(n=5000, rise=0.12, stop=1.0, back=False, sigma=0.01, seed=3, higher=False):
+    """A loss that settles at ~0.2 by 70% of the run and then rises by ``rise`` at ``stop`` (a
+    share of the run; level after it), or back down to where it was by the end (``back``);
+    with ``higher``, an accuracy that settles at ~0.9 and sinks as much."""
+    rng = np.random.default_rng(seed)
+    steps = 10.0 * np.arange(1, n + 1)
+    share = np.clip((steps / steps[-1] - 0.7) / (stop - 0.7), 0.0, 1.0)
+    if back:
+        share = np.minimum(share, np.clip((1.0 - steps / steps[-1]) / (1.0 - stop), 0.0, 1.0))
+    noise = np.exp(sigma * rng.standard_normal(n))
+    if higher:
+        return steps, (0.9 - 0.6 * np.exp(-steps / 3000.0)) * (1 - rise * share) * noise
+    return steps, (0.2 + 1.2 * np.exp(-steps / 3000.0)) * (1 + rise * share) * noise
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_a_run_that_settles_and_then_creeps_up_to_the_end_is_not_settled(seed):
+    from tuiloss.core.analysis import LiveAnalyzer
+
+    steps, loss = _settles_then_drifts(seed=seed)
+    result = analyze_series(steps, loss)
+    drift = result.of_kind("drift")[0]
+    assert result.verdict.kind == "worsening" and result.convergence_step is None
+    assert result.verdict.step == drift.step  # where the rise began
+    assert result.verdict.message == f"not settled: rising since {describe.format_step(drift.step)}, to the end of the log"
+    live = LiveAnalyzer()
+    for cut in (2000, 3700, 4400, len(steps)):
+        got = live.update(steps[:cut], loss[:cut])
+    assert got.verdict == result.verdict
+
+
+def test_a_rise_that_came_back_down_or_stopped_midway_leaves_the_run_converged():
+    for shape in ({"stop": 0.85, "back": True}, {"stop": 0.85}):
+        result = analyze_series(*_settles_then_drifts(n=10000, rise=0.15, **shape))
+        assert result.of_kind("drift") and result.verdict.kind == "converged", shape
+
+
+def test_an_accuracy_that_settles_and_then_sinks_to_the_end_is_not_settled():
+    result = analyze_series(*_settles_then_drifts(higher=True), higher_is_better=True)
+    assert result.of_kind("drift") and result.verdict.kind == "worsening"
+    assert result.verdict.message.startswith("not settled: falling since")

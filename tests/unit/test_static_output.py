@@ -153,6 +153,19 @@ def test_no_progress_and_nan_fail_the_gate(tmp_path):
     assert by_kind == {"no-progress": "flat", "nan": "nan"}
 
 
+def test_a_run_creeping_up_to_the_end_fails_the_drift_gate_with_its_verdict(tmp_path):
+    rng = np.random.default_rng(3)
+    steps = 10 * np.arange(1, 5001)
+    rise = 1 + 0.12 * np.clip((steps / steps[-1] - 0.7) / 0.3, 0, 1)
+    loss = (0.2 + 1.2 * np.exp(-steps / 3000)) * rise * np.exp(0.01 * rng.standard_normal(len(steps)))
+    (tmp_path / "metrics.csv").write_text("step,loss\n" + "".join(f"{s},{v:.5f}\n" for s, v in zip(steps, loss)))
+    store, _, _ = load([str(tmp_path)], Options())
+    report = build_report(store, root=str(tmp_path))
+    told = failures(report, parse_kinds("drift"))
+    assert [f.kind for f in told] == ["drift", "worsening"]
+    assert told[1].message.startswith("not settled: rising since")
+
+
 def test_follow_fails_at_the_first_new_finding(tmp_path):
     log = tmp_path / "metrics.csv"
     log.write_text("step,loss\n" + "".join(f"{s},{2 / s ** 0.3:.4f}\n" for s in range(1, 200)))

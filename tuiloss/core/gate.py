@@ -18,7 +18,7 @@ KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "spike": (frozenset({"spike"}), frozenset()),
     "nan": (frozenset({"nan"}), frozenset()),
     "divergence": (frozenset({"divergence"}), frozenset({"diverged"})),
-    "drift": (frozenset({"drift"}), frozenset()),
+    "drift": (frozenset({"drift"}), frozenset({"worsening"})),
     "reset": (frozenset({"reset"}), frozenset()),
     "overfitting": (frozenset({"overfitting"}), frozenset()),
     "no-progress": (frozenset(), frozenset({"no_progress"})),

@@ -428,7 +428,7 @@ def _run_block(out: Text, run: RunReport, color: str, number: str, swatch: str, 
     kind = verdict.kind if verdict is not None else None
     if conv is not None:
         mark = "✓" if not ascii else "+"
-    elif kind in ("diverged", "no_progress"):
+    elif kind in ("diverged", "no_progress", "worsening"):
         mark = "!"
     else:
         mark = "…" if not ascii else "~"

@@ -198,6 +198,7 @@ _NOT_SETTLED = {
     "no_progress": "{who} made no progress",
     "diverged": "{who} collapsed or diverged",
     "unsettled": "{who} {verb} inside a spike at the end of the log",
+    "worsening": "{who} {verb} getting worse at the end of the log",
     "near_zero": "{who} oscillate{s} around 0",
     "too_short": "{who} {verb} too short to say",
 }
@@ -331,7 +332,8 @@ def verdict(kind: str, step: float | None, low: float | None, high: float | None
 
     ``converged at 29.8K (within 0.182-0.220)``, ``still improving (6% below its best before
     the last 20% of the run)``, ``no progress (started at 1.40)``, ``collapsed / diverged from
-    60.0K``, ``not settled: the log ends inside the spike from 25.0K``, ``too short to say (12 finite points)``.
+    60.0K``, ``not settled: the log ends inside the spike from 25.0K``, ``not settled: rising since
+    36.8K, to the end of the log``, ``too short to say (12 finite points)``.
     """
     if kind == "converged":
         return f"converged at {fmt_step(step)} (within {fmt_value(low)}-{fmt_value(high)})"
@@ -346,6 +348,8 @@ def verdict(kind: str, step: float | None, low: float | None, high: float | None
         return f"collapsed / diverged from {fmt_step(step)}"
     if kind == "unsettled":
         return f"not settled: the log ends inside the spike from {fmt_step(step)}"
+    if kind == "worsening":
+        return f"not settled: {'falling' if higher else 'rising'} since {fmt_step(step)}, to the end of the log"
     if kind == "near_zero":
         return "oscillates around 0: no level to converge to"
     return f"too short to say ({points:,} finite point{'s' if points != 1 else ''})"

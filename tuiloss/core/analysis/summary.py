@@ -47,7 +47,7 @@ from tuiloss.core.analysis.spikes import (
 )
 from tuiloss.core.analysis.stats import lag1_autocorrelation, mad_sigma, median
 from tuiloss.core.analysis.trends import Divergence, find_divergence, find_drifts
-from tuiloss.core.analysis.verdicts import NONFINITE_END, TOO_SHORT, Verdict, judge
+from tuiloss.core.analysis.verdicts import NONFINITE_END, TOO_SHORT, Verdict, judge, worse_at_the_end
 
 #: ``final`` is the median of the last 1% of finite points, at most this many (odd).
 FINAL_POINTS = 51
@@ -252,6 +252,10 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         near_zero=near_zero,
         point_noise=point_noise,
     )
+    if drifts and not near_zero:  # settled, then creeping away to the end of the log: not settled
+        last = max(drifts, key=lambda d: d.end)
+        judged = worse_at_the_end(judged, min(blocks.start(last.start), nf - 1), _drift_end(last, blocks, fs, nf),
+                                  last.start_level, last.end_level, float(fs[0]), float(fs[nf - 1]))
     verdict = _verdict(judged, scan, fs, nf, near_zero, final)
     convergence = verdict.step if verdict.kind == "converged" else None
     return SeriesAnalysis(

@@ -25,6 +25,11 @@ The verdicts, in the order they are decided:
   smoothed level fell at least ``STILL_FALLING`` (3%, and four noise sigmas of the
   smoothed level), to below anything it reached before. A run that only comes back down
   from a bump is not improving.
+* ``worsening``: it would be ``converged``, but a drift the wrong way (up for a loss) runs
+  to the end of the log (it ends within the last ``DRIFT_AT_END`` of the run's steps) and
+  the final level has not come back down half of it: a run that settled and then creeps
+  away from its level has not settled. ``step`` is where the drift began (see
+  :func:`worse_at_the_end`, which the summary applies with the drifts it found).
 * ``converged``: otherwise. ``step`` is the first step after which the smoothed loss
   stays within a band of its final level; the band is ``CONVERGENCE_BAND`` (10%) or
   three noise sigmas of the smoothed loss, whichever is wider, and ``level``, ``low``
@@ -69,7 +74,9 @@ STILL_FALLING = math.log(1.03)
 #: Fewer points than ``TOO_SHORT`` (but at least this many) can still show no progress,
 #: when they barely move: their 5th-95th percentile spread under half of ``NO_PROGRESS``.
 FEW_POINTS = 5
-KINDS = ("improving", "converged", "no_progress", "diverged", "unsettled", "near_zero", "too_short")
+KINDS = ("improving", "converged", "no_progress", "diverged", "unsettled", "worsening", "near_zero", "too_short")
+#: A drift that ends within this share of the run's steps from the last one runs to the end.
+DRIFT_AT_END = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +85,14 @@ class Verdict:
 
     Attributes:
         kind: one of ``KINDS``.
-        step: the convergence step (``converged``), where it diverged (``diverged``), or
-            where the spike it ends in began (``unsettled``); None otherwise.
-        level: the final level (``converged``, ``no_progress``, ``improving``), in values.
+        step: the convergence step (``converged``), where it diverged (``diverged``), where
+            the spike it ends in began (``unsettled``), or where the drift it ends in began
+            (``worsening``); None otherwise.
+        level: the final level (``converged``, ``no_progress``, ``improving``, ``worsening``), in values.
         low: bottom of the convergence band (``converged``), in values.
         high: top of the convergence band (``converged``), in values.
-        start: the starting level, in values (for ``no_progress`` and ``improving``).
+        start: the starting level, in values (for ``no_progress`` and ``improving``; for
+            ``worsening``, the level the drift rose from).
         message: the sentence (worded by :mod:`describe`).
     """
 
@@ -192,6 +201,21 @@ def judge(
         if onset <= at < end:  # never inside a spike: from its recovery
             at = min(end, nf - 1)
     return Judged("converged", at, final, band)
+
+
+def worse_at_the_end(judged: Judged, drift_start: int, drift_end_step: float, start_level: float,
+                     end_level: float, first_step: float, last_step: float) -> Judged:
+    """``judged``, or ``worsening`` where it says ``converged`` but the run's last drift (from
+    finite index ``drift_start`` to ``drift_end_step``, between levels ``start_level`` and
+    ``end_level``, analysis space) runs to the end of the log and the final level has not
+    come back down half of its rise."""
+    if judged.kind != "converged" or judged.level is None:
+        return judged
+    if drift_end_step < last_step - DRIFT_AT_END * (last_step - first_step):
+        return judged
+    if judged.level < start_level + 0.5 * (end_level - start_level):
+        return judged
+    return Judged("worsening", drift_start, judged.level, start=start_level)
 
 
 def _window_medians(y: np.ndarray, k: int) -> np.ndarray:
