@@ -326,6 +326,7 @@ def test_a_run_that_settles_and_then_creeps_up_to_the_end_is_not_settled(seed):
     drift = result.of_kind("drift")[0]
     assert result.verdict.kind == "worsening" and result.convergence_step is None
     assert result.verdict.step == drift.step  # where the rise began
+    assert drift.end_step == result.last_step and "to the end of the log" in drift.message  # the drift says so too
     assert result.verdict.message == f"not settled: rising since {describe.format_step(drift.step)}, to the end of the log"
     live = LiveAnalyzer()
     for cut in (2000, 3700, 4400, len(steps)):

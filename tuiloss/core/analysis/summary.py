@@ -256,6 +256,11 @@ def finish(scan: Scan, segments: Sequence = (), *, is_eval: bool = False, signal
         last = max(drifts, key=lambda d: d.end)
         judged = worse_at_the_end(judged, min(blocks.start(last.start), nf - 1), _drift_end(last, blocks, fs, nf),
                                   last.start_level, last.end_level, float(fs[0]), float(fs[nf - 1]))
+        if judged.kind == "worsening" and not last.ongoing:  # the drift says so too: to the end of the log
+            told = _drift(replace(last, ongoing=True), blocks, scan, fs, nf)
+            if signals:
+                told = _with_evidence(told, signals, tolerance)
+            found = [told if a.kind == "drift" and a.step == told.step else a for a in found]
     verdict = _verdict(judged, scan, fs, nf, near_zero, final)
     convergence = verdict.step if verdict.kind == "converged" else None
     return SeriesAnalysis(
