@@ -1,8 +1,8 @@
 """Scale rows: `tuiloss report` on one long CSV run, resident memory per point, `watch` at 100M points.
 
 - **report**: ``tuiloss report FILE`` (start, read, analyse, print) against
-  ``python -c "pandas.read_csv(FILE)"`` on the same file, both as fresh processes,
-  alternating; the ratio is the median of the pairs.
+  ``python -c "pandas.read_csv(FILE)"`` on the same file (pandas imported without pyarrow, as
+  tuiloss imports it), both as fresh processes, alternating; the ratio is the median of the pairs.
 - **report-memory**: the peak resident memory (``ru_maxrss`` of the process, from
   ``wait4`` in a small process that starts it: see :func:`_peak`) of ``tuiloss report`` over the points it stored, on one CSV run of 20M
   points (10M lines of ``step,loss,lr``) and on ten runs of 10M points each (100M).
@@ -90,7 +90,10 @@ def _peak(args: list[str]) -> int:
 
 
 def _pandas(path: str) -> list[str]:
-    return [sys.executable, "-c", f"import pandas; pandas.read_csv({path!r})"]
+    """``pandas.read_csv`` of ``path`` in a fresh process, pandas imported as tuiloss imports it:
+    without pyarrow (see :mod:`tuiloss.core.pandas_import`), whose import pandas pays wherever
+    it is installed (the ``bench`` extra's MLflow brings it): ~0.3 s that would flatter the ratio."""
+    return [sys.executable, "-c", f"import sys; sys.modules['pyarrow'] = None; import pandas; pandas.read_csv({path!r})"]
 
 
 def report(lines: int, repeat: int) -> Row:
