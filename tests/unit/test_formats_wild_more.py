@@ -614,3 +614,21 @@ def test_monai_batches_under_an_epoch_line_step_globally_and_its_running_best_is
         assert not any("best" in name for name in batch.series)
         assert parser.state.meta["planned_epochs"] == 3 and parser.state.meta["planned_steps"] == 12
         assert parser.ending is not None and parser.ending.kind == "finished"
+
+
+SPEECHBRAIN = (
+    "epoch: 39, lr: 3.55e-04, steps: 55653, optimizer: Adam - train loss: 12.18 - valid loss: 13.96, valid ACC: 0.95, valid WER: 9.60\n"
+    "epoch: 40, lr: 3.44e-04, steps: 57080, optimizer: Adam - train loss: 12.15 - valid loss: 13.94, valid ACC: 0.95, valid WER: 9.52\n"
+    "Epoch loaded: 40 - test loss: 15.10, test CER: 3.41, test WER: 9.87\n"
+    "Epoch loaded: 40 - test-other loss: 25.30, test-other CER: 7.12, test-other WER: 19.44\n"
+)
+
+
+def test_speechbrain_tests_of_the_loaded_epoch_are_read_at_the_last_step_and_the_epoch_loaded_is_no_metric():
+    # SpeechBrain's train_log.txt ends with the tests of the checkpoint it loaded, a line per test set
+    for _, batch in read_both(SPEECHBRAIN):
+        assert pts(batch, "train loss") == [(55653, 12.18), (57080, 12.15)]
+        assert pts(batch, "test loss") == [(57080, 15.10)]
+        assert pts(batch, "test-other loss") == [(57080, 25.30)]  # the second test set's line: read, not unmatched
+        assert pts(batch, "test-other WER") == [(57080, 19.44)]
+        assert "Epoch loaded" not in batch.series and batch.unmatched == 0

@@ -1820,6 +1820,9 @@ _INNER = frozenset({"iter", "batch", "micro_step"})
 #: ``step 100/500, loss ...``): read with it, they restart or go on (see :class:`EpochCounter`).
 _UNDER_EPOCH = _INNER | {"step", "iteration", "steps"}
 _SPLITS = ("train_", "valid_", "val_", "eval_", "test_")
+#: ``Epoch loaded: 40 - test loss: 15.10``: a counter then one of these names the checkpoint a line's
+#: numbers come from (SpeechBrain's tests of the best epoch), a counter still, never a metric.
+_CHECKPOINT_WORDS = frozenset({"loaded", "restored", "resumed"})
 _COUNTER_WORDS = "|".join(sorted(COUNTERS, key=len, reverse=True))
 _COUNTER = re.compile(
     r"(?<![\w.])(?P<key>" + _COUNTER_WORDS + r")\s*(?:[:=]\s*\[?\s*|\s*#\s*|\s+|\s*\[\s*)(?P<n>\d+)(?:\.0+)?(?:\s*/\s*(?P<m>\d+))?(?![\w.%])",
@@ -2100,10 +2103,14 @@ def _names_a_count(key: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _counter_name(key: str) -> str | None:
-    """The counter a key names (``step``, ``valid_num_updates`` -> ``num_updates``), or None."""
+    """The counter a key names (``step``, ``valid_num_updates`` -> ``num_updates``, SpeechBrain's
+    ``Epoch loaded``: the epoch whose checkpoint the tests ran on), or None."""
     low = key.lower()
     if low in _COUNTER_RANK:
         return low
+    head, _, tail = low.rpartition(" ")
+    if tail in _CHECKPOINT_WORDS and head in _COUNTER_RANK:
+        return head
     for split in _SPLITS:
         if low.startswith(split) and low[len(split) :] in _COUNTER_RANK:
             return low[len(split) :]
@@ -2935,7 +2942,10 @@ def _read_pairs_alone(parser: "TextParser", line: str, pairs: list[tuple[str, fl
     if len(fields) != len(pairs):
         return False  # words beside the pairs: a sentence, not a record
     for key, value in pairs:
-        _emit(state, state.step, key, value)
+        if _counter_name(key) is None:
+            _emit(state, state.step, key, value)
+        else:  # SpeechBrain's ``Epoch loaded: 40 - test loss: ...``: a record of its own, which the next line may go on
+            state.placed = True
     return True
 
 
