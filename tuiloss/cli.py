@@ -14,6 +14,7 @@ import sys
 
 from tuiloss import __version__
 from tuiloss.config import Config
+from tuiloss.core.cpus import one_blas_thread
 
 FORMAT_CHOICES = ("csv", "jsonl", "text", "hf_trainer", "history", "mlflow", "tfevents", "wandb", "trackio")
 #: The seconds ``--poll`` accepts.
@@ -171,14 +172,6 @@ def run() -> None:
             pass  # the reader of the output is gone: nothing more reaches it either way
         os._exit(code)
     sys.exit(code)
-
-
-def one_blas_thread() -> None:
-    """Ask numpy's BLAS (OpenBLAS) for one thread, unless the user chose a number: tuiloss
-    multiplies no matrices, and after each of its few dot products of long series OpenBLAS'
-    threads spin, waiting for more (0.09 s of a core in a 10M-line report, on a training
-    node whose cores are the dataloader's). Only before numpy is loaded does it count."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 #: Set when a command has printed all it had to say (see :func:`run`).

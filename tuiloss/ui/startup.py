@@ -10,10 +10,9 @@ them loads earlier by accident; the widgets and the helpers the first frame uses
 
 from __future__ import annotations
 
-import os
-
 from textual.widgets import Footer
 
+from tuiloss.core.cpus import one_blas_thread
 from tuiloss.ui import collection, messages
 
 
@@ -32,10 +31,7 @@ class DeferredStart:
 
     def _boot(self) -> None:
         """After the first frame: load and build the numpy-backed parts, then start the threads."""
-        # numpy's OpenBLAS starts a worker per core at import, and each spins for a tenth of a
-        # second: on a small machine they take the cores the start-up needs. The viewer does no
-        # linear algebra worth a second thread (the environment may still ask for more).
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        one_blas_thread()  # before numpy loads (an app not started by the command too)
         from tuiloss.ui import parts
 
         self.late = parts

@@ -28,6 +28,7 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -63,7 +64,6 @@ class CsvParser:
         # bad cell counts the same wherever reads split the file; a column that never
         # held a number is text (dates, split names).
         self.metric_columns: set[str] = set()
-        self._reading = False  # a big read was made and the file is not read to its end yet
         self._last_header: tuple[bytes, list[str], str | None, str | None, int] | None = None
         self._index_step = False  # the step is pandas' unnamed index column, while it holds numbers
         self._within = WithinEpoch()  # a step column that may count within an epoch column
@@ -88,9 +88,7 @@ class CsvParser:
 
     def rest(self) -> None:
         """The source has read the file to its end: free what big reads kept (see :class:`_Kept`)."""
-        if self._reading:
-            self._reading = False
-            _kept.done(self)
+        _kept.done(self)
 
     def feed(self, data: bytes, first_line: int) -> Batch:
         return self.feed_range(data, 0, len(data), first_line)
@@ -187,12 +185,8 @@ class CsvParser:
         parts = max(workers * _PIECES_PER_WORKER if workers > 1 else 1, (end - start) // PIECE_BYTES)
         pieces = _split_lines(data, start, end, parts)
         shelf = None
-        if len(pieces) > 1:
-            key = (piece_reader_kind(), width, self.delimiter)  # pandas: only for big chunks
-            if not self._reading:
-                self._reading = True
-                _kept.begin(self)
-            shelf = _Shelf(key, _kept.take(key), width, self.delimiter)
+        if len(pieces) > 1:  # pandas: only for big chunks
+            shelf = _kept.shelf(self, (piece_reader_kind(), width, self.delimiter), width, self.delimiter)
         jobs = [(*piece, width) for piece in pieces]
 
         def attempt(job) -> tuple[list[np.ndarray], list[bool]] | None:
@@ -204,11 +198,7 @@ class CsvParser:
                 return None
             return arrays, [_has_nan(values) for values in arrays]  # while the piece is in cache
 
-        # Every piece is waited for, failed or not: a piece still parsing must not
-        # share its reader with the next chunk.
-        parts = [attempt(jobs[0])] if len(jobs) == 1 else list(_pool(workers).map(attempt, jobs))
-        if shelf is not None:
-            _kept.give(shelf.key, shelf.free)
+        parts = _each_piece(attempt, jobs, workers, shelf)
         if any(part is None for part in parts):
             return None
         arrays = parts[0][0] if len(parts) == 1 else _gather([part[0] for part in parts])
@@ -634,6 +624,13 @@ class _Kept:
             self._free.clear()
         release_freed_memory()
 
+    def shelf(self, parser: object, key: tuple, width: int, delimiter: str | None,
+              used: tuple[int, ...] | None = None) -> _Shelf:
+        """The readers kept for ``key``, for one chunk of ``parser``'s file (reading it from now on
+        till :meth:`done`); :func:`_each_piece` gives them back."""
+        self.begin(parser)
+        return _Shelf(key, self.take(key), width, delimiter, used)
+
     def take(self, key: tuple) -> list:
         """The readers kept for ``key`` (as many as threads read a chunk at once)."""
         with self._lock:
@@ -715,7 +712,6 @@ class NumberLines:
     def __init__(self, width: int, used: tuple[int, ...]) -> None:
         self._width = width
         self._used = tuple(used)
-        self._reading = False
 
     @staticmethod
     def available() -> bool:
@@ -727,11 +723,7 @@ class NumberLines:
         is missing or a line has too many."""
         workers = _workers()
         pieces = _split_lines(data, 0, len(data), workers * _PIECES_PER_WORKER if workers > 1 else 1)
-        key = ("buffer", self._width, ",", self._used)
-        if not self._reading:
-            self._reading = True
-            _kept.begin(self)
-        shelf = _Shelf(key, _kept.take(key), self._width, ",", self._used)
+        shelf = _kept.shelf(self, ("buffer", self._width, ",", self._used), self._width, ",", self._used)
 
         def attempt(piece: tuple[int, int]) -> list[np.ndarray] | None:
             try:
@@ -739,18 +731,24 @@ class NumberLines:
             except Exception:  # a cell that is not a number, a bad row
                 return None
 
-        # every piece is waited for, failed or not: a piece still parsing must not share its reader
-        parts = [attempt(pieces[0])] if len(pieces) == 1 else list(_pool(workers).map(attempt, pieces))
-        _kept.give(shelf.key, shelf.free)
+        parts = _each_piece(attempt, pieces, workers, shelf)
         if any(part is None for part in parts):
             return None
         return parts[0] if len(parts) == 1 else _gather(parts)
 
     def rest(self) -> None:
         """The file is read to its end: the readers kept for it may go (see :class:`_Kept`)."""
-        if self._reading:
-            self._reading = False
-            _kept.done(self)
+        _kept.done(self)
+
+
+def _each_piece(attempt: Callable, jobs: list, workers: int, shelf: _Shelf | None) -> list:
+    """``attempt`` of each job, on the parse threads when there are several; then the shelf's
+    readers go back. Every piece is waited for, failed or not: a piece still parsing must not
+    share its reader with the next chunk."""
+    parts = [attempt(jobs[0])] if len(jobs) == 1 else list(_pool(workers).map(attempt, jobs))
+    if shelf is not None:
+        _kept.give(shelf.key, shelf.free)
+    return parts
 
 
 def _split_lines(data: bytes, start: int, end: int, parts: int) -> list[tuple[int, int]]:

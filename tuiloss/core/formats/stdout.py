@@ -3483,9 +3483,7 @@ class TextParser(LineParser):
         """The points read are handed on: what was given at the latest step is remembered
         (a record of that step read later does not give it twice)."""
         state = self.state
-        names = frozenset(name for name, (steps, _) in state.columns.items() if steps and steps[-1] == state.step)
-        if names or state.handed[0] != state.step:
-            state.handed = (state.step, names)
+        state.handed = (state.step, frozenset(_given_at_step(state)))
         state.columns = {}
 
     def _fitted(self, steps: np.ndarray) -> None:
