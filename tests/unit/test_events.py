@@ -167,3 +167,21 @@ def test_lr_events_do_not_depend_on_how_the_series_is_read_in_blocks(monkeypatch
     blocked = [[(e.kind, e.step, e.before, e.after) for e in ev.lr_events(s, v)]
                for s, v in [(steps, v) for v in shapes] + [(repeated, shapes[0]), (steps.astype(np.int32), shapes[1])]]
     assert blocked == whole
+
+
+def test_big_changes_are_the_changes_of_logarithms_also_at_the_factor():
+    # The ratio of neighbours only picks what the logarithms then decide: a change of exactly
+    # LR_FACTOR, or one unit in the last place either side of it, is judged as the logarithms
+    # judge it, and so is every change of a heavy-tailed series and of values down at the floor.
+    rng = np.random.default_rng(7)
+    factors = [ev.LR_FACTOR, np.nextafter(ev.LR_FACTOR, 0), np.nextafter(ev.LR_FACTOR, 2),
+               1 / ev.LR_FACTOR, np.nextafter(1 / ev.LR_FACTOR, 0), np.nextafter(1 / ev.LR_FACTOR, 1), 1.39999999, 0.1, 10.0]
+    staircase = np.cumprod(np.where(rng.random(5000) < 0.05, rng.choice(factors, 5000), 1.0)) * 1e-3
+    heavy = np.abs(rng.standard_cauchy(5000))
+    floored = np.concatenate((np.zeros(5), staircase[:200], [0.0, 1e-12, 0.0]))
+    for values in (staircase, heavy, floored):
+        floor = float(values.max()) * ev.LR_FLOOR * 0.1
+        logged = np.log(np.maximum(values, floor))
+        direct = np.flatnonzero(np.abs(np.diff(logged)) >= math.log(ev.LR_FACTOR))
+        assert np.array_equal(ev._big_changes(values, floor), direct)
+    assert len(ev._big_changes(staircase, 1e-12)) > 100

@@ -72,15 +72,30 @@ def _logged(values: np.ndarray, floor: float) -> np.ndarray:
 
 
 def _big_changes(values: np.ndarray, floor: float) -> np.ndarray:
-    """Indices ``i`` where the LR changes by :data:`LR_FACTOR` or more from point ``i`` to ``i + 1``."""
+    """Indices ``i`` where the LR changes by :data:`LR_FACTOR` or more from point ``i`` to ``i + 1``.
+
+    The ratio of neighbouring values finds the few changes near that size or bigger (a
+    logarithm costs ten times a division); the difference of logarithms, as
+    :func:`_sizes_at` takes it, decides on those.
+    """
     found = []
     least = math.log(LR_FACTOR)
+    up, down = LR_FACTOR * (1 - _RATIO_SLACK), (1 + _RATIO_SLACK) / LR_FACTOR
     for lo in range(0, len(values) - 1, BLOCK):
-        change = np.diff(_logged(values[lo : lo + BLOCK + 1], floor))
-        hits = np.flatnonzero(np.abs(change) >= least)
-        if len(hits):
-            found.append(hits + lo)
+        clipped = np.maximum(values[lo : lo + BLOCK + 1], floor)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a floor of 0 (a run of tiny LRs)
+            ratio = clipped[1:] / clipped[:-1]
+        near = np.flatnonzero(~((ratio < up) & (ratio > down)))  # NaN and infinity too
+        if len(near):
+            hits = near[_sizes_at(values, floor, near + lo) >= least]
+            if len(hits):
+                found.append(hits + lo)
     return np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
+
+
+#: How far from :data:`LR_FACTOR` a ratio may lie and still be checked on logarithms: far more
+#: than the rounding of either (a few units in the last place).
+_RATIO_SLACK = 1e-9
 
 
 def _sizes_at(values: np.ndarray, floor: float, at: np.ndarray) -> np.ndarray:
@@ -151,7 +166,7 @@ def _lr_points(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nd
         return np.isfinite(v) & (v >= 0) & (np.isfinite(s) if s.dtype.kind == "f" else True)
 
     n = len(values)
-    if not all(usable(lo, lo + BLOCK).all() for lo in range(0, n, BLOCK)):
+    if not _all_usable(steps, values) and not all(usable(lo, lo + BLOCK).all() for lo in range(0, n, BLOCK)):
         keep = np.concatenate([usable(lo, lo + BLOCK) for lo in range(0, n, BLOCK)])
         steps, values = steps[keep], values[keep]
         n = len(values)
@@ -168,6 +183,17 @@ def _lr_points(steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nd
         last = np.concatenate([later(lo, lo + BLOCK) for lo in range(0, n, BLOCK)])
         steps, values = steps[last], values[last]
     return steps, values
+
+
+def _all_usable(steps: np.ndarray, values: np.ndarray) -> bool:
+    """Whether every value is finite and not negative, and every step finite, told by the least
+    and largest of each (NaN makes both NaN): no temporary, one pass each. False when unsure."""
+    if not len(values) or len(steps) != len(values):
+        return False
+    least, most = float(values.min()), float(values.max())
+    if not (least >= 0 and most < math.inf):
+        return False
+    return steps.dtype.kind != "f" or bool(math.isfinite(float(steps.min())) and math.isfinite(float(steps.max())))
 
 
 def _peaks_before(values: np.ndarray, at: np.ndarray) -> np.ndarray:
