@@ -135,3 +135,43 @@ def test_coarser_scales_that_wait_give_the_same_findings(monkeypatch, lazy_group
         if rng.random() < 0.15:
             assert live.update(*grown.visible(), grown.segments) == analyze_series(*grown.visible(), grown.segments)
     assert live.update(*grown.visible(), grown.segments) == whole
+
+
+@pytest.mark.parametrize("room_share", [1.0, 0.3, 3.0])
+@pytest.mark.parametrize("rounded", [False, True])
+def test_blocks_summed_up_during_a_load_give_the_same_findings(monkeypatch, room_share, rounded):
+    """A load's catch-ups, told how long the series will grow (``room``), sum up its blocks as
+    their points come; the findings are the batch analysis' whether that guess was right, short
+    or long, and after the analysis starts over (more decimals arrive half way). With the right
+    guess, what is left for the end is the last few blocks."""
+    from tuiloss.core.analysis import scan
+
+    steps, values = run_with_everything(30_000, 9)
+    if rounded:  # three decimals, then full precision: the scan starts over in the middle
+        values = np.concatenate((np.round(values[:15_000], 3), values[15_000:]))
+    monkeypatch.setattr(scan, "PIECE", 2048)
+    summed = []
+    compute = scan.compute_blocks
+
+    def counted(y, s, size, first, last):
+        summed.append((last - first) * size)
+        return compute(y, s, size, first, last)
+
+    monkeypatch.setattr(scan, "compute_blocks", counted)
+    whole = Series()
+    whole.extend(steps, values)
+    room = int(len(whole.visible()[0]) * room_share)  # the points it ends with (after its restart)
+    series, live, done = Series(), LiveAnalyzer(), 0
+    while done < len(steps):
+        series.extend(steps[done : done + 2500], values[done : done + 2500])
+        done += 2500
+        live.catch_up(*series.visible(), series.segments, room=room)
+    summed.clear()
+    live.prepare()
+    after_load = sum(summed)
+    assert live.update(*series.visible(), series.segments) == analyze_series(*series.visible(), series.segments)
+    size = live._scan.block_size
+    if room_share == 1.0 and not rounded:
+        assert after_load <= 2 * size  # the blocks completed by the last piece (at most)
+    elif room_share == 3.0:
+        assert after_load >= live._scan.nf - size  # a size it did not end at: all again

@@ -413,9 +413,10 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
     kept = analyzer_for(run_id, primary) if primary is not None and analyzer_for is not None else None
     # ... and so are the events of its secondary series that its analysis reads (an LR's drops):
     # this thread reports the other series first meanwhile
+    # (the events first: the longest of the three, and waited for last)
+    events = helper.submit(events_of, run, series, primary) if helper is not None else None
     found = helper.submit(_signals, run_id, series, primary, analyzer_for) if helper is not None and primary in series else None
     prepared = helper.submit(kept.prepare) if helper is not None and kept is not None else None
-    events = helper.submit(events_of, run, series, primary) if helper is not None else None
     counterpart = names.eval_counterpart(primary, list(series)) if primary in series else None
     for name in sorted(series, key=lambda m: (m == primary, m)):
         if name in EVENT_SERIES:
@@ -425,9 +426,9 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
         # Overfitting is said of the primary metric's own eval series only (an auxiliary eval
         # term, like wav2vec2's code perplexity, may rise as training goes well).
         train = _analysed_points(series[primary], axis.coarse)[:2] if name == counterpart else None
-        signals = ()
+        signals: tuple | Future = ()
         if name == primary:
-            signals = found.result() if found is not None else _signals(run_id, series, primary, analyzer_for)
+            signals = found if found is not None else _signals(run_id, series, primary, analyzer_for)
         metrics[name] = _metric(series[name], name, analyzed, analyzer, train, signals, coarse=axis.coarse,
                                 train_name=primary or "", prepared=prepared if analyzer is kept else None)
     metrics = {name: metrics[name] for name in sorted(metrics, key=lambda m: (m != primary, m))}  # the primary first
@@ -696,8 +697,10 @@ def _signals(run_id: str, series: dict[str, Series], primary: str | None,
 
 
 def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | None, train=None,
-            signals: tuple = (), coarse: bool = False, train_name: str = "", prepared: Future | None = None) -> MetricReport:
-    """What a report says of one series; ``prepared``: the analyser's work done on another thread meanwhile."""
+            signals: tuple | Future = (), coarse: bool = False, train_name: str = "",
+            prepared: Future | None = None) -> MetricReport:
+    """What a report says of one series; ``prepared``, and ``signals`` when a future: work done on
+    another thread meanwhile, waited for where the analysis needs it."""
     steps, values = series.visible()
     low = first_min(values)
     analysis = None
@@ -706,6 +709,8 @@ def _metric(series: Series, name: str, analyzed: bool, analyzer: LiveAnalyzer | 
     if analyzed:
         distinct = _distinct(steps)
         a_steps, a_values, per_step = _analysed_points(series, coarse, distinct)
+    if isinstance(signals, Future):
+        signals = signals.result()
     if analyzed and analyzer is not None:
         if prepared is not None:
             prepared.result()

@@ -69,10 +69,12 @@ class LiveAnalyzer:
 
 
     def prepare(self) -> None:
-        """Work out what :meth:`update` reads of every point so far (the block summary), ahead of
-        it: on another thread while the caller does other work, and never while it updates."""
+        """Work out what :meth:`update` reads of every point so far (the block summary, the scales
+        that waited for more points), ahead of it: on another thread while the caller does other
+        work, and never while it updates."""
         with np.errstate(all="ignore"):
             self._scan.complete_blocks()
+            self._scan.catch_up_scales()
 
     def catch_up(self, steps: np.ndarray, values: np.ndarray, segments: Sequence = (), room: int = 0) -> None:
         """Do the per-point work for the points so far, and no more: while a log is still being

@@ -151,7 +151,9 @@ class Scan:
         how points are split), which keeps the temporary arrays small. ``lazy``: nothing is
         read of the scan before the next update, so the coarser scales may wait (see
         :data:`LAZY_GROUPS`); else every scale is up to date when it returns. ``room``: how many
-        points the series will likely reach (its store's reserve), room made for them once.
+        points the series will likely reach (its store's reserve), room made for them once;
+        with ``lazy``, the blocks of the size that many points take are summed up as their points
+        come, while their transformed values are held (see :meth:`complete_blocks`).
         After each piece, the transformed values no later piece reads are let go (see
         :class:`Transformed`).
         """
@@ -176,9 +178,11 @@ class Scan:
             end = min(target, self.n + PIECE)
             self.steps, self.values = steps[:end], values[:end]
             self._consume(lazy or end < target)
+            if lazy and room:
+                self._scan_blocks(block_size(max(room, self.nf)))
             self._let_go()
-        if self.behind and not lazy:
-            self._scan_local(first=1)
+        if not lazy:
+            self.catch_up_scales()
         self.steps, self.values = steps, values
 
     def finite_before_last_stretch(self) -> int:
@@ -311,13 +315,21 @@ class Scan:
         Worked out when asked for, not as points come: the size doubles as a series grows and
         each doubling works out every block again, so a long series read in one go (a report)
         summed up its points nearly three times over, each time at a size it did not keep.
+        Where an update knew how long the series would grow (a load, see :meth:`update`), the
+        blocks of that size were summed up meanwhile, and only those since are worked out here
+        (all of them again, if the series ended at another size).
         """
-        self._scan_blocks()
+        self._scan_blocks(block_size(self.nf))
         return self.block_size, self.blocks
 
-    def _scan_blocks(self) -> None:
+    def catch_up_scales(self) -> None:
+        """Bring the scales that waited for more points (see :data:`LAZY_GROUPS`) up to date."""
+        if self.behind:
+            self._scan_local(first=1)
+
+    def _scan_blocks(self, size: int) -> None:
+        """The complete blocks of ``size`` points so far."""
         nf = self.nf
-        size = block_size(nf)
         if size != self.block_size or not self.blocks:
             self.block_size = size
             self.blocks = list(self._compute_blocks(size, 0, nf // size))
