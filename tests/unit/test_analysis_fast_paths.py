@@ -104,6 +104,29 @@ def test_decimals_sampled_guess_never_misses_a_value_the_sample_skipped():
     assert decimals(full) == _places_one_by_one(full) > 6
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_decimals_pieces_passed_at_a_glance_agree_value_by_value(seed):
+    # A piece whose values are all within a millionth of a whole number of the quantum is passed
+    # at once; any other piece (one value off, a NaN, an infinity, values so large that the test
+    # allows them more than a millionth) is looked at value by value: the same count of places.
+    rng = np.random.default_rng(seed)
+    n = 3 * 16_384 + 77
+    base = np.round(rng.standard_normal(n) * 3, 4)
+    cases = [base, -base]
+    off = base.copy()
+    off[rng.integers(0, n, 3)] += 3e-7  # still whole at four places, by the relative allowance too
+    cases.append(off)
+    big = np.round(rng.random(n) * 1e8, 0) + rng.random(n) * 1e-3  # whole by the relative allowance only
+    cases.append(big)
+    odd = base.copy()
+    odd[[5, 20_000, 40_000]] = [np.nan, np.inf, -np.inf]
+    odd[33_333] = 1.23456789
+    cases.append(odd)
+    cases.append(np.full(n, np.nan))
+    for values in cases:
+        assert decimals(values) == _places_one_by_one(values)
+
+
 def test_a_series_without_gaps_is_borrowed_and_a_gap_makes_copies():
     steps = np.arange(5000, dtype=np.float64)
     values = 1.0 + 1.0 / (1 + steps) + 0.01 * np.random.default_rng(2).random(5000)

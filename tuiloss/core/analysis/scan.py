@@ -71,16 +71,42 @@ def decimals(values: np.ndarray) -> int:
     at that count need no more, so only the others are tried place by place (few, unless
     the sample missed what most values need).
     """
-    finite = np.isfinite(values)
-    values = np.abs(values if finite.all() else values[finite])
     if len(values) > _DECIMALS_SAMPLE:
-        guess = _places(values[:: len(values) // _DECIMALS_SAMPLE])
+        guess = _places(_finite_size(values[:: len(values) // _DECIMALS_SAMPLE]))
         if guess > _MAX_DECIMALS:
             return guess
         # checked a cache-sized piece at a time: the check's passes then stay in cache
-        others = [part[~_whole(part, guess)] for part in np.split(values, range(_CHECK_PIECE, len(values), _CHECK_PIECE))]
+        others = [_not_whole(part, guess) for part in np.split(values, range(_CHECK_PIECE, len(values), _CHECK_PIECE))]
         return max(guess, _places(np.concatenate(others)))
-    return _places(values)
+    return _places(_finite_size(values))
+
+
+def _finite_size(values: np.ndarray) -> np.ndarray:
+    """``|v|`` of the finite ``values``."""
+    finite = np.isfinite(values)
+    return np.abs(values if finite.all() else values[finite])
+
+
+def _not_whole(values: np.ndarray, d: int) -> np.ndarray:
+    """``|v|`` of the finite ``values`` that are not whole numbers of ``10**-d``.
+
+    Most pieces of a log hold none: within a millionth of a whole number (a stricter test than
+    :func:`_whole`'s, which allows that much of the value besides) they all are, and only a piece
+    where some value is not, or is no number, is looked at value by value.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):  # an infinity, a value past the float range
+        scaled = values * (10.0**d)
+        off = np.round(scaled)
+        np.subtract(scaled, off, out=off)
+    np.abs(off, out=off)
+    if np.max(off, initial=0.0) <= _WHOLE_SURELY:  # NaN is never at most anything
+        return values[:0]
+    sizes = _finite_size(values)
+    return sizes[~_whole(sizes, d)]
+
+
+#: A value this close to a whole number of the quantum is one by :func:`_whole` too.
+_WHOLE_SURELY = 1e-6
 
 
 def _whole(values: np.ndarray, d: int) -> np.ndarray:
