@@ -191,3 +191,21 @@ def test_live_and_batch_agree_on_an_early_spike_after_its_medians_are_forgotten(
     batch = analyze_series(steps, values)
     assert got == batch
     assert [a.step for a in batch.anomalies if a.kind == "spike"] == [30_000.0]
+
+
+def test_points_above_their_chunk_limit_are_those_above_a_limit_per_point():
+    # Whole chunks are compared as rows against their limit; the part chunks at either end and
+    # a range inside one chunk give what one limit per point gives.
+    from tuiloss.core.analysis import scan as scan_module
+
+    rng = np.random.default_rng(11)
+    chunk = scan_module.NOISE_CHUNK
+    for _ in range(600):
+        skip, n = int(rng.integers(0, chunk)), int(rng.integers(0, 6 * chunk))
+        limits = rng.random(-(-(skip + n) // chunk)) * 2
+        values = rng.standard_normal(n) * 1.5
+        values[rng.random(n) < 0.05] = np.nan
+        per_point = np.repeat(limits, chunk)[skip : skip + n]
+        with np.errstate(invalid="ignore"):
+            expected = np.flatnonzero(values > per_point)
+        assert np.array_equal(scan_module._above_chunk_limits(values, limits, skip), expected)

@@ -695,15 +695,36 @@ class LocalTrack:
         # A rise must clear both its noise and the floor: the floor is only worked out
         # where the noise is cleared, which leaves a few points of millions.
         for resid, noise, shift in ((centred, self.noise[0].view, 0), (trailing, self.noise[1].view, BACK)):
-            limit = np.repeat(LOCAL_SIGMAS * noise[c0:c1], NOISE_CHUNK)[skip : skip + hi - lo]
-            with np.errstate(invalid="ignore"):
-                near = np.flatnonzero(resid > limit)
+            near = _above_chunk_limits(resid, LOCAL_SIGMAS * noise[c0:c1], skip)
             if len(near):
                 at = lo + near
                 found.append(at[resid[near] > owner.floor(med[at - shift - m0])])
         if not found:
             return np.empty(0, np.int64)
         return np.unique(np.concatenate(found)).astype(np.int64)
+
+
+def _above_chunk_limits(values: np.ndarray, limits: np.ndarray, skip: int) -> np.ndarray:
+    """Indices of ``values`` above their chunk's limit: ``values[0]`` is point ``skip`` of the
+    chunk of ``limits[0]``, and each chunk is ``NOISE_CHUNK`` points (a NaN is above nothing).
+
+    The whole chunks are compared as rows against their limit, without a copy of each limit
+    for each of its points."""
+    n = len(values)
+    head = min(n, (NOISE_CHUNK - skip) % NOISE_CHUNK)
+    rows = (n - head) // NOISE_CHUNK
+    found = []
+    with np.errstate(invalid="ignore"):
+        if head:
+            found.append(np.flatnonzero(values[:head] > limits[0]))
+        first = 1 if head else 0
+        if rows:
+            block = values[head : head + rows * NOISE_CHUNK].reshape(rows, NOISE_CHUNK)
+            found.append(head + np.flatnonzero(block > limits[first : first + rows, None]))
+        tail = head + rows * NOISE_CHUNK
+        if tail < n:
+            found.append(tail + np.flatnonzero(values[tail:] > limits[first + rows]))
+    return np.concatenate(found) if len(found) > 1 else found[0] if found else np.empty(0, np.int64)
 
 
 def _same(a: float, b: float) -> bool:
