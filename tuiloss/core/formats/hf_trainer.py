@@ -11,11 +11,14 @@ import json
 import math
 import os
 import re
+from typing import TYPE_CHECKING
 
 from tuiloss.core.formats.base import DocumentParser
-from tuiloss.core.formats.endings import Ending
 from tuiloss.core.formats.jsonl import flatten_record, as_number
 from tuiloss.core.model import Batch
+
+if TYPE_CHECKING:  # the endings' rules are compiled by text logs' readers, which need them
+    from tuiloss.core.formats.endings import Ending
 
 try:
     import orjson
@@ -98,6 +101,8 @@ def _ending(history: list) -> Ending | None:
         if not isinstance(entry, dict):
             continue
         if _SUMMARY_KEY in entry:
+            from tuiloss.core.formats.endings import Ending
+
             line = json.dumps({k: v for k, v in entry.items() if isinstance(v, (int, float, str))})
             return Ending("finished", "the trainer's final summary", line[:200])
         if "loss" in entry:
