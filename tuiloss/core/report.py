@@ -405,15 +405,13 @@ def _run_entry(run: Run, run_id: str, label: str, series: dict[str, Series], met
     axis = _axis(run)
     metrics = {}
     fact = None
-    # A long run's events (its LR's, say) are read on a second thread meanwhile: they need
-    # nothing of the metrics, and the load that kept the other CPU busy is over.
+    # A long run's work that needs nothing of the metrics' reports is done on two helper threads
+    # meanwhile (the load that kept the other CPU busy is over), while this thread reports the
+    # other series: its events (an LR's drops and restarts; the longest, and waited for last, so
+    # begun first), the signals of its secondary series that the primary's analysis reads, and
+    # what the primary's kept analysis reads of every point (its blocks, the scales left behind).
     helper = _helper() if sum(len(one) for one in series.values()) >= EVENTS_APART_FROM else None
-    # ... and so is the block summary of the primary metric's kept analysis, while this thread
-    # reads the other series: the analysis waits for it only where it needs it
     kept = analyzer_for(run_id, primary) if primary is not None and analyzer_for is not None else None
-    # ... and so are the events of its secondary series that its analysis reads (an LR's drops):
-    # this thread reports the other series first meanwhile
-    # (the events first: the longest of the three, and waited for last)
     events = helper.submit(events_of, run, series, primary) if helper is not None else None
     found = helper.submit(_signals, run_id, series, primary, analyzer_for) if helper is not None and primary in series else None
     prepared = helper.submit(kept.prepare) if helper is not None and kept is not None else None
@@ -463,8 +461,8 @@ EVENTS_APART_FROM = 1 << 20
 
 @functools.lru_cache(maxsize=1)
 def _helper() -> ThreadPoolExecutor | None:
-    """The threads a long run's events and block summary are worked out on (one each, so neither
-    waits for the other while this thread reads the rest); None with a single CPU."""
+    """The threads a long run's events, signals and kept analysis are worked out on after its load
+    (see :func:`_run_entry`): two, one per CPU; None with a single CPU."""
     return ThreadPoolExecutor(2, thread_name_prefix="tuiloss-report") if available_cpus() > 1 else None
 
 
